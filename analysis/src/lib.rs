@@ -1,0 +1,1 @@
+//! Statistics, tables, figures and reports from LRAB cell CSVs.

@@ -1,0 +1,1 @@
+//! Seeded, byte-reproducible input generators for the long-horizon LRAB tasks.

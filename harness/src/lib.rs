@@ -1,0 +1,1 @@
+//! The lrab agent harness arm for small local models.

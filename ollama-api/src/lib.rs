@@ -1,0 +1,1 @@
+//! Wire types of the Ollama native and OpenAI-compatible chat APIs, shared by client, fake server and proxy.

@@ -1,0 +1,1 @@
+//! Simulated models behind a faithful Ollama HTTP API.

@@ -1,0 +1,1 @@
+//! LRAB task packs: spec types, loader, validation, prompt rendering, materialization.

@@ -1,0 +1,1 @@
+//! tau2-bench airline/retail/mock domains, hashing, evaluation and orchestration in Rust.
