@@ -3,8 +3,21 @@
 //! Contract (used by `lrab-tasks`): `generate(name, seed)` returns the files to write into a
 //! workdir (relative path -> bytes) and the truth map the checks need (key -> string variants),
 //! both computed from the same seeded data, so checks follow any seed.
+//!
+//! Portability: every generator draws from `ChaCha8Rng::seed_from_u64(seed)` through
+//! [`rng::SeededRng`], which only uses integer arithmetic (no `f64` transcendental functions whose
+//! last bits differ between libm builds), and data is kept in fixed point until it is formatted.
+//! The same seed therefore yields the same bytes on every machine.
 
 use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+pub mod lh01;
+pub mod lh02;
+pub mod lh03;
+pub mod rng;
+mod text;
 
 /// Files and truths produced by one generator run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,14 +33,52 @@ pub struct Generated {
 pub enum GenError {
     #[error("unknown generator '{0}' (known: {known})", known = names().join(", "))]
     Unknown(String),
+    /// A generator re-draws until its planted properties hold; this reports a seed for which
+    /// no draw within the attempt bound satisfied them (never observed, but not a panic).
+    #[error("generator '{name}' found no valid draw for seed {seed} within {attempts} attempts")]
+    Exhausted {
+        name: &'static str,
+        seed: u64,
+        attempts: u32,
+    },
 }
 
 /// Names of the generators this crate knows.
 pub fn names() -> &'static [&'static str] {
-    &[]
+    &["lh01", "lh02", "lh03"]
 }
 
 /// Runs generator `name` with `seed`.
-pub fn generate(name: &str, _seed: u64) -> Result<Generated, GenError> {
-    Err(GenError::Unknown(name.to_string()))
+pub fn generate(name: &str, seed: u64) -> Result<Generated, GenError> {
+    match name {
+        "lh01" => lh01::generate(seed),
+        "lh02" => lh02::generate(seed),
+        "lh03" => lh03::generate(seed),
+        other => Err(GenError::Unknown(other.to_string())),
+    }
+}
+
+/// Default seed of each generator (the one the task packs pin in `generated.sha256`).
+pub fn default_seed(name: &str) -> Option<u64> {
+    match name {
+        "lh01" => Some(lh01::DEFAULT_SEED),
+        "lh02" => Some(lh02::DEFAULT_SEED),
+        "lh03" => Some(lh03::DEFAULT_SEED),
+        _ => None,
+    }
+}
+
+/// Lower-case hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The `generated.sha256` manifest text for `generated`: one `"<sha256>  <path>\n"` line per
+/// file, sorted by path (the `BTreeMap` order), in the format of `sha256sum`.
+pub fn manifest(generated: &Generated) -> String {
+    generated
+        .files
+        .iter()
+        .map(|(path, bytes)| format!("{}  {}\n", sha256_hex(bytes), path))
+        .collect()
 }

@@ -1,1 +1,14 @@
-//! tau2-bench airline/retail/mock domains, hashing, evaluation and orchestration in Rust.
+//! τ²-bench in Rust: the airline, retail and mock domains with upstream's exact tool
+//! semantics and canonical DB hashing, gold replay, the evaluator, the half-duplex
+//! orchestrator with agents and user simulators, tau2-format results and the CLI.
+
+pub mod args;
+pub mod calc;
+pub mod canon;
+pub mod domains;
+pub mod gold;
+pub mod message;
+pub mod pyjson;
+pub mod task;
+
+pub use domains::{resolve_data_dir, Domain, DomainKind, Env};

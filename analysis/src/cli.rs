@@ -1,0 +1,150 @@
+//! `lrab analyze <input>... --out <dir>`: the command-line entry point (wired into the `lrab`
+//! binary by the runner crate; `examples/analyze.rs` runs it standalone).
+
+use crate::analysis::{analyze, Config};
+use crate::report::{markdown, markdown_to_html, tables_markdown, Provenance};
+use crate::rng::RngKind;
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `lrab analyze`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// Input files: our cells.csv, upstream lrab_scores.csv / ablation CSVs, τ² manifests
+    /// (*.json) or τ² result CSVs; the format is detected from the header.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory for report.md, report.html, analysis.json and figures/.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Arm compared against all others (default: `harness`, else `Mingbird`, else the first).
+    #[arg(long)]
+    pub focal: Option<String>,
+    /// Bootstrap and permutation iterations.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Seed of the per-model bootstrap CIs and base of the tier-cluster seeds.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Seed of the pooled overall comparison.
+    #[arg(long, default_value_t = 2609)]
+    pub pooled_seed: u64,
+    /// Base seed of the stratified sign-flip permutations.
+    #[arg(long, default_value_t = 20_260_920)]
+    pub perm_seed: u64,
+    /// Random source: `chacha` (default) or `cpython` (bit-exact CPython `random`, reproduces
+    /// upstream's published intervals).
+    #[arg(long, value_enum, default_value_t = RngKind::Chacha)]
+    pub rng: RngKind,
+    /// Skip the figures (tables and report only).
+    #[arg(long)]
+    pub no_figures: bool,
+    /// Do not print the summary tables to stdout.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl AnalyzeArgs {
+    /// Defaults for the given inputs and output directory.
+    pub fn new(inputs: Vec<PathBuf>, out: PathBuf) -> Self {
+        AnalyzeArgs {
+            inputs,
+            out,
+            focal: None,
+            resamples: 10_000,
+            seed: 42,
+            pooled_seed: 2609,
+            perm_seed: 20_260_920,
+            rng: RngKind::Chacha,
+            no_figures: false,
+            quiet: false,
+        }
+    }
+}
+
+/// Write a file atomically (temporary file in the same directory, then rename), so an
+/// interrupted run never leaves a half-written report over a good one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let mut f = std::fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+    f.write_all(bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    f.sync_all().ok();
+    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot rename into place", path.display()))
+}
+
+/// What `run` produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The summary printed to stdout (Markdown tables).
+    pub summary: String,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Run the analysis: load, compute, draw, write report.md / report.html / analysis.json.
+/// All input is validated before anything is written.
+pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
+    if args.resamples == 0 {
+        bail!("--resamples must be at least 1");
+    }
+    let ds = crate::load::load(&args.inputs)?;
+    if ds.cells.is_empty() && ds.tau.is_empty() && ds.ablations.is_empty() {
+        bail!("no data rows in the inputs");
+    }
+    let cfg = Config {
+        focal: args.focal.clone(),
+        resamples: args.resamples,
+        seed: args.seed,
+        pooled_seed: args.pooled_seed,
+        perm_seed: args.perm_seed,
+        rng: args.rng,
+        ..Config::default()
+    };
+    let a = analyze(&ds, &cfg);
+    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create output directory", args.out.display()))?;
+    let mut files = Vec::new();
+    let mut figures = Vec::new();
+    let mut svgs = Vec::new();
+    if !args.no_figures {
+        let fig_dir = args.out.join("figures");
+        std::fs::create_dir_all(&fig_dir).with_context(|| format!("{}: cannot create", fig_dir.display()))?;
+        let walls: Vec<(String, Vec<f64>)> = a
+            .arms
+            .iter()
+            .map(|arm| (arm.clone(), ds.cells.iter().filter(|c| &c.arm == arm).filter_map(|c| c.wall_seconds).collect()))
+            .collect();
+        for (stem, caption, svg) in crate::figures::draw_all(&a, &walls, &fig_dir)? {
+            let rel = format!("figures/{stem}.svg");
+            files.push(fig_dir.join(format!("{stem}.svg")));
+            files.push(fig_dir.join(format!("{stem}.png")));
+            figures.push((rel.clone(), caption));
+            svgs.push((rel, svg));
+        }
+    }
+    let prov = Provenance {
+        sources: ds.sources.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        figures,
+    };
+    let md = markdown(&a, &prov);
+    let html = markdown_to_html(&md, &svgs);
+    let json = serde_json::to_string_pretty(&a).map_err(|e| anyhow!("serialising analysis: {e}"))?;
+    for (name, body) in [("report.md", md.as_bytes()), ("report.html", html.as_bytes()), ("analysis.json", json.as_bytes())] {
+        let p = args.out.join(name);
+        write_atomic(&p, body)?;
+        files.push(p);
+    }
+    let summary = tables_markdown(&a);
+    if !args.quiet {
+        print!("{summary}");
+        for c in &a.caveats {
+            println!("caveat: {c}");
+        }
+        println!("wrote {}", args.out.display());
+    }
+    Ok(Outcome { summary, files })
+}

@@ -1,0 +1,500 @@
+//! Finish gate with executable checks. On every finish (or completion claim) the checks run in
+//! order, each with its own cap so the gate can never deadlock:
+//! 1. nothing productive happened yet → reject (cap 2);
+//! 2. artifacts the task names must exist and be non-empty (cap 3);
+//! 3. the task's own tests are run; the first real failure (file, line, error) goes back to the
+//!    model (cap 3);
+//! 4. plan sync: open plan items → reject with the cheap `todo done_all` exit (cap 2);
+//! 5. once per run, re-read the task text and re-check before finishing again.
+//!
+//! Every rejection names the next executable action.
+
+use crate::shaping::{detect_verdict, first_failure, is_test_command, Verdict};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+pub const CAP_FAKE: u32 = 2;
+pub const CAP_ARTIFACTS: u32 = 3;
+pub const CAP_TESTS: u32 = 3;
+pub const CAP_PLAN: u32 = 2;
+/// Test commands run per gate pass.
+pub const MAX_TEST_COMMANDS: usize = 2;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FinishGate {
+    pub fake: u32,
+    pub artifacts: u32,
+    pub tests: u32,
+    pub plan: u32,
+    pub reread: bool,
+}
+
+/// What the gate needs from the run.
+pub struct GateInput<'a> {
+    pub task: &'a str,
+    /// A productive tool (write, edit, append, shell) has run.
+    pub productive: bool,
+    pub open_plan_items: Vec<String>,
+    /// Precise failure feedback (`verify_feedback` mechanism).
+    pub verify_feedback: bool,
+}
+
+/// Result of one test command.
+#[derive(Clone, Debug)]
+pub struct TestRun {
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    pub output: String,
+}
+
+/// Effects the gate needs: the workdir and a way to run a command.
+pub trait GateEnv {
+    /// Size of a workdir-relative file, `None` when missing.
+    fn file_size(&self, rel: &str) -> Option<u64>;
+    /// Workdir-relative paths of top-level files.
+    fn top_files(&self) -> Vec<String>;
+    fn read_text(&self, rel: &str) -> Option<String>;
+    fn run_test(&mut self, cmd: &str) -> TestRun;
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GateDecision {
+    Accept,
+    Reject { check: &'static str, message: String },
+}
+
+/// Result of running the task's tests (also feeds the verification report).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestOutcome {
+    pub command: String,
+    pub verdict: Verdict,
+}
+
+fn artifact_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(?:^|[\s`'(\[*:,])((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*?\.(?:md|txt|csv|py|json|jsonl|yaml|yml|png|jpg|svg|html|tsv|log|tex|toml|ini|sh|sql|xml))\b")
+            .expect("static regex")
+    })
+}
+
+fn range_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]*?)([A-Za-z]*)(\d+)\.\.([A-Za-z]*)(\d+)(\.[a-z]+)\b").expect("static regex")
+    })
+}
+
+/// Sentences that mention a file without requiring it.
+fn optional_sentence(s: &str) -> bool {
+    let l = s.to_lowercase();
+    ["otherwise", "optional", "e.g.", "for example", "do not ", "don't", "if you have no", "must not", "never "]
+        .iter()
+        .any(|w| l.contains(w))
+}
+
+/// Files a task names as deliverables, in order of first mention. Ranges such as
+/// `fix_log_m01..m10.md` are expanded.
+pub fn named_artifacts(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String, out: &mut Vec<String>| {
+        if s != "task_input.txt" && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for line in task.lines() {
+        if optional_sentence(line) {
+            continue;
+        }
+        for c in range_re().captures_iter(line) {
+            let prefix = &c[1];
+            let (l1, l2) = (&c[2], &c[4]);
+            let (a, b) = (&c[3], &c[5]);
+            let ext = &c[6];
+            if l2.is_empty() || l1 == l2 {
+                if let (Ok(x), Ok(y)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                    if x <= y && y - x < 50 {
+                        for n in x..=y {
+                            push(format!("{prefix}{l1}{n:0w$}{ext}", w = a.len()), &mut out);
+                        }
+                    }
+                }
+            }
+        }
+        let cleaned = range_re().replace_all(line, " ");
+        for c in artifact_re().captures_iter(&cleaned) {
+            let m = c.get(1).expect("group");
+            let before = &cleaned[..m.start()];
+            if before.ends_with("//") || before.ends_with("://") || m.as_str().contains("..") {
+                continue;
+            }
+            push(m.as_str().trim_start_matches("./").to_string(), &mut out);
+        }
+    }
+    out
+}
+
+fn cmd_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"(python3? -m pytest(?: [\w./=:-]+)*|pytest(?: [\w./=:-]+)+|python3? (?:[\w./-]*/)?test[\w.-]*\.py(?: [\w./=-]+)*)").expect("static regex")
+    })
+}
+
+/// Test commands implied by the task: commands the prompt names, pytest files present in the
+/// workdir (`test_*.py` with `def test_`), and script-style suites (`test_suite.py`).
+pub fn detect_test_commands(task: &str, env: &dyn GateEnv) -> Vec<String> {
+    let mut cmds: Vec<String> = Vec::new();
+    for m in cmd_re().find_iter(task) {
+        let c = m.as_str().trim_end_matches(['.', ',', ':']).to_string();
+        if !cmds.contains(&c) {
+            cmds.push(c);
+        }
+    }
+    let mut pytest_files = Vec::new();
+    for f in env.top_files() {
+        let is_test = (f.starts_with("test_") || f.ends_with("_test.py")) && f.ends_with(".py");
+        if !is_test || cmds.iter().any(|c| c.contains(&f)) {
+            continue;
+        }
+        let text = env.read_text(&f).unwrap_or_default();
+        if text.contains("def test_") {
+            pytest_files.push(f);
+        } else if text.contains("__main__") || f.contains("suite") {
+            cmds.push(format!("python3 {f}"));
+        }
+    }
+    if !pytest_files.is_empty() {
+        cmds.push(format!("python3 -m pytest -q {}", pytest_files.join(" ")));
+    }
+    cmds.truncate(MAX_TEST_COMMANDS);
+    cmds
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "'"))
+}
+
+impl FinishGate {
+    /// Run the checks. `tests_run` receives the outcome of every test command run.
+    pub fn evaluate(
+        &mut self,
+        input: &GateInput<'_>,
+        env: &mut dyn GateEnv,
+        tests_run: &mut Vec<TestOutcome>,
+    ) -> GateDecision {
+        let named = named_artifacts(input.task);
+        // 1. nothing done yet
+        if !input.productive && self.fake < CAP_FAKE {
+            self.fake += 1;
+            let next = match named.iter().find(|a| env.file_size(a).unwrap_or(0) == 0) {
+                Some(a) => format!("write_file(path={}, content=...) with the real content", quote(a)),
+                None => "run_shell to compute what the task asks, then write the result files".to_string(),
+            };
+            return GateDecision::Reject {
+                check: "fake_finish",
+                message: format!(
+                    "Not finished: no file has been written and no command has run yet, so the task cannot be done. Next action: {next}."
+                ),
+            };
+        }
+        // 2. named artifacts exist and are non-empty
+        if self.artifacts < CAP_ARTIFACTS {
+            let missing: Vec<&String> = named.iter().filter(|a| env.file_size(a).is_none()).collect();
+            let empty: Vec<&String> = named
+                .iter()
+                .filter(|a| env.file_size(a) == Some(0))
+                .collect();
+            if let Some(first) = missing.first().or(empty.first()) {
+                self.artifacts += 1;
+                let mut msg = String::from("Not finished: ");
+                if !missing.is_empty() {
+                    msg.push_str(&format!(
+                        "missing file(s) the task names: {}. ",
+                        missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                if !empty.is_empty() {
+                    msg.push_str(&format!(
+                        "empty file(s): {}. ",
+                        empty.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                msg.push_str(&format!(
+                    "Next action: write_file(path={}, content=...) with its full content.",
+                    quote(first)
+                ));
+                return GateDecision::Reject {
+                    check: "artifacts",
+                    message: msg,
+                };
+            }
+        }
+        // 3. the task's own tests
+        if self.tests < CAP_TESTS {
+            for cmd in detect_test_commands(input.task, env) {
+                let run = env.run_test(&cmd);
+                let verdict = if run.timed_out {
+                    Verdict::Failed
+                } else {
+                    match detect_verdict(&run.output, run.exit) {
+                        Some(v) => v,
+                        None if is_test_command(&cmd) || run.exit.is_some() => {
+                            if run.exit == Some(0) {
+                                Verdict::Passed
+                            } else {
+                                Verdict::Failed
+                            }
+                        }
+                        None => Verdict::Unknown,
+                    }
+                };
+                tests_run.push(TestOutcome {
+                    command: cmd.clone(),
+                    verdict,
+                });
+                if verdict == Verdict::Failed {
+                    self.tests += 1;
+                    let detail = if run.timed_out {
+                        "it timed out (an endless loop or a blocking input?)".to_string()
+                    } else if input.verify_feedback {
+                        match first_failure(&run.output) {
+                            Some(f) => format!("first failure: {}", f.describe()),
+                            None => format!("last output line: {}", last_line(&run.output)),
+                        }
+                    } else {
+                        format!("last output line: {}", last_line(&run.output))
+                    };
+                    let next = if input.verify_feedback {
+                        match first_failure(&run.output).and_then(|f| f.file) {
+                            Some(file) if !file.contains("test") => {
+                                format!("read_file(path={}) around that line, fix the code with edit_file, then run {}", quote(&file), quote(&cmd))
+                            }
+                            _ => format!("read the failing test, fix the code it tests (not the test), then run_shell(command={})", quote(&cmd)),
+                        }
+                    } else {
+                        format!("fix the code, then run_shell(command={})", quote(&cmd))
+                    };
+                    return GateDecision::Reject {
+                        check: "tests",
+                        message: format!(
+                            "Not finished: the tests fail. I ran `{cmd}`: {detail}. Next action: {next}."
+                        ),
+                    };
+                }
+            }
+        }
+        // 4. plan sync
+        if !input.open_plan_items.is_empty() && self.plan < CAP_PLAN {
+            self.plan += 1;
+            let list: Vec<String> = input
+                .open_plan_items
+                .iter()
+                .take(5)
+                .map(|s| format!("- {s}"))
+                .collect();
+            return GateDecision::Reject {
+                check: "plan_sync",
+                message: format!(
+                    "Your plan still has {} open item(s):\n{}\nIf they are really done, call todo(action=\"done_all\") and then finish. Otherwise do the next one now.",
+                    input.open_plan_items.len(),
+                    list.join("\n")
+                ),
+            };
+        }
+        // 5. one re-read of the task
+        if !self.reread {
+            self.reread = true;
+            return GateDecision::Reject {
+                check: "reread",
+                message: format!(
+                    "Before finishing, re-read the task and check every named file, number, section and format against it:\n---\n{}\n---\nFix anything missing with a tool call; if everything is right, call finish again.",
+                    task_excerpt(input.task)
+                ),
+            };
+        }
+        GateDecision::Accept
+    }
+}
+
+fn last_line(s: &str) -> String {
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// The task text, or its head and tail when long.
+pub fn task_excerpt(task: &str) -> String {
+    let n = task.chars().count();
+    if n <= 2400 {
+        return task.to_string();
+    }
+    let head: String = task.chars().take(1200).collect();
+    let tail: String = task.chars().skip(n - 1200).collect();
+    format!("{head}\n[…]\n{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    struct Env {
+        files: BTreeMap<String, String>,
+        test_out: Vec<TestRun>,
+        ran: Vec<String>,
+    }
+    impl GateEnv for Env {
+        fn file_size(&self, rel: &str) -> Option<u64> {
+            self.files.get(rel).map(|s| s.len() as u64)
+        }
+        fn top_files(&self) -> Vec<String> {
+            self.files.keys().filter(|k| !k.contains('/')).cloned().collect()
+        }
+        fn read_text(&self, rel: &str) -> Option<String> {
+            self.files.get(rel).cloned()
+        }
+        fn run_test(&mut self, cmd: &str) -> TestRun {
+            self.ran.push(cmd.to_string());
+            if self.test_out.len() > 1 {
+                self.test_out.remove(0)
+            } else {
+                self.test_out[0].clone()
+            }
+        }
+    }
+
+    fn env(files: &[(&str, &str)]) -> Env {
+        Env {
+            files: files.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            test_out: vec![TestRun { exit: Some(0), timed_out: false, output: "1 passed".into() }],
+            ran: vec![],
+        }
+    }
+
+    #[test]
+    fn named_artifacts_with_ranges_and_optional_lines() {
+        let t = "Write `review.md` and data_table.md.\nCreate labs/lab1.md.\nWrite fix_log_m01..m03.md, one per module.\nUse your todo tool, otherwise write plan.md.\nSee https://example.org/x.html and read task_input.txt";
+        assert_eq!(
+            named_artifacts(t),
+            vec!["review.md", "data_table.md", "labs/lab1.md", "fix_log_m01.md", "fix_log_m02.md", "fix_log_m03.md"]
+        );
+        let t = "eight files slice_stats_B01..B08.md";
+        assert_eq!(named_artifacts(t).len(), 8);
+        assert_eq!(named_artifacts(t)[7], "slice_stats_B08.md");
+    }
+
+    #[test]
+    fn test_commands_from_prompt_and_files() {
+        let e = env(&[
+            ("test_inventory.py", "def test_a():\n    pass"),
+            ("test_suite.py", "if __name__ == '__main__':\n    main()"),
+            ("inventory.py", ""),
+        ]);
+        assert_eq!(
+            detect_test_commands("Make `python -m pytest test_inventory.py -q` pass.", &e),
+            vec!["python -m pytest test_inventory.py -q", "python3 test_suite.py"]
+        );
+        assert_eq!(
+            detect_test_commands("fix it", &e),
+            vec!["python3 test_suite.py", "python3 -m pytest -q test_inventory.py"]
+        );
+    }
+
+    #[test]
+    fn gate_order_caps_and_next_actions() {
+        let task = "Write report.md. Run python3 -m pytest -q test_x.py";
+        let mut g = FinishGate::default();
+        let mut e = env(&[("test_x.py", "def test_a(): pass")]);
+        let mut runs = vec![];
+        let input = |productive, open: Vec<String>| GateInput {
+            task,
+            productive,
+            open_plan_items: open,
+            verify_feedback: true,
+        };
+        // 1. fake finish, capped at 2
+        for _ in 0..CAP_FAKE {
+            match g.evaluate(&input(false, vec![]), &mut e, &mut runs) {
+                GateDecision::Reject { check, message } => {
+                    assert_eq!(check, "fake_finish");
+                    assert!(message.contains("Next action: write_file(path=\"report.md\""));
+                }
+                d => panic!("{d:?}"),
+            }
+        }
+        // 2. missing artifact
+        match g.evaluate(&input(false, vec![]), &mut e, &mut runs) {
+            GateDecision::Reject { check, message } => {
+                assert_eq!(check, "artifacts");
+                assert!(message.contains("report.md"));
+            }
+            d => panic!("{d:?}"),
+        }
+        e.files.insert("report.md".into(), "content".into());
+        // 3. failing tests with file/line/error
+        e.test_out = vec![TestRun {
+            exit: Some(1),
+            timed_out: false,
+            output: "E       assert 1 == 2\n\nx.py:3: AssertionError\nFAILED test_x.py::test_a - assert 1 == 2\n1 failed in 0.1s".into(),
+        }];
+        match g.evaluate(&input(true, vec![]), &mut e, &mut runs) {
+            GateDecision::Reject { check, message } => {
+                assert_eq!(check, "tests");
+                assert!(message.contains("assert 1 == 2"), "{message}");
+                assert!(message.contains("x.py:3"), "{message}");
+                assert!(message.contains("Next action"));
+            }
+            d => panic!("{d:?}"),
+        }
+        assert_eq!(e.ran, vec!["python3 -m pytest -q test_x.py"]);
+        assert_eq!(runs[0].verdict, Verdict::Failed);
+        // tests now pass; 4. plan sync
+        e.test_out = vec![TestRun { exit: Some(0), timed_out: false, output: "1 passed".into() }];
+        match g.evaluate(&input(true, vec!["write report".into()]), &mut e, &mut runs) {
+            GateDecision::Reject { check, message } => {
+                assert_eq!(check, "plan_sync");
+                assert!(message.contains("done_all"));
+            }
+            d => panic!("{d:?}"),
+        }
+        // 5. re-read once, then accept
+        match g.evaluate(&input(true, vec![]), &mut e, &mut runs) {
+            GateDecision::Reject { check, message } => {
+                assert_eq!(check, "reread");
+                assert!(message.contains("Write report.md"));
+            }
+            d => panic!("{d:?}"),
+        }
+        assert_eq!(g.evaluate(&input(true, vec![]), &mut e, &mut runs), GateDecision::Accept);
+    }
+
+    #[test]
+    fn gate_cannot_deadlock() {
+        // Everything keeps failing; the gate still accepts after its caps are used up.
+        let task = "Write a.md and b.md. Run python3 -m pytest -q";
+        let mut g = FinishGate::default();
+        let mut e = env(&[]);
+        e.test_out = vec![TestRun { exit: Some(1), timed_out: false, output: "1 failed".into() }];
+        let mut runs = vec![];
+        let mut rejections = 0;
+        loop {
+            let d = g.evaluate(
+                &GateInput { task, productive: false, open_plan_items: vec!["x".into()], verify_feedback: false },
+                &mut e,
+                &mut runs,
+            );
+            if d == GateDecision::Accept {
+                break;
+            }
+            rejections += 1;
+            assert!(rejections <= CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1);
+        }
+        assert_eq!(rejections, CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1);
+    }
+}

@@ -1,0 +1,160 @@
+//! One module per mechanism. Each is a plain type or pure function, testable without a model,
+//! and (except the security boundary) can be switched off with `--ablate name` or
+//! `LRAB_ABLATION=name,…` to measure what it contributes.
+
+pub mod anti_loop;
+pub mod clock;
+pub mod context;
+pub mod crawl_guard;
+pub mod edit_safety;
+pub mod false_completion;
+pub mod finish_gate;
+pub mod format_rescue;
+pub mod prefill;
+pub mod report;
+pub mod resilience;
+pub mod security;
+pub mod tiering;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The ablatable mechanisms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    FlatPrefill,
+    Tiering,
+    FinishGate,
+    VerifyFeedback,
+    AntiLoop,
+    FormatRescue,
+    EditSafety,
+    Resilience,
+    Clock,
+    Context,
+    CrawlGuard,
+    Report,
+}
+
+impl Mechanism {
+    pub const ALL: [Mechanism; 12] = [
+        Mechanism::FlatPrefill,
+        Mechanism::Tiering,
+        Mechanism::FinishGate,
+        Mechanism::VerifyFeedback,
+        Mechanism::AntiLoop,
+        Mechanism::FormatRescue,
+        Mechanism::EditSafety,
+        Mechanism::Resilience,
+        Mechanism::Clock,
+        Mechanism::Context,
+        Mechanism::CrawlGuard,
+        Mechanism::Report,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::FlatPrefill => "flat_prefill",
+            Mechanism::Tiering => "tiering",
+            Mechanism::FinishGate => "finish_gate",
+            Mechanism::VerifyFeedback => "verify_feedback",
+            Mechanism::AntiLoop => "anti_loop",
+            Mechanism::FormatRescue => "format_rescue",
+            Mechanism::EditSafety => "edit_safety",
+            Mechanism::Resilience => "resilience",
+            Mechanism::Clock => "clock",
+            Mechanism::Context => "context",
+            Mechanism::CrawlGuard => "crawl_guard",
+            Mechanism::Report => "report",
+        }
+    }
+
+    /// What switching it off does (printed by `lrab-harness mechanisms`).
+    pub fn ablation_effect(self) -> &'static str {
+        match self {
+            Mechanism::FlatPrefill => "send every tool on every call instead of the routed set",
+            Mechanism::Tiering => "treat every prompt as a task (no chat tier)",
+            Mechanism::FinishGate => "accept finish and completion claims without checks",
+            Mechanism::VerifyFeedback => "report failing tests generically instead of file/line/error",
+            Mechanism::AntiLoop => "execute repeated identical calls; no empty-turn ladder or stall watch",
+            Mechanism::FormatRescue => "ignore tool calls written as text; no tool-name aliases",
+            Mechanism::EditSafety => "no backups, deletes are permanent, no rollback",
+            Mechanism::Resilience => "no checkpoint/resume, no truncation feedback",
+            Mechanism::Clock => "no time-budget warnings",
+            Mechanism::Context => "no token check, no compaction",
+            Mechanism::CrawlGuard => "no read_file byte budget",
+            Mechanism::Report => "no final verification report",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Mechanism> {
+        Mechanism::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// The set of switched-off mechanisms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ablations(pub BTreeSet<Mechanism>);
+
+impl Ablations {
+    pub fn none() -> Self {
+        Self::default()
+    }
+    /// Parse a comma-separated list; unknown names are an error naming them. `security` is
+    /// refused on purpose: the boundary is not an experimental variable.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let mut set = BTreeSet::new();
+        for raw in list.split(',') {
+            let n = raw.trim();
+            if n.is_empty() {
+                continue;
+            }
+            if n == "security" {
+                return Err("the security boundary cannot be ablated".into());
+            }
+            match Mechanism::from_name(n) {
+                Some(m) => {
+                    set.insert(m);
+                }
+                None => {
+                    return Err(format!(
+                        "unknown mechanism '{n}' (known: {})",
+                        Mechanism::ALL.map(|m| m.name()).join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(Ablations(set))
+    }
+    pub fn merge(mut self, other: Ablations) -> Self {
+        self.0.extend(other.0);
+        self
+    }
+    pub fn off(&self, m: Mechanism) -> bool {
+        self.0.contains(&m)
+    }
+    pub fn on(&self, m: Mechanism) -> bool {
+        !self.off(m)
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|m| m.name()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_ablations() {
+        let a = Ablations::parse("anti_loop, finish_gate,").unwrap();
+        assert!(a.off(Mechanism::AntiLoop) && a.off(Mechanism::FinishGate));
+        assert!(a.on(Mechanism::Clock));
+        assert!(Ablations::parse("bogus").unwrap_err().contains("bogus"));
+        assert!(Ablations::parse("security").is_err());
+        for m in Mechanism::ALL {
+            assert_eq!(Mechanism::from_name(m.name()), Some(m));
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Tool-output shaping: denoise terminal output, clamp it tail-first (the end of a test run is
+//! where the verdict is), and read a passed/failed/unknown verdict from test-runner output.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Passed,
+    Failed,
+    /// Looks like a test run, but no count could be read ("no tests ran", "collected 0 items").
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Passed => "PASSED",
+            Verdict::Failed => "FAILED",
+            Verdict::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pat).expect("static regex"))
+}
+
+/// Strip ANSI escapes, keep only the final state of carriage-return progress lines, collapse runs
+/// of three or more identical lines and of blank lines.
+pub fn denoise(text: &str) -> String {
+    static ANSI: OnceLock<Regex> = OnceLock::new();
+    let ansi = re(&ANSI, r"\x1b\[[0-9;?]*[ -/]*[@-~]");
+    let clean = ansi.replace_all(text, "");
+    let mut out: Vec<&str> = Vec::new();
+    let mut run = 0usize;
+    for raw in clean.split('\n') {
+        let line = raw.trim_end_matches('\r');
+        let line = match line.rfind('\r') {
+            Some(i) => &line[i + 1..],
+            None => line,
+        };
+        if let Some(prev) = out.last() {
+            if *prev == line {
+                run += 1;
+                if line.trim().is_empty() || run >= 2 {
+                    continue;
+                }
+            } else {
+                if run >= 2 {
+                    out.push("[… identical lines collapsed]");
+                }
+                run = 0;
+            }
+        }
+        out.push(line);
+    }
+    if run >= 2 {
+        out.push("[… identical lines collapsed]");
+    }
+    out.join("\n")
+}
+
+/// Clamp to `budget` characters: a quarter from the head, three quarters from the tail, with an
+/// elision marker that says where the full text is.
+pub fn clamp_tail_first(text: &str, budget: usize, full_ref: &str) -> String {
+    let n = text.chars().count();
+    if n <= budget {
+        return text.to_string();
+    }
+    let head_n = budget / 4;
+    let tail_n = budget - head_n;
+    let head: String = text.chars().take(head_n).collect();
+    let tail: String = text.chars().skip(n - tail_n).collect();
+    format!(
+        "{head}\n[… {} chars elided; full output: {full_ref} …]\n{tail}",
+        n - head_n - tail_n
+    )
+}
+
+/// Read a test verdict from runner output, scanning bottom-up; failures win. `None` when the
+/// output does not look like a test run at all. A non-zero exit turns a pass into a failure.
+pub fn detect_verdict(text: &str, exit_code: Option<i32>) -> Option<Verdict> {
+    static FAIL_N: OnceLock<Regex> = OnceLock::new();
+    static PASS_N: OnceLock<Regex> = OnceLock::new();
+    static ERR_N: OnceLock<Regex> = OnceLock::new();
+    static RAN_N: OnceLock<Regex> = OnceLock::new();
+    let fail_n = re(&FAIL_N, r"\b(\d+) failed\b");
+    let pass_n = re(&PASS_N, r"\b(\d+) passed\b");
+    let err_n = re(&ERR_N, r"\b(\d+) errors?\b");
+    let ran_n = re(&RAN_N, r"^Ran (\d+) tests?");
+    let mut verdict: Option<Verdict> = None;
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate().rev() {
+        let l = line.trim();
+        if l.contains("no tests ran") || l.contains("collected 0 items") || ran_n
+            .captures(l)
+            .is_some_and(|c| &c[1] == "0")
+        {
+            verdict = Some(Verdict::Unknown);
+            break;
+        }
+        let n_of = |r: &Regex| -> Option<u64> { r.captures(l).and_then(|c| c[1].parse().ok()) };
+        if n_of(fail_n).is_some_and(|n| n > 0)
+            || l.starts_with("FAILED")
+            || l.starts_with("FAIL:")
+            || l.starts_with("FAIL ")
+            || l.contains("test result: FAILED")
+            || (n_of(err_n).is_some_and(|n| n > 0) && (l.contains("passed") || l.contains("error in") || l.starts_with('=')))
+        {
+            verdict = Some(Verdict::Failed);
+            break;
+        }
+        if n_of(pass_n).is_some_and(|n| n > 0) || l.contains("test result: ok") {
+            verdict = Some(Verdict::Passed);
+            break;
+        }
+        if l == "OK" || l.starts_with("OK (") {
+            let ran_before = lines[..i].iter().rev().take(5).any(|p| ran_n.is_match(p.trim()));
+            if ran_before {
+                verdict = Some(Verdict::Passed);
+                break;
+            }
+        }
+    }
+    match (verdict, exit_code) {
+        (Some(Verdict::Passed), Some(c)) if c != 0 => Some(Verdict::Failed),
+        (v, _) => v,
+    }
+}
+
+/// Whether a shell command is a test run (so an exit code alone can be a verdict).
+pub fn is_test_command(cmd: &str) -> bool {
+    let c = cmd.to_lowercase();
+    c.contains("pytest") || c.contains("unittest") || c.contains("test_") || c.contains("_test.py") || c.contains("cargo test") || c.contains("test_suite")
+}
+
+/// The first real failure in test output: file, line and error text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub test: Option<String>,
+    pub error: String,
+}
+
+impl Failure {
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        if let Some(t) = &self.test {
+            s.push_str(&format!("test {t}: "));
+        }
+        s.push_str(&self.error);
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => s.push_str(&format!(" (at {f}:{l})")),
+            (Some(f), None) => s.push_str(&format!(" (in {f})")),
+            _ => {}
+        }
+        s
+    }
+}
+
+/// Extract the first failure from pytest, unittest or a plain "FAIL name: …" script. The
+/// deepest traceback frame that is not inside the Python installation is reported.
+pub fn first_failure(text: &str) -> Option<Failure> {
+    static FRAME: OnceLock<Regex> = OnceLock::new();
+    static PYTEST_LOC: OnceLock<Regex> = OnceLock::new();
+    static FAILED_LINE: OnceLock<Regex> = OnceLock::new();
+    let frame = re(&FRAME, r#"File "([^"]+)", line (\d+)"#);
+    let pytest_loc = re(&PYTEST_LOC, r"^([\w./\\-]+\.py):(\d+): (\w*(Error|Exception)\w*)");
+    let failed_line = re(&FAILED_LINE, r"^FAILED ([^\s]+?)(?:::([\w\[\]-]+))?(?: - (.*))?$");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut f = Failure {
+        file: None,
+        line: None,
+        test: None,
+        error: String::new(),
+    };
+    // pytest short summary: "FAILED file::test - Error: msg"
+    if let Some(c) = lines.iter().find_map(|l| failed_line.captures(l.trim())) {
+        f.file = Some(c[1].to_string());
+        f.test = c.get(2).map(|m| m.as_str().to_string());
+        if let Some(m) = c.get(3) {
+            f.error = m.as_str().to_string();
+        }
+    }
+    // pytest "E   assert …" line and "file.py:12: AssertionError" location
+    if f.error.is_empty() {
+        if let Some(e) = lines.iter().find(|l| l.starts_with("E ")) {
+            f.error = e[1..].trim().to_string();
+        }
+    }
+    if let Some(c) = lines.iter().find_map(|l| pytest_loc.captures(l.trim())) {
+        f.file = Some(c[1].to_string());
+        f.line = c[2].parse().ok();
+        if f.error.is_empty() {
+            f.error = c[3].to_string();
+        }
+    }
+    // Python traceback: deepest user frame, then the exception line after it.
+    if f.line.is_none() {
+        let mut last: Option<(String, u32, usize)> = None;
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(c) = frame.captures(l) {
+                let file = c[1].to_string();
+                if !file.contains("/lib/python") && !file.contains("site-packages") && !file.starts_with('<') {
+                    last = Some((file, c[2].parse().unwrap_or(0), i));
+                }
+            }
+        }
+        if let Some((file, line, idx)) = last {
+            f.file = Some(file);
+            f.line = Some(line);
+            if f.error.is_empty() {
+                if let Some(e) = lines[idx..].iter().find(|l| {
+                    let t = l.trim_start();
+                    !l.starts_with(' ') && t.contains(':') && !t.starts_with("File ") && !t.starts_with("Traceback")
+                }) {
+                    f.error = e.trim().to_string();
+                }
+            }
+        }
+    }
+    // plain test scripts: "FAIL test_x: expected 1 got 2"
+    if f.error.is_empty() {
+        if let Some(l) = lines.iter().find(|l| {
+            let t = l.trim_start();
+            t.starts_with("FAIL") || t.starts_with("ERROR") || t.starts_with("AssertionError")
+        }) {
+            f.error = l.trim().to_string();
+        }
+    }
+    if f.error.is_empty() && f.file.is_none() {
+        return None;
+    }
+    if f.error.is_empty() {
+        f.error = "test failed".into();
+    }
+    f.error = f.error.chars().take(300).collect();
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denoise_strips_ansi_progress_and_repeats() {
+        let t = "\x1b[32mok\x1b[0m\n10%\r50%\r100%\nx\nx\nx\nx\n\n\n\ny";
+        assert_eq!(denoise(t), "ok\n100%\nx\nx\n[… identical lines collapsed]\n\ny");
+    }
+
+    #[test]
+    fn clamp_keeps_tail_and_names_reference() {
+        let t: String = (0..1000).map(|i| format!("line{i}\n")).collect();
+        let c = clamp_tail_first(&t, 400, ".lrab/out/1.txt");
+        assert!(c.contains("line999"));
+        assert!(c.starts_with("line0"));
+        assert!(c.contains(".lrab/out/1.txt"));
+        assert!(c.chars().count() < 520);
+    }
+
+    #[test]
+    fn verdicts_from_runner_output() {
+        assert_eq!(detect_verdict("..\n2 passed in 0.1s", Some(0)), Some(Verdict::Passed));
+        assert_eq!(
+            detect_verdict("F.\n1 failed, 1 passed in 0.1s", Some(1)),
+            Some(Verdict::Failed)
+        );
+        assert_eq!(detect_verdict("collected 0 items\n\nno tests ran in 0.01s", Some(5)), Some(Verdict::Unknown));
+        assert_eq!(detect_verdict("Ran 3 tests in 0.001s\n\nOK", Some(0)), Some(Verdict::Passed));
+        assert_eq!(detect_verdict("Ran 3 tests\n\nFAILED (failures=1)", Some(1)), Some(Verdict::Failed));
+        assert_eq!(detect_verdict("PASS a\nFAIL b\n9 passed, 1 failed", Some(0)), Some(Verdict::Failed));
+        assert_eq!(detect_verdict("10 passed, 0 failed", Some(0)), Some(Verdict::Passed));
+        assert_eq!(detect_verdict("3 passed", Some(2)), Some(Verdict::Failed));
+        assert_eq!(detect_verdict("hello world", Some(0)), None);
+    }
+
+    #[test]
+    fn first_failure_from_pytest() {
+        let out = "\
+=================================== FAILURES ===================================
+_________________________________ test_total __________________________________
+    def test_total():
+>       assert inv.total_value() == 30
+E       assert 15 == 30
+
+test_inventory.py:21: AssertionError
+=========================== short test summary info ============================
+FAILED test_inventory.py::test_total - assert 15 == 30
+1 failed, 5 passed in 0.05s";
+        let f = first_failure(out).unwrap();
+        assert_eq!(f.file.as_deref(), Some("test_inventory.py"));
+        assert_eq!(f.line, Some(21));
+        assert_eq!(f.test.as_deref(), Some("test_total"));
+        assert_eq!(f.error, "assert 15 == 30");
+    }
+
+    #[test]
+    fn first_failure_from_traceback_and_script() {
+        let out = "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/x.py\", line 3, in <module>\n  File \"m01.py\", line 7, in calc_mean\n    return s / (len(xs) + 1)\nZeroDivisionError: division by zero\n";
+        let f = first_failure(out).unwrap();
+        assert_eq!(f.file.as_deref(), Some("m01.py"));
+        assert_eq!(f.line, Some(7));
+        assert_eq!(f.error, "ZeroDivisionError: division by zero");
+        let f = first_failure("PASS m01\nFAIL m02 calc_median: expected 2.5 got 2\n").unwrap();
+        assert!(f.error.starts_with("FAIL m02"));
+        assert!(first_failure("all good").is_none());
+    }
+}

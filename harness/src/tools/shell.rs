@@ -1,0 +1,158 @@
+//! The shell executor. Commands run with `sh -c` in their own process group (so a timeout kills
+//! the whole tree), stdin closed, stdout+stderr going to one file under `.lrab/out/` (so a child
+//! that keeps a pipe open can never hang the reader, and the full output stays retrievable),
+//! decoded lossily. The [`ShellExecutor`] trait is the seam where a sandbox layer wraps it.
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct ShellRequest<'a> {
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    /// Where the combined output is written.
+    pub output_file: &'a Path,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShellOutcome {
+    /// Exit code; `None` when killed by a signal.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    /// Combined output, lossily decoded (very large outputs keep head and tail).
+    pub output: String,
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+pub trait ShellExecutor {
+    fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome>;
+}
+
+/// Runs commands directly on the host (the basic boundary: cwd = workdir).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalExecutor;
+
+/// Largest output read back into memory (head + tail beyond it).
+const MAX_READ: u64 = 4 * 1024 * 1024;
+
+fn read_output(path: &Path) -> std::io::Result<(String, u64)> {
+    let mut f = fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    if len <= MAX_READ {
+        let mut buf = Vec::with_capacity(len as usize);
+        f.read_to_end(&mut buf)?;
+        return Ok((String::from_utf8_lossy(&buf).into_owned(), len));
+    }
+    let mut head = vec![0u8; 64 * 1024];
+    f.read_exact(&mut head)?;
+    f.seek(SeekFrom::Start(len - (MAX_READ - 64 * 1024)))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    Ok((
+        format!(
+            "{}\n[… {} bytes skipped …]\n{}",
+            String::from_utf8_lossy(&head),
+            len - MAX_READ,
+            String::from_utf8_lossy(&tail)
+        ),
+        len,
+    ))
+}
+
+impl ShellExecutor for LocalExecutor {
+    fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
+        if let Some(parent) = req.output_file.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let out = fs::File::create(req.output_file)?;
+        let err = out.try_clone()?;
+        let start = Instant::now();
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(req.command)
+            .current_dir(req.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .env("PYTHONIOENCODING", "utf-8")
+            .env("PYTHONUNBUFFERED", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .process_group(0)
+            .spawn()?;
+        let pgid = child.id() as i32;
+        let mut timed_out = false;
+        let mut nap = Duration::from_micros(200);
+        let status = loop {
+            if let Some(s) = child.try_wait()? {
+                break s;
+            }
+            if start.elapsed() >= req.timeout {
+                timed_out = true;
+                // SAFETY: kill(2) on our own child's process group; no memory is touched.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+                break child.wait()?;
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_millis(20));
+        };
+        let (output, bytes) = read_output(req.output_file)?;
+        Ok(ShellOutcome {
+            exit: status.code(),
+            timed_out,
+            output,
+            bytes,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cmd: &str, timeout_ms: u64) -> ShellOutcome {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o.txt");
+        LocalExecutor
+            .run(&ShellRequest {
+                command: cmd,
+                cwd: d.path(),
+                timeout: Duration::from_millis(timeout_ms),
+                output_file: &out,
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn captures_output_and_exit_code() {
+        let o = run("echo out; echo err >&2; exit 3", 5000);
+        assert_eq!(o.exit, Some(3));
+        assert!(o.output.contains("out") && o.output.contains("err"));
+        assert!(!o.timed_out);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        // a background grandchild that would keep running (and keep a pipe open) without a
+        // group kill
+        let o = run("(sleep 30; echo late) & sleep 30", 300);
+        assert!(o.timed_out);
+        assert!(o.exit.is_none());
+        assert!(o.elapsed < Duration::from_secs(10));
+        assert!(!o.output.contains("late"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_lossily() {
+        let o = run("printf 'a\\377\\376b\\n'", 5000);
+        assert_eq!(o.exit, Some(0));
+        assert!(o.output.starts_with('a') && o.output.contains('b'));
+    }
+}

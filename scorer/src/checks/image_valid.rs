@@ -1,0 +1,82 @@
+//! `image_valid`: a real PNG: signature, an `IEND` chunk, a full decode with the `png` crate, and
+//! at least the minimum width and height.
+
+use super::{Ctx, Outcome};
+
+const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
+
+/// Validates PNG bytes; `Ok((w, h))` when they decode.
+pub fn decode(bytes: &[u8]) -> Result<(u32, u32), String> {
+    if bytes.len() < 8 || &bytes[..8] != SIGNATURE {
+        return Err("not a PNG (bad signature)".into());
+    }
+    if !bytes.windows(4).any(|w| w == b"IEND") {
+        return Err("no IEND chunk (truncated?)".into());
+    }
+    let mut limits = png::Limits::default();
+    limits.bytes = 256 * 1024 * 1024;
+    let decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
+    let mut reader = decoder.read_info().map_err(|e| format!("decode error: {e}"))?;
+    let mut buf = vec![0u8; reader.output_buffer_size()];
+    reader.next_frame(&mut buf).map_err(|e| format!("decode error: {e}"))?;
+    let info = reader.info();
+    Ok((info.width, info.height))
+}
+
+pub fn run(ctx: &Ctx<'_>, artifact: &str, min_w: u32, min_h: u32) -> Outcome {
+    let bytes = match std::fs::read(ctx.path(artifact)) {
+        Ok(b) => b,
+        Err(_) => return Outcome::fail("missing file"),
+    };
+    match decode(&bytes) {
+        Ok((w, h)) => Outcome::bool(
+            w >= min_w && h >= min_h,
+            format!("{w}x{h} PNG"),
+            format!("{w}x{h} is smaller than {min_w}x{min_h}"),
+        ),
+        Err(e) => Outcome::fail(e),
+    }
+}
+
+/// Encodes a small RGB PNG (tests and fixtures).
+pub fn encode_rgb(w: u32, h: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut wr = enc.write_header().expect("png header");
+        let data: Vec<u8> = (0..w * h * 3).map(|i| (i % 251) as u8).collect();
+        wr.write_image_data(&data).expect("png data");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testutil::Dirs;
+
+    #[test]
+    fn valid_small_broken_and_fake() {
+        let d = Dirs::new();
+        let good = encode_rgb(40, 30);
+        d.write("good.png", &good);
+        assert_eq!(run(&d.ctx(), "good.png", 1, 1).score, 1.0);
+        assert_eq!(run(&d.ctx(), "good.png", 200, 100).score, 0.0);
+        // Signature and IEND kept, image data corrupted: only a real decode notices.
+        let mut broken = good.clone();
+        let idat = broken.windows(4).position(|w| w == b"IDAT").unwrap();
+        for b in &mut broken[idat + 4..idat + 20] {
+            *b ^= 0x5a;
+        }
+        d.write("broken.png", &broken);
+        let o = run(&d.ctx(), "broken.png", 1, 1);
+        assert_eq!(o.score, 0.0, "{}", o.detail);
+        d.write("trunc.png", &good[..good.len() - 12]);
+        assert_eq!(run(&d.ctx(), "trunc.png", 1, 1).score, 0.0);
+        d.write("fake.png", b"\x89PNG\r\n\x1a\nIEND not really");
+        assert_eq!(run(&d.ctx(), "fake.png", 1, 1).score, 0.0);
+        assert_eq!(run(&d.ctx(), "none.png", 1, 1).score, 0.0);
+    }
+}

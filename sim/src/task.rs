@@ -1,0 +1,174 @@
+//! LRAB tasks as the simulated model knows them: each task's rendered prompt (to recognise it
+//! in a conversation) and its reference solution turned into a plan of steps.
+
+use std::path::Path;
+
+use crate::convo::Conv;
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Write a file (relative path) with these bytes.
+    Write { path: String, bytes: Vec<u8> },
+    /// Run a shell command in the workdir.
+    Run { command: String },
+}
+
+impl Step {
+    /// The path a write step targets.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Step::Write { path, .. } => Some(path),
+            Step::Run { .. } => None,
+        }
+    }
+}
+
+/// A task the model can recognise and carry out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskPlan {
+    pub id: String,
+    /// Lines of the prompt that no other task shares (whitespace-collapsed).
+    pub key_lines: Vec<String>,
+    pub steps: Vec<Step>,
+}
+
+/// All known tasks.
+#[derive(Debug, Clone, Default)]
+pub struct TaskIndex {
+    pub plans: Vec<TaskPlan>,
+}
+
+/// Collapses runs of whitespace to one space and trims.
+pub fn collapse_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for ch in s.chars() {
+        if ch.is_whitespace() {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.push(ch);
+        }
+    }
+    out
+}
+
+impl TaskIndex {
+    /// Builds the index from (id, rendered prompt, steps) triples. A prompt line counts as
+    /// distinctive when it has at least 20 characters and appears in no other prompt.
+    pub fn new(tasks: Vec<(String, String, Vec<Step>)>) -> TaskIndex {
+        let lines: Vec<Vec<String>> = tasks
+            .iter()
+            .map(|(_, p, _)| {
+                p.lines()
+                    .map(collapse_ws)
+                    .filter(|l| l.chars().count() >= 20)
+                    .collect()
+            })
+            .collect();
+        let mut plans = Vec::new();
+        for (i, (id, prompt, steps)) in tasks.into_iter().enumerate() {
+            let mut key: Vec<String> = lines[i]
+                .iter()
+                .filter(|l| {
+                    lines
+                        .iter()
+                        .enumerate()
+                        .all(|(j, other)| j == i || !other.contains(l))
+                })
+                .cloned()
+                .collect();
+            if key.is_empty() {
+                key = vec![collapse_ws(&prompt)];
+            }
+            key.sort();
+            key.dedup();
+            plans.push(TaskPlan {
+                id,
+                key_lines: key,
+                steps,
+            });
+        }
+        TaskIndex { plans }
+    }
+
+    /// Loads every valid task of a pack with its reference solution. Problems (invalid tasks,
+    /// missing solutions) are returned as text, never a panic.
+    pub fn from_pack(root: &Path) -> (TaskIndex, Vec<String>) {
+        let (pack, problems) = lrab_tasks::Pack::load_lenient(root);
+        let mut notes: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        let mut tasks = Vec::new();
+        for t in &pack.tasks {
+            match t.solution(lrab_tasks::SolutionKind::Reference) {
+                Ok(sol) => tasks.push((t.spec.id.clone(), t.render_prompt(), plan_from(&sol))),
+                Err(e) => notes.push(format!("{}: {e}", t.spec.id)),
+            }
+        }
+        (TaskIndex::new(tasks), notes)
+    }
+
+    /// The task whose distinctive prompt lines appear (at least 60 %) in one user message.
+    pub fn recognize(&self, conv: &Conv) -> Option<(&TaskPlan, usize)> {
+        for (i, m) in conv.messages.iter().enumerate() {
+            if m.role != "user" || m.content.len() < 40 {
+                continue;
+            }
+            let text = collapse_ws(&m.content);
+            for p in &self.plans {
+                let hit = p.key_lines.iter().filter(|l| text.contains(l.as_str())).count();
+                if hit * 10 >= p.key_lines.len() * 6 && hit > 0 {
+                    return Some((p, i));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reference solution → steps: every file written, then every command run, in order.
+pub fn plan_from(sol: &lrab_tasks::Solution) -> Vec<Step> {
+    let mut steps: Vec<Step> = sol
+        .files
+        .iter()
+        .map(|(p, b)| Step::Write {
+            path: p.clone(),
+            bytes: b.clone(),
+        })
+        .collect();
+    steps.extend(sol.commands.iter().map(|c| Step::Run { command: c.clone() }));
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convo::Msg;
+
+    fn conv_with(user: &str) -> Conv {
+        Conv {
+            messages: vec![
+                Msg { role: "system".into(), content: "You are a coding agent.".into(), calls: vec![] },
+                Msg { role: "user".into(), content: user.into(), calls: vec![] },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn recognises_by_distinctive_lines_only() {
+        let header = "You are an autonomous agent working in the current directory.\n";
+        let idx = TaskIndex::new(vec![
+            ("A".into(), format!("{header}Write a review of titanium alloys please.\n1. make shortlist.md with the ids"), vec![]),
+            ("B".into(), format!("{header}Fix the inventory module bugs now.\n1. write bug_report.md listing bugs"), vec![]),
+        ]);
+        assert!(idx.plans.iter().all(|p| !p.key_lines.iter().any(|l| l.contains("autonomous"))));
+        let c = conv_with("Task:\n  Fix the inventory   module bugs now.\n1. write bug_report.md listing bugs\n");
+        assert_eq!(idx.recognize(&c).unwrap().0.id, "B");
+        assert!(idx.recognize(&conv_with(header)).is_none());
+        assert!(idx.recognize(&conv_with("hello, how are you doing today, my friend?")).is_none());
+    }
+}

@@ -1,0 +1,436 @@
+//! Loading and validating a task pack. Validation collects every problem (file + field) so an
+//! author sees the whole list at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{LoadError, Problem};
+use crate::fsutil::{self, basename, is_safe_relative};
+use crate::spec::{parse_check, Check, CheckSpec, RawTask, TaskSpec};
+use crate::truth;
+
+/// File name of the rendered prompt inside a workdir.
+pub const TASK_INPUT: &str = "task_input.txt";
+/// Manifest of generated inputs for the default seed.
+pub const MANIFEST: &str = "generated.sha256";
+
+/// A loaded pack: its root folder and its valid tasks, sorted by id.
+#[derive(Debug, Clone)]
+pub struct Pack {
+    pub root: PathBuf,
+    pub tasks: Vec<Task>,
+}
+
+/// One valid task.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub spec: TaskSpec,
+    /// The task folder (`<pack>/<ID>`).
+    pub dir: PathBuf,
+    /// The pack root (`seed_rel` and `inputs` resolve against it).
+    pub pack_root: PathBuf,
+    /// The `prompt.md` body.
+    pub prompt_body: String,
+}
+
+impl Task {
+    /// The prompt every arm receives (see [`crate::prompt`]).
+    pub fn render_prompt(&self) -> String {
+        crate::prompt::render(&self.spec, &self.prompt_body)
+    }
+
+    /// Path of `task.toml`.
+    pub fn toml_path(&self) -> PathBuf {
+        self.dir.join("task.toml")
+    }
+
+    /// All checks, milestones first, with their group name.
+    pub fn all_checks(&self) -> impl Iterator<Item = (&'static str, &CheckSpec)> {
+        self.spec
+            .milestones
+            .iter()
+            .map(|c| ("milestones", c))
+            .chain(self.spec.finals.iter().map(|c| ("finals", c)))
+    }
+}
+
+impl Pack {
+    /// The built-in pack: `LRAB_PACK` if set, else `tasks/lrab` of this source tree.
+    pub fn builtin_dir() -> PathBuf {
+        match std::env::var_os("LRAB_PACK") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/lrab")),
+        }
+    }
+
+    /// Loads a pack; any problem in any task makes it an error listing all problems.
+    pub fn load(root: impl AsRef<Path>) -> Result<Pack, LoadError> {
+        let (pack, problems) = Pack::load_lenient(root);
+        if problems.is_empty() {
+            Ok(pack)
+        } else {
+            Err(LoadError { problems })
+        }
+    }
+
+    /// Loads every valid task and returns the problems of the invalid ones alongside.
+    pub fn load_lenient(root: impl AsRef<Path>) -> (Pack, Vec<Problem>) {
+        let root = root.as_ref().to_path_buf();
+        let mut tasks = Vec::new();
+        let mut problems = Vec::new();
+        let entries = match std::fs::read_dir(&root) {
+            Ok(rd) => {
+                let mut v: Vec<_> = rd.filter_map(Result::ok).collect();
+                v.sort_by_key(|e| e.file_name());
+                v
+            }
+            Err(e) => {
+                problems.push(Problem {
+                    file: root.clone(),
+                    field: String::new(),
+                    message: format!("cannot read pack folder: {e}"),
+                });
+                return (Pack { root, tasks }, problems);
+            }
+        };
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name == "fixtures" || name.starts_with('.') || !e.path().is_dir() {
+                continue;
+            }
+            let (task, mut p) = load_task(&root, &e.path(), &name);
+            problems.append(&mut p);
+            if let Some(t) = task {
+                tasks.push(t);
+            }
+        }
+        (Pack { root, tasks }, problems)
+    }
+
+    /// The task with this id.
+    pub fn get(&self, id: &str) -> Option<&Task> {
+        self.tasks.iter().find(|t| t.spec.id == id)
+    }
+
+    /// `<pack>/fixtures`.
+    pub fn fixtures_dir(&self) -> PathBuf {
+        self.root.join("fixtures")
+    }
+}
+
+/// Loads one task folder; returns the task only when it has no problems.
+pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Problem>) {
+    let toml_path = dir.join("task.toml");
+    let mut v = Validator {
+        file: toml_path.clone(),
+        problems: Vec::new(),
+    };
+    let text = match std::fs::read_to_string(&toml_path) {
+        Ok(t) => t,
+        Err(e) => {
+            v.problems.push(Problem {
+                file: toml_path,
+                field: String::new(),
+                message: format!("cannot read task.toml ({e}); every folder of a pack except fixtures/ must be a task"),
+            });
+            return (None, v.problems);
+        }
+    };
+    let raw: RawTask = match toml::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            let field = e
+                .message()
+                .split('`')
+                .nth(1)
+                .map(str::to_string)
+                .unwrap_or_default();
+            let loc = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: ")
+                })
+                .unwrap_or_default();
+            v.problems.push(Problem {
+                file: toml_path,
+                field,
+                message: format!("{loc}{}", e.message().trim()),
+            });
+            return (None, v.problems);
+        }
+    };
+
+    if raw.id != folder {
+        v.err("id", format!("'{}' does not equal the folder name '{folder}'", raw.id));
+    }
+    if !(1..=4).contains(&raw.tier) {
+        v.err("tier", format!("{} is out of range 1..=4", raw.tier));
+    }
+    if raw.budget_minutes == 0 {
+        v.err("budget_minutes", "must be positive".into());
+    }
+    for (k, s) in [("domain", &raw.domain), ("title", &raw.title)] {
+        if s.trim().is_empty() {
+            v.err(k, "must not be empty".into());
+        }
+    }
+    if raw.plan_steps.is_empty() {
+        v.err("plan_steps", "needs at least one step".into());
+    }
+    for (i, s) in raw.plan_steps.iter().enumerate() {
+        if s.trim().is_empty() {
+            v.err(&format!("plan_steps[{i}]"), "empty step".into());
+        }
+    }
+    if let Some(p) = raw.kill_at_pct {
+        if !(1..=99).contains(&p) {
+            v.err("kill_at_pct", format!("{p} is out of range 1..=99"));
+        }
+    }
+    for (k, x) in [("expect.untouched", Some(raw.expect.untouched)), ("expect.partial", raw.expect.partial)] {
+        if let Some(x) = x {
+            if !(0.0..=1.0).contains(&x) {
+                v.err(k, format!("{x} is outside [0, 1]"));
+            }
+        }
+    }
+
+    // Inputs: safe, present, unique basenames.
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    names.insert(crate::TASK_INPUT.into(), "the rendered prompt".into());
+    for (i, input) in raw.inputs.iter().enumerate() {
+        let field = format!("inputs[{i}]");
+        if !is_safe_relative(input) {
+            v.err(&field, format!("'{input}' must be a relative path inside fixtures/"));
+            continue;
+        }
+        let src = root.join("fixtures").join(input);
+        if !src.exists() {
+            v.err(&field, format!("missing fixture {}", src.display()));
+        }
+        let b = basename(input).to_string();
+        if let Some(prev) = names.insert(b.clone(), input.clone()) {
+            v.err(&field, format!("'{input}' lands on workdir/{b}, already taken by {prev}"));
+        }
+    }
+
+    // Checks.
+    let mut milestones = Vec::new();
+    let mut finals = Vec::new();
+    for (group, tables, out) in [
+        ("milestones", &raw.milestones, &mut milestones),
+        ("finals", &raw.finals, &mut finals),
+    ] {
+        if tables.is_empty() {
+            v.err(group, "needs at least one check".into());
+        }
+        for (i, t) in tables.iter().enumerate() {
+            let field = format!("{group}[{i}]");
+            match parse_check(t) {
+                Ok(c) => {
+                    check_params(&mut v, &field, &c, root, &names);
+                    out.push(c);
+                }
+                Err(msg) => v.err(&field, msg),
+            }
+        }
+    }
+
+    // Prompt body.
+    let prompt_path = dir.join("prompt.md");
+    let prompt_body = match std::fs::read_to_string(&prompt_path) {
+        Ok(s) if !s.trim().is_empty() => s,
+        Ok(_) => {
+            v.at(&prompt_path, "", "prompt.md is empty".into());
+            String::new()
+        }
+        Err(e) => {
+            v.at(&prompt_path, "", format!("missing prompt.md ({e})"));
+            String::new()
+        }
+    };
+
+    // Solutions.
+    for (kind, spec) in [("reference", &raw.reference), ("partial", &raw.partial)] {
+        let files = dir.join(kind).join("files");
+        let dir_exists = dir.join(kind).exists();
+        if dir_exists && !files.is_dir() && spec.is_none() {
+            v.at(&dir.join(kind), "", format!("{kind}/ has no files/ folder and task.toml no [{kind}] table"));
+        }
+        if let Some(s) = spec {
+            for (i, c) in s.commands.iter().enumerate() {
+                if c.trim().is_empty() {
+                    v.err(&format!("{kind}.commands[{i}]"), "empty command".into());
+                }
+            }
+        }
+    }
+    let has_partial = raw.partial.is_some() || dir.join("partial").join("files").is_dir();
+    match (has_partial, raw.expect.partial) {
+        (true, None) => v.err("expect.partial", "a partial solution exists but its expected score is missing".into()),
+        (false, Some(_)) => v.err("expect.partial", "given, but there is no partial solution ([partial] or partial/files/)".into()),
+        _ => {}
+    }
+
+    // Generator, manifest and truth placeholders.
+    let mut used = truth::placeholders(&milestones, "milestones");
+    used.extend(truth::placeholders(&finals, "finals"));
+    match &raw.generator {
+        None => {
+            for (field, key) in &used {
+                v.err(field, format!("truth placeholder '{key}' but the task has no [generator]"));
+            }
+            if dir.join(crate::MANIFEST).exists() {
+                v.at(&dir.join(crate::MANIFEST), "", "manifest present but the task has no [generator]".into());
+            }
+        }
+        Some(g) => validate_generator(&mut v, dir, g, &used, &names),
+    }
+
+    if !v.problems.is_empty() {
+        return (None, v.problems);
+    }
+    let spec = TaskSpec {
+        id: raw.id,
+        tier: raw.tier as u8,
+        domain: raw.domain,
+        title: raw.title,
+        budget_minutes: raw.budget_minutes,
+        inputs: raw.inputs,
+        plan_steps: raw.plan_steps,
+        kill_at_pct: raw.kill_at_pct,
+        generator: raw.generator,
+        milestones,
+        finals,
+        reference: raw.reference,
+        partial: raw.partial,
+        expect: raw.expect,
+    };
+    let task = Task {
+        spec,
+        dir: dir.to_path_buf(),
+        pack_root: root.to_path_buf(),
+        prompt_body,
+    };
+    (Some(task), Vec::new())
+}
+
+struct Validator {
+    file: PathBuf,
+    problems: Vec<Problem>,
+}
+
+impl Validator {
+    fn err(&mut self, field: &str, message: String) {
+        self.problems.push(Problem {
+            file: self.file.clone(),
+            field: field.to_string(),
+            message,
+        });
+    }
+    fn at(&mut self, file: &Path, field: &str, message: String) {
+        self.problems.push(Problem {
+            file: file.to_path_buf(),
+            field: field.to_string(),
+            message,
+        });
+    }
+}
+
+/// Parameter checks the type system cannot express.
+fn check_params(v: &mut Validator, field: &str, c: &CheckSpec, root: &Path, names: &BTreeMap<String, String>) {
+    if !is_safe_relative(&c.artifact) {
+        v.err(&format!("{field}.artifact"), format!("'{}' must be a relative path inside the workdir", c.artifact));
+    }
+    for list in c.check.string_lists() {
+        if list.is_empty() {
+            v.err(field, "a string list is empty".into());
+        }
+        if list.iter().any(|s| s.is_empty()) {
+            v.err(field, "empty string in a list (it would match anything)".into());
+        }
+    }
+    match &c.check {
+        Check::ContainsGroups { groups, min_ratio } => {
+            if groups.is_empty() {
+                v.err(&format!("{field}.groups"), "needs at least one group".into());
+            }
+            if !(*min_ratio > 0.0 && *min_ratio <= 1.0) {
+                v.err(&format!("{field}.min_ratio"), format!("{min_ratio} is outside (0, 1]"));
+            }
+        }
+        Check::ScriptPass { command, timeout_s, .. } | Check::SpecPytest { command, timeout_s, .. } => {
+            if command.trim().is_empty() {
+                v.err(&format!("{field}.command"), "empty command".into());
+            }
+            if *timeout_s == 0 {
+                v.err(&format!("{field}.timeout_s"), "must be positive".into());
+            }
+        }
+        _ => {}
+    }
+    if let Some(seed) = c.check.seed_rel() {
+        let f = format!("{field}.seed_rel");
+        if !is_safe_relative(seed) {
+            v.err(&f, format!("'{seed}' must be a relative path inside the pack"));
+        } else if !root.join(seed).is_file() {
+            v.err(&f, format!("missing seed file {}", root.join(seed).display()));
+        } else if !names.contains_key(basename(seed)) {
+            v.err(&f, format!("'{}' is not one of the task's inputs, so the workdir never has it", basename(seed)));
+        }
+    }
+}
+
+fn validate_generator(
+    v: &mut Validator,
+    dir: &Path,
+    g: &crate::spec::GeneratorSpec,
+    used: &[(String, String)],
+    names: &BTreeMap<String, String>,
+) {
+    if !lrab_generators::names().contains(&g.name.as_str()) {
+        v.err(
+            "generator.name",
+            format!("unknown generator '{}' (known: {})", g.name, lrab_generators::names().join(", ")),
+        );
+        return;
+    }
+    let generated = match lrab_generators::generate(&g.name, g.seed) {
+        Ok(gen) => gen,
+        Err(e) => {
+            v.err("generator", e.to_string());
+            return;
+        }
+    };
+    for path in generated.files.keys() {
+        if !is_safe_relative(path) {
+            v.err("generator", format!("generator writes unsafe path '{path}'"));
+        }
+        let first = path.split('/').next().unwrap_or(path);
+        if names.contains_key(first) {
+            v.err("generator", format!("generated file '{path}' collides with {}", names[first]));
+        }
+    }
+    let known: BTreeSet<&String> = generated.truth.keys().collect();
+    for (field, key) in used {
+        if !known.contains(key) {
+            v.err(
+                field,
+                format!("truth placeholder '{key}' is not produced by generator '{}'", g.name),
+            );
+        }
+    }
+    let mpath = dir.join(crate::MANIFEST);
+    match std::fs::read_to_string(&mpath) {
+        Err(e) => v.at(&mpath, "", format!("missing manifest of the generated inputs ({e}); `lrab generate` writes it")),
+        Ok(text) => match fsutil::parse_manifest(&text) {
+            Err(e) => v.at(&mpath, "", e),
+            Ok(m) => {
+                if let Some(d) = fsutil::manifest_diff(&generated.files, &m) {
+                    v.at(&mpath, "", format!("does not match generator '{}' seed {}: {d}", g.name, g.seed));
+                }
+            }
+        },
+    }
+}

@@ -1,0 +1,270 @@
+//! Typed form of `task.toml` (see `docs/task-format.md`).
+//!
+//! Checks are parsed in two steps (the `artifact` key, then the rest as a `kind`-tagged enum) so
+//! that unknown kinds and unknown/missing parameters are reported per check, naming the field,
+//! instead of aborting the whole file at the first bad check.
+
+use serde::{Deserialize, Serialize};
+
+/// One task as written in `task.toml`, checks already typed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSpec {
+    pub id: String,
+    pub tier: u8,
+    pub domain: String,
+    pub title: String,
+    pub budget_minutes: u32,
+    pub inputs: Vec<String>,
+    pub plan_steps: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kill_at_pct: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator: Option<GeneratorSpec>,
+    pub milestones: Vec<CheckSpec>,
+    pub finals: Vec<CheckSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<SolutionSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<SolutionSpec>,
+    pub expect: Expect,
+}
+
+/// `[generator]`: which generator of `lrab-generators` makes the inputs, and its default seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorSpec {
+    pub name: String,
+    pub seed: u64,
+}
+
+/// `[reference]` / `[partial]`: commands run after the solution files are copied.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolutionSpec {
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+/// `[expect]`: the scores `lrab tasks check` asserts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub untouched: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<f64>,
+}
+
+/// One check: the artifact (path relative to the workdir) and what to check about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckSpec {
+    pub artifact: String,
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+fn default_ratio() -> f64 {
+    1.0
+}
+fn one() -> u32 {
+    1
+}
+fn t120() -> u64 {
+    120
+}
+fn t180() -> u64 {
+    180
+}
+
+/// The 14 upstream check kinds with their typed parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    Exists {},
+    ContainsAny {
+        any_of: Vec<String>,
+    },
+    NotContains {
+        none_of: Vec<String>,
+    },
+    ContainsGroups {
+        groups: Vec<Vec<String>>,
+        #[serde(default = "default_ratio")]
+        min_ratio: f64,
+    },
+    ContainsOrdered {
+        ordered: Vec<String>,
+    },
+    MinWords {
+        min_words: u64,
+    },
+    Structure {
+        required_sections: Vec<String>,
+        /// Carried by upstream WF-01 and ignored by its scorer; accepted and ignored here too.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_words: Option<u64>,
+    },
+    PythonCompiles {},
+    FileMinBytes {
+        min_bytes: u64,
+    },
+    MinUrls {
+        min_urls: u64,
+    },
+    ImageValid {
+        #[serde(default = "one")]
+        min_width: u32,
+        #[serde(default = "one")]
+        min_height: u32,
+    },
+    ScriptPass {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect_stdout: Option<String>,
+        #[serde(default = "t120")]
+        timeout_s: u64,
+    },
+    SeedUnchanged {
+        seed_rel: String,
+    },
+    SpecPytest {
+        seed_rel: String,
+        command: String,
+        expect_stdout: String,
+        #[serde(default = "t180")]
+        timeout_s: u64,
+    },
+}
+
+/// All kind names, in the order of the table in `docs/task-format.md`.
+pub const KINDS: [&str; 14] = [
+    "exists",
+    "contains_any",
+    "not_contains",
+    "contains_groups",
+    "contains_ordered",
+    "min_words",
+    "structure",
+    "python_compiles",
+    "file_min_bytes",
+    "min_urls",
+    "image_valid",
+    "script_pass",
+    "seed_unchanged",
+    "spec_pytest",
+];
+
+impl Check {
+    /// The `kind` string of this check.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Check::Exists {} => "exists",
+            Check::ContainsAny { .. } => "contains_any",
+            Check::NotContains { .. } => "not_contains",
+            Check::ContainsGroups { .. } => "contains_groups",
+            Check::ContainsOrdered { .. } => "contains_ordered",
+            Check::MinWords { .. } => "min_words",
+            Check::Structure { .. } => "structure",
+            Check::PythonCompiles {} => "python_compiles",
+            Check::FileMinBytes { .. } => "file_min_bytes",
+            Check::MinUrls { .. } => "min_urls",
+            Check::ImageValid { .. } => "image_valid",
+            Check::ScriptPass { .. } => "script_pass",
+            Check::SeedUnchanged { .. } => "seed_unchanged",
+            Check::SpecPytest { .. } => "spec_pytest",
+        }
+    }
+
+    /// The string lists in which truth placeholders may appear, mutable so they can be expanded.
+    pub fn string_lists_mut(&mut self) -> Vec<&mut Vec<String>> {
+        match self {
+            Check::ContainsAny { any_of } => vec![any_of],
+            Check::NotContains { none_of } => vec![none_of],
+            Check::ContainsGroups { groups, .. } => groups.iter_mut().collect(),
+            Check::ContainsOrdered { ordered } => vec![ordered],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Read-only view of [`Check::string_lists_mut`].
+    pub fn string_lists(&self) -> Vec<&Vec<String>> {
+        match self {
+            Check::ContainsAny { any_of } => vec![any_of],
+            Check::NotContains { none_of } => vec![none_of],
+            Check::ContainsGroups { groups, .. } => groups.iter().collect(),
+            Check::ContainsOrdered { ordered } => vec![ordered],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The pack-relative seed file this check compares against, if any.
+    pub fn seed_rel(&self) -> Option<&str> {
+        match self {
+            Check::SeedUnchanged { seed_rel } | Check::SpecPytest { seed_rel, .. } => Some(seed_rel),
+            _ => None,
+        }
+    }
+}
+
+/// `task.toml` as parsed before the checks are typed (top-level keys are still strict).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTask {
+    pub id: String,
+    pub tier: i64,
+    pub domain: String,
+    pub title: String,
+    pub budget_minutes: u32,
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    pub plan_steps: Vec<String>,
+    #[serde(default)]
+    pub kill_at_pct: Option<u8>,
+    #[serde(default)]
+    pub generator: Option<GeneratorSpec>,
+    #[serde(default)]
+    pub milestones: Vec<toml::Table>,
+    #[serde(default)]
+    pub finals: Vec<toml::Table>,
+    #[serde(default)]
+    pub reference: Option<SolutionSpec>,
+    #[serde(default)]
+    pub partial: Option<SolutionSpec>,
+    pub expect: Expect,
+}
+
+/// Types one check table; the error names the offending key where it can.
+pub(crate) fn parse_check(table: &toml::Table) -> Result<CheckSpec, String> {
+    let mut rest = table.clone();
+    let artifact = match rest.remove("artifact") {
+        Some(toml::Value::String(s)) => s,
+        Some(other) => return Err(format!("artifact: expected a string, found {}", other.type_str())),
+        None => return Err("artifact: missing".into()),
+    };
+    match rest.get("kind") {
+        Some(toml::Value::String(k)) if !KINDS.contains(&k.as_str()) => {
+            return Err(format!("kind: unknown check kind '{k}' (known: {})", KINDS.join(", ")))
+        }
+        Some(toml::Value::String(_)) => {}
+        Some(other) => return Err(format!("kind: expected a string, found {}", other.type_str())),
+        None => return Err("kind: missing".into()),
+    }
+    let kind = rest["kind"].as_str().unwrap_or_default().to_string();
+    let check: Check = toml::Value::Table(rest)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("{kind}: {}", e.message().trim()))?;
+    Ok(CheckSpec { artifact, check })
+}
+
+impl CheckSpec {
+    /// The check as a TOML table (used when writing packs: import, held-out variants).
+    pub fn to_toml_table(&self) -> toml::Table {
+        let mut t = toml::Table::new();
+        t.insert("artifact".into(), toml::Value::String(self.artifact.clone()));
+        if let Ok(toml::Value::Table(rest)) = toml::Value::try_from(&self.check) {
+            for (k, v) in rest {
+                t.insert(k, v);
+            }
+        }
+        t
+    }
+}

@@ -1,0 +1,656 @@
+//! Airline domain: typed `FlightDB` records and the 14 agent tools with upstream's exact
+//! mutation semantics (see docs/tau2.md for the quirks kept on purpose).
+
+use crate::args::{field_error, obj_str, value_float, value_int, Args, Out, ToolResult};
+use crate::calc;
+use crate::canon::{self, Table, TableCache};
+use crate::pyjson;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AirlineDb {
+    pub flights: Table<Flight>,
+    pub users: Table<User>,
+    pub reservations: Table<Reservation>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flight {
+    pub flight_number: String,
+    pub origin: String,
+    pub destination: String,
+    pub scheduled_departure_time_est: String,
+    pub scheduled_arrival_time_est: String,
+    pub dates: IndexMap<String, FlightDateStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "status")]
+pub enum FlightDateStatus {
+    #[serde(rename = "available")]
+    Available { available_seats: IndexMap<String, i64>, prices: IndexMap<String, i64> },
+    #[serde(rename = "landed")]
+    Landed { actual_departure_time_est: String, actual_arrival_time_est: String },
+    #[serde(rename = "cancelled")]
+    Cancelled {},
+    #[serde(rename = "delayed")]
+    Delayed { estimated_departure_time_est: String, estimated_arrival_time_est: String },
+    #[serde(rename = "flying")]
+    Flying { actual_departure_time_est: String, estimated_arrival_time_est: String },
+    #[serde(rename = "on time")]
+    OnTime { estimated_departure_time_est: String, estimated_arrival_time_est: String },
+}
+
+impl FlightDateStatus {
+    pub fn status(&self) -> &'static str {
+        match self {
+            FlightDateStatus::Available { .. } => "available",
+            FlightDateStatus::Landed { .. } => "landed",
+            FlightDateStatus::Cancelled {} => "cancelled",
+            FlightDateStatus::Delayed { .. } => "delayed",
+            FlightDateStatus::Flying { .. } => "flying",
+            FlightDateStatus::OnTime { .. } => "on time",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Name {
+    pub first_name: String,
+    pub last_name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Address {
+    pub address1: String,
+    #[serde(default)]
+    pub address2: Option<String>,
+    pub city: String,
+    pub country: String,
+    pub state: String,
+    pub zip: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "source")]
+pub enum PaymentMethod {
+    #[serde(rename = "credit_card")]
+    CreditCard { id: String, brand: String, last_four: String },
+    #[serde(rename = "gift_card")]
+    GiftCard { id: String, amount: f64 },
+    #[serde(rename = "certificate")]
+    Certificate { id: String, amount: f64 },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Passenger {
+    pub first_name: String,
+    pub last_name: String,
+    pub dob: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct User {
+    pub user_id: String,
+    pub name: Name,
+    pub address: Address,
+    pub email: String,
+    pub dob: String,
+    pub payment_methods: IndexMap<String, PaymentMethod>,
+    pub saved_passengers: Vec<Passenger>,
+    pub membership: String,
+    pub reservations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReservationFlight {
+    pub flight_number: String,
+    pub origin: String,
+    pub destination: String,
+    pub date: String,
+    pub price: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Payment {
+    pub payment_id: String,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reservation {
+    pub reservation_id: String,
+    pub user_id: String,
+    pub origin: String,
+    pub destination: String,
+    pub flight_type: String,
+    pub cabin: String,
+    pub flights: Vec<ReservationFlight>,
+    pub passengers: Vec<Passenger>,
+    pub payment_history: Vec<Payment>,
+    pub created_at: String,
+    pub total_baggages: i64,
+    pub nonfree_baggages: i64,
+    pub insurance: String,
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// Canonical bytes of the loaded DB, shared by every environment built from it.
+pub struct AirlineCache {
+    pub flights: TableCache<Flight>,
+    pub users: TableCache<User>,
+    pub reservations: TableCache<Reservation>,
+    pub hash: String,
+}
+
+impl AirlineDb {
+    pub fn build_cache(&self) -> AirlineCache {
+        let mut c = AirlineCache {
+            flights: TableCache::build(&self.flights),
+            users: TableCache::build(&self.users),
+            reservations: TableCache::build(&self.reservations),
+            hash: String::new(),
+        };
+        c.hash = self.hash(Some(&c));
+        c
+    }
+
+    pub fn hash(&self, cache: Option<&AirlineCache>) -> String {
+        let f = canon::View { table: &self.flights, cache: cache.map(|c| &c.flights) };
+        let u = canon::View { table: &self.users, cache: cache.map(|c| &c.users) };
+        let r = canon::View { table: &self.reservations, cache: cache.map(|c| &c.reservations) };
+        let base = cache.map(|c| c.hash.as_str()).filter(|h| !h.is_empty());
+        canon::hash_tables(&mut [("flights", &f), ("users", &u), ("reservations", &r)], base)
+    }
+}
+
+pub const WRITE_TOOLS: &[&str] = &[
+    "book_reservation",
+    "cancel_reservation",
+    "update_reservation_baggages",
+    "update_reservation_flights",
+    "update_reservation_passengers",
+    "send_certificate",
+];
+pub const READ_TOOLS: &[&str] = &[
+    "get_user_details",
+    "get_reservation_details",
+    "get_flight_status",
+    "search_direct_flight",
+    "search_onestop_flight",
+    "list_all_airports",
+];
+pub const GENERIC_TOOLS: &[&str] = &["calculate", "transfer_to_human_agents"];
+
+const CLASS: &str = "AirlineTools";
+const CABINS: &[&str] = &["business", "economy", "basic_economy"];
+
+fn to_json<T: Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).expect("serialisable")
+}
+
+fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, String> {
+    db.users.get(id).ok_or_else(|| format!("User {id} not found"))
+}
+
+fn reservation<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<Reservation>, String> {
+    db.reservations.get(id).ok_or_else(|| format!("Reservation {id} not found"))
+}
+
+fn flight_instance<'a>(db: &'a AirlineDb, number: &str, date: &str) -> Result<&'a FlightDateStatus, String> {
+    let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
+    f.dates.get(date).ok_or_else(|| format!("Flight {number} not found on date {date}"))
+}
+
+fn flight_infos(list: &[&Map<String, Value>]) -> Result<Vec<(String, String)>, String> {
+    list.iter()
+        .map(|m| Ok((obj_str(m, "FlightInfo", "flight_number")?, obj_str(m, "FlightInfo", "date")?)))
+        .collect()
+}
+
+fn passengers(list: &[&Map<String, Value>]) -> Result<Vec<Passenger>, String> {
+    list.iter()
+        .map(|m| {
+            Ok(Passenger {
+                first_name: obj_str(m, "Passenger", "first_name")?,
+                last_name: obj_str(m, "Passenger", "last_name")?,
+                dob: obj_str(m, "Passenger", "dob")?,
+            })
+        })
+        .collect()
+}
+
+fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        let opts: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
+        Err(field_error(model, field, &format!("Input should be {}", opts.join(" or "))))
+    }
+}
+
+/// Run one agent tool. `Err` carries the exception text (sent as `"Error: <text>"`).
+pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    match name {
+        "book_reservation" => {
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &[
+                    "user_id",
+                    "origin",
+                    "destination",
+                    "flight_type",
+                    "cabin",
+                    "flights",
+                    "passengers",
+                    "payment_methods",
+                    "total_baggages",
+                    "nonfree_baggages",
+                    "insurance",
+                ],
+                &[],
+            )?;
+            book_reservation(db, &a)
+        }
+        "cancel_reservation" => {
+            let a = Args::new(CLASS, name, kw, &["reservation_id"], &[])?;
+            let id = a.str("reservation_id")?;
+            reservation(db, &id)?;
+            let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
+            let refunds: Vec<Payment> = r
+                .payment_history
+                .iter()
+                .map(|p| Payment { payment_id: p.payment_id.clone(), amount: -p.amount })
+                .collect();
+            r.payment_history.extend(refunds);
+            r.status = Some("cancelled".into());
+            Ok(Out::Json(to_json(&*r)))
+        }
+        "update_reservation_baggages" => {
+            let a = Args::new(CLASS, name, kw, &["reservation_id", "total_baggages", "nonfree_baggages", "payment_id"], &[])?;
+            let id = a.str("reservation_id")?;
+            let total = a.int("total_baggages")?;
+            let nonfree = a.int("nonfree_baggages")?;
+            let payment_id = a.str("payment_id")?;
+            let r = reservation(db, &id)?.clone();
+            user(db, &r.user_id)?;
+            let price = 50 * (nonfree - r.nonfree_baggages).max(0);
+            let payment = payment_for_update(db, &r.user_id, &payment_id, price)?;
+            let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
+            if let Some(p) = payment {
+                r.payment_history.push(p);
+            }
+            r.total_baggages = total;
+            r.nonfree_baggages = nonfree;
+            Ok(Out::Json(to_json(&*r)))
+        }
+        "update_reservation_flights" => {
+            let a = Args::new(CLASS, name, kw, &["reservation_id", "cabin", "flights", "payment_id"], &[])?;
+            update_reservation_flights(db, &a)
+        }
+        "update_reservation_passengers" => {
+            let a = Args::new(CLASS, name, kw, &["reservation_id", "passengers"], &[])?;
+            let list = a.obj_list("passengers")?;
+            let new = passengers(&list)?;
+            let id = a.str("reservation_id")?;
+            let r = reservation(db, &id)?;
+            if new.len() != r.passengers.len() {
+                return Err("Number of passengers does not match".into());
+            }
+            let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
+            r.passengers = new;
+            Ok(Out::Json(to_json(&*r)))
+        }
+        "send_certificate" => {
+            let a = Args::new(CLASS, name, kw, &["user_id", "amount"], &[])?;
+            let uid = a.str("user_id")?;
+            let raw = a.raw("amount").expect("required");
+            user(db, &uid)?;
+            let amount = value_float(raw)
+                .ok_or_else(|| field_error("Certificate", "amount", "Input should be a valid number"))?;
+            let u = Arc::make_mut(db.users.get_mut(&uid).expect("checked"));
+            for n in [3221322, 3221323, 3221324] {
+                let pid = format!("certificate_{n}");
+                if !u.payment_methods.contains_key(&pid) {
+                    u.payment_methods.insert(pid.clone(), PaymentMethod::Certificate { id: pid.clone(), amount });
+                    return Ok(Out::Str(format!(
+                        "Certificate {pid} added to user {uid} with amount {}.",
+                        pyjson::py_str_number(raw)
+                    )));
+                }
+            }
+            Err("Too many certificates".into())
+        }
+        "get_user_details" => {
+            let a = Args::new(CLASS, name, kw, &["user_id"], &[])?;
+            Ok(Out::Json(to_json(user(db, &a.str("user_id")?)?.as_ref())))
+        }
+        "get_reservation_details" => {
+            let a = Args::new(CLASS, name, kw, &["reservation_id"], &[])?;
+            Ok(Out::Json(to_json(reservation(db, &a.str("reservation_id")?)?.as_ref())))
+        }
+        "get_flight_status" => {
+            let a = Args::new(CLASS, name, kw, &["flight_number", "date"], &[])?;
+            let s = flight_instance(db, &a.str("flight_number")?, &a.str("date")?)?;
+            Ok(Out::Str(s.status().to_string()))
+        }
+        "search_direct_flight" => {
+            let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
+            let date = a.str("date")?;
+            let res = search_direct(db, &date, Some(&a.str("origin")?), Some(&a.str("destination")?), None, None);
+            Ok(Out::Json(Value::Array(res)))
+        }
+        "search_onestop_flight" => {
+            let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
+            let (origin, destination, date) = (a.str("origin")?, a.str("destination")?, a.str("date")?);
+            let mut results = Vec::new();
+            for f1 in db.flights.values() {
+                let Some(first) = direct_entry(f1, &date, Some(&origin), None, None, Some(&date)) else {
+                    continue;
+                };
+                // Quirk kept from upstream: "+1" arrivals build the next day without zero
+                // padding ("2024-05-6"), so such connections never match a DB date.
+                let date2 = if f1.scheduled_arrival_time_est.contains("+1") {
+                    let tail: String = date.chars().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+                    let day: i64 = tail
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("invalid literal for int() with base 10: '{tail}'"))?;
+                    format!("2024-05-{}", day + 1)
+                } else {
+                    date.clone()
+                };
+                for f2 in db.flights.values() {
+                    if f2.origin != f1.destination {
+                        continue;
+                    }
+                    if let Some(second) = direct_entry(
+                        f2,
+                        &date2,
+                        None,
+                        Some(&destination),
+                        Some(&f1.scheduled_arrival_time_est),
+                        Some(&date2),
+                    ) {
+                        results.push(Value::Array(vec![first.clone(), second]));
+                    }
+                }
+            }
+            Ok(Out::Json(Value::Array(results)))
+        }
+        "list_all_airports" => {
+            Args::new(CLASS, name, kw, &[], &[])?;
+            let airports = [
+                ("SFO", "San Francisco"),
+                ("JFK", "New York"),
+                ("LAX", "Los Angeles"),
+                ("ORD", "Chicago"),
+                ("DFW", "Dallas"),
+                ("DEN", "Denver"),
+                ("SEA", "Seattle"),
+                ("ATL", "Atlanta"),
+                ("MIA", "Miami"),
+                ("BOS", "Boston"),
+                ("PHX", "Phoenix"),
+                ("IAH", "Houston"),
+                ("LAS", "Las Vegas"),
+                ("MCO", "Orlando"),
+                ("EWR", "Newark"),
+                ("CLT", "Charlotte"),
+                ("MSP", "Minneapolis"),
+                ("DTW", "Detroit"),
+                ("PHL", "Philadelphia"),
+                ("LGA", "LaGuardia"),
+            ];
+            Ok(Out::Json(Value::Array(
+                airports.iter().map(|(i, c)| json!({"iata": i, "city": c})).collect(),
+            )))
+        }
+        "calculate" => {
+            let a = Args::new(CLASS, name, kw, &["expression"], &[])?;
+            calc::calculate(&a.str("expression")?).map(Out::Str)
+        }
+        "transfer_to_human_agents" => {
+            Args::new(CLASS, name, kw, &["summary"], &[])?;
+            Ok(Out::Str("Transfer successful".into()))
+        }
+        _ => Err(format!("Tool '{name}' not found.")),
+    }
+}
+
+/// One `DirectFlight` dump when `f` is available on `date` and passes the filters.
+fn direct_entry(
+    f: &Flight,
+    date: &str,
+    origin: Option<&str>,
+    destination: Option<&str>,
+    leave_after: Option<&str>,
+    set_date: Option<&str>,
+) -> Option<Value> {
+    if origin.is_some_and(|o| f.origin != o) || destination.is_some_and(|d| f.destination != d) {
+        return None;
+    }
+    let FlightDateStatus::Available { available_seats, prices } = f.dates.get(date)? else {
+        return None;
+    };
+    if leave_after.is_some_and(|t| f.scheduled_departure_time_est.as_str() < t) {
+        return None;
+    }
+    Some(json!({
+        "flight_number": f.flight_number,
+        "origin": f.origin,
+        "destination": f.destination,
+        "status": "available",
+        "scheduled_departure_time_est": f.scheduled_departure_time_est,
+        "scheduled_arrival_time_est": f.scheduled_arrival_time_est,
+        "date": set_date,
+        "available_seats": available_seats,
+        "prices": prices,
+    }))
+}
+
+fn search_direct(
+    db: &AirlineDb,
+    date: &str,
+    origin: Option<&str>,
+    destination: Option<&str>,
+    leave_after: Option<&str>,
+    set_date: Option<&str>,
+) -> Vec<Value> {
+    db.flights
+        .values()
+        .filter_map(|f| direct_entry(f, date, origin, destination, leave_after, set_date))
+        .collect()
+}
+
+/// Upstream `_payment_for_update`: checks, then debits a gift card; returns the payment
+/// entry to append (none when the amount is zero).
+fn payment_for_update(db: &mut AirlineDb, user_id: &str, payment_id: &str, total: i64) -> Result<Option<Payment>, String> {
+    let u = user(db, user_id)?;
+    match u.payment_methods.get(payment_id) {
+        None => return Err("Payment method not found".into()),
+        Some(PaymentMethod::Certificate { .. }) => {
+            return Err("Certificate cannot be used to update reservation".into())
+        }
+        Some(PaymentMethod::GiftCard { amount, .. }) if *amount < total as f64 => {
+            return Err("Gift card balance is not enough".into())
+        }
+        _ => {}
+    }
+    if matches!(u.payment_methods.get(payment_id), Some(PaymentMethod::GiftCard { .. })) {
+        let u = Arc::make_mut(db.users.get_mut(user_id).expect("checked"));
+        if let Some(PaymentMethod::GiftCard { amount, .. }) = u.payment_methods.get_mut(payment_id) {
+            *amount -= total as f64;
+        }
+    }
+    Ok((total != 0).then(|| Payment { payment_id: payment_id.to_string(), amount: total }))
+}
+
+fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
+    let flights = flight_infos(&a.obj_list("flights")?)?;
+    let pax = passengers(&a.obj_list("passengers")?)?;
+    let mut payments = Vec::new();
+    for m in a.obj_list("payment_methods")? {
+        let payment_id = obj_str(m, "Payment", "payment_id")?;
+        let amount = match m.get("amount") {
+            None => return Err(field_error("Payment", "amount", "Field required")),
+            Some(v) => value_int(v).ok_or_else(|| field_error("Payment", "amount", "Input should be a valid integer"))?,
+        };
+        payments.push(Payment { payment_id, amount });
+    }
+    let user_id = a.str("user_id")?;
+    let u = user(db, &user_id)?.clone();
+    let reservation_id = ["HATHAT", "HATHAU", "HATHAV"]
+        .into_iter()
+        .find(|id| !db.reservations.contains_key(*id))
+        .ok_or_else(|| "Too many reservations".to_string())?
+        .to_string();
+    let flight_type = a.str("flight_type")?;
+    let cabin = a.str("cabin")?;
+    let insurance = a.str("insurance")?;
+    literal("Reservation", "flight_type", &flight_type, &["round_trip", "one_way"])?;
+    literal("Reservation", "cabin", &cabin, CABINS)?;
+    literal("Reservation", "insurance", &insurance, &["yes", "no"])?;
+    let total_baggages = a.int("total_baggages")?;
+    let nonfree_baggages = a.int("nonfree_baggages")?;
+    let n = pax.len() as i64;
+
+    let mut res_flights = Vec::new();
+    let mut total_price: i64 = 0;
+    for (number, date) in &flights {
+        let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
+        let inst = flight_instance(db, number, date)?;
+        let FlightDateStatus::Available { available_seats, prices } = inst else {
+            return Err(format!("Flight {number} not available on date {date}"));
+        };
+        if available_seats.get(&cabin).copied().unwrap_or(0) < n {
+            return Err(format!("Not enough seats on flight {number}"));
+        }
+        let price = prices.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        res_flights.push(ReservationFlight {
+            flight_number: number.clone(),
+            origin: f.origin.clone(),
+            destination: f.destination.clone(),
+            date: date.clone(),
+            price,
+        });
+        total_price += price * n;
+    }
+    if insurance == "yes" {
+        total_price += 30 * n;
+    }
+    total_price += 50 * nonfree_baggages;
+    for p in &payments {
+        let Some(m) = u.payment_methods.get(&p.payment_id) else {
+            return Err(format!("Payment method {} not found", p.payment_id));
+        };
+        if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } = m {
+            if *amount < p.amount as f64 {
+                return Err(format!("Not enough balance in payment method {}", p.payment_id));
+            }
+        }
+    }
+    let paid: i64 = payments.iter().map(|p| p.amount).sum();
+    if paid != total_price {
+        return Err(format!(
+            "Payment amount does not add up, total price is {total_price}, but paid {paid}"
+        ));
+    }
+    // All checks passed: debit, consume certificates, take seats, store.
+    {
+        let u = Arc::make_mut(db.users.get_mut(&user_id).expect("checked"));
+        for p in &payments {
+            match u.payment_methods.get_mut(&p.payment_id) {
+                Some(PaymentMethod::GiftCard { amount, .. }) => *amount -= p.amount as f64,
+                Some(PaymentMethod::Certificate { .. }) => {
+                    u.payment_methods.shift_remove(&p.payment_id);
+                }
+                _ => {}
+            }
+        }
+        u.reservations.push(reservation_id.clone());
+    }
+    for (number, date) in &flights {
+        let f = Arc::make_mut(db.flights.get_mut(number).expect("checked"));
+        if let Some(FlightDateStatus::Available { available_seats, .. }) = f.dates.get_mut(date) {
+            if let Some(s) = available_seats.get_mut(&cabin) {
+                *s -= n;
+            }
+        }
+    }
+    let r = Reservation {
+        reservation_id: reservation_id.clone(),
+        user_id: user_id.clone(),
+        origin: a.str("origin")?,
+        destination: a.str("destination")?,
+        flight_type,
+        cabin,
+        flights: res_flights,
+        passengers: pax,
+        payment_history: payments,
+        created_at: "2024-05-15T15:00:00".into(),
+        total_baggages,
+        nonfree_baggages,
+        insurance,
+        status: None,
+    };
+    let out = to_json(&r);
+    db.reservations.insert(reservation_id, Arc::new(r));
+    Ok(Out::Json(out))
+}
+
+fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {
+    let flights = flight_infos(&a.obj_list("flights")?)?;
+    let id = a.str("reservation_id")?;
+    let cabin = a.str("cabin")?;
+    let payment_id = a.str("payment_id")?;
+    let r = reservation(db, &id)?.clone();
+    user(db, &r.user_id)?;
+    let n = r.passengers.len() as i64;
+    let mut total: i64 = 0;
+    let mut new_flights = Vec::new();
+    for (number, date) in &flights {
+        let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
+        if let Some(existing) = r
+            .flights
+            .iter()
+            .find(|rf| rf.flight_number == *number && rf.date == *date && cabin == r.cabin)
+        {
+            total += existing.price * n;
+            new_flights.push(existing.clone());
+            continue;
+        }
+        let inst = flight_instance(db, number, date)?;
+        let FlightDateStatus::Available { available_seats, prices } = inst else {
+            return Err(format!("Flight {number} not available on date {date}"));
+        };
+        let seats = available_seats.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        if seats < n {
+            return Err(format!("Not enough seats on flight {number}"));
+        }
+        let price = prices.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        total += price * n;
+        new_flights.push(ReservationFlight {
+            flight_number: number.clone(),
+            origin: f.origin.clone(),
+            destination: f.destination.clone(),
+            date: date.clone(),
+            price,
+        });
+    }
+    total -= r.flights.iter().map(|f| f.price).sum::<i64>() * n;
+    let payment = payment_for_update(db, &r.user_id, &payment_id, total)?;
+    let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
+    if let Some(p) = payment {
+        r.payment_history.push(p);
+    }
+    r.flights = new_flights;
+    r.cabin = cabin;
+    Ok(Out::Json(to_json(&*r)))
+}

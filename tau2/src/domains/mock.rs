@@ -1,0 +1,144 @@
+//! Mock domain (upstream's tiny test domain): a task list with users on the agent side and
+//! a notification inbox on the user side. Our reference notes do not list its tools, so
+//! their behaviour is inferred from the task files and checked against every mock hash
+//! vector (see docs/tau2.md).
+
+use crate::args::{Args, Out, ToolResult};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MockDb {
+    pub tasks: IndexMap<String, MockTask>,
+    pub users: IndexMap<String, MockUser>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MockTask {
+    pub task_id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MockUser {
+    pub user_id: String,
+    pub name: String,
+    pub tasks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MockUserDb {
+    pub notifications: IndexMap<String, Notification>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notification {
+    pub notification_id: String,
+    pub message: String,
+    pub status: String,
+    #[serde(default)]
+    pub task_id: Option<String>,
+}
+
+pub const WRITE_TOOLS: &[&str] = &["create_task", "update_task_status"];
+pub const READ_TOOLS: &[&str] = &["get_users"];
+pub const GENERIC_TOOLS: &[&str] = &["transfer_to_human_agents"];
+pub const USER_WRITE_TOOLS: &[&str] = &["dismiss_notification"];
+pub const USER_READ_TOOLS: &[&str] = &["check_notifications"];
+
+const CLASS: &str = "MockTools";
+const USER_CLASS: &str = "MockUserTools";
+
+fn to_json<T: Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).expect("serialisable")
+}
+
+/// Agent-side tools plus the non-tool functions tasks may call (`assert_task_status`).
+pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    match name {
+        "create_task" => {
+            let a = Args::new(CLASS, name, kw, &["user_id", "title"], &["description"])?;
+            let uid = a.str("user_id")?;
+            let title = a.str("title")?;
+            let description = a.opt_str("description")?;
+            if !db.users.contains_key(&uid) {
+                return Err(format!("User {uid} not found"));
+            }
+            let task_id = format!("task_{}", db.tasks.len() + 1);
+            let t = MockTask { task_id: task_id.clone(), title, description, status: "pending".into() };
+            let out = to_json(&t);
+            db.tasks.insert(task_id.clone(), t);
+            db.users.get_mut(&uid).expect("checked").tasks.push(task_id);
+            Ok(Out::Json(out))
+        }
+        "update_task_status" => {
+            let a = Args::new(CLASS, name, kw, &["task_id", "status"], &[])?;
+            let id = a.str("task_id")?;
+            let status = a.str("status")?;
+            if status != "pending" && status != "completed" {
+                return Err(format!("Invalid status: {status}"));
+            }
+            let t = db.tasks.get_mut(&id).ok_or_else(|| format!("Task {id} not found"))?;
+            t.status = status;
+            Ok(Out::Json(to_json(&*t)))
+        }
+        "get_users" => {
+            Args::new(CLASS, name, kw, &[], &[])?;
+            Ok(Out::Json(Value::Array(db.users.values().map(to_json).collect())))
+        }
+        "transfer_to_human_agents" => {
+            Args::new(CLASS, name, kw, &["summary"], &[])?;
+            Ok(Out::Str("Transfer successful".into()))
+        }
+        "assert_task_status" => {
+            let a = Args::new(CLASS, name, kw, &["task_id", "expected_status"], &[])?;
+            let id = a.str("task_id")?;
+            let want = a.str("expected_status")?;
+            let t = db.tasks.get(&id).ok_or_else(|| format!("Task {id} not found"))?;
+            Ok(Out::Json(Value::Bool(t.status == want)))
+        }
+        _ => Err(format!("Tool '{name}' not found.")),
+    }
+}
+
+/// User-side tools plus `add_notification` / `assert_notification_status`.
+pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    match name {
+        "check_notifications" => {
+            Args::new(USER_CLASS, name, kw, &[], &[])?;
+            Ok(Out::Json(Value::Array(db.notifications.values().map(to_json).collect())))
+        }
+        "dismiss_notification" => {
+            let a = Args::new(USER_CLASS, name, kw, &["notification_id"], &[])?;
+            let id = a.str("notification_id")?;
+            let n = db.notifications.get_mut(&id).ok_or_else(|| format!("Notification {id} not found"))?;
+            n.status = "read".into();
+            Ok(Out::Json(to_json(&*n)))
+        }
+        "add_notification" => {
+            let a = Args::new(USER_CLASS, name, kw, &["notification_id", "message"], &["task_id"])?;
+            let id = a.str("notification_id")?;
+            let n = Notification {
+                notification_id: id.clone(),
+                message: a.str("message")?,
+                status: "unread".into(),
+                task_id: a.opt_str("task_id")?,
+            };
+            let out = to_json(&n);
+            db.notifications.insert(id, n);
+            Ok(Out::Json(out))
+        }
+        "assert_notification_status" => {
+            let a = Args::new(USER_CLASS, name, kw, &["notification_id", "expected_status"], &[])?;
+            let id = a.str("notification_id")?;
+            let want = a.str("expected_status")?;
+            let n = db.notifications.get(&id).ok_or_else(|| format!("Notification {id} not found"))?;
+            Ok(Out::Json(Value::Bool(n.status == want)))
+        }
+        _ => Err(format!("Tool '{name}' not found.")),
+    }
+}

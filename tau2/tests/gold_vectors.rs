@@ -1,0 +1,76 @@
+//! Conformance: gold replay reproduces upstream's initial and final DB hashes for every
+//! airline (50), retail (114) and mock (10) base task in test_vectors.json.
+
+use lrab_tau2::{gold, Domain, DomainKind};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn data_dir() -> PathBuf {
+    let p = std::env::var_os("TAU2_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2"));
+    lrab_tau2::resolve_data_dir(Some(&p)).expect("tau2 data dir")
+}
+
+fn vectors() -> Value {
+    let text = std::fs::read_to_string(data_dir().join("test_vectors.json")).expect("test_vectors.json");
+    serde_json::from_str(&text).expect("json")
+}
+
+fn check_domain(kind: DomainKind, expect_tasks: usize) {
+    let v = vectors();
+    let d = Domain::load(&data_dir(), kind).expect("load");
+    let name = kind.name();
+    let (h, uh) = d.initial_hashes();
+    assert_eq!(h, v["initial_db_hashes"][name]["agent_db"].as_str().unwrap(), "{name} initial hash");
+    assert_eq!(uh.as_deref(), v["initial_db_hashes"][name]["user_db"].as_str(), "{name} initial user hash");
+    let rows = v[name]["tasks"].as_array().unwrap();
+    assert_eq!(rows.len(), expect_tasks);
+    assert_eq!(d.tasks.len(), expect_tasks);
+    let mut matched = 0;
+    let mut failures = Vec::new();
+    let mut errors = 0;
+    for row in rows {
+        let id = row["id"].as_str().unwrap();
+        let t = d.task(id).expect("task");
+        let out = gold::replay_gold(&d, t).expect("replay");
+        errors += out.errors.len();
+        let ok = out.db_hash == row["gold_db_hash"].as_str().unwrap()
+            && out.user_db_hash.as_deref() == row["gold_user_db_hash"].as_str();
+        if ok {
+            matched += 1;
+        } else {
+            failures.push(format!("{id}: {:?}", out.errors));
+        }
+        assert_eq!(out.errors.len() as u64, row["n_gold_action_errors"].as_u64().unwrap(), "{name} {id} error count: {:?}", out.errors);
+    }
+    assert_eq!(errors as u64, v[name]["gold_action_errors_total"].as_u64().unwrap());
+    assert_eq!(matched, expect_tasks, "{name}: {matched}/{expect_tasks} matched; failing: {failures:?}");
+}
+
+#[test]
+fn airline_all_50_gold_hashes() {
+    check_domain(DomainKind::Airline, 50);
+}
+
+#[test]
+fn retail_all_114_gold_hashes() {
+    check_domain(DomainKind::Retail, 114);
+}
+
+#[test]
+fn mock_all_10_gold_hashes() {
+    check_domain(DomainKind::Mock, 10);
+}
+
+#[test]
+fn mock_canonical_text_matches_vector() {
+    let v = vectors();
+    let d = Domain::load(&data_dir(), DomainKind::Mock).expect("load");
+    let env = d.env();
+    assert_eq!(env.db_canonical(), v["serialization_examples"]["mock_initial_agent_db_canonical"].as_str().unwrap());
+    assert_eq!(
+        env.user_db_canonical().unwrap(),
+        v["serialization_examples"]["mock_initial_user_db_canonical"].as_str().unwrap()
+    );
+}
