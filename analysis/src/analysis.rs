@@ -158,6 +158,17 @@ pub struct ResourceRow {
     pub means: [Option<f64>; 4],
 }
 
+/// Mechanism activations of one arm (cells whose event logs were found).
+#[derive(Clone, Debug, Serialize)]
+pub struct MechanismRow {
+    /// Arm.
+    pub arm: String,
+    /// Cells with an event log.
+    pub cells: usize,
+    /// Mechanism -> (mean firings per cell, cells where it fired at least once).
+    pub by_mechanism: BTreeMap<String, (f64, usize)>,
+}
+
 /// An ablation variant against its baseline.
 #[derive(Clone, Debug, Serialize)]
 pub struct AblationRow {
@@ -223,6 +234,8 @@ pub struct Analysis {
     pub wall: Vec<WallRow>,
     /// Tokens and calls.
     pub resources: Vec<ResourceRow>,
+    /// Mechanism activations from event logs.
+    pub mechanisms: Vec<MechanismRow>,
     /// Ablations.
     pub ablations: Vec<AblationRow>,
     /// τ².
@@ -437,6 +450,24 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
     let mut failure_modes: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut wall = Vec::new();
     let mut resources = Vec::new();
+    let mut mechanisms = Vec::new();
+    let arms_with_ablations: Vec<String> =
+        arms.iter().cloned().chain(all_arms.iter().filter(|a| is_ablation(a)).map(|a| a.to_string())).collect();
+    for arm in &arms_with_ablations {
+        let logged: Vec<&Cell> = ds.cells.iter().filter(|c| &c.arm == arm && c.repeats_with_events > 0).collect();
+        if logged.is_empty() {
+            continue;
+        }
+        let mut by: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+        for c in &logged {
+            for (k, v) in &c.mechanisms {
+                let e = by.entry(k.clone()).or_default();
+                e.0 += v / logged.len() as f64;
+                e.1 += usize::from(*v > 0.0);
+            }
+        }
+        mechanisms.push(MechanismRow { arm: arm.clone(), cells: logged.len(), by_mechanism: by });
+    }
     for arm in &arms {
         let cells: Vec<&Cell> = ds.cells.iter().filter(|c| &c.arm == arm).collect();
         for c in &cells {
@@ -543,6 +574,12 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
             ds.superseded_attempts
         ));
     }
+    if ds.bad_event_lines > 0 {
+        caveats.push(format!(
+            "{} unparsable event-log line(s) (truncated writes of killed attempts) were skipped.",
+            ds.bad_event_lines
+        ));
+    }
     if !ds.tau_errors.is_empty() {
         caveats.push(format!(
             "{} τ² cell(s) have no reward (error status) and are left out of the paired τ² tests.",
@@ -560,6 +597,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
         failure_modes,
         wall,
         resources,
+        mechanisms,
         ablations,
         tau,
         simulated_cells,

@@ -6,6 +6,7 @@ use crate::analysis::Analysis;
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::Once;
 
@@ -28,11 +29,9 @@ const FONT: &str = "sans-serif";
 fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for style in [FontStyle::Normal, FontStyle::Bold] {
-            let bytes = if style == FontStyle::Bold { dejavu::sans::bold() } else { dejavu::sans::regular() };
-            // The bundled font is known-good; a failure would only lose PNG text.
-            let _ = plotters::style::register_font(FONT, style, bytes);
-        }
+        // The bundled font is known-good; a failure would only lose PNG text.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
     });
 }
 
@@ -40,7 +39,7 @@ fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-type Area<'a, DB> = DrawingArea<DB, Shift>;
+type Area<DB> = DrawingArea<DB, Shift>;
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing failed: {e:?}")
@@ -52,6 +51,30 @@ fn cat_label(names: &[String], x: f64) -> String {
     } else {
         String::new()
     }
+}
+
+/// Draw a legend (colour swatch + name per entry) into its own area, right of the chart, so it
+/// never hides data.
+fn legend<DB: DrawingBackend>(area: &Area<DB>, entries: &[(String, RGBColor)]) -> Result<()> {
+    area.fill(&WHITE).map_err(err)?;
+    for (i, (name, c)) in entries.iter().enumerate() {
+        let y = 70 + i as i32 * 26;
+        area.draw(&Rectangle::new([(6, y - 7), (22, y + 7)], c.filled())).map_err(err)?;
+        area.draw(&Text::new(name.clone(), (30, y - 8), (FONT, 15).into_font().color(&BLACK))).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Split off a legend column when there is more than one series.
+fn with_legend<DB: DrawingBackend>(root: &Area<DB>, entries: &[(String, RGBColor)]) -> Result<Area<DB>> {
+    root.fill(&WHITE).map_err(err)?;
+    if entries.len() < 2 {
+        return Ok(root.clone());
+    }
+    let longest = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0) as u32;
+    let (chart, side) = root.split_horizontally(W - (longest * 9 + 50).min(W / 3));
+    legend(&side, entries)?;
+    Ok(chart)
 }
 
 /// Grouped bars: categories on x, one bar per series; values `None` are skipped.
@@ -67,9 +90,10 @@ fn grouped_bars<DB: DrawingBackend>(
     y_range: (f64, f64),
     value_labels: bool,
 ) -> Result<()> {
-    root.fill(&WHITE).map_err(err)?;
+    let entries: Vec<(String, RGBColor)> = series.iter().enumerate().map(|(j, s)| (s.0.clone(), colour(j))).collect();
+    let area = with_legend(root, &entries)?;
     let n = cats.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(root)
+    let mut chart = ChartBuilder::on(&area)
         .caption(title, (FONT, 24))
         .margin(14)
         .x_label_area_size(46)
@@ -81,7 +105,9 @@ fn grouped_bars<DB: DrawingBackend>(
         .disable_x_mesh()
         .x_labels(cats.len() * 2 + 1)
         .x_label_formatter(&|x| cat_label(cats, *x))
+        .y_label_formatter(&|v| format!("{:.2}", if v.abs() < 1e-9 { 0.0 } else { *v }))
         .y_desc(y_desc)
+        .light_line_style(WHITE)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 17))
         .draw()
@@ -98,9 +124,8 @@ fn grouped_bars<DB: DrawingBackend>(
         });
         chart
             .draw_series(bars)
-            .map_err(err)?
-            .label(name.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+            .map_err(err)?;
+        let _ = name;
         if value_labels {
             let labels = vals.iter().enumerate().filter_map(|(i, v)| {
                 v.map(|v| {
@@ -131,24 +156,15 @@ fn grouped_bars<DB: DrawingBackend>(
     if y_range.0 < 0.0 {
         chart.draw_series(std::iter::once(PathElement::new(vec![(-0.5, 0.0), (n - 0.5, 0.0)], BLACK.stroke_width(1)))).map_err(err)?;
     }
-    if series.len() > 1 {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 15))
-            .draw()
-            .map_err(err)?;
-    }
     root.present().map_err(err)?;
     Ok(())
 }
 
 fn cliff_lines<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result<()> {
-    root.fill(&WHITE).map_err(err)?;
+    let entries: Vec<(String, RGBColor)> = a.rows.iter().enumerate().map(|(j, r)| (r.arm.clone(), colour(j))).collect();
+    let area = with_legend(root, &entries)?;
     let n = a.models.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(root)
+    let mut chart = ChartBuilder::on(&area)
         .caption("Mean score across model sizes (the cliff)", (FONT, 24))
         .margin(14)
         .x_label_area_size(46)
@@ -161,6 +177,7 @@ fn cliff_lines<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result<()> 
         .x_label_formatter(&|x| cat_label(&a.models, *x))
         .x_desc("model (ordered by size)")
         .y_desc("mean score")
+        .light_line_style(WHITE)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 17))
         .draw()
@@ -168,21 +185,9 @@ fn cliff_lines<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result<()> 
     for (j, r) in a.rows.iter().enumerate() {
         let c = colour(j);
         let pts: Vec<(f64, f64)> = r.per_model.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i as f64, v))).collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(3)))
-            .map_err(err)?
-            .label(r.arm.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+        chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(3))).map_err(err)?;
         chart.draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 15))
-        .draw()
-        .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -206,6 +211,7 @@ fn wall_boxes<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, walls: &[(Strin
         .x_labels(names.len() * 2 + 1)
         .x_label_formatter(&|x| cat_label(&names, *x))
         .y_desc("seconds")
+        .light_line_style(WHITE)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 17))
         .draw()
@@ -265,7 +271,7 @@ pub fn draw_all(a: &Analysis, walls: &[(String, Vec<f64>)], dir: &Path) -> Resul
     let mut out = Vec::new();
     if !a.rows.is_empty() {
         let series: Vec<(String, Vec<Option<f64>>)> = a.rows.iter().map(|r| (r.arm.clone(), r.per_model.clone())).collect();
-        let svg = both!(dir, "by_model", |root| grouped_bars(&root, "Mean score by model size", "mean score", &a.models, &series, None, (0.0, 1.1), true));
+        let svg = both!(dir, "by_model", |root| grouped_bars(&root, "Mean score by model size", "mean score", &a.models, &series, None, (0.0, 1.05), true));
         out.push(("by_model".into(), "Mean score per arm, grouped by model (ordered by size).".into(), svg));
 
         let arms: Vec<String> = a.rows.iter().map(|r| r.arm.clone()).collect();
@@ -301,15 +307,15 @@ pub fn draw_all(a: &Analysis, walls: &[(String, Vec<f64>)], dir: &Path) -> Resul
 }
 
 fn stacked<DB: DrawingBackend>(root: &Area<DB>, arms: &[String], modes: &[String], a: &Analysis) -> Result<()> {
-    root.fill(&WHITE).map_err(err)?;
+    let entries: Vec<(String, RGBColor)> = modes.iter().enumerate().map(|(j, m)| (m.clone(), colour(j))).collect();
+    let area = with_legend(root, &entries)?;
     let n = arms.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(root)
+    let mut chart = ChartBuilder::on(&area)
         .caption("Failure modes per arm", (FONT, 24))
         .margin(14)
         .x_label_area_size(46)
         .y_label_area_size(64)
-        .right_y_label_area_size(10)
-        .build_cartesian_2d(-0.5..(n - 0.5), 0.0..1.3)
+        .build_cartesian_2d(-0.5..(n - 0.5), 0.0..1.0)
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -317,6 +323,7 @@ fn stacked<DB: DrawingBackend>(root: &Area<DB>, arms: &[String], modes: &[String
         .x_labels(arms.len() * 2 + 1)
         .x_label_formatter(&|x| cat_label(arms, *x))
         .y_desc("share of cells")
+        .light_line_style(WHITE)
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 17))
         .draw()
@@ -332,20 +339,9 @@ fn stacked<DB: DrawingBackend>(root: &Area<DB>, arms: &[String], modes: &[String
             rects.push(Rectangle::new([(i as f64 - 0.35, base[i]), (i as f64 + 0.35, base[i] + share)], c.filled()));
             base[i] += share;
         }
-        chart
-            .draw_series(rects)
-            .map_err(err)?
-            .label(m.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+        let _ = m;
+        chart.draw_series(rects).map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 14))
-        .draw()
-        .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }

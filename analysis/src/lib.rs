@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod events;
 pub mod figures;
 pub mod load;
 pub mod model;

@@ -25,6 +25,8 @@ pub const TAU_REQUIRED: &[&str] = &["domain", "task_id", "arm", "reward"];
 /// A CSV read as strings: header and columns.
 struct Table {
     path: String,
+    /// Folder of the file (attempt dirs are relative to it).
+    dir: std::path::PathBuf,
     columns: HashMap<String, Vec<Option<String>>>,
     header: Vec<String>,
     rows: usize,
@@ -51,12 +53,13 @@ impl Table {
             let col = df.column(name).map_err(|e| anyhow!("{shown}: {e}"))?;
             let s = col.str().map_err(|e| anyhow!("{shown}: column {name}: {e}"))?;
             let v: Vec<Option<String>> = s
-                .into_iter()
+                .iter()
                 .map(|x| x.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
                 .collect();
             columns.insert(name.trim().to_string(), v);
         }
-        Ok(Table { path: shown, rows: df.height(), columns, header })
+        let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+        Ok(Table { path: shown, dir, rows: df.height(), columns, header })
     }
 
     fn has(&self, cols: &[&str]) -> bool {
@@ -135,6 +138,8 @@ struct Repeat {
     tokens: [Option<f64>; 4],
     attempt: u64,
     origin: String,
+    /// Where the attempt's event log may be (our cells.csv only).
+    attempt_dir: Option<std::path::PathBuf>,
 }
 
 type CellKey = (String, String, String);
@@ -176,13 +181,24 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self) -> (Vec<Cell>, usize) {
+    fn finish(self) -> (Vec<Cell>, usize, usize) {
+        let mut bad_event_lines = 0;
         let mean_opt = |xs: Vec<f64>| (!xs.is_empty()).then(|| crate::stats::mean(&xs));
         let cells = self
             .repeats
             .into_iter()
             .map(|((arm, model, task), reps)| {
                 let reps: Vec<Repeat> = reps.into_values().collect();
+                // Only the winning attempts' logs are read.
+                let logs: Vec<crate::events::Activations> =
+                    reps.iter().filter_map(|r| r.attempt_dir.as_deref().and_then(crate::events::read)).collect();
+                let mut mechanisms: BTreeMap<String, f64> = BTreeMap::new();
+                for l in &logs {
+                    bad_event_lines += l.bad_lines;
+                    for (k, v) in &l.counts {
+                        *mechanisms.entry(k.clone()).or_default() += *v as f64 / logs.len() as f64;
+                    }
+                }
                 let repeat_scores: Vec<f64> = reps.iter().map(|r| r.score).collect();
                 let tok = |k: usize| mean_opt(reps.iter().filter_map(|r| r.tokens[k]).collect());
                 Cell {
@@ -196,13 +212,15 @@ impl Builder {
                     model_calls: tok(2),
                     tool_calls: tok(3),
                     repeat_scores,
+                    mechanisms,
+                    repeats_with_events: logs.len(),
                     arm,
                     model,
                     task,
                 }
             })
             .collect();
-        (cells, self.superseded)
+        (cells, self.superseded, bad_event_lines)
     }
 }
 
@@ -245,6 +263,7 @@ fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             ],
             attempt: t.int("attempt", i)?,
             origin: origin.clone(),
+            attempt_dir: t.get("attempt_dir", i).map(|d| t.dir.join(d)),
         };
         let key = (t.req("arm", i)?.to_string(), t.req("model", i)?.to_string(), task);
         let rkey = (t.req("run_id", i)?.to_string(), t.int("repeat", i)?);
@@ -267,6 +286,7 @@ fn read_upstream(t: &Table, b: &mut Builder) -> Result<()> {
             tokens: [None, None, None, t.num("tool_calls", i)?],
             attempt: 0,
             origin,
+            attempt_dir: None,
         };
         let key = (t.req("harness", i)?.to_string(), t.req("model", i)?.to_string(), task);
         // One upstream file is one run with one repeat per cell.
@@ -291,23 +311,29 @@ fn read_ablation(t: &Table) -> Result<AblationFile> {
 }
 
 fn read_tau_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
-    let mut seen = std::collections::HashSet::new();
+    // (domain, task, arm) -> (trial, reward) in trial order, so "first trial" means trial 0.
+    let mut trials: BTreeMap<(String, String, String), BTreeMap<u64, f64>> = BTreeMap::new();
     for i in 0..t.rows {
         let domain = t.req("domain", i)?.to_string();
         let task = t.req("task_id", i)?.to_string();
         let arm = t.req("arm", i)?.to_string();
-        let trial = t.get("trial", i).unwrap_or("0").to_string();
-        if !seen.insert((domain.clone(), task.clone(), arm.clone(), trial.clone())) {
-            bail!(
-                "{}:{}: duplicate row for domain `{domain}`, task `{task}`, arm `{arm}`, trial {trial}",
-                t.path,
-                Table::line(i)
-            );
-        }
+        let trial = if t.columns.contains_key("trial") { t.int("trial", i)? } else { 0 };
         match t.score("reward", i)? {
-            Some(r) => ds.tau.entry(domain).or_default().entry(task).or_default().entry(arm).or_default().push(r),
+            Some(r) => {
+                let slot = trials.entry((domain.clone(), task.clone(), arm.clone())).or_default();
+                if slot.insert(trial, r).is_some() {
+                    bail!(
+                        "{}:{}: duplicate row for domain `{domain}`, task `{task}`, arm `{arm}`, trial {trial}",
+                        t.path,
+                        Table::line(i)
+                    );
+                }
+            }
             None => ds.tau_errors.push(format!("{}:{} ({domain}/{task}/{arm})", t.path, Table::line(i))),
         }
+    }
+    for ((domain, task, arm), rewards) in trials {
+        ds.tau.entry(domain).or_default().entry(task).or_default().entry(arm).or_default().extend(rewards.into_values());
     }
     Ok(())
 }
@@ -388,8 +414,9 @@ pub fn load(paths: &[std::path::PathBuf]) -> Result<Dataset> {
         };
         ds.sources.push((shown, kind.into()));
     }
-    let (cells, superseded) = b.finish();
+    let (cells, superseded, bad_event_lines) = b.finish();
     ds.cells = cells;
+    ds.bad_event_lines = bad_event_lines;
     ds.superseded_attempts = superseded;
     Ok(ds)
 }

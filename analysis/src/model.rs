@@ -32,6 +32,10 @@ pub struct Cell {
     pub model_calls: Option<f64>,
     /// Mean tool calls.
     pub tool_calls: Option<f64>,
+    /// Mean mechanism firings per repeat (repeats with an event log), by mechanism name.
+    pub mechanisms: BTreeMap<String, f64>,
+    /// Repeats whose event log was found.
+    pub repeats_with_events: usize,
 }
 
 impl Cell {
@@ -68,6 +72,8 @@ pub struct Dataset {
     pub sources: Vec<(String, String)>,
     /// Attempt rows superseded by a later attempt (count).
     pub superseded_attempts: usize,
+    /// Unparsable event-log lines skipped (truncated writes).
+    pub bad_event_lines: usize,
 }
 
 /// Tier of an LRAB task id (`WF-01`..`WF-15`, `LH-01`..`LH-03`); 0 when not a known id.

@@ -19,9 +19,8 @@ pub fn fp(p: f64) -> String {
     if p >= 0.001 {
         format!("{p:.4}")
     } else {
-        let s = format!("{p:.1e}");
-        // 2.7e-5 rather than Rust's default, already in that form.
-        s
+        // Two significant digits, e.g. 2.7e-5.
+        format!("{p:.1e}")
     }
 }
 
@@ -239,6 +238,18 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .collect();
         table(&mut out, &[s("arm"), s("cells"), s("prompt tokens"), s("completion tokens"), s("model calls"), s("tool calls")], &rows);
     }
+    for m in &a.mechanisms {
+        if m.by_mechanism.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "## Mechanism activations: {} ({} cells with event logs)\n", m.arm, m.cells);
+        let rows: Vec<Vec<String>> = m
+            .by_mechanism
+            .iter()
+            .map(|(k, (mean, cells))| vec![k.clone(), format!("{mean:.2}"), format!("{cells}/{}", m.cells)])
+            .collect();
+        table(&mut out, &[s("mechanism"), s("firings per cell"), s("cells with ≥ 1 firing")], &rows);
+    }
     if let Some(t) = &a.tau {
         let _ = writeln!(out, "## τ²: mean reward (first trial)\n");
         let mut h = vec![s("arm")];
@@ -376,8 +387,6 @@ fn inline(s: &str) -> String {
         } else if c == '`' {
             out.push_str(if code { "</code>" } else { "<code>" });
             code = !code;
-        } else if c == '*' {
-            out.push_str("");
         } else {
             out.push(c);
         }

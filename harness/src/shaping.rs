@@ -36,28 +36,32 @@ pub fn denoise(text: &str) -> String {
     let clean = ansi.replace_all(text, "");
     let mut out: Vec<&str> = Vec::new();
     let mut run = 0usize;
+    let mut dropped = 0usize;
     for raw in clean.split('\n') {
         let line = raw.trim_end_matches('\r');
         let line = match line.rfind('\r') {
             Some(i) => &line[i + 1..],
             None => line,
         };
-        if let Some(prev) = out.last() {
-            if *prev == line {
-                run += 1;
-                if line.trim().is_empty() || run >= 2 {
-                    continue;
-                }
-            } else {
-                if run >= 2 {
-                    out.push("[… identical lines collapsed]");
-                }
-                run = 0;
+        if out.last() == Some(&line) {
+            run += 1;
+            if line.trim().is_empty() {
+                continue; // blank runs merge silently
             }
+            if run >= 2 {
+                dropped += 1;
+                continue;
+            }
+        } else {
+            if dropped > 0 {
+                out.push("[… identical lines collapsed]");
+                dropped = 0;
+            }
+            run = 0;
         }
         out.push(line);
     }
-    if run >= 2 {
+    if dropped > 0 {
         out.push("[… identical lines collapsed]");
     }
     out.join("\n")

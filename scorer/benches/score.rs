@@ -24,21 +24,42 @@ fn bench(cr: &mut Criterion) {
         .map(|i| format!("word{i} see https://example.org/{i} Abstract References B06 675 "))
         .collect();
     std::fs::write(work.join("report.md"), &report).unwrap();
-    std::fs::write(work.join("fig.png"), lrab_scorer::checks::image_valid::encode_rgb(640, 480)).unwrap();
+    std::fs::write(
+        work.join("fig.png"),
+        lrab_scorer::checks::image_valid::encode_rgb(640, 480),
+    )
+    .unwrap();
     std::fs::write(pack.join("fixtures/spec.py"), "def test():\n    pass\n").unwrap();
     std::fs::write(work.join("spec.py"), "def test():\r\n    pass\r\n").unwrap();
     let milestones = vec![
         c("report.md", Check::Exists {}),
-        c("report.md", Check::ContainsAny { any_of: s(&["nope", "B06"]) }),
-        c("report.md", Check::NotContains { none_of: s(&["proves"]) }),
+        c(
+            "report.md",
+            Check::ContainsAny {
+                any_of: s(&["nope", "B06"]),
+            },
+        ),
+        c(
+            "report.md",
+            Check::NotContains {
+                none_of: s(&["proves"]),
+            },
+        ),
         c(
             "report.md",
             Check::ContainsGroups {
-                groups: (0..8).map(|i| vec![format!("word{}", i * 300), "x".into()]).collect(),
+                groups: (0..8)
+                    .map(|i| vec![format!("word{}", i * 300), "x".into()])
+                    .collect(),
                 min_ratio: 1.0,
             },
         ),
-        c("report.md", Check::ContainsOrdered { ordered: s(&["Abstract", "References"]) }),
+        c(
+            "report.md",
+            Check::ContainsOrdered {
+                ordered: s(&["Abstract", "References"]),
+            },
+        ),
     ];
     let finals = vec![
         c("report.md", Check::MinWords { min_words: 400 }),
@@ -51,8 +72,19 @@ fn bench(cr: &mut Criterion) {
         ),
         c("report.md", Check::FileMinBytes { min_bytes: 1000 }),
         c("report.md", Check::MinUrls { min_urls: 5 }),
-        c("fig.png", Check::ImageValid { min_width: 200, min_height: 100 }),
-        c("spec.py", Check::SeedUnchanged { seed_rel: "fixtures/spec.py".into() }),
+        c(
+            "fig.png",
+            Check::ImageValid {
+                min_width: 200,
+                min_height: 100,
+            },
+        ),
+        c(
+            "spec.py",
+            Check::SeedUnchanged {
+                seed_rel: "fixtures/spec.py".into(),
+            },
+        ),
     ];
     let spec = TaskSpec {
         id: "BENCH".into(),

@@ -24,7 +24,11 @@ pub enum ScoreError {
 }
 
 /// Scores `workdir` for `task` with its resolved checks.
-pub fn score(task: &Task, checks: &ResolvedChecks, workdir: &Path) -> Result<TaskScore, ScoreError> {
+pub fn score(
+    task: &Task,
+    checks: &ResolvedChecks,
+    workdir: &Path,
+) -> Result<TaskScore, ScoreError> {
     if !workdir.is_dir() {
         return Err(ScoreError::MissingWorkdir(workdir.display().to_string()));
     }
@@ -34,7 +38,12 @@ pub fn score(task: &Task, checks: &ResolvedChecks, workdir: &Path) -> Result<Tas
     };
     let milestone_details = run_group(&ctx, &checks.milestones);
     let final_details = run_group(&ctx, &checks.finals);
-    let m = formula::mean(&milestone_details.iter().map(|d| d.score).collect::<Vec<_>>());
+    let m = formula::mean(
+        &milestone_details
+            .iter()
+            .map(|d| d.score)
+            .collect::<Vec<_>>(),
+    );
     let f = formula::mean(&final_details.iter().map(|d| d.score).collect::<Vec<_>>());
     Ok(TaskScore {
         task_id: task.spec.id.clone(),

@@ -77,7 +77,10 @@ fn ser_wall<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: existing header differs from the cells.csv format (found: {found})")]
     Header { path: String, found: String },
     #[error("{path}: {message}")]
@@ -87,9 +90,13 @@ pub enum RecordError {
 impl CellRecord {
     /// The row as one CSV line (with trailing newline).
     pub fn to_csv_line(&self) -> Result<String, csv::Error> {
-        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
         w.serialize(self)?;
-        let bytes = w.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+        let bytes = w
+            .into_inner()
+            .map_err(|e| csv::Error::from(e.into_error()))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
@@ -99,7 +106,10 @@ impl CellRecord {
 /// descriptor; a torn last line from a crashed writer is terminated before appending.
 pub fn append_row(path: &Path, rec: &CellRecord) -> Result<(), RecordError> {
     let p = path.display().to_string();
-    let io = |e| RecordError::Io { path: p.clone(), source: e };
+    let io = |e| RecordError::Io {
+        path: p.clone(),
+        source: e,
+    };
     let line = rec.to_csv_line().map_err(|e| RecordError::Csv {
         path: p.clone(),
         message: e.to_string(),
@@ -195,12 +205,19 @@ mod tests {
         let p = d.path().join("sub/cells.csv");
         append_row(&p, &rec(0)).unwrap();
         // Simulate a writer that crashed mid-row.
-        std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(b"torn,row").unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"torn,row")
+            .unwrap();
         append_row(&p, &rec(1)).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], HEADER.join(","));
-        assert!(lines[1].starts_with("r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"));
+        assert!(lines[1].starts_with(
+            "r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"
+        ));
         assert_eq!(lines[2], "torn,row");
         assert!(lines[3].starts_with("r1,harness,sim-4b,WF-04,2,1,"));
     }
@@ -219,7 +236,10 @@ mod tests {
         assert_eq!(rows[0].attempt_dir, "cells/x, \"quoted\"");
         let q = d.path().join("other.csv");
         std::fs::write(&q, "harness,task,model\n").unwrap();
-        assert!(matches!(append_row(&q, &rec(0)), Err(RecordError::Header { .. })));
+        assert!(matches!(
+            append_row(&q, &rec(0)),
+            Err(RecordError::Header { .. })
+        ));
         assert_eq!(std::fs::read_to_string(&q).unwrap(), "harness,task,model\n");
     }
 

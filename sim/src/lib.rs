@@ -1,1 +1,144 @@
-//! Simulated models behind a faithful Ollama HTTP API.
+//! `lrab-sim`: simulated models behind a faithful Ollama HTTP API.
+//!
+//! The models recognise LRAB tasks in the conversation and carry out the task's reference
+//! solution through whatever tools the request offers; seeded failure profiles inject the
+//! small-model failure forms documented upstream. See `docs/sim.md`. Nothing here is a result
+//! of a real model.
+//!
+//! In-process use: [`serve`] returns a [`SimHandle`] (bound address, shutdown). Standalone:
+//! [`cli::run`] (wired into `lrab sim serve`) or `cargo run -p lrab-sim --example serve`.
+
+pub mod catalog;
+pub mod cli;
+pub mod convo;
+pub mod faults;
+pub mod feedback;
+pub mod policy;
+pub mod profile;
+pub mod render;
+pub mod server;
+pub mod task;
+pub mod toolkit;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+pub use catalog::ModelSpec;
+pub use faults::FaultConfig;
+pub use profile::{FailureForm, Profile};
+pub use task::TaskIndex;
+
+/// Server configuration.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Seed of every draw.
+    pub seed: u64,
+    /// Task pack (None = `lrab_tasks::Pack::builtin_dir()`).
+    pub pack: Option<PathBuf>,
+    /// Extra models next to the built-in five (tests use single-form profiles).
+    pub extra_models: Vec<ModelSpec>,
+    pub faults: FaultConfig,
+    /// Context reported by `/api/ps` when a request sets no `num_ctx` (Ollama's 4k default).
+    pub default_ctx: u64,
+    /// What `/api/version` reports.
+    pub version: String,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 0,
+            pack: None,
+            extra_models: Vec::new(),
+            faults: FaultConfig::default(),
+            default_ctx: 4096,
+            version: "0.33.0-lrab-sim".into(),
+        }
+    }
+}
+
+/// Builds the shared state: models and the task index (problems in the pack are returned).
+pub fn build_state(config: SimConfig) -> (server::AppState, Vec<String>) {
+    let root = config.pack.clone().unwrap_or_else(lrab_tasks::Pack::builtin_dir);
+    let (tasks, notes) = TaskIndex::from_pack(&root);
+    let mut models = catalog::builtin();
+    for m in &config.extra_models {
+        models.retain(|x| x.name != m.name);
+        models.push(m.clone());
+    }
+    (server::AppState::new(models, tasks, config), notes)
+}
+
+/// A running simulated server.
+pub struct SimHandle {
+    addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Problems found while loading the task pack.
+    pub notes: Vec<String>,
+}
+
+impl SimHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    /// Stops the server and waits for its thread.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+    fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts the server on `addr` (e.g. `127.0.0.1:0`) in a background thread with its own
+/// runtime; returns once the socket is bound.
+pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    let (state, notes) = build_state(config);
+    let app = server::router(Arc::new(state));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("lrab-sim")
+        .build()?;
+    let thread = std::thread::Builder::new().name("lrab-sim".into()).spawn(move || {
+        rt.block_on(async move {
+            let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            let _ = axum::serve(l, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+    })?;
+    Ok(SimHandle {
+        addr: bound,
+        shutdown: Some(tx),
+        thread: Some(thread),
+        notes,
+    })
+}

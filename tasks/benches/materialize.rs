@@ -9,14 +9,17 @@ fn bench(c: &mut Criterion) {
         eprintln!("note: {} task(s) invalid and skipped", problems.len());
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    c.bench_function(&format!("materialize_all_{}_tasks", pack.tasks.len()), |b| {
-        b.iter(|| {
-            for t in &pack.tasks {
-                let wd = tmp.path().join(&t.spec.id);
-                materialize_with(&pack, t, &wd, None, true).expect("materialize");
-            }
-        })
-    });
+    c.bench_function(
+        &format!("materialize_all_{}_tasks", pack.tasks.len()),
+        |b| {
+            b.iter(|| {
+                for t in &pack.tasks {
+                    let wd = tmp.path().join(&t.spec.id);
+                    materialize_with(&pack, t, &wd, None, true).expect("materialize");
+                }
+            })
+        },
+    );
 }
 
 criterion_group! {

@@ -18,7 +18,13 @@ impl fmt::Display for Problem {
         if self.field.is_empty() {
             write!(f, "{}: {}", self.file.display(), self.message)
         } else {
-            write!(f, "{}: {}: {}", self.file.display(), self.field, self.message)
+            write!(
+                f,
+                "{}: {}: {}",
+                self.file.display(),
+                self.field,
+                self.message
+            )
         }
     }
 }
@@ -56,9 +62,13 @@ pub enum TaskError {
     SeedWithoutGenerator { task: String },
     #[error("generator '{name}': {message}")]
     Generator { name: String, message: String },
-    #[error("{manifest}: generated inputs for the default seed do not match the manifest: {detail}")]
+    #[error(
+        "{manifest}: generated inputs for the default seed do not match the manifest: {detail}"
+    )]
     ManifestMismatch { manifest: PathBuf, detail: String },
-    #[error("{file}: {field}: truth placeholder '{key}' is not produced by generator '{generator}'")]
+    #[error(
+        "{file}: {field}: truth placeholder '{key}' is not produced by generator '{generator}'"
+    )]
     UnknownTruth {
         file: PathBuf,
         field: String,

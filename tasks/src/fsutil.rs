@@ -42,7 +42,8 @@ pub fn is_safe_relative(p: &str) -> bool {
         return false;
     }
     let path = Path::new(p);
-    path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    path.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
         && path.components().any(|c| matches!(c, Component::Normal(_)))
 }
 
@@ -96,7 +97,10 @@ pub fn parse_manifest(text: &str) -> Result<BTreeMap<String, String>, String> {
             .or_else(|| line.split_once(" *"))
             .ok_or_else(|| format!("line {}: expected '<sha256>  <path>'", i + 1))?;
         if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!("line {}: '{hash}' is not a sha256 hex digest", i + 1));
+            return Err(format!(
+                "line {}: '{hash}' is not a sha256 hex digest",
+                i + 1
+            ));
         }
         out.insert(path.to_string(), hash.to_ascii_lowercase());
     }
@@ -142,7 +146,8 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<Vec<PathBuf>, TaskError> {
     if src.is_dir() {
         std::fs::create_dir_all(dst).map_err(|e| TaskError::io(dst, e))?;
         for rel in walk_files(src)? {
-            let bytes = std::fs::read(src.join(&rel)).map_err(|e| TaskError::io(src.join(&rel), e))?;
+            let bytes =
+                std::fs::read(src.join(&rel)).map_err(|e| TaskError::io(src.join(&rel), e))?;
             let target = dst.join(&rel);
             write_file(&target, &bytes)?;
             written.push(target);

@@ -14,7 +14,11 @@ pub mod spec;
 pub mod truth;
 
 pub use error::{LoadError, Problem, TaskError};
-pub use materialize::{materialize, materialize_with, resolve_checks, Materialized, ResolvedChecks};
+pub use materialize::{
+    materialize, materialize_with, resolve_checks, Materialized, ResolvedChecks,
+};
 pub use pack::{Pack, Task, MANIFEST, TASK_INPUT};
 pub use solution::{apply_solution, apply_solution_with_timeout, Solution, SolutionKind};
-pub use spec::{Check, CheckSpec, Expect, GeneratorSpec, SolutionSpec, TaskSpec, KINDS};
+pub use spec::{
+    to_toml_string, Check, CheckSpec, Expect, GeneratorSpec, SolutionSpec, TaskSpec, KINDS,
+};

@@ -30,7 +30,10 @@ pub struct Materialized {
 }
 
 /// Generated inputs and truths for a task at a seed (`None` = the task's default seed).
-pub fn generated(task: &Task, seed: Option<u64>) -> Result<Option<(u64, lrab_generators::Generated)>, TaskError> {
+pub fn generated(
+    task: &Task,
+    seed: Option<u64>,
+) -> Result<Option<(u64, lrab_generators::Generated)>, TaskError> {
     let Some(g) = &task.spec.generator else {
         if seed.is_some() {
             return Err(TaskError::SeedWithoutGenerator {
@@ -48,7 +51,10 @@ pub fn generated(task: &Task, seed: Option<u64>) -> Result<Option<(u64, lrab_gen
 }
 
 /// Checks with placeholders expanded from generator truth.
-pub fn resolve_with(task: &Task, truth_map: Option<&BTreeMap<String, Vec<String>>>) -> Result<ResolvedChecks, TaskError> {
+pub fn resolve_with(
+    task: &Task,
+    truth_map: Option<&BTreeMap<String, Vec<String>>>,
+) -> Result<ResolvedChecks, TaskError> {
     let mut milestones = task.spec.milestones.clone();
     let mut finals = task.spec.finals.clone();
     let empty = BTreeMap::new();
@@ -58,7 +64,12 @@ pub fn resolve_with(task: &Task, truth_map: Option<&BTreeMap<String, Vec<String>
             file: task.toml_path(),
             field: group.to_string(),
             key,
-            generator: task.spec.generator.as_ref().map(|g| g.name.clone()).unwrap_or_default(),
+            generator: task
+                .spec
+                .generator
+                .as_ref()
+                .map(|g| g.name.clone())
+                .unwrap_or_default(),
         })?;
     }
     Ok(ResolvedChecks { milestones, finals })
@@ -71,7 +82,12 @@ pub fn resolve_checks(task: &Task, seed: Option<u64>) -> Result<ResolvedChecks, 
 }
 
 /// Materializes into an empty or absent `workdir` (a non-empty one is refused).
-pub fn materialize(pack: &Pack, task: &Task, workdir: &Path, seed: Option<u64>) -> Result<Materialized, TaskError> {
+pub fn materialize(
+    pack: &Pack,
+    task: &Task,
+    workdir: &Path,
+    seed: Option<u64>,
+) -> Result<Materialized, TaskError> {
     materialize_with(pack, task, workdir, seed, false)
 }
 
@@ -94,7 +110,10 @@ pub fn materialize_with(
                 detail: d,
             })?;
             if let Some(d) = fsutil::manifest_diff(&gen.files, &m) {
-                return Err(TaskError::ManifestMismatch { manifest: mpath, detail: d });
+                return Err(TaskError::ManifestMismatch {
+                    manifest: mpath,
+                    detail: d,
+                });
             }
         }
     }
@@ -115,7 +134,10 @@ pub fn materialize_with(
             files.push(path.clone());
         }
     }
-    fsutil::write_file(&workdir.join(crate::TASK_INPUT), task.render_prompt().as_bytes())?;
+    fsutil::write_file(
+        &workdir.join(crate::TASK_INPUT),
+        task.render_prompt().as_bytes(),
+    )?;
     files.push(crate::TASK_INPUT.to_string());
     files.sort();
     Ok(Materialized {
@@ -138,7 +160,10 @@ fn rel(base: &Path, p: &Path) -> String {
 fn prepare_workdir(pack: &Pack, workdir: &Path, wipe: bool) -> Result<(), TaskError> {
     if workdir.exists() {
         if !workdir.is_dir() {
-            return Err(TaskError::Invalid(format!("{} exists and is not a folder", workdir.display())));
+            return Err(TaskError::Invalid(format!(
+                "{} exists and is not a folder",
+                workdir.display()
+            )));
         }
         let non_empty = std::fs::read_dir(workdir)
             .map_err(|e| TaskError::io(workdir, e))?
@@ -149,10 +174,18 @@ fn prepare_workdir(pack: &Pack, workdir: &Path, wipe: bool) -> Result<(), TaskEr
                 return Err(TaskError::WorkdirNotEmpty(workdir.to_path_buf()));
             }
             // Never wipe the pack itself or anything containing it.
-            let wd = workdir.canonicalize().map_err(|e| TaskError::io(workdir, e))?;
-            let root = pack.root.canonicalize().unwrap_or_else(|_| pack.root.clone());
+            let wd = workdir
+                .canonicalize()
+                .map_err(|e| TaskError::io(workdir, e))?;
+            let root = pack
+                .root
+                .canonicalize()
+                .unwrap_or_else(|_| pack.root.clone());
             if root.starts_with(&wd) || wd.parent().is_none() {
-                return Err(TaskError::Invalid(format!("refusing to wipe {}", wd.display())));
+                return Err(TaskError::Invalid(format!(
+                    "refusing to wipe {}",
+                    wd.display()
+                )));
             }
             std::fs::remove_dir_all(workdir).map_err(|e| TaskError::io(workdir, e))?;
         }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{LoadError, Problem};
 use crate::fsutil::{self, basename, is_safe_relative};
-use crate::spec::{parse_check, Check, CheckSpec, RawTask, TaskSpec};
+use crate::spec::{parse_check_table as parse_check, Check, CheckSpec, RawTask, TaskSpec};
 use crate::truth;
 
 /// File name of the rendered prompt inside a workdir.
@@ -139,19 +139,8 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     let raw: RawTask = match toml::from_str(&text) {
         Ok(r) => r,
         Err(e) => {
-            let field = e
-                .message()
-                .split('`')
-                .nth(1)
-                .map(str::to_string)
-                .unwrap_or_default();
-            let loc = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!("line {line}: ")
-                })
-                .unwrap_or_default();
+            let (field, line) = locate(&text, &e);
+            let loc = line.map(|l| format!("line {l}: ")).unwrap_or_default();
             v.problems.push(Problem {
                 file: toml_path,
                 field,
@@ -162,7 +151,10 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     };
 
     if raw.id != folder {
-        v.err("id", format!("'{}' does not equal the folder name '{folder}'", raw.id));
+        v.err(
+            "id",
+            format!("'{}' does not equal the folder name '{folder}'", raw.id),
+        );
     }
     if !(1..=4).contains(&raw.tier) {
         v.err("tier", format!("{} is out of range 1..=4", raw.tier));
@@ -188,7 +180,10 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
             v.err("kill_at_pct", format!("{p} is out of range 1..=99"));
         }
     }
-    for (k, x) in [("expect.untouched", Some(raw.expect.untouched)), ("expect.partial", raw.expect.partial)] {
+    for (k, x) in [
+        ("expect.untouched", Some(raw.expect.untouched)),
+        ("expect.partial", raw.expect.partial),
+    ] {
         if let Some(x) = x {
             if !(0.0..=1.0).contains(&x) {
                 v.err(k, format!("{x} is outside [0, 1]"));
@@ -202,7 +197,10 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     for (i, input) in raw.inputs.iter().enumerate() {
         let field = format!("inputs[{i}]");
         if !is_safe_relative(input) {
-            v.err(&field, format!("'{input}' must be a relative path inside fixtures/"));
+            v.err(
+                &field,
+                format!("'{input}' must be a relative path inside fixtures/"),
+            );
             continue;
         }
         let src = root.join("fixtures").join(input);
@@ -211,7 +209,10 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
         }
         let b = basename(input).to_string();
         if let Some(prev) = names.insert(b.clone(), input.clone()) {
-            v.err(&field, format!("'{input}' lands on workdir/{b}, already taken by {prev}"));
+            v.err(
+                &field,
+                format!("'{input}' lands on workdir/{b}, already taken by {prev}"),
+            );
         }
     }
 
@@ -256,7 +257,11 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
         let files = dir.join(kind).join("files");
         let dir_exists = dir.join(kind).exists();
         if dir_exists && !files.is_dir() && spec.is_none() {
-            v.at(&dir.join(kind), "", format!("{kind}/ has no files/ folder and task.toml no [{kind}] table"));
+            v.at(
+                &dir.join(kind),
+                "",
+                format!("{kind}/ has no files/ folder and task.toml no [{kind}] table"),
+            );
         }
         if let Some(s) = spec {
             for (i, c) in s.commands.iter().enumerate() {
@@ -268,8 +273,14 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     }
     let has_partial = raw.partial.is_some() || dir.join("partial").join("files").is_dir();
     match (has_partial, raw.expect.partial) {
-        (true, None) => v.err("expect.partial", "a partial solution exists but its expected score is missing".into()),
-        (false, Some(_)) => v.err("expect.partial", "given, but there is no partial solution ([partial] or partial/files/)".into()),
+        (true, None) => v.err(
+            "expect.partial",
+            "a partial solution exists but its expected score is missing".into(),
+        ),
+        (false, Some(_)) => v.err(
+            "expect.partial",
+            "given, but there is no partial solution ([partial] or partial/files/)".into(),
+        ),
         _ => {}
     }
 
@@ -279,10 +290,17 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     match &raw.generator {
         None => {
             for (field, key) in &used {
-                v.err(field, format!("truth placeholder '{key}' but the task has no [generator]"));
+                v.err(
+                    field,
+                    format!("truth placeholder '{key}' but the task has no [generator]"),
+                );
             }
             if dir.join(crate::MANIFEST).exists() {
-                v.at(&dir.join(crate::MANIFEST), "", "manifest present but the task has no [generator]".into());
+                v.at(
+                    &dir.join(crate::MANIFEST),
+                    "",
+                    "manifest present but the task has no [generator]".into(),
+                );
             }
         }
         Some(g) => validate_generator(&mut v, dir, g, &used, &names),
@@ -316,6 +334,37 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
     (Some(task), Vec::new())
 }
 
+/// The field (`table.key`) and 1-based line a TOML error points at. Unknown-field errors name the
+/// key in backquotes; others are located through the error span.
+fn locate(text: &str, e: &toml::de::Error) -> (String, Option<usize>) {
+    let Some(span) = e.span() else {
+        return (String::new(), None);
+    };
+    let start = span.start.min(text.len());
+    let line_no = text[..start].matches('\n').count() + 1;
+    let mut table = String::new();
+    for l in text.lines().take(line_no) {
+        let l = l.trim();
+        if l.starts_with('[') {
+            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+    }
+    let line = text.lines().nth(line_no - 1).unwrap_or("");
+    let key = if e.message().starts_with("unknown field") {
+        e.message().split('`').nth(1).unwrap_or("").to_string()
+    } else if line.contains('=') && !line.trim_start().starts_with('[') {
+        line.split('=').next().unwrap_or("").trim().to_string()
+    } else {
+        String::new()
+    };
+    let field = match (table.is_empty(), key.is_empty()) {
+        (true, _) => key,
+        (false, true) => table,
+        (false, false) => format!("{table}.{key}"),
+    };
+    (field, Some(line_no))
+}
+
 struct Validator {
     file: PathBuf,
     problems: Vec<Problem>,
@@ -339,28 +388,54 @@ impl Validator {
 }
 
 /// Parameter checks the type system cannot express.
-fn check_params(v: &mut Validator, field: &str, c: &CheckSpec, root: &Path, names: &BTreeMap<String, String>) {
+fn check_params(
+    v: &mut Validator,
+    field: &str,
+    c: &CheckSpec,
+    root: &Path,
+    names: &BTreeMap<String, String>,
+) {
     if !is_safe_relative(&c.artifact) {
-        v.err(&format!("{field}.artifact"), format!("'{}' must be a relative path inside the workdir", c.artifact));
+        v.err(
+            &format!("{field}.artifact"),
+            format!(
+                "'{}' must be a relative path inside the workdir",
+                c.artifact
+            ),
+        );
     }
     for list in c.check.string_lists() {
         if list.is_empty() {
             v.err(field, "a string list is empty".into());
         }
         if list.iter().any(|s| s.is_empty()) {
-            v.err(field, "empty string in a list (it would match anything)".into());
+            v.err(
+                field,
+                "empty string in a list (it would match anything)".into(),
+            );
         }
     }
     match &c.check {
         Check::ContainsGroups { groups, min_ratio } => {
             if groups.is_empty() {
-                v.err(&format!("{field}.groups"), "needs at least one group".into());
+                v.err(
+                    &format!("{field}.groups"),
+                    "needs at least one group".into(),
+                );
             }
             if !(*min_ratio > 0.0 && *min_ratio <= 1.0) {
-                v.err(&format!("{field}.min_ratio"), format!("{min_ratio} is outside (0, 1]"));
+                v.err(
+                    &format!("{field}.min_ratio"),
+                    format!("{min_ratio} is outside (0, 1]"),
+                );
             }
         }
-        Check::ScriptPass { command, timeout_s, .. } | Check::SpecPytest { command, timeout_s, .. } => {
+        Check::ScriptPass {
+            command, timeout_s, ..
+        }
+        | Check::SpecPytest {
+            command, timeout_s, ..
+        } => {
             if command.trim().is_empty() {
                 v.err(&format!("{field}.command"), "empty command".into());
             }
@@ -373,11 +448,23 @@ fn check_params(v: &mut Validator, field: &str, c: &CheckSpec, root: &Path, name
     if let Some(seed) = c.check.seed_rel() {
         let f = format!("{field}.seed_rel");
         if !is_safe_relative(seed) {
-            v.err(&f, format!("'{seed}' must be a relative path inside the pack"));
+            v.err(
+                &f,
+                format!("'{seed}' must be a relative path inside the pack"),
+            );
         } else if !root.join(seed).is_file() {
-            v.err(&f, format!("missing seed file {}", root.join(seed).display()));
+            v.err(
+                &f,
+                format!("missing seed file {}", root.join(seed).display()),
+            );
         } else if !names.contains_key(basename(seed)) {
-            v.err(&f, format!("'{}' is not one of the task's inputs, so the workdir never has it", basename(seed)));
+            v.err(
+                &f,
+                format!(
+                    "'{}' is not one of the task's inputs, so the workdir never has it",
+                    basename(seed)
+                ),
+            );
         }
     }
 }
@@ -392,7 +479,11 @@ fn validate_generator(
     if !lrab_generators::names().contains(&g.name.as_str()) {
         v.err(
             "generator.name",
-            format!("unknown generator '{}' (known: {})", g.name, lrab_generators::names().join(", ")),
+            format!(
+                "unknown generator '{}' (known: {})",
+                g.name,
+                lrab_generators::names().join(", ")
+            ),
         );
         return;
     }
@@ -405,11 +496,17 @@ fn validate_generator(
     };
     for path in generated.files.keys() {
         if !is_safe_relative(path) {
-            v.err("generator", format!("generator writes unsafe path '{path}'"));
+            v.err(
+                "generator",
+                format!("generator writes unsafe path '{path}'"),
+            );
         }
         let first = path.split('/').next().unwrap_or(path);
         if names.contains_key(first) {
-            v.err("generator", format!("generated file '{path}' collides with {}", names[first]));
+            v.err(
+                "generator",
+                format!("generated file '{path}' collides with {}", names[first]),
+            );
         }
     }
     let known: BTreeSet<&String> = generated.truth.keys().collect();
@@ -417,18 +514,29 @@ fn validate_generator(
         if !known.contains(key) {
             v.err(
                 field,
-                format!("truth placeholder '{key}' is not produced by generator '{}'", g.name),
+                format!(
+                    "truth placeholder '{key}' is not produced by generator '{}'",
+                    g.name
+                ),
             );
         }
     }
     let mpath = dir.join(crate::MANIFEST);
     match std::fs::read_to_string(&mpath) {
-        Err(e) => v.at(&mpath, "", format!("missing manifest of the generated inputs ({e}); `lrab generate` writes it")),
+        Err(e) => v.at(
+            &mpath,
+            "",
+            format!("missing manifest of the generated inputs ({e}); `lrab generate` writes it"),
+        ),
         Ok(text) => match fsutil::parse_manifest(&text) {
             Err(e) => v.at(&mpath, "", e),
             Ok(m) => {
                 if let Some(d) = fsutil::manifest_diff(&generated.files, &m) {
-                    v.at(&mpath, "", format!("does not match generator '{}' seed {}: {d}", g.name, g.seed));
+                    v.at(
+                        &mpath,
+                        "",
+                        format!("does not match generator '{}' seed {}: {d}", g.name, g.seed),
+                    );
                 }
             }
         },

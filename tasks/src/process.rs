@@ -44,7 +44,9 @@ impl Outcome {
         let c = self.combined();
         let t = c.trim_end();
         let start = t.len().saturating_sub(max);
-        let start = (start..=t.len()).find(|i| t.is_char_boundary(*i)).unwrap_or(t.len());
+        let start = (start..=t.len())
+            .find(|i| t.is_char_boundary(*i))
+            .unwrap_or(t.len());
         t[start..].to_string()
     }
 }
@@ -55,7 +57,12 @@ pub fn run_shell(command: &str, cwd: &Path, timeout: Duration) -> std::io::Resul
 }
 
 /// Runs a program with arguments (no shell) in `cwd` with a timeout.
-pub fn run_argv(program: &str, args: &[&str], cwd: &Path, timeout: Duration) -> std::io::Result<Outcome> {
+pub fn run_argv(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+) -> std::io::Result<Outcome> {
     let start = Instant::now();
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -94,7 +101,11 @@ pub fn run_argv(program: &str, args: &[&str], cwd: &Path, timeout: Duration) -> 
     let deadline = Instant::now() + Duration::from_secs(2);
     let stdout = collect(out_rx, deadline);
     let stderr = collect(err_rx, deadline);
-    let code = if timed_out { None } else { status.and_then(|s| s.code()) };
+    let code = if timed_out {
+        None
+    } else {
+        status.and_then(|s| s.code())
+    };
     Ok(Outcome {
         code,
         timed_out,
@@ -161,7 +172,12 @@ mod tests {
     #[test]
     fn captures_both_streams_and_exit_code() {
         let dir = tempfile::tempdir().unwrap();
-        let o = run_shell("echo out; echo err 1>&2; exit 3", dir.path(), Duration::from_secs(10)).unwrap();
+        let o = run_shell(
+            "echo out; echo err 1>&2; exit 3",
+            dir.path(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
         assert_eq!(o.code, Some(3));
         assert!(!o.timed_out);
         assert_eq!(o.combined(), "out\nerr\n");
@@ -208,7 +224,13 @@ mod tests {
 
     fn is_zombie(pid: i32) -> bool {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(true)
     }
 

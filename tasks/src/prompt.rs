@@ -36,7 +36,10 @@ pub fn render(spec: &TaskSpec, body: &str) -> String {
     s.push('\n');
     s.push_str(body.trim_end());
     s.push_str("\n\n");
-    s.push_str(&format!("Required steps (plan at least {}):\n", spec.plan_steps.len()));
+    s.push_str(&format!(
+        "Required steps (plan at least {}):\n",
+        spec.plan_steps.len()
+    ));
     for (i, step) in spec.plan_steps.iter().enumerate() {
         s.push_str(&format!("{}. {}\n", i + 1, step.trim()));
     }

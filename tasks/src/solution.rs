@@ -59,7 +59,10 @@ impl Task {
         }
         Ok(Solution {
             files,
-            commands: spec.as_ref().map(|s| s.commands.clone()).unwrap_or_default(),
+            commands: spec
+                .as_ref()
+                .map(|s| s.commands.clone())
+                .unwrap_or_default(),
         })
     }
 }
@@ -67,7 +70,10 @@ impl Task {
 /// Writes the solution's files into `workdir`, then runs each command (`sh -c`, cwd = workdir,
 /// own process group, [`COMMAND_TIMEOUT`]). A command that fails or times out is an error: solution
 /// commands are meant to succeed (authors append `|| true` where a failure is expected).
-pub fn apply_solution(workdir: &Path, solution: &Solution) -> Result<Vec<process::Outcome>, TaskError> {
+pub fn apply_solution(
+    workdir: &Path,
+    solution: &Solution,
+) -> Result<Vec<process::Outcome>, TaskError> {
     apply_solution_with_timeout(workdir, solution, COMMAND_TIMEOUT)
 }
 
@@ -78,11 +84,16 @@ pub fn apply_solution_with_timeout(
     timeout: Duration,
 ) -> Result<Vec<process::Outcome>, TaskError> {
     if !workdir.is_dir() {
-        return Err(TaskError::Invalid(format!("workdir {} does not exist", workdir.display())));
+        return Err(TaskError::Invalid(format!(
+            "workdir {} does not exist",
+            workdir.display()
+        )));
     }
     for (rel, bytes) in &solution.files {
         if !fsutil::is_safe_relative(rel) {
-            return Err(TaskError::Invalid(format!("solution file '{rel}' escapes the workdir")));
+            return Err(TaskError::Invalid(format!(
+                "solution file '{rel}' escapes the workdir"
+            )));
         }
         fsutil::write_file(&workdir.join(rel), bytes)?;
     }

@@ -199,7 +199,9 @@ impl Check {
     /// The pack-relative seed file this check compares against, if any.
     pub fn seed_rel(&self) -> Option<&str> {
         match self {
-            Check::SeedUnchanged { seed_rel } | Check::SpecPytest { seed_rel, .. } => Some(seed_rel),
+            Check::SeedUnchanged { seed_rel } | Check::SpecPytest { seed_rel, .. } => {
+                Some(seed_rel)
+            }
             _ => None,
         }
     }
@@ -233,19 +235,32 @@ pub(crate) struct RawTask {
 }
 
 /// Types one check table; the error names the offending key where it can.
-pub(crate) fn parse_check(table: &toml::Table) -> Result<CheckSpec, String> {
+pub fn parse_check_table(table: &toml::Table) -> Result<CheckSpec, String> {
     let mut rest = table.clone();
     let artifact = match rest.remove("artifact") {
         Some(toml::Value::String(s)) => s,
-        Some(other) => return Err(format!("artifact: expected a string, found {}", other.type_str())),
+        Some(other) => {
+            return Err(format!(
+                "artifact: expected a string, found {}",
+                other.type_str()
+            ))
+        }
         None => return Err("artifact: missing".into()),
     };
     match rest.get("kind") {
         Some(toml::Value::String(k)) if !KINDS.contains(&k.as_str()) => {
-            return Err(format!("kind: unknown check kind '{k}' (known: {})", KINDS.join(", ")))
+            return Err(format!(
+                "kind: unknown check kind '{k}' (known: {})",
+                KINDS.join(", ")
+            ))
         }
         Some(toml::Value::String(_)) => {}
-        Some(other) => return Err(format!("kind: expected a string, found {}", other.type_str())),
+        Some(other) => {
+            return Err(format!(
+                "kind: expected a string, found {}",
+                other.type_str()
+            ))
+        }
         None => return Err("kind: missing".into()),
     }
     let kind = rest["kind"].as_str().unwrap_or_default().to_string();
@@ -259,7 +274,10 @@ impl CheckSpec {
     /// The check as a TOML table (used when writing packs: import, held-out variants).
     pub fn to_toml_table(&self) -> toml::Table {
         let mut t = toml::Table::new();
-        t.insert("artifact".into(), toml::Value::String(self.artifact.clone()));
+        t.insert(
+            "artifact".into(),
+            toml::Value::String(self.artifact.clone()),
+        );
         if let Ok(toml::Value::Table(rest)) = toml::Value::try_from(&self.check) {
             for (k, v) in rest {
                 t.insert(k, v);
@@ -267,4 +285,75 @@ impl CheckSpec {
         }
         t
     }
+}
+
+/// Writes a spec as `task.toml` text in the documented key order (used by importers and
+/// held-out variants; deterministic).
+pub fn to_toml_string(spec: &TaskSpec) -> String {
+    use std::fmt::Write;
+    let v = |x: toml::Value| x.to_string();
+    let strs = |xs: &[String]| {
+        if xs.is_empty() {
+            return "[]".to_string();
+        }
+        let mut s = String::from("[\n");
+        for x in xs {
+            let _ = writeln!(s, "  {},", v(toml::Value::String(x.clone())));
+        }
+        s.push(']');
+        s
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "id = {}", v(toml::Value::String(spec.id.clone())));
+    let _ = writeln!(s, "tier = {}", spec.tier);
+    let _ = writeln!(
+        s,
+        "domain = {}",
+        v(toml::Value::String(spec.domain.clone()))
+    );
+    let _ = writeln!(s, "title = {}", v(toml::Value::String(spec.title.clone())));
+    let _ = writeln!(s, "budget_minutes = {}", spec.budget_minutes);
+    let _ = writeln!(s, "inputs = {}", strs(&spec.inputs));
+    let _ = writeln!(s, "plan_steps = {}", strs(&spec.plan_steps));
+    if let Some(k) = spec.kill_at_pct {
+        let _ = writeln!(s, "kill_at_pct = {k}");
+    }
+    if let Some(g) = &spec.generator {
+        let _ = writeln!(
+            s,
+            "\n[generator]\nname = {}\nseed = {}",
+            v(toml::Value::String(g.name.clone())),
+            g.seed
+        );
+    }
+    for (group, checks) in [("milestones", &spec.milestones), ("finals", &spec.finals)] {
+        for c in checks {
+            let _ = writeln!(s, "\n[[{group}]]");
+            let t = c.to_toml_table();
+            for key in ["artifact", "kind"] {
+                if let Some(x) = t.get(key) {
+                    let _ = writeln!(s, "{key} = {}", v(x.clone()));
+                }
+            }
+            for (k, x) in &t {
+                if k != "artifact" && k != "kind" {
+                    let _ = writeln!(s, "{k} = {}", v(x.clone()));
+                }
+            }
+        }
+    }
+    for (name, sol) in [("reference", &spec.reference), ("partial", &spec.partial)] {
+        if let Some(sol) = sol {
+            let _ = writeln!(s, "\n[{name}]\ncommands = {}", strs(&sol.commands));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n[expect]\nuntouched = {}",
+        v(toml::Value::Float(spec.expect.untouched))
+    );
+    if let Some(p) = spec.expect.partial {
+        let _ = writeln!(s, "partial = {}", v(toml::Value::Float(p)));
+    }
+    s
 }

@@ -7,7 +7,9 @@ use crate::spec::CheckSpec;
 
 /// The key of a placeholder element, if `s` is exactly `{{truth:KEY}}`.
 pub fn placeholder_key(s: &str) -> Option<&str> {
-    s.strip_prefix("{{truth:")?.strip_suffix("}}").map(str::trim)
+    s.strip_prefix("{{truth:")?
+        .strip_suffix("}}")
+        .map(str::trim)
 }
 
 /// Every placeholder key used by the checks, with the field where it appears.
@@ -26,7 +28,10 @@ pub fn placeholders(checks: &[CheckSpec], group: &str) -> Vec<(String, String)> 
 }
 
 /// Expands placeholders in place; returns the first key missing from `truth` on failure.
-pub fn expand(checks: &mut [CheckSpec], truth: &BTreeMap<String, Vec<String>>) -> Result<(), String> {
+pub fn expand(
+    checks: &mut [CheckSpec],
+    truth: &BTreeMap<String, Vec<String>>,
+) -> Result<(), String> {
     for c in checks.iter_mut() {
         for list in c.check.string_lists_mut() {
             let mut out = Vec::with_capacity(list.len());
@@ -59,7 +64,10 @@ mod tests {
             },
         }];
         let mut truth = BTreeMap::new();
-        truth.insert("peak".to_string(), vec!["1263.1".to_string(), "1263".to_string()]);
+        truth.insert(
+            "peak".to_string(),
+            vec!["1263.1".to_string(), "1263".to_string()],
+        );
         expand(&mut checks, &truth).unwrap();
         assert_eq!(
             checks[0].check,

@@ -68,9 +68,17 @@ impl<'a> Args<'a> {
                 return Err(format!("{func} got an unexpected keyword argument '{k}'"));
             }
         }
-        let missing: Vec<&str> = required.iter().copied().filter(|r| !map.contains_key(*r)).collect();
+        let missing: Vec<&str> = required
+            .iter()
+            .copied()
+            .filter(|r| !map.contains_key(*r))
+            .collect();
         if !missing.is_empty() {
-            let plural = if missing.len() == 1 { "argument" } else { "arguments" };
+            let plural = if missing.len() == 1 {
+                "argument"
+            } else {
+                "arguments"
+            };
             return Err(format!(
                 "{func} missing {} required positional {plural}: {}",
                 missing.len(),
@@ -87,7 +95,11 @@ impl<'a> Args<'a> {
     pub fn str(&self, name: &str) -> Result<String, String> {
         match self.map.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
-            Some(v) => Err(format!("{}: argument '{name}' must be str, not {}", self.func, type_name(v))),
+            Some(v) => Err(format!(
+                "{}: argument '{name}' must be str, not {}",
+                self.func,
+                type_name(v)
+            )),
             None => Err(format!("{}: missing argument '{name}'", self.func)),
         }
     }
@@ -103,7 +115,11 @@ impl<'a> Args<'a> {
     pub fn int(&self, name: &str) -> Result<i64, String> {
         match self.map.get(name) {
             Some(v) => value_int(v).ok_or_else(|| {
-                format!("{}: argument '{name}' must be int, not {}", self.func, type_name(v))
+                format!(
+                    "{}: argument '{name}' must be int, not {}",
+                    self.func,
+                    type_name(v)
+                )
             }),
             None => Err(format!("{}: missing argument '{name}'", self.func)),
         }
@@ -122,7 +138,11 @@ impl<'a> Args<'a> {
                     )),
                 })
                 .collect(),
-            Some(v) => Err(format!("{}: argument '{name}' must be list, not {}", self.func, type_name(v))),
+            Some(v) => Err(format!(
+                "{}: argument '{name}' must be list, not {}",
+                self.func,
+                type_name(v)
+            )),
             None => Err(format!("{}: missing argument '{name}'", self.func)),
         }
     }
@@ -140,7 +160,11 @@ impl<'a> Args<'a> {
                     )),
                 })
                 .collect(),
-            Some(v) => Err(format!("{}: argument '{name}' must be list, not {}", self.func, type_name(v))),
+            Some(v) => Err(format!(
+                "{}: argument '{name}' must be list, not {}",
+                self.func,
+                type_name(v)
+            )),
             None => Err(format!("{}: missing argument '{name}'", self.func)),
         }
     }
@@ -150,9 +174,11 @@ impl<'a> Args<'a> {
 /// digit strings).
 pub fn value_int(v: &Value) -> Option<i64> {
     match v {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9e15).map(|f| f as i64)),
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                .map(|f| f as i64)
+        }),
         Value::String(s) => s.trim().parse::<i64>().ok(),
         _ => None,
     }

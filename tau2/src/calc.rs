@@ -44,7 +44,11 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
                 if lit.matches('.').count() > 1 || lit == "." {
                     return Err(SYNTAX.into());
                 }
-                if !lit.contains('.') && lit.len() > 1 && lit.starts_with('0') && lit.bytes().any(|d| d != b'0') {
+                if !lit.contains('.')
+                    && lit.len() > 1
+                    && lit.starts_with('0')
+                    && lit.bytes().any(|d| d != b'0')
+                {
                     return Err("leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)".into());
                 }
                 out.push(Tok::Num(lit.to_string()));
@@ -160,18 +164,25 @@ impl P {
             Some(Tok::Num(lit)) => {
                 self.i += 1;
                 if lit.contains('.') {
-                    lit.parse::<f64>().map(Num::Float).map_err(|_| SYNTAX.to_string())
+                    lit.parse::<f64>()
+                        .map(Num::Float)
+                        .map_err(|_| SYNTAX.to_string())
                 } else {
                     match lit.parse::<i128>() {
                         Ok(i) => Ok(Num::Int(i)),
-                        Err(_) => lit.parse::<f64>().map(Num::Float).map_err(|_| SYNTAX.to_string()),
+                        Err(_) => lit
+                            .parse::<f64>()
+                            .map(Num::Float)
+                            .map_err(|_| SYNTAX.to_string()),
                     }
                 }
             }
             Some(Tok::Op("(")) => {
                 self.i += 1;
                 if self.is_op(")") {
-                    return Err("float() argument must be a string or a real number, not 'tuple'".into());
+                    return Err(
+                        "float() argument must be a string or a real number, not 'tuple'".into(),
+                    );
                 }
                 let v = self.expr()?;
                 if !self.is_op(")") {
@@ -188,10 +199,18 @@ impl P {
 fn add(l: Num, r: Num, sub: bool) -> Result<Num, String> {
     Ok(match (l, r) {
         (Num::Int(a), Num::Int(b)) => {
-            let v = if sub { a.checked_sub(b) } else { a.checked_add(b) };
+            let v = if sub {
+                a.checked_sub(b)
+            } else {
+                a.checked_add(b)
+            };
             match v {
                 Some(v) => Num::Int(v),
-                None => Num::Float(if sub { a as f64 - b as f64 } else { a as f64 + b as f64 }),
+                None => Num::Float(if sub {
+                    a as f64 - b as f64
+                } else {
+                    a as f64 + b as f64
+                }),
             }
         }
         _ => Num::Float(if sub { l.f() - r.f() } else { l.f() + r.f() }),
@@ -201,7 +220,10 @@ fn add(l: Num, r: Num, sub: bool) -> Result<Num, String> {
 fn mul(l: Num, r: Num, op: &str) -> Result<Num, String> {
     match op {
         "*" => Ok(match (l, r) {
-            (Num::Int(a), Num::Int(b)) => a.checked_mul(b).map(Num::Int).unwrap_or(Num::Float(a as f64 * b as f64)),
+            (Num::Int(a), Num::Int(b)) => a
+                .checked_mul(b)
+                .map(Num::Int)
+                .unwrap_or(Num::Float(a as f64 * b as f64)),
             _ => Num::Float(l.f() * r.f()),
         }),
         "/" => {
@@ -215,7 +237,14 @@ fn mul(l: Num, r: Num, op: &str) -> Result<Num, String> {
         }
         _ => match (l, r) {
             (Num::Int(_), Num::Int(0)) => Err("integer division or modulo by zero".into()),
-            (Num::Int(a), Num::Int(b)) => Ok(Num::Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && b < 0 { 1 } else { 0 })),
+            (Num::Int(a), Num::Int(b)) => Ok(Num::Int(
+                a.div_euclid(b)
+                    - if (a.rem_euclid(b) != 0) && b < 0 {
+                        1
+                    } else {
+                        0
+                    },
+            )),
             _ if r.f() == 0.0 => Err("float floor division by zero".into()),
             _ => Ok(Num::Float((l.f() / r.f()).floor())),
         },
@@ -257,7 +286,9 @@ fn pow(b: Num, e: Num) -> Result<Num, String> {
                 return Err("0.0 cannot be raised to a negative power".into());
             }
             if x < 0.0 && y.fract() != 0.0 {
-                return Err("float() argument must be a string or a real number, not 'complex'".into());
+                return Err(
+                    "float() argument must be a string or a real number, not 'complex'".into(),
+                );
             }
             let v = x.powf(y);
             if v.is_infinite() {
@@ -277,7 +308,11 @@ pub fn calculate(expression: &str) -> Result<String, String> {
     if toks.is_empty() {
         return Err("invalid syntax (<string>, line 0)".into());
     }
-    let mut p = P { t: toks, i: 0, depth: 0 };
+    let mut p = P {
+        t: toks,
+        i: 0,
+        depth: 0,
+    };
     let v = p.expr()?;
     if p.i != p.t.len() {
         return Err(SYNTAX.into());
@@ -304,7 +339,10 @@ mod tests {
         assert_eq!(calculate("2 ** -1").unwrap(), "0.5");
         assert_eq!(calculate("(1093.34 - 100) * 2").unwrap(), "1986.68");
         assert_eq!(calculate("0.1 + 0.2").unwrap(), "0.3");
-        assert_eq!(calculate("1e5").unwrap_err(), "Invalid characters in expression");
+        assert_eq!(
+            calculate("1e5").unwrap_err(),
+            "Invalid characters in expression"
+        );
         assert_eq!(calculate("1 / 0").unwrap_err(), "division by zero");
         assert!(calculate("2 +").is_err());
         assert!(calculate("(2").is_err());

@@ -57,9 +57,10 @@ impl<T: Serialize> TableView for View<'_, T> {
             None => false,
             Some(c) => {
                 c.rows.len() == self.table.len()
-                    && self.table.iter().all(|(k, v)| {
-                        c.rows.get(k).is_some_and(|(base, _)| Arc::ptr_eq(base, v))
-                    })
+                    && self
+                        .table
+                        .iter()
+                        .all(|(k, v)| c.rows.get(k).is_some_and(|(base, _)| Arc::ptr_eq(base, v)))
             }
         }
     }

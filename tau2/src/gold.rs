@@ -19,7 +19,10 @@ pub fn replay_gold(domain: &Domain, task: &Task) -> Result<GoldOutcome> {
     let mut env = domain.env();
     env.set_state(task.initial_state.as_ref())?;
     let mut errors = Vec::new();
-    let actions = task.evaluation_criteria.as_ref().and_then(|e| e.actions.as_ref());
+    let actions = task
+        .evaluation_criteria
+        .as_ref()
+        .and_then(|e| e.actions.as_ref());
     for (i, a) in actions.into_iter().flatten().enumerate() {
         if let Err(e) = env.run_function(&a.requestor, &a.name, &a.arguments) {
             errors.push((i, a.name.clone(), e));

@@ -12,3 +12,10 @@ pub mod pyjson;
 pub mod task;
 
 pub use domains::{resolve_data_dir, Domain, DomainKind, Env};
+pub mod cli;
+pub mod evaluate;
+pub mod http;
+pub mod llm;
+pub mod orchestrator;
+pub mod results;
+pub mod scripted;

@@ -40,13 +40,26 @@ pub struct Message {
 
 impl Message {
     pub fn assistant_text(text: &str) -> Message {
-        Message { role: "assistant".into(), content: Some(text.into()), ..Default::default() }
+        Message {
+            role: "assistant".into(),
+            content: Some(text.into()),
+            ..Default::default()
+        }
     }
     pub fn user_text(text: &str) -> Message {
-        Message { role: "user".into(), content: Some(text.into()), ..Default::default() }
+        Message {
+            role: "user".into(),
+            content: Some(text.into()),
+            ..Default::default()
+        }
     }
     pub fn with_calls(role: &str, content: Option<String>, calls: Vec<ToolCall>) -> Message {
-        Message { role: role.into(), content, tool_calls: Some(calls), ..Default::default() }
+        Message {
+            role: role.into(),
+            content,
+            tool_calls: Some(calls),
+            ..Default::default()
+        }
     }
     pub fn tool(id: &str, content: String, requestor: &str, error: bool) -> Message {
         Message {

@@ -101,7 +101,11 @@ pub fn float_repr(x: f64) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     // Rust's Debug gives the shortest round-trip digits with the same switch points as
     // Python; only the exponent spelling differs.
@@ -193,9 +197,17 @@ mod tests {
 
     #[test]
     fn sorted_object() {
-        let v: Value = serde_json::from_str(r#"{"b": 1, "a": [1, 2.0, null, true], "B": {"z": "x", "_": 0}}"#).unwrap();
-        assert_eq!(dumps_sorted(&v), r#"{"B": {"_": 0, "z": "x"}, "a": [1, 2.0, null, true], "b": 1}"#);
-        assert_eq!(dumps(&v), r#"{"b": 1, "a": [1, 2.0, null, true], "B": {"z": "x", "_": 0}}"#);
+        let v: Value =
+            serde_json::from_str(r#"{"b": 1, "a": [1, 2.0, null, true], "B": {"z": "x", "_": 0}}"#)
+                .unwrap();
+        assert_eq!(
+            dumps_sorted(&v),
+            r#"{"B": {"_": 0, "z": "x"}, "a": [1, 2.0, null, true], "b": 1}"#
+        );
+        assert_eq!(
+            dumps(&v),
+            r#"{"b": 1, "a": [1, 2.0, null, true], "B": {"z": "x", "_": 0}}"#
+        );
     }
 
     #[test]

@@ -59,7 +59,13 @@ impl std::fmt::Display for Instructions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Instructions::Text(s) => f.write_str(s),
-            Instructions::Structured { domain, reason_for_call, known_info, unknown_info, task_instructions } => {
+            Instructions::Structured {
+                domain,
+                reason_for_call,
+                known_info,
+                unknown_info,
+                task_instructions,
+            } => {
                 let mut lines = vec![
                     format!("Domain: {domain}"),
                     format!("Reason for call:\n{}", indent(reason_for_call, "\t")),
@@ -70,7 +76,10 @@ impl std::fmt::Display for Instructions {
                 if let Some(u) = unknown_info {
                     lines.push(format!("Unknown info:\n{}", indent(u, "\t")));
                 }
-                lines.push(format!("Task instructions:\n{}", indent(task_instructions, "\t")));
+                lines.push(format!(
+                    "Task instructions:\n{}",
+                    indent(task_instructions, "\t")
+                ));
                 f.write_str(&lines.join("\n"))
             }
         }
@@ -169,15 +178,25 @@ fn default_basis() -> Vec<String> {
     vec!["DB".into(), "COMMUNICATE".into()]
 }
 
-pub const REWARD_TYPES: &[&str] = &["DB", "ENV_ASSERTION", "COMMUNICATE", "NL_ASSERTION", "ACTION"];
+pub const REWARD_TYPES: &[&str] = &[
+    "DB",
+    "ENV_ASSERTION",
+    "COMMUNICATE",
+    "NL_ASSERTION",
+    "ACTION",
+];
 
 /// Parse a tasks.json text; every entry must validate (upstream validates each `Task`).
 pub fn parse_tasks(text: &str, path: &str) -> anyhow::Result<Vec<Task>> {
-    let raw: Vec<Value> = serde_json::from_str(text).map_err(|e| anyhow::anyhow!("{path}: not a JSON list of tasks: {e}"))?;
+    let raw: Vec<Value> = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{path}: not a JSON list of tasks: {e}"))?;
     let mut out = Vec::with_capacity(raw.len());
     for (i, v) in raw.into_iter().enumerate() {
         let mut t: Task = serde_json::from_value(v.clone()).map_err(|e| {
-            let id = v.get("id").map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+            let id = v
+                .get("id")
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "?".into());
             anyhow::anyhow!("{path}: task #{i} (id {id}): {e}")
         })?;
         if let Some(ec) = &t.evaluation_criteria {

@@ -8,12 +8,15 @@ use std::path::PathBuf;
 fn data_dir() -> PathBuf {
     let p = std::env::var_os("TAU2_DATA_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2")
+        });
     lrab_tau2::resolve_data_dir(Some(&p)).expect("tau2 data dir")
 }
 
 fn vectors() -> Value {
-    let text = std::fs::read_to_string(data_dir().join("test_vectors.json")).expect("test_vectors.json");
+    let text =
+        std::fs::read_to_string(data_dir().join("test_vectors.json")).expect("test_vectors.json");
     serde_json::from_str(&text).expect("json")
 }
 
@@ -22,8 +25,16 @@ fn check_domain(kind: DomainKind, expect_tasks: usize) {
     let d = Domain::load(&data_dir(), kind).expect("load");
     let name = kind.name();
     let (h, uh) = d.initial_hashes();
-    assert_eq!(h, v["initial_db_hashes"][name]["agent_db"].as_str().unwrap(), "{name} initial hash");
-    assert_eq!(uh.as_deref(), v["initial_db_hashes"][name]["user_db"].as_str(), "{name} initial user hash");
+    assert_eq!(
+        h,
+        v["initial_db_hashes"][name]["agent_db"].as_str().unwrap(),
+        "{name} initial hash"
+    );
+    assert_eq!(
+        uh.as_deref(),
+        v["initial_db_hashes"][name]["user_db"].as_str(),
+        "{name} initial user hash"
+    );
     let rows = v[name]["tasks"].as_array().unwrap();
     assert_eq!(rows.len(), expect_tasks);
     assert_eq!(d.tasks.len(), expect_tasks);
@@ -42,10 +53,21 @@ fn check_domain(kind: DomainKind, expect_tasks: usize) {
         } else {
             failures.push(format!("{id}: {:?}", out.errors));
         }
-        assert_eq!(out.errors.len() as u64, row["n_gold_action_errors"].as_u64().unwrap(), "{name} {id} error count: {:?}", out.errors);
+        assert_eq!(
+            out.errors.len() as u64,
+            row["n_gold_action_errors"].as_u64().unwrap(),
+            "{name} {id} error count: {:?}",
+            out.errors
+        );
     }
-    assert_eq!(errors as u64, v[name]["gold_action_errors_total"].as_u64().unwrap());
-    assert_eq!(matched, expect_tasks, "{name}: {matched}/{expect_tasks} matched; failing: {failures:?}");
+    assert_eq!(
+        errors as u64,
+        v[name]["gold_action_errors_total"].as_u64().unwrap()
+    );
+    assert_eq!(
+        matched, expect_tasks,
+        "{name}: {matched}/{expect_tasks} matched; failing: {failures:?}"
+    );
 }
 
 #[test]
@@ -68,9 +90,16 @@ fn mock_canonical_text_matches_vector() {
     let v = vectors();
     let d = Domain::load(&data_dir(), DomainKind::Mock).expect("load");
     let env = d.env();
-    assert_eq!(env.db_canonical(), v["serialization_examples"]["mock_initial_agent_db_canonical"].as_str().unwrap());
+    assert_eq!(
+        env.db_canonical(),
+        v["serialization_examples"]["mock_initial_agent_db_canonical"]
+            .as_str()
+            .unwrap()
+    );
     assert_eq!(
         env.user_db_canonical().unwrap(),
-        v["serialization_examples"]["mock_initial_user_db_canonical"].as_str().unwrap()
+        v["serialization_examples"]["mock_initial_user_db_canonical"]
+            .as_str()
+            .unwrap()
     );
 }

@@ -98,7 +98,7 @@ fn optional_sentence(s: &str) -> bool {
 /// `fix_log_m01..m10.md` are expanded.
 pub fn named_artifacts(task: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut push = |s: String, out: &mut Vec<String>| {
+    let push = |s: String, out: &mut Vec<String>| {
         if s != "task_input.txt" && !out.contains(&s) {
             out.push(s);
         }

@@ -100,7 +100,7 @@ mod tests {
         assert!(static_prefill() < 774);
     }
 
-    const PINNED_PREFILL: usize = 0;
+    const PINNED_PREFILL: usize = 548;
 
     #[test]
     fn routing_adds_only_needed_tools() {

@@ -42,11 +42,11 @@ impl Confinement {
             return Err("path contains a NUL byte".into());
         }
         let p = Path::new(raw);
-        let joined = if p.is_absolute() {
+        let joined = lexical(&if p.is_absolute() {
             p.to_path_buf()
         } else {
             self.root.join(p)
-        };
+        });
         // Canonicalize the longest existing ancestor, then append the rest lexically.
         let mut existing = joined.clone();
         let mut rest: Vec<std::ffi::OsString> = Vec::new();
@@ -97,6 +97,22 @@ impl Confinement {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
     }
+}
+
+/// Resolve `.` and `..` without touching the filesystem. The result is what the tools then
+/// use, so the path checked is the path written.
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// Why a workdir-relative path is sensitive, if it is.

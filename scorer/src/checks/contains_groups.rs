@@ -28,7 +28,10 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, groups: &[Vec<String>], min_ratio: f64
         .collect();
     let hits = groups.len() - missing.len();
     let score = grade(hits, groups.len(), min_ratio);
-    let mut detail = format!("{hits}/{} groups present (min_ratio {min_ratio})", groups.len());
+    let mut detail = format!(
+        "{hits}/{} groups present (min_ratio {min_ratio})",
+        groups.len()
+    );
     if !missing.is_empty() {
         detail.push_str(&format!("; missing {missing:?}"));
     }

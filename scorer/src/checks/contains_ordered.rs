@@ -16,7 +16,11 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, ordered: &[String]) -> Outcome {
         }
     }
     let in_order = positions.windows(2).all(|w| w[0] <= w[1]);
-    Outcome::bool(in_order, "all present in order", format!("out of order (first positions {positions:?})"))
+    Outcome::bool(
+        in_order,
+        "all present in order",
+        format!("out of order (first positions {positions:?})"),
+    )
 }
 
 #[cfg(test)]
@@ -28,7 +32,10 @@ mod tests {
     fn order_and_presence() {
         let d = Dirs::new();
         d.write("o.md", "alpha then beta then gamma, alpha again");
-        assert_eq!(run(&d.ctx(), "o.md", &s(&["alpha", "beta", "gamma"])).score, 1.0);
+        assert_eq!(
+            run(&d.ctx(), "o.md", &s(&["alpha", "beta", "gamma"])).score,
+            1.0
+        );
         assert_eq!(run(&d.ctx(), "o.md", &s(&["beta", "alpha"])).score, 0.0);
         assert_eq!(run(&d.ctx(), "o.md", &s(&["alpha", "delta"])).score, 0.0);
         assert_eq!(run(&d.ctx(), "none.md", &s(&["alpha"])).score, 0.0);

@@ -13,12 +13,17 @@ pub fn decode(bytes: &[u8]) -> Result<(u32, u32), String> {
     if !bytes.windows(4).any(|w| w == b"IEND") {
         return Err("no IEND chunk (truncated?)".into());
     }
-    let mut limits = png::Limits::default();
-    limits.bytes = 256 * 1024 * 1024;
+    let limits = png::Limits {
+        bytes: 256 * 1024 * 1024,
+    };
     let decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
-    let mut reader = decoder.read_info().map_err(|e| format!("decode error: {e}"))?;
+    let mut reader = decoder
+        .read_info()
+        .map_err(|e| format!("decode error: {e}"))?;
     let mut buf = vec![0u8; reader.output_buffer_size()];
-    reader.next_frame(&mut buf).map_err(|e| format!("decode error: {e}"))?;
+    reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("decode error: {e}"))?;
     let info = reader.info();
     Ok((info.width, info.height))
 }

@@ -13,7 +13,11 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, min: u64) -> Outcome {
         Err(o) => return o,
     };
     let n = count_urls(&text);
-    Outcome::bool(n as u64 >= min, format!("{n} URLs >= {min}"), format!("{n} URLs < {min}"))
+    Outcome::bool(
+        n as u64 >= min,
+        format!("{n} URLs >= {min}"),
+        format!("{n} URLs < {min}"),
+    )
 }
 
 #[cfg(test)]
@@ -24,7 +28,10 @@ mod tests {
     #[test]
     fn counts_occurrences_not_unique() {
         let d = Dirs::new();
-        d.write("s.md", "https://a.org https://a.org http://b.org\nhttps://a.org https://a.org");
+        d.write(
+            "s.md",
+            "https://a.org https://a.org http://b.org\nhttps://a.org https://a.org",
+        );
         assert_eq!(count_urls("https://x http://y"), 2);
         assert_eq!(run(&d.ctx(), "s.md", 5).score, 1.0);
         assert_eq!(run(&d.ctx(), "s.md", 6).score, 0.0);

@@ -29,7 +29,10 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, min: u64) -> Outcome {
     let n = count_words(&text);
     Outcome {
         score: grade(n, min),
-        detail: format!("{n} words (need {min}; half credit from {:.1})", 0.85 * min as f64),
+        detail: format!(
+            "{n} words (need {min}; half credit from {:.1})",
+            0.85 * min as f64
+        ),
     }
 }
 

@@ -66,7 +66,10 @@ impl Outcome {
 /// Reads an artifact as text (lossy UTF-8); `Err` holds the failing detail (missing file …).
 pub fn read_text(path: &Path) -> Result<String, Outcome> {
     if path.is_dir() {
-        return Err(Outcome::fail(format!("{} is a folder, not a file", path.display())));
+        return Err(Outcome::fail(format!(
+            "{} is a folder, not a file",
+            path.display()
+        )));
     }
     match std::fs::read(path) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
@@ -82,14 +85,21 @@ pub fn run(ctx: &Ctx<'_>, spec: &CheckSpec) -> Outcome {
         Check::Exists {} => exists::run(ctx, a),
         Check::ContainsAny { any_of } => contains_any::run(ctx, a, any_of),
         Check::NotContains { none_of } => not_contains::run(ctx, a, none_of),
-        Check::ContainsGroups { groups, min_ratio } => contains_groups::run(ctx, a, groups, *min_ratio),
+        Check::ContainsGroups { groups, min_ratio } => {
+            contains_groups::run(ctx, a, groups, *min_ratio)
+        }
         Check::ContainsOrdered { ordered } => contains_ordered::run(ctx, a, ordered),
         Check::MinWords { min_words } => min_words::run(ctx, a, *min_words),
-        Check::Structure { required_sections, .. } => structure::run(ctx, a, required_sections),
+        Check::Structure {
+            required_sections, ..
+        } => structure::run(ctx, a, required_sections),
         Check::PythonCompiles {} => python_compiles::run(ctx, a),
         Check::FileMinBytes { min_bytes } => file_min_bytes::run(ctx, a, *min_bytes),
         Check::MinUrls { min_urls } => min_urls::run(ctx, a, *min_urls),
-        Check::ImageValid { min_width, min_height } => image_valid::run(ctx, a, *min_width, *min_height),
+        Check::ImageValid {
+            min_width,
+            min_height,
+        } => image_valid::run(ctx, a, *min_width, *min_height),
         Check::ScriptPass {
             command,
             expect_stdout,

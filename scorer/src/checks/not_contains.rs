@@ -7,7 +7,10 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, none_of: &[String]) -> Outcome {
         Ok(t) => t,
         Err(o) => return o,
     };
-    let found: Vec<&String> = none_of.iter().filter(|s| text.contains(s.as_str())).collect();
+    let found: Vec<&String> = none_of
+        .iter()
+        .filter(|s| text.contains(s.as_str()))
+        .collect();
     Outcome::bool(found.is_empty(), "none present", format!("found {found:?}"))
 }
 

@@ -20,13 +20,25 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str) -> Outcome {
         Ok(t) => t,
         Err(e) => return Outcome::fail(format!("cannot create temp dir: {e}")),
     };
-    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let copy = tmp.path().join(if name.is_empty() { "module.py".to_string() } else { name });
+    let name = src
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let copy = tmp.path().join(if name.is_empty() {
+        "module.py".to_string()
+    } else {
+        name
+    });
     if let Err(e) = std::fs::copy(&src, &copy) {
         return Outcome::fail(format!("cannot copy: {e}"));
     }
     let copy_s = copy.to_string_lossy().into_owned();
-    match command::run_argv(&python(), &["-m", "py_compile", &copy_s], tmp.path(), Duration::from_secs(60)) {
+    match command::run_argv(
+        &python(),
+        &["-m", "py_compile", &copy_s],
+        tmp.path(),
+        Duration::from_secs(60),
+    ) {
         Ok(o) if o.success() => Outcome::pass("compiles"),
         Ok(o) if o.timed_out => Outcome::fail("py_compile timed out"),
         Ok(o) => {

@@ -36,9 +36,15 @@ mod tests {
     #[test]
     fn expectation_exit_code_stderr_and_timeout() {
         let d = Dirs::new();
-        d.write("t.py", "import sys\nprint('10 passed, 0 failed', file=sys.stderr)\n");
+        d.write(
+            "t.py",
+            "import sys\nprint('10 passed, 0 failed', file=sys.stderr)\n",
+        );
         let c = d.ctx();
-        assert_eq!(run(&c, "python3 t.py", Some("10 passed, 0 failed"), 30).score, 1.0);
+        assert_eq!(
+            run(&c, "python3 t.py", Some("10 passed, 0 failed"), 30).score,
+            1.0
+        );
         assert_eq!(run(&c, "python3 t.py", Some("9 passed"), 30).score, 0.0);
         assert_eq!(run(&c, "true", None, 30).score, 1.0);
         assert_eq!(run(&c, "exit 2", None, 30).score, 0.0);

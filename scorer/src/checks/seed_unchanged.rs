@@ -8,9 +8,11 @@ use super::{Ctx, Outcome};
 /// `Ok(())` when unchanged; `Err(detail)` otherwise.
 pub fn compare(ctx: &Ctx<'_>, seed_rel: &str) -> Result<(), String> {
     let seed_path = ctx.pack_root.join(seed_rel);
-    let seed = std::fs::read(&seed_path).map_err(|e| format!("cannot read seed {}: {e}", seed_path.display()))?;
+    let seed = std::fs::read(&seed_path)
+        .map_err(|e| format!("cannot read seed {}: {e}", seed_path.display()))?;
     let name = basename(seed_rel);
-    let work = std::fs::read(ctx.workdir.join(name)).map_err(|_| format!("{name} missing from the workdir"))?;
+    let work = std::fs::read(ctx.workdir.join(name))
+        .map_err(|_| format!("{name} missing from the workdir"))?;
     if sha256_hex(&crlf_to_lf(&seed)) == sha256_hex(&crlf_to_lf(&work)) {
         Ok(())
     } else {

@@ -31,7 +31,10 @@ mod tests {
         let o = run(&c, "fixtures/proj/test_inv.py", cmd, "2 passed", 120);
         assert_eq!(o.score, 1.0, "{}", o.detail);
         // Weakening the spec makes it fail even though pytest would pass.
-        d.write("test_inv.py", "def test_add():\n    pass\n\ndef test_b():\n    pass\n");
+        d.write(
+            "test_inv.py",
+            "def test_add():\n    pass\n\ndef test_b():\n    pass\n",
+        );
         let o = run(&c, "fixtures/proj/test_inv.py", cmd, "2 passed", 120);
         assert_eq!(o.score, 0.0);
         assert!(o.detail.contains("modified"));

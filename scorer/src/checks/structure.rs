@@ -12,7 +12,11 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, sections: &[String]) -> Outcome {
         .iter()
         .filter(|s| !text.contains(&s.to_lowercase()))
         .collect();
-    Outcome::bool(missing.is_empty(), "all sections present", format!("missing {missing:?}"))
+    Outcome::bool(
+        missing.is_empty(),
+        "all sections present",
+        format!("missing {missing:?}"),
+    )
 }
 
 #[cfg(test)]
@@ -24,8 +28,14 @@ mod tests {
     fn substring_not_heading() {
         let d = Dirs::new();
         d.write("r.md", "# Intro\nThe abstract idea; see REFERENCES below.");
-        assert_eq!(run(&d.ctx(), "r.md", &s(&["Abstract", "References"])).score, 1.0);
-        assert_eq!(run(&d.ctx(), "r.md", &s(&["Abstract", "Mechanisms"])).score, 0.0);
+        assert_eq!(
+            run(&d.ctx(), "r.md", &s(&["Abstract", "References"])).score,
+            1.0
+        );
+        assert_eq!(
+            run(&d.ctx(), "r.md", &s(&["Abstract", "Mechanisms"])).score,
+            0.0
+        );
         assert_eq!(run(&d.ctx(), "x.md", &s(&["a"])).score, 0.0);
     }
 }

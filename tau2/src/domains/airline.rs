@@ -31,17 +31,32 @@ pub struct Flight {
 #[serde(tag = "status")]
 pub enum FlightDateStatus {
     #[serde(rename = "available")]
-    Available { available_seats: IndexMap<String, i64>, prices: IndexMap<String, i64> },
+    Available {
+        available_seats: IndexMap<String, i64>,
+        prices: IndexMap<String, i64>,
+    },
     #[serde(rename = "landed")]
-    Landed { actual_departure_time_est: String, actual_arrival_time_est: String },
+    Landed {
+        actual_departure_time_est: String,
+        actual_arrival_time_est: String,
+    },
     #[serde(rename = "cancelled")]
     Cancelled {},
     #[serde(rename = "delayed")]
-    Delayed { estimated_departure_time_est: String, estimated_arrival_time_est: String },
+    Delayed {
+        estimated_departure_time_est: String,
+        estimated_arrival_time_est: String,
+    },
     #[serde(rename = "flying")]
-    Flying { actual_departure_time_est: String, estimated_arrival_time_est: String },
+    Flying {
+        actual_departure_time_est: String,
+        estimated_arrival_time_est: String,
+    },
     #[serde(rename = "on time")]
-    OnTime { estimated_departure_time_est: String, estimated_arrival_time_est: String },
+    OnTime {
+        estimated_departure_time_est: String,
+        estimated_arrival_time_est: String,
+    },
 }
 
 impl FlightDateStatus {
@@ -78,7 +93,11 @@ pub struct Address {
 #[serde(tag = "source")]
 pub enum PaymentMethod {
     #[serde(rename = "credit_card")]
-    CreditCard { id: String, brand: String, last_four: String },
+    CreditCard {
+        id: String,
+        brand: String,
+        last_four: String,
+    },
     #[serde(rename = "gift_card")]
     GiftCard { id: String, amount: f64 },
     #[serde(rename = "certificate")]
@@ -160,11 +179,23 @@ impl AirlineDb {
     }
 
     pub fn hash(&self, cache: Option<&AirlineCache>) -> String {
-        let f = canon::View { table: &self.flights, cache: cache.map(|c| &c.flights) };
-        let u = canon::View { table: &self.users, cache: cache.map(|c| &c.users) };
-        let r = canon::View { table: &self.reservations, cache: cache.map(|c| &c.reservations) };
+        let f = canon::View {
+            table: &self.flights,
+            cache: cache.map(|c| &c.flights),
+        };
+        let u = canon::View {
+            table: &self.users,
+            cache: cache.map(|c| &c.users),
+        };
+        let r = canon::View {
+            table: &self.reservations,
+            cache: cache.map(|c| &c.reservations),
+        };
         let base = cache.map(|c| c.hash.as_str()).filter(|h| !h.is_empty());
-        canon::hash_tables(&mut [("flights", &f), ("users", &u), ("reservations", &r)], base)
+        canon::hash_tables(
+            &mut [("flights", &f), ("users", &u), ("reservations", &r)],
+            base,
+        )
     }
 }
 
@@ -194,21 +225,39 @@ fn to_json<T: Serialize>(x: &T) -> Value {
 }
 
 fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, String> {
-    db.users.get(id).ok_or_else(|| format!("User {id} not found"))
+    db.users
+        .get(id)
+        .ok_or_else(|| format!("User {id} not found"))
 }
 
 fn reservation<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<Reservation>, String> {
-    db.reservations.get(id).ok_or_else(|| format!("Reservation {id} not found"))
+    db.reservations
+        .get(id)
+        .ok_or_else(|| format!("Reservation {id} not found"))
 }
 
-fn flight_instance<'a>(db: &'a AirlineDb, number: &str, date: &str) -> Result<&'a FlightDateStatus, String> {
-    let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
-    f.dates.get(date).ok_or_else(|| format!("Flight {number} not found on date {date}"))
+fn flight_instance<'a>(
+    db: &'a AirlineDb,
+    number: &str,
+    date: &str,
+) -> Result<&'a FlightDateStatus, String> {
+    let f = db
+        .flights
+        .get(number)
+        .ok_or_else(|| format!("Flight {number} not found"))?;
+    f.dates
+        .get(date)
+        .ok_or_else(|| format!("Flight {number} not found on date {date}"))
 }
 
 fn flight_infos(list: &[&Map<String, Value>]) -> Result<Vec<(String, String)>, String> {
     list.iter()
-        .map(|m| Ok((obj_str(m, "FlightInfo", "flight_number")?, obj_str(m, "FlightInfo", "date")?)))
+        .map(|m| {
+            Ok((
+                obj_str(m, "FlightInfo", "flight_number")?,
+                obj_str(m, "FlightInfo", "date")?,
+            ))
+        })
         .collect()
 }
 
@@ -229,7 +278,11 @@ fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), St
         Ok(())
     } else {
         let opts: Vec<String> = allowed.iter().map(|a| format!("'{a}'")).collect();
-        Err(field_error(model, field, &format!("Input should be {}", opts.join(" or "))))
+        Err(field_error(
+            model,
+            field,
+            &format!("Input should be {}", opts.join(" or ")),
+        ))
     }
 }
 
@@ -266,14 +319,28 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             let refunds: Vec<Payment> = r
                 .payment_history
                 .iter()
-                .map(|p| Payment { payment_id: p.payment_id.clone(), amount: -p.amount })
+                .map(|p| Payment {
+                    payment_id: p.payment_id.clone(),
+                    amount: -p.amount,
+                })
                 .collect();
             r.payment_history.extend(refunds);
             r.status = Some("cancelled".into());
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_baggages" => {
-            let a = Args::new(CLASS, name, kw, &["reservation_id", "total_baggages", "nonfree_baggages", "payment_id"], &[])?;
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &[
+                    "reservation_id",
+                    "total_baggages",
+                    "nonfree_baggages",
+                    "payment_id",
+                ],
+                &[],
+            )?;
             let id = a.str("reservation_id")?;
             let total = a.int("total_baggages")?;
             let nonfree = a.int("nonfree_baggages")?;
@@ -291,7 +358,13 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_flights" => {
-            let a = Args::new(CLASS, name, kw, &["reservation_id", "cabin", "flights", "payment_id"], &[])?;
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &["reservation_id", "cabin", "flights", "payment_id"],
+                &[],
+            )?;
             update_reservation_flights(db, &a)
         }
         "update_reservation_passengers" => {
@@ -312,13 +385,20 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             let uid = a.str("user_id")?;
             let raw = a.raw("amount").expect("required");
             user(db, &uid)?;
-            let amount = value_float(raw)
-                .ok_or_else(|| field_error("Certificate", "amount", "Input should be a valid number"))?;
+            let amount = value_float(raw).ok_or_else(|| {
+                field_error("Certificate", "amount", "Input should be a valid number")
+            })?;
             let u = Arc::make_mut(db.users.get_mut(&uid).expect("checked"));
             for n in [3221322, 3221323, 3221324] {
                 let pid = format!("certificate_{n}");
                 if !u.payment_methods.contains_key(&pid) {
-                    u.payment_methods.insert(pid.clone(), PaymentMethod::Certificate { id: pid.clone(), amount });
+                    u.payment_methods.insert(
+                        pid.clone(),
+                        PaymentMethod::Certificate {
+                            id: pid.clone(),
+                            amount,
+                        },
+                    );
                     return Ok(Out::Str(format!(
                         "Certificate {pid} added to user {uid} with amount {}.",
                         pyjson::py_str_number(raw)
@@ -333,7 +413,9 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
         }
         "get_reservation_details" => {
             let a = Args::new(CLASS, name, kw, &["reservation_id"], &[])?;
-            Ok(Out::Json(to_json(reservation(db, &a.str("reservation_id")?)?.as_ref())))
+            Ok(Out::Json(to_json(
+                reservation(db, &a.str("reservation_id")?)?.as_ref(),
+            )))
         }
         "get_flight_status" => {
             let a = Args::new(CLASS, name, kw, &["flight_number", "date"], &[])?;
@@ -343,21 +425,37 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
         "search_direct_flight" => {
             let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
             let date = a.str("date")?;
-            let res = search_direct(db, &date, Some(&a.str("origin")?), Some(&a.str("destination")?), None, None);
+            let res = search_direct(
+                db,
+                &date,
+                Some(&a.str("origin")?),
+                Some(&a.str("destination")?),
+                None,
+                None,
+            );
             Ok(Out::Json(Value::Array(res)))
         }
         "search_onestop_flight" => {
             let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
-            let (origin, destination, date) = (a.str("origin")?, a.str("destination")?, a.str("date")?);
+            let (origin, destination, date) =
+                (a.str("origin")?, a.str("destination")?, a.str("date")?);
             let mut results = Vec::new();
             for f1 in db.flights.values() {
-                let Some(first) = direct_entry(f1, &date, Some(&origin), None, None, Some(&date)) else {
+                let Some(first) = direct_entry(f1, &date, Some(&origin), None, None, Some(&date))
+                else {
                     continue;
                 };
                 // Quirk kept from upstream: "+1" arrivals build the next day without zero
                 // padding ("2024-05-6"), so such connections never match a DB date.
                 let date2 = if f1.scheduled_arrival_time_est.contains("+1") {
-                    let tail: String = date.chars().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+                    let tail: String = date
+                        .chars()
+                        .rev()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect();
                     let day: i64 = tail
                         .trim()
                         .parse()
@@ -409,7 +507,10 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
                 ("LGA", "LaGuardia"),
             ];
             Ok(Out::Json(Value::Array(
-                airports.iter().map(|(i, c)| json!({"iata": i, "city": c})).collect(),
+                airports
+                    .iter()
+                    .map(|(i, c)| json!({"iata": i, "city": c}))
+                    .collect(),
             )))
         }
         "calculate" => {
@@ -436,7 +537,11 @@ fn direct_entry(
     if origin.is_some_and(|o| f.origin != o) || destination.is_some_and(|d| f.destination != d) {
         return None;
     }
-    let FlightDateStatus::Available { available_seats, prices } = f.dates.get(date)? else {
+    let FlightDateStatus::Available {
+        available_seats,
+        prices,
+    } = f.dates.get(date)?
+    else {
         return None;
     };
     if leave_after.is_some_and(|t| f.scheduled_departure_time_est.as_str() < t) {
@@ -471,7 +576,12 @@ fn search_direct(
 
 /// Upstream `_payment_for_update`: checks, then debits a gift card; returns the payment
 /// entry to append (none when the amount is zero).
-fn payment_for_update(db: &mut AirlineDb, user_id: &str, payment_id: &str, total: i64) -> Result<Option<Payment>, String> {
+fn payment_for_update(
+    db: &mut AirlineDb,
+    user_id: &str,
+    payment_id: &str,
+    total: i64,
+) -> Result<Option<Payment>, String> {
     let u = user(db, user_id)?;
     match u.payment_methods.get(payment_id) {
         None => return Err("Payment method not found".into()),
@@ -483,13 +593,20 @@ fn payment_for_update(db: &mut AirlineDb, user_id: &str, payment_id: &str, total
         }
         _ => {}
     }
-    if matches!(u.payment_methods.get(payment_id), Some(PaymentMethod::GiftCard { .. })) {
+    if matches!(
+        u.payment_methods.get(payment_id),
+        Some(PaymentMethod::GiftCard { .. })
+    ) {
         let u = Arc::make_mut(db.users.get_mut(user_id).expect("checked"));
-        if let Some(PaymentMethod::GiftCard { amount, .. }) = u.payment_methods.get_mut(payment_id) {
+        if let Some(PaymentMethod::GiftCard { amount, .. }) = u.payment_methods.get_mut(payment_id)
+        {
             *amount -= total as f64;
         }
     }
-    Ok((total != 0).then(|| Payment { payment_id: payment_id.to_string(), amount: total }))
+    Ok((total != 0).then(|| Payment {
+        payment_id: payment_id.to_string(),
+        amount: total,
+    }))
 }
 
 fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
@@ -500,7 +617,9 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
         let payment_id = obj_str(m, "Payment", "payment_id")?;
         let amount = match m.get("amount") {
             None => return Err(field_error("Payment", "amount", "Field required")),
-            Some(v) => value_int(v).ok_or_else(|| field_error("Payment", "amount", "Input should be a valid integer"))?,
+            Some(v) => value_int(v).ok_or_else(|| {
+                field_error("Payment", "amount", "Input should be a valid integer")
+            })?,
         };
         payments.push(Payment { payment_id, amount });
     }
@@ -514,7 +633,12 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let flight_type = a.str("flight_type")?;
     let cabin = a.str("cabin")?;
     let insurance = a.str("insurance")?;
-    literal("Reservation", "flight_type", &flight_type, &["round_trip", "one_way"])?;
+    literal(
+        "Reservation",
+        "flight_type",
+        &flight_type,
+        &["round_trip", "one_way"],
+    )?;
     literal("Reservation", "cabin", &cabin, CABINS)?;
     literal("Reservation", "insurance", &insurance, &["yes", "no"])?;
     let total_baggages = a.int("total_baggages")?;
@@ -524,15 +648,25 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let mut res_flights = Vec::new();
     let mut total_price: i64 = 0;
     for (number, date) in &flights {
-        let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
+        let f = db
+            .flights
+            .get(number)
+            .ok_or_else(|| format!("Flight {number} not found"))?;
         let inst = flight_instance(db, number, date)?;
-        let FlightDateStatus::Available { available_seats, prices } = inst else {
+        let FlightDateStatus::Available {
+            available_seats,
+            prices,
+        } = inst
+        else {
             return Err(format!("Flight {number} not available on date {date}"));
         };
         if available_seats.get(&cabin).copied().unwrap_or(0) < n {
             return Err(format!("Not enough seats on flight {number}"));
         }
-        let price = prices.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        let price = prices
+            .get(&cabin)
+            .copied()
+            .ok_or_else(|| format!("'{cabin}'"))?;
         res_flights.push(ReservationFlight {
             flight_number: number.clone(),
             origin: f.origin.clone(),
@@ -550,9 +684,14 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
         let Some(m) = u.payment_methods.get(&p.payment_id) else {
             return Err(format!("Payment method {} not found", p.payment_id));
         };
-        if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } = m {
+        if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } =
+            m
+        {
             if *amount < p.amount as f64 {
-                return Err(format!("Not enough balance in payment method {}", p.payment_id));
+                return Err(format!(
+                    "Not enough balance in payment method {}",
+                    p.payment_id
+                ));
             }
         }
     }
@@ -578,7 +717,10 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     }
     for (number, date) in &flights {
         let f = Arc::make_mut(db.flights.get_mut(number).expect("checked"));
-        if let Some(FlightDateStatus::Available { available_seats, .. }) = f.dates.get_mut(date) {
+        if let Some(FlightDateStatus::Available {
+            available_seats, ..
+        }) = f.dates.get_mut(date)
+        {
             if let Some(s) = available_seats.get_mut(&cabin) {
                 *s -= n;
             }
@@ -616,7 +758,10 @@ fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let mut total: i64 = 0;
     let mut new_flights = Vec::new();
     for (number, date) in &flights {
-        let f = db.flights.get(number).ok_or_else(|| format!("Flight {number} not found"))?;
+        let f = db
+            .flights
+            .get(number)
+            .ok_or_else(|| format!("Flight {number} not found"))?;
         if let Some(existing) = r
             .flights
             .iter()
@@ -627,14 +772,24 @@ fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {
             continue;
         }
         let inst = flight_instance(db, number, date)?;
-        let FlightDateStatus::Available { available_seats, prices } = inst else {
+        let FlightDateStatus::Available {
+            available_seats,
+            prices,
+        } = inst
+        else {
             return Err(format!("Flight {number} not available on date {date}"));
         };
-        let seats = available_seats.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        let seats = available_seats
+            .get(&cabin)
+            .copied()
+            .ok_or_else(|| format!("'{cabin}'"))?;
         if seats < n {
             return Err(format!("Not enough seats on flight {number}"));
         }
-        let price = prices.get(&cabin).copied().ok_or_else(|| format!("'{cabin}'"))?;
+        let price = prices
+            .get(&cabin)
+            .copied()
+            .ok_or_else(|| format!("'{cabin}'"))?;
         total += price * n;
         new_flights.push(ReservationFlight {
             flight_number: number.clone(),

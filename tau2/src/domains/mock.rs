@@ -69,7 +69,12 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
                 return Err(format!("User {uid} not found"));
             }
             let task_id = format!("task_{}", db.tasks.len() + 1);
-            let t = MockTask { task_id: task_id.clone(), title, description, status: "pending".into() };
+            let t = MockTask {
+                task_id: task_id.clone(),
+                title,
+                description,
+                status: "pending".into(),
+            };
             let out = to_json(&t);
             db.tasks.insert(task_id.clone(), t);
             db.users.get_mut(&uid).expect("checked").tasks.push(task_id);
@@ -82,13 +87,18 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             if status != "pending" && status != "completed" {
                 return Err(format!("Invalid status: {status}"));
             }
-            let t = db.tasks.get_mut(&id).ok_or_else(|| format!("Task {id} not found"))?;
+            let t = db
+                .tasks
+                .get_mut(&id)
+                .ok_or_else(|| format!("Task {id} not found"))?;
             t.status = status;
             Ok(Out::Json(to_json(&*t)))
         }
         "get_users" => {
             Args::new(CLASS, name, kw, &[], &[])?;
-            Ok(Out::Json(Value::Array(db.users.values().map(to_json).collect())))
+            Ok(Out::Json(Value::Array(
+                db.users.values().map(to_json).collect(),
+            )))
         }
         "transfer_to_human_agents" => {
             Args::new(CLASS, name, kw, &["summary"], &[])?;
@@ -98,7 +108,10 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             let a = Args::new(CLASS, name, kw, &["task_id", "expected_status"], &[])?;
             let id = a.str("task_id")?;
             let want = a.str("expected_status")?;
-            let t = db.tasks.get(&id).ok_or_else(|| format!("Task {id} not found"))?;
+            let t = db
+                .tasks
+                .get(&id)
+                .ok_or_else(|| format!("Task {id} not found"))?;
             Ok(Out::Json(Value::Bool(t.status == want)))
         }
         _ => Err(format!("Tool '{name}' not found.")),
@@ -110,17 +123,28 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
     match name {
         "check_notifications" => {
             Args::new(USER_CLASS, name, kw, &[], &[])?;
-            Ok(Out::Json(Value::Array(db.notifications.values().map(to_json).collect())))
+            Ok(Out::Json(Value::Array(
+                db.notifications.values().map(to_json).collect(),
+            )))
         }
         "dismiss_notification" => {
             let a = Args::new(USER_CLASS, name, kw, &["notification_id"], &[])?;
             let id = a.str("notification_id")?;
-            let n = db.notifications.get_mut(&id).ok_or_else(|| format!("Notification {id} not found"))?;
+            let n = db
+                .notifications
+                .get_mut(&id)
+                .ok_or_else(|| format!("Notification {id} not found"))?;
             n.status = "read".into();
             Ok(Out::Json(to_json(&*n)))
         }
         "add_notification" => {
-            let a = Args::new(USER_CLASS, name, kw, &["notification_id", "message"], &["task_id"])?;
+            let a = Args::new(
+                USER_CLASS,
+                name,
+                kw,
+                &["notification_id", "message"],
+                &["task_id"],
+            )?;
             let id = a.str("notification_id")?;
             let n = Notification {
                 notification_id: id.clone(),
@@ -133,10 +157,19 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             Ok(Out::Json(out))
         }
         "assert_notification_status" => {
-            let a = Args::new(USER_CLASS, name, kw, &["notification_id", "expected_status"], &[])?;
+            let a = Args::new(
+                USER_CLASS,
+                name,
+                kw,
+                &["notification_id", "expected_status"],
+                &[],
+            )?;
             let id = a.str("notification_id")?;
             let want = a.str("expected_status")?;
-            let n = db.notifications.get(&id).ok_or_else(|| format!("Notification {id} not found"))?;
+            let n = db
+                .notifications
+                .get(&id)
+                .ok_or_else(|| format!("Notification {id} not found"))?;
             Ok(Out::Json(Value::Bool(n.status == want)))
         }
         _ => Err(format!("Tool '{name}' not found.")),

@@ -58,7 +58,10 @@ pub fn resolve_data_dir(arg: Option<&Path>) -> Result<PathBuf> {
     if !dir.exists() {
         bail!("tau2 data directory {} does not exist", dir.display());
     }
-    bail!("tau2 data directory {} has no domains/ folder", dir.display())
+    bail!(
+        "tau2 data directory {} has no domains/ folder",
+        dir.display()
+    )
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -115,16 +118,27 @@ impl Domain {
                 let c = Arc::new(db.build_cache());
                 Base::Retail(db, c)
             }
-            DomainKind::Mock => Base::Mock(parse_json(&d.join("db.json"))?, parse_json(&d.join("user_db.json"))?),
+            DomainKind::Mock => Base::Mock(
+                parse_json(&d.join("db.json"))?,
+                parse_json(&d.join("user_db.json"))?,
+            ),
         };
-        Ok(Domain { kind, policy, tasks, data_dir: data_dir.to_path_buf(), base })
+        Ok(Domain {
+            kind,
+            policy,
+            tasks,
+            data_dir: data_dir.to_path_buf(),
+            base,
+        })
     }
 
     pub fn task(&self, id: &str) -> Result<&Task> {
-        self.tasks
-            .iter()
-            .find(|t| t.id == id)
-            .ok_or_else(|| anyhow!("unknown task id {id:?} in domain {} (base split)", self.kind.name()))
+        self.tasks.iter().find(|t| t.id == id).ok_or_else(|| {
+            anyhow!(
+                "unknown task id {id:?} in domain {} (base split)",
+                self.kind.name()
+            )
+        })
     }
 
     /// A fresh environment (cheap: records are shared until a tool changes them).
@@ -132,9 +146,16 @@ impl Domain {
         let state = match &self.base {
             Base::Airline(db, c) => State::Airline(db.clone(), Some(c.clone())),
             Base::Retail(db, c) => State::Retail(db.clone(), Some(c.clone())),
-            Base::Mock(db, u) => State::Mock { db: db.clone(), user: u.clone(), aliased: false },
+            Base::Mock(db, u) => State::Mock {
+                db: db.clone(),
+                user: u.clone(),
+                aliased: false,
+            },
         };
-        Env { kind: self.kind, state }
+        Env {
+            kind: self.kind,
+            state,
+        }
     }
 
     pub fn initial_hashes(&self) -> (String, Option<String>) {
@@ -146,7 +167,11 @@ impl Domain {
 enum State {
     Airline(airline::AirlineDb, Option<Arc<airline::AirlineCache>>),
     Retail(retail::RetailDb, Option<Arc<retail::RetailCache>>),
-    Mock { db: mock::MockDb, user: mock::MockUserDb, aliased: bool },
+    Mock {
+        db: mock::MockDb,
+        user: mock::MockUserDb,
+        aliased: bool,
+    },
 }
 
 /// Tool category as upstream's `ToolType`; only WRITE tools are replayed when grading.
@@ -164,11 +189,28 @@ pub struct Env {
 }
 
 impl Env {
-    fn tool_lists(&self, requestor: &str) -> (&'static [&'static str], &'static [&'static str], &'static [&'static str]) {
+    fn tool_lists(
+        &self,
+        requestor: &str,
+    ) -> (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    ) {
         match (self.kind, requestor) {
-            (DomainKind::Airline, "assistant") => (airline::READ_TOOLS, airline::WRITE_TOOLS, airline::GENERIC_TOOLS),
-            (DomainKind::Retail, "assistant") => (retail::READ_TOOLS, retail::WRITE_TOOLS, retail::GENERIC_TOOLS),
-            (DomainKind::Mock, "assistant") => (mock::READ_TOOLS, mock::WRITE_TOOLS, mock::GENERIC_TOOLS),
+            (DomainKind::Airline, "assistant") => (
+                airline::READ_TOOLS,
+                airline::WRITE_TOOLS,
+                airline::GENERIC_TOOLS,
+            ),
+            (DomainKind::Retail, "assistant") => (
+                retail::READ_TOOLS,
+                retail::WRITE_TOOLS,
+                retail::GENERIC_TOOLS,
+            ),
+            (DomainKind::Mock, "assistant") => {
+                (mock::READ_TOOLS, mock::WRITE_TOOLS, mock::GENERIC_TOOLS)
+            }
             (DomainKind::Mock, "user") => (mock::USER_READ_TOOLS, mock::USER_WRITE_TOOLS, &[]),
             _ => (&[], &[], &[]),
         }
@@ -207,7 +249,12 @@ impl Env {
     }
 
     /// Call a tool the way a conversation participant does: only real tools are reachable.
-    pub fn call_tool(&mut self, requestor: &str, name: &str, args: &Map<String, Value>) -> ToolResult {
+    pub fn call_tool(
+        &mut self,
+        requestor: &str,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> ToolResult {
         match requestor {
             "assistant" | "user" => {}
             other => return Err(format!("Invalid requestor: {other}")),
@@ -223,14 +270,19 @@ impl Env {
 
     /// Run any function of the agent or user toolkit (tools and the helper functions tasks
     /// use for initialization and assertions).
-    pub fn run_function(&mut self, env_type: &str, name: &str, args: &Map<String, Value>) -> ToolResult {
+    pub fn run_function(
+        &mut self,
+        env_type: &str,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> ToolResult {
         match (&mut self.state, env_type) {
             (State::Airline(db, _), "assistant") => airline::call(db, name, args),
             (State::Retail(db, _), "assistant") => retail::call(db, name, args),
             (State::Mock { db, .. }, "assistant") => mock::call(db, name, args),
-            (State::Mock { aliased: true, .. }, "user") => {
-                Err(format!("'MockDB' object has no attribute 'notifications' (calling {name})"))
-            }
+            (State::Mock { aliased: true, .. }, "user") => Err(format!(
+                "'MockDB' object has no attribute 'notifications' (calling {name})"
+            )),
             (State::Mock { user, .. }, "user") => mock::call_user(user, name, args),
             (_, "user") => Err("User tools not available".into()),
             (_, other) => Err(format!("Invalid environment type: {other}")),
@@ -249,14 +301,18 @@ impl Env {
         match &self.state {
             State::Airline(db, c) => db.hash(c.as_deref()),
             State::Retail(db, c) => db.hash(c.as_deref()),
-            State::Mock { db, .. } => crate::canon::sha256_hex(crate::canon::canonical_text(db).as_bytes()),
+            State::Mock { db, .. } => {
+                crate::canon::sha256_hex(crate::canon::canonical_text(db).as_bytes())
+            }
         }
     }
 
     pub fn user_db_hash(&self) -> Option<String> {
         match &self.state {
             State::Mock { aliased: true, .. } => Some(self.db_hash()),
-            State::Mock { user, .. } => Some(crate::canon::sha256_hex(crate::canon::canonical_text(user).as_bytes())),
+            State::Mock { user, .. } => Some(crate::canon::sha256_hex(
+                crate::canon::canonical_text(user).as_bytes(),
+            )),
             _ => None,
         }
     }
@@ -272,8 +328,14 @@ impl Env {
 
     pub fn user_db_canonical(&self) -> Option<String> {
         match &self.state {
-            State::Mock { aliased: false, user, .. } => Some(crate::canon::canonical_text(user)),
-            State::Mock { aliased: true, db, .. } => Some(crate::canon::canonical_text(db)),
+            State::Mock {
+                aliased: false,
+                user,
+                ..
+            } => Some(crate::canon::canonical_text(user)),
+            State::Mock {
+                aliased: true, db, ..
+            } => Some(crate::canon::canonical_text(db)),
             _ => None,
         }
     }
@@ -281,10 +343,14 @@ impl Env {
     /// Deep-merge initialization data into the agent DB (dicts merge, everything else is
     /// replaced), then re-validate. Like upstream, the user side then shares the agent DB.
     fn merge_agent_data(&mut self, data: &Value) -> Result<()> {
-        fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(db: &T, data: &Value) -> Result<T> {
+        fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
+            db: &T,
+            data: &Value,
+        ) -> Result<T> {
             let mut v = serde_json::to_value(db)?;
             deep_merge(&mut v, data);
-            serde_json::from_value(v).map_err(|e| anyhow!("initialization_data.agent_data does not fit the DB: {e}"))
+            serde_json::from_value(v)
+                .map_err(|e| anyhow!("initialization_data.agent_data does not fit the DB: {e}"))
         }
         match &mut self.state {
             State::Airline(db, c) => {
@@ -308,11 +374,16 @@ impl Env {
             State::Mock { user, aliased, .. } => {
                 let mut v = serde_json::to_value(&*user)?;
                 deep_merge(&mut v, data);
-                *user = serde_json::from_value(v).map_err(|e| anyhow!("initialization_data.user_data does not fit the user DB: {e}"))?;
+                *user = serde_json::from_value(v).map_err(|e| {
+                    anyhow!("initialization_data.user_data does not fit the user DB: {e}")
+                })?;
                 *aliased = false;
                 Ok(())
             }
-            _ => bail!("domain {} has no user DB for initialization_data.user_data", self.kind.name()),
+            _ => bail!(
+                "domain {} has no user DB for initialization_data.user_data",
+                self.kind.name()
+            ),
         }
     }
 
@@ -346,18 +417,27 @@ impl Env {
             let m = &messages[i];
             i += 1;
             if m.role == "tool" {
-                bail!("message {}: tool message not expected; tool messages must follow a tool call", i - 1);
+                bail!(
+                    "message {}: tool message not expected; tool messages must follow a tool call",
+                    i - 1
+                );
             }
             if !m.is_tool_call() {
                 continue;
             }
             for tc in m.tool_calls.as_ref().expect("checked") {
-                let Some(tm) = messages.get(i) else { bail!("tool message expected after call {}", tc.id) };
+                let Some(tm) = messages.get(i) else {
+                    bail!("tool message expected after call {}", tc.id)
+                };
                 if tm.role != "tool" {
                     bail!("message {i}: tool message expected, got role {:?}", tm.role);
                 }
                 if tm.id.as_deref() != Some(tc.id.as_str()) {
-                    bail!("message {i}: tool call id mismatch: {} vs {:?}", tc.id, tm.id);
+                    bail!(
+                        "message {i}: tool call id mismatch: {} vs {:?}",
+                        tc.id,
+                        tm.id
+                    );
                 }
                 i += 1;
                 if !self.has_tool(&tc.name) || !self.is_mutating(&tc.name) {
@@ -374,7 +454,10 @@ impl Env {
         let (r, w, g) = self.tool_lists(requestor);
         let mut names: Vec<&str> = r.iter().chain(w).chain(g).copied().collect();
         names.sort();
-        names.into_iter().filter_map(|n| schemas::schema(self.kind, n)).collect()
+        names
+            .into_iter()
+            .filter_map(|n| schemas::schema(self.kind, n))
+            .collect()
     }
 }
 
@@ -384,7 +467,9 @@ pub fn deep_merge(base: &mut Value, update: &Value) {
         (Value::Object(b), Value::Object(u)) => {
             for (k, v) in u {
                 match b.get_mut(k) {
-                    Some(existing) if existing.is_object() && v.is_object() => deep_merge(existing, v),
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        deep_merge(existing, v)
+                    }
                     _ => {
                         b.insert(k.clone(), v.clone());
                     }

@@ -52,7 +52,11 @@ pub struct UserAddress {
 #[serde(tag = "source")]
 pub enum PaymentMethod {
     #[serde(rename = "credit_card")]
-    CreditCard { id: String, brand: String, last_four: String },
+    CreditCard {
+        id: String,
+        brand: String,
+        last_four: String,
+    },
     #[serde(rename = "paypal")]
     Paypal { id: String },
     #[serde(rename = "gift_card")]
@@ -136,9 +140,18 @@ impl RetailDb {
     }
 
     pub fn hash(&self, cache: Option<&RetailCache>) -> String {
-        let p = canon::View { table: &self.products, cache: cache.map(|c| &c.products) };
-        let u = canon::View { table: &self.users, cache: cache.map(|c| &c.users) };
-        let o = canon::View { table: &self.orders, cache: cache.map(|c| &c.orders) };
+        let p = canon::View {
+            table: &self.products,
+            cache: cache.map(|c| &c.products),
+        };
+        let u = canon::View {
+            table: &self.users,
+            cache: cache.map(|c| &c.users),
+        };
+        let o = canon::View {
+            table: &self.orders,
+            cache: cache.map(|c| &c.orders),
+        };
         let base = cache.map(|c| c.hash.as_str()).filter(|h| !h.is_empty());
         canon::hash_tables(&mut [("products", &p), ("users", &u), ("orders", &o)], base)
     }
@@ -171,7 +184,9 @@ fn to_json<T: Serialize>(x: &T) -> Value {
 }
 
 fn order<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<Order>, String> {
-    db.orders.get(id).ok_or_else(|| "Order not found".to_string())
+    db.orders
+        .get(id)
+        .ok_or_else(|| "Order not found".to_string())
 }
 
 fn user<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<User>, String> {
@@ -179,12 +194,24 @@ fn user<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<User>, String> {
 }
 
 fn variant<'a>(db: &'a RetailDb, product_id: &str, item_id: &str) -> Result<&'a Variant, String> {
-    let p = db.products.get(product_id).ok_or_else(|| "Product not found".to_string())?;
-    p.variants.get(item_id).ok_or_else(|| "Variant not found".to_string())
+    let p = db
+        .products
+        .get(product_id)
+        .ok_or_else(|| "Product not found".to_string())?;
+    p.variants
+        .get(item_id)
+        .ok_or_else(|| "Variant not found".to_string())
 }
 
-fn payment_method<'a>(db: &'a RetailDb, user_id: &str, pm: &str) -> Result<&'a PaymentMethod, String> {
-    user(db, user_id)?.payment_methods.get(pm).ok_or_else(|| "Payment method not found".to_string())
+fn payment_method<'a>(
+    db: &'a RetailDb,
+    user_id: &str,
+    pm: &str,
+) -> Result<&'a PaymentMethod, String> {
+    user(db, user_id)?
+        .payment_methods
+        .get(pm)
+        .ok_or_else(|| "Payment method not found".to_string())
 }
 
 fn gift_balance(pm: &PaymentMethod) -> Option<f64> {
@@ -245,7 +272,9 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             let (f, l, z) = (a.str("first_name")?, a.str("last_name")?, a.str("zip")?);
             db.users
                 .iter()
-                .find(|(_, u)| u.name.first_name == f && u.name.last_name == l && u.address.zip == z)
+                .find(|(_, u)| {
+                    u.name.first_name == f && u.name.last_name == l && u.address.zip == z
+                })
                 .map(|(id, _)| Out::Str(id.clone()))
                 .ok_or_else(|| "User not found".to_string())
         }
@@ -256,7 +285,10 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
         "get_product_details" => {
             let a = Args::new(CLASS, name, kw, &["product_id"], &[])?;
             let id = a.str("product_id")?;
-            let p = db.products.get(&id).ok_or_else(|| "Product not found".to_string())?;
+            let p = db
+                .products
+                .get(&id)
+                .ok_or_else(|| "Product not found".to_string())?;
             Ok(Out::Json(to_json(p.as_ref())))
         }
         "get_item_details" => {
@@ -310,7 +342,13 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "exchange_delivered_order_items" => {
-            let a = Args::new(CLASS, name, kw, &["order_id", "item_ids", "new_item_ids", "payment_method_id"], &[])?;
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
+                &[],
+            )?;
             let id = a.str("order_id")?;
             let item_ids = a.str_list("item_ids")?;
             let new_ids = a.str_list("new_item_ids")?;
@@ -330,7 +368,11 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             }
             let mut diff = 0.0f64;
             for (old, new) in item_ids.iter().zip(&new_ids) {
-                let item = o.items.iter().find(|i| &i.item_id == old).ok_or_else(|| format!("Item {old} not found"))?;
+                let item = o
+                    .items
+                    .iter()
+                    .find(|i| &i.item_id == old)
+                    .ok_or_else(|| format!("Item {old} not found"))?;
                 let v = variant(db, &item.product_id, new)?;
                 if !v.available {
                     return Err(format!("New item {new} not found or available"));
@@ -340,7 +382,9 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             let diff = round2(diff);
             let pm = payment_method(db, &o.user_id, &pm_id)?;
             if gift_balance(pm).is_some_and(|b| b < diff) {
-                return Err("Insufficient gift card balance to pay for the price difference".into());
+                return Err(
+                    "Insufficient gift card balance to pay for the price difference".into(),
+                );
             }
             let o = Arc::make_mut(db.orders.get_mut(&id).expect("checked"));
             let mut ex = item_ids.clone();
@@ -368,7 +412,13 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "modify_pending_order_items" => {
-            let a = Args::new(CLASS, name, kw, &["order_id", "item_ids", "new_item_ids", "payment_method_id"], &[])?;
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
+                &[],
+            )?;
             modify_items(db, &a)
         }
         "modify_pending_order_payment" => {
@@ -385,7 +435,9 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             }
             let old_id = o.payment_history[0].payment_method_id.clone();
             if old_id == pm_id {
-                return Err("The new payment method should be different from the current one".into());
+                return Err(
+                    "The new payment method should be different from the current one".into(),
+                );
             }
             let amount = o.payment_history[0].amount;
             let new_is_gift = gift_balance(pm);
@@ -426,7 +478,13 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*u)))
         }
         "return_delivered_order_items" => {
-            let a = Args::new(CLASS, name, kw, &["order_id", "item_ids", "payment_method_id"], &[])?;
+            let a = Args::new(
+                CLASS,
+                name,
+                kw,
+                &["order_id", "item_ids", "payment_method_id"],
+                &[],
+            )?;
             let id = a.str("order_id")?;
             let item_ids = a.str_list("item_ids")?;
             let pm_id = a.str("payment_method_id")?;
@@ -435,8 +493,14 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 return Err("Non-delivered order cannot be returned".into());
             }
             let u = user(db, &o.user_id)?;
-            let pm = u.payment_methods.get(&pm_id).ok_or_else(|| "Payment method not found".to_string())?;
-            let original = o.payment_history.first().map(|p| p.payment_method_id.as_str());
+            let pm = u
+                .payment_methods
+                .get(&pm_id)
+                .ok_or_else(|| "Payment method not found".to_string())?;
+            let original = o
+                .payment_history
+                .first()
+                .map(|p| p.payment_method_id.as_str());
             if gift_balance(pm).is_none() {
                 match original {
                     None => return Err("list index out of range".into()),
@@ -490,7 +554,11 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
         if old == new {
             return Err("The new item id should be different from the old item id".into());
         }
-        let item = o.items.iter().find(|i| &i.item_id == old).ok_or_else(|| format!("Item {old} not found"))?;
+        let item = o
+            .items
+            .iter()
+            .find(|i| &i.item_id == old)
+            .ok_or_else(|| format!("Item {old} not found"))?;
         let v = variant(db, &item.product_id, new)?;
         if !v.available {
             return Err(format!("New item {new} not found or available"));
@@ -518,7 +586,11 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
     for (old, new) in item_ids.iter().zip(&new_ids) {
         // Quirk kept from upstream: every modified item takes the price and options of
         // the *last* new variant in the list, not its own.
-        let item = o.items.iter_mut().find(|i| &i.item_id == old).ok_or_else(|| format!("Item {old} not found"))?;
+        let item = o
+            .items
+            .iter_mut()
+            .find(|i| &i.item_id == old)
+            .ok_or_else(|| format!("Item {old} not found"))?;
         item.item_id = new.clone();
         if let Some(v) = &last_variant {
             item.price = v.price;

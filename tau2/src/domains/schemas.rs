@@ -39,7 +39,10 @@ fn address_params(first: (&'static str, Value)) -> Vec<(&'static str, Value)> {
     vec![
         first,
         ("address1", s("First address line, e.g. '123 Main St'.")),
-        ("address2", s("Second address line, e.g. 'Apt 1', or an empty string.")),
+        (
+            "address2",
+            s("Second address line, e.g. 'Apt 1', or an empty string."),
+        ),
         ("city", s("City, e.g. 'San Francisco'.")),
         ("state", s("State, e.g. 'CA'.")),
         ("country", s("Country, e.g. 'USA'.")),
@@ -48,8 +51,12 @@ fn address_params(first: (&'static str, Value)) -> Vec<(&'static str, Value)> {
 }
 
 pub fn schema(kind: DomainKind, name: &str) -> Option<Value> {
-    let calc = || tool("calculate", "Evaluate an arithmetic expression made of numbers, + - * /, parentheses and spaces; returns the result rounded to 2 decimals.", &[("expression", s("The expression, e.g. '2 + 2'."))], &[]);
-    let transfer = || tool("transfer_to_human_agents", "Hand the conversation to a human agent with a summary. Only when the user explicitly asks for a human, or the policy and tools cannot resolve the request.", &[("summary", s("Summary of the user's issue."))], &[]);
+    let calc = || {
+        tool("calculate", "Evaluate an arithmetic expression made of numbers, + - * /, parentheses and spaces; returns the result rounded to 2 decimals.", &[("expression", s("The expression, e.g. '2 + 2'."))], &[])
+    };
+    let transfer = || {
+        tool("transfer_to_human_agents", "Hand the conversation to a human agent with a summary. Only when the user explicitly asks for a human, or the policy and tools cannot resolve the request.", &[("summary", s("Summary of the user's issue."))], &[])
+    };
     let order_id = || s("Order id including the leading '#', e.g. '#W0000000'.");
     let v = match (kind, name) {
         (_, "calculate") if kind != DomainKind::Mock => calc(),

@@ -1,0 +1,68 @@
+//! Mechanism activations from our harness's event logs (`<workdir>/.lrab/events.jsonl`, one JSON
+//! object per line; `{"kind": "mechanism", "name": ...}` marks a firing). Logs are looked up from
+//! a cell's `attempt_dir` (relative to the folder of its cells.csv). A process killed mid-write
+//! can leave a truncated line, so unparsable lines are skipped and counted, never guessed at.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where an attempt's event log may be, in order of preference.
+pub fn candidates(attempt_dir: &Path) -> [PathBuf; 3] {
+    [
+        attempt_dir.join("workdir/.lrab/events.jsonl"),
+        attempt_dir.join(".lrab/events.jsonl"),
+        attempt_dir.join("events.jsonl"),
+    ]
+}
+
+/// Firings per mechanism name in one log, plus the number of unparsable lines.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Activations {
+    /// name -> firings.
+    pub counts: BTreeMap<String, u64>,
+    /// Lines that were not JSON objects.
+    pub bad_lines: usize,
+}
+
+/// Count mechanism firings in the log text.
+pub fn count(text: &str) -> Activations {
+    let mut a = Activations::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(v) if v.is_object() => {
+                if v.get("kind").and_then(|k| k.as_str()) == Some("mechanism") {
+                    let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("unnamed");
+                    *a.counts.entry(name.to_string()).or_default() += 1;
+                }
+            }
+            _ => a.bad_lines += 1,
+        }
+    }
+    a
+}
+
+/// Read the first existing log for `attempt_dir`; `None` when there is none.
+pub fn read(attempt_dir: &Path) -> Option<Activations> {
+    candidates(attempt_dir)
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|t| count(&t))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_mechanisms_and_skips_truncated_lines() {
+        let log = concat!(
+            "{\"t_ms\":1,\"run\":0,\"kind\":\"model_call\",\"prompt_tokens\":10}\n",
+            "{\"t_ms\":2,\"run\":0,\"kind\":\"mechanism\",\"name\":\"finish_gate\",\"action\":\"reject\"}\n",
+            "{\"t_ms\":3,\"run\":0,\"kind\":\"mechanism\",\"name\":\"finish_gate\",\"action\":\"reject\"}\n",
+            "{\"t_ms\":4,\"run\":1,\"kind\":\"mechanism\",\"name\":\"anti_loop\",\"action\":\"nudge\"}\n",
+            "{\"t_ms\":5,\"run\":1,\"kind\":\"mecha"
+        );
+        let a = super::count(log);
+        assert_eq!(a.counts["finish_gate"], 2);
+        assert_eq!(a.counts["anti_loop"], 1);
+        assert_eq!(a.bad_lines, 1);
+    }
+}

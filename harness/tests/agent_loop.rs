@@ -1,0 +1,436 @@
+//! The agent loop and every mechanism, driven by scripted model replies (no model needed).
+
+mod common;
+
+use common::*;
+use lrab_harness::backend::{BackendError, ScriptedModel};
+use lrab_harness::mechanisms::report::Level;
+use lrab_harness::{Ablations, Agent, Reply, RunStatus};
+use serde_json::json;
+use std::fs;
+
+const TASK: &str = "Write a short report on the data.\nRequired steps (plan at least 2):\n1. Write report.md with a summary.\n2. Finish.";
+
+fn call(name: &str, args: serde_json::Value) -> Reply {
+    Reply::call(name, args)
+}
+
+#[test]
+fn full_task_run_passes_the_finish_gate() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            call("todo", json!({"action": "create", "items": ["write report.md", "finish"]})),
+            call("write_file", json!({"path": "report.md", "content": "# Report\nAll good.\n"})),
+            call("read_file", json!({"path": "report.md"})),
+            call("todo", json!({"action": "done_all"})),
+            call("finish", json!({"summary": "wrote report.md"})),
+            // the gate asks for one re-read of the task, then accepts
+            call("finish", json!({"summary": "checked report.md against the task"})),
+        ],
+    );
+    let out = a.run();
+    assert_eq!(out.status, RunStatus::Finished);
+    assert_eq!(out.report.verification, Level::Inspected);
+    assert!(out.report.missing_artifacts.is_empty());
+    // the re-read shows the task text verbatim
+    assert!(seen_text(&a, 5).contains("Write report.md with a summary."));
+    assert_eq!(mech_count(d.path(), "finish_gate", "reread"), 1);
+    assert_eq!(mech_count(d.path(), "finish_gate", "accept"), 1);
+    let ev = events(d.path());
+    assert_eq!(ev.iter().filter(|e| e["kind"] == "model_call").count(), 6);
+    assert_eq!(ev.iter().filter(|e| e["kind"] == "tool_call").count(), 6);
+    assert!(d.path().join(".lrab/report.json").exists());
+    assert!(d.path().join(".lrab/checkpoint.json").exists());
+    // a relaunch after the end does nothing and reports the same status
+    let mut again = agent_in(d.path(), TASK, vec![]);
+    assert_eq!(again.run().status, RunStatus::Finished);
+    assert!(again.model.seen.is_empty());
+}
+
+#[test]
+fn false_completion_is_rejected_with_the_next_action() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            Reply::text("I have completed the task. The report is done."),
+            Reply::text("Let me think about what the report should say."),
+            call("write_file", json!({"path": "report.md", "content": "# Report\n"})),
+            Reply::text("All steps are done."),
+            call("finish", json!({"summary": "ok"})),
+        ],
+    );
+    let out = a.run();
+    // claim 1: nothing written → fake-finish rejection naming the file to write
+    let t1 = seen_text(&a, 1);
+    assert!(t1.contains("Not finished") && t1.contains("write_file(path=\"report.md\""), "{t1}");
+    // plain text: asked for a tool call with a next action
+    assert!(seen_text(&a, 2).contains("Reply with a tool call"));
+    // claim 2 after writing goes through the gate: the re-read
+    assert!(seen_text(&a, 4).contains("re-read the task"));
+    assert_eq!(out.status, RunStatus::Finished);
+    assert_eq!(mech_count(d.path(), "false_completion", "claim"), 2);
+}
+
+#[test]
+fn recorded_malformed_shapes_are_rescued() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            // shape 1: whole-reply JSON in a code fence, with an alias and argument aliases
+            Reply::text("```json\n{\"name\": \"create_file\", \"arguments\": {\"file_path\": \"a.md\", \"text\": \"alpha\"}}\n```"),
+            // shape 2: placeholder-quote form (as gemma-style templates leak it)
+            Reply::text("call:write_file{path:<|\"|>b.md<|\"|>,content:<|\"|>beta, with: commas<|\"|>}"),
+            // shape 3: bare call expression
+            Reply::text("write_file(path=\"report.md\", content=\"# Report\\nfine\")"),
+            // a think-wrapped JSON call
+            Reply::text("<think>I should list</think>{\"list_dir\": {\"path\": \".\"}}"),
+            // prose with a call inside is NOT executed
+            Reply::text("Next I would call write_file(path=\"c.md\", content=\"x\") if needed."),
+        ],
+    );
+    for _ in 0..5 {
+        a.step();
+    }
+    assert_eq!(fs::read_to_string(d.path().join("a.md")).unwrap(), "alpha");
+    assert_eq!(fs::read_to_string(d.path().join("b.md")).unwrap(), "beta, with: commas");
+    assert_eq!(fs::read_to_string(d.path().join("report.md")).unwrap(), "# Report\nfine");
+    assert!(!d.path().join("c.md").exists());
+    assert_eq!(mech_count(d.path(), "format_rescue", "rescued"), 4);
+    assert!(a.state.messages.iter().any(|m| m.tool_name.as_deref() == Some("list_dir")));
+}
+
+#[test]
+fn format_rescue_ablation_leaves_text_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.ablations = Ablations::parse("format_rescue").unwrap();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![Reply::text("write_file(path=\"a.md\", content=\"x\")")])).unwrap();
+    a.step();
+    assert!(!d.path().join("a.md").exists());
+}
+
+#[test]
+fn anti_loop_intercepts_then_pauses_the_tool() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("data.csv"), "a,b\n1,2\n").unwrap();
+    let same = || call("read_file", json!({"path": "data.csv"}));
+    let mut a = agent_in(d.path(), TASK, vec![same(), same(), same(), same(), call("list_dir", json!({})), same()]);
+    for _ in 0..6 {
+        a.step();
+    }
+    let tool_msgs: Vec<&str> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.tool_name.as_deref() == Some("read_file"))
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(tool_msgs[0].contains("a,b"));
+    assert!(tool_msgs[1].contains("not executed: identical") && tool_msgs[1].contains("Next action"));
+    assert!(tool_msgs[2].contains("third time"));
+    assert!(tool_msgs[3].contains("paused"));
+    assert!(tool_msgs[4].contains("paused"));
+    // while paused the tool is not offered
+    assert!(!a.model.seen[4].tool_names.contains(&"read_file".to_string()));
+    assert!(a.model.seen[0].tool_names.contains(&"read_file".to_string()));
+}
+
+#[test]
+fn anti_loop_ablation_executes_repeats() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("data.csv"), "a,b\n").unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.ablations = Ablations::parse("anti_loop").unwrap();
+    let same = || call("read_file", json!({"path": "data.csv"}));
+    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![same(), same(), same(), same()])).unwrap();
+    for _ in 0..4 {
+        a.step();
+    }
+    assert!(a.state.messages.iter().filter(|m| m.tool_name.is_some()).all(|m| m.content.contains("a,b")));
+}
+
+#[test]
+fn empty_turn_ladder_counts_think_only_and_gives_up() {
+    let d = tempfile::tempdir().unwrap();
+    let think_only = Reply { content: "<think>hmm</think>".into(), thinking: "hmm".into(), ..Default::default() };
+    let mut a = agent_in(d.path(), TASK, vec![Reply::default(), think_only, Reply::default(), Reply::default(), Reply::default(), Reply::default()]);
+    let out = a.run();
+    assert_eq!(out.status, RunStatus::Stalled);
+    assert!(seen_text(&a, 1).contains("Your reply was empty"));
+    assert!(seen_text(&a, 2).contains("Empty again"));
+    assert_eq!(mech_count(d.path(), "anti_loop", "empty_reset"), 1);
+    assert_eq!(mech_count(d.path(), "anti_loop", "empty_give_up"), 1);
+}
+
+#[test]
+fn stall_watch_asks_for_a_replan() {
+    let d = tempfile::tempdir().unwrap();
+    let replies: Vec<Reply> = (0..4).map(|i| call("read_file", json!({"path": format!("missing{i}.txt")}))).collect();
+    let mut a = agent_in(d.path(), TASK, replies);
+    for _ in 0..4 {
+        a.step();
+    }
+    assert_eq!(mech_count(d.path(), "anti_loop", "stall_replan"), 1);
+    assert!(seen_text(&a, 3).contains("No progress in the last 3 rounds"));
+}
+
+#[test]
+fn truncated_reply_gets_skeleton_then_append_feedback() {
+    let d = tempfile::tempdir().unwrap();
+    let cut = Reply { content: "# Very long report\n...".into(), done_reason: Some("length".into()), ..Default::default() };
+    let mut a = agent_in(d.path(), TASK, vec![cut, call("write_file", json!({"path": "report.md", "content": "# skeleton"}))]);
+    a.step();
+    a.step();
+    let t = seen_text(&a, 1);
+    assert!(t.contains("output limit") && t.contains("append_file"), "{t}");
+    assert_eq!(a.model.seen[0].num_predict, 8192);
+}
+
+#[test]
+fn chat_tier_gets_a_minimal_prefill_and_ends_on_the_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(d.path(), "What is the boiling point of water at sea level?", vec![Reply::text("100 °C.")]);
+    let out = a.run();
+    assert_eq!(out.status, RunStatus::Answered);
+    assert_eq!(a.model.seen[0].tool_names, vec!["read_file", "list_dir"]);
+    assert!(a.model.seen[0].messages[0].content.starts_with("Answer the user's question"));
+}
+
+#[test]
+fn chat_tier_escalates_to_task_when_the_model_needs_to_write() {
+    let d = tempfile::tempdir().unwrap();
+    let w = || call("write_file", json!({"path": "x.md", "content": "x"}));
+    let mut a = agent_in(d.path(), "hello there, how are you doing today", vec![w(), w()]);
+    a.step();
+    assert!(!d.path().join("x.md").exists());
+    a.step();
+    assert!(d.path().join("x.md").exists());
+    assert_eq!(mech_count(d.path(), "tiering", "escalate_to_task"), 1);
+}
+
+#[test]
+fn routing_and_flat_prefill_ablation() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(d.path(), "Fix the bug in calc.py and write fix.md", vec![Reply::default()]);
+    a.step();
+    let names = &a.model.seen[0].tool_names;
+    assert!(names.contains(&"rollback".to_string()) && !names.contains(&"search_files".to_string()));
+    let d2 = tempfile::tempdir().unwrap();
+    let mut cfg = config(d2.path(), "Fix the bug in calc.py and write fix.md");
+    cfg.ablations = Ablations::parse("flat_prefill").unwrap();
+    let mut b = Agent::new(cfg, ScriptedModel::replies(vec![Reply::default()])).unwrap();
+    b.step();
+    assert_eq!(b.model.seen[0].tool_names.len(), 11);
+}
+
+#[test]
+fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    fs::write(
+        d.path().join("test_calc.py"),
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+    )
+    .unwrap();
+    let task = "Fix calc.py so that `python3 -m pytest -q test_calc.py` passes. Write fix.md describing the fix.";
+    let mut a = agent_in(
+        d.path(),
+        task,
+        vec![
+            call("write_file", json!({"path": "fix.md", "content": "fixed add"})),
+            call("finish", json!({"summary": "done"})),
+            call("edit_file", json!({"path": "calc.py", "old": "a - b", "new": "a + b"})),
+            call("finish", json!({"summary": "done"})),
+            call("finish", json!({"summary": "done, tests pass"})),
+        ],
+    );
+    let out = a.run();
+    let rejection = seen_text(&a, 2);
+    assert!(rejection.contains("the tests fail"), "{rejection}");
+    assert!(rejection.contains("test_add") && rejection.contains("assert -1 == 5"), "{rejection}");
+    assert!(rejection.contains("Next action"));
+    assert_eq!(out.status, RunStatus::Finished);
+    assert_eq!(out.report.verification, Level::Tested);
+    assert_eq!(mech_count(d.path(), "finish_gate", "tests"), 1);
+}
+
+#[test]
+fn verify_feedback_ablation_gives_generic_text() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    fs::write(d.path().join("test_calc.py"), "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n").unwrap();
+    let mut cfg = config(d.path(), "Fix calc.py");
+    cfg.ablations = Ablations::parse("verify_feedback").unwrap();
+    let mut a = Agent::new(
+        cfg,
+        ScriptedModel::replies(vec![call("run_shell", json!({"command": "true"})), call("finish", json!({"summary": "x"}))]),
+    )
+    .unwrap();
+    a.step();
+    a.step();
+    let t = a.state.messages.last().unwrap().content.clone();
+    assert!(t.contains("last output line") && !t.contains("assert -1 == 5"), "{t}");
+}
+
+#[test]
+fn finish_gate_ablation_accepts_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.ablations = Ablations::parse("finish_gate").unwrap();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![call("finish", json!({"summary": "x"}))])).unwrap();
+    assert_eq!(a.run().status, RunStatus::Finished);
+    assert!(a.run().report.missing_artifacts.contains(&"report.md".to_string()));
+}
+
+#[test]
+fn kill_and_resume_continues_the_same_conversation() {
+    let d = tempfile::tempdir().unwrap();
+    {
+        let mut a = agent_in(
+            d.path(),
+            TASK,
+            vec![
+                call("todo", json!({"action": "create", "items": ["write report.md", "finish"]})),
+                call("write_file", json!({"path": "report.md", "content": "# Report\n"})),
+            ],
+        );
+        a.step();
+        a.step();
+        // killed here: the object is dropped without finishing
+    }
+    let mut b = agent_in(
+        d.path(),
+        TASK,
+        vec![call("todo", json!({"action": "done_all"})), call("finish", json!({"summary": "x"})), call("finish", json!({"summary": "x"}))],
+    );
+    assert!(b.resumed);
+    assert_eq!(b.state.turn, 2);
+    assert_eq!(b.state.runs, 2);
+    assert_eq!(b.state.plan.items.len(), 2);
+    let last = b.state.messages.last().unwrap();
+    assert!(last.injected && last.content.contains("resumed"));
+    assert_eq!(b.run().status, RunStatus::Finished);
+    assert_eq!(mech_count(d.path(), "resilience", "resume"), 1);
+    // both runs append to the same event log
+    let ev = events(d.path());
+    assert!(ev.iter().any(|e| e["run"] == 1) && ev.iter().any(|e| e["run"] == 2));
+}
+
+#[test]
+fn corrupt_checkpoint_is_set_aside_and_the_run_starts_fresh() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join(".lrab")).unwrap();
+    fs::write(d.path().join(".lrab/checkpoint.json"), "{\"version\": 1, \"task\": tru").unwrap();
+    let a = agent_in(d.path(), TASK, vec![]);
+    assert!(!a.resumed);
+    assert!(a.warnings[0].contains("corrupt"));
+    assert!(d.path().join(".lrab/checkpoint.corrupt-1.json").exists());
+}
+
+#[test]
+fn clock_warns_at_60_and_85_percent_and_stops_at_the_budget() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.time_budget_min = Some(10.0);
+    let replies: Vec<Reply> = (0..6).map(|i| call("list_dir", json!({"path": format!("d{i}")}))).collect();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    let times = std::cell::RefCell::new(vec![0.0, 100.0, 370.0, 400.0, 515.0, 601.0].into_iter());
+    a.clock_fn = Box::new(move || times.borrow_mut().next().unwrap_or(1e9));
+    let out = a.run();
+    assert_eq!(out.status, RunStatus::TimeBudget);
+    assert_eq!(mech_count(d.path(), "clock", "warning"), 2);
+    let warnings: Vec<&str> = a.state.messages.iter().filter(|m| m.content.starts_with("Time check")).map(|m| m.content.as_str()).collect();
+    assert!(warnings[0].contains("60%") && warnings[0].contains("Still missing: report.md"));
+    assert!(warnings[1].contains("85%"));
+}
+
+#[test]
+fn context_compaction_keeps_the_task_verbatim() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("big.txt"), "word ".repeat(1000)).unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.num_ctx = 4096;
+    let replies: Vec<Reply> = (0..12)
+        .map(|i| call("read_file", json!({"path": "big.txt", "start_line": 1, "end_line": 1 + i})))
+        .collect();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    for _ in 0..12 {
+        a.step();
+    }
+    assert!(mech_count(d.path(), "context", "compact") >= 1);
+    for s in &a.model.seen {
+        assert_eq!(s.messages[1].content, TASK);
+        let est: usize = lrab_harness::estimate::estimate_request(&s.messages, &[]);
+        assert!(est < 4096, "request of {est} tokens exceeds the window");
+    }
+    // the output cap shrinks to the headroom
+    assert!(a.model.seen.iter().all(|s| s.num_predict <= 4096));
+}
+
+#[test]
+fn backend_errors_retry_repair_and_stop() {
+    let d = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::new(vec![
+        Err(BackendError::Server { status: 500, message: "busy".into() }),
+        Err(BackendError::Structural("consecutive assistant messages".into())),
+        Ok(call("list_dir", json!({}))),
+        Err(BackendError::Unreachable("refused".into())),
+        Err(BackendError::Unreachable("refused".into())),
+        Err(BackendError::Unreachable("refused".into())),
+    ]);
+    let mut a = Agent::new(config(d.path(), TASK), model).unwrap();
+    a.sleeper = Box::new(|_| {});
+    assert_eq!(a.step(), None);
+    let end = a.step();
+    assert!(matches!(end, Some(RunStatus::BackendFailed(_))));
+    assert_eq!(mech_count(d.path(), "resilience", "backend_retry"), 3);
+    assert_eq!(mech_count(d.path(), "resilience", "repair_conversation"), 1);
+    // the state was checkpointed before stopping, so a relaunch resumes
+    assert!(d.path().join(".lrab/checkpoint.json").exists());
+    let mut b = Agent::new(config(d.path(), TASK), ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))])).unwrap();
+    let out = b.run();
+    assert!(matches!(out.backend_error, Some(BackendError::ModelNotFound(_))));
+}
+
+#[test]
+fn edit_safety_and_security_through_the_loop() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            call("write_file", json!({"path": "report.md", "content": "v1"})),
+            call("write_file", json!({"path": "report.md", "content": "v2"})),
+            call("rollback", json!({"path": "report.md"})),
+            call("write_file", json!({"path": "../outside.md", "content": "x"})),
+            call("delete_file", json!({"path": "report.md"})),
+        ],
+    );
+    for _ in 0..5 {
+        a.step();
+    }
+    assert!(d.path().join(".lrab/trash").read_dir().unwrap().count() >= 2);
+    assert!(!d.path().join("report.md").exists());
+    assert!(!d.path().parent().unwrap().join("outside.md").exists());
+    let results: Vec<&str> = a.state.messages.iter().filter(|m| m.tool_name.is_some()).map(|m| m.content.as_str()).collect();
+    assert!(results[2].contains("restored"));
+    assert!(results[3].contains("outside the working directory"));
+}
+
+#[test]
+fn max_turns_is_a_hard_cap() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = config(d.path(), TASK);
+    cfg.max_turns = 3;
+    let replies: Vec<Reply> = (0..10).map(|i| call("list_dir", json!({"path": format!("x{i}")}))).collect();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    assert_eq!(a.run().status, RunStatus::MaxTurns);
+    assert_eq!(a.model.seen.len(), 3);
+}

@@ -1,0 +1,170 @@
+//! Test helpers: a scripted agent and a tiny HTTP server (std TcpListener on 127.0.0.1:0) that
+//! replays scripted backend replies.
+#![allow(dead_code)]
+
+use lrab_harness::backend::{RetryPolicy, ScriptedModel};
+use lrab_harness::{Agent, AgentConfig, Reply};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub fn config(dir: &Path, task: &str) -> AgentConfig {
+    let mut c = AgentConfig::new(dir, task);
+    c.retry = RetryPolicy {
+        base_ms: 0,
+        cap_ms: 0,
+        max_attempts: 3,
+    };
+    c.test_timeout_s = 60;
+    c
+}
+
+pub fn agent_in(dir: &Path, task: &str, replies: Vec<Reply>) -> Agent<ScriptedModel> {
+    let mut a = Agent::new(config(dir, task), ScriptedModel::replies(replies)).unwrap();
+    a.sleeper = Box::new(|_| {});
+    a
+}
+
+/// Contents of the last harness message the model saw on call `i`.
+pub fn seen_text(a: &Agent<ScriptedModel>, i: usize) -> String {
+    a.model.seen[i]
+        .messages
+        .iter()
+        .rev()
+        .take(3)
+        .map(|m| m.content.clone())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+pub fn events(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join(".lrab/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+pub fn mech_count(dir: &Path, name: &str, action: &str) -> usize {
+    events(dir)
+        .iter()
+        .filter(|e| e["kind"] == "mechanism" && e["name"] == name && e["action"] == action)
+        .count()
+}
+
+/// One scripted HTTP response: status, content type, body chunks (sent with chunked encoding,
+/// flushed one by one, like a streaming server).
+pub struct Resp {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub chunks: Vec<String>,
+}
+
+impl Resp {
+    pub fn json(status: u16, body: &str) -> Self {
+        Resp { status, content_type: "application/json; charset=utf-8", chunks: vec![body.to_string()] }
+    }
+    pub fn ndjson(lines: Vec<String>) -> Self {
+        Resp { status: 200, content_type: "application/x-ndjson", chunks: lines.into_iter().map(|l| l + "\n").collect() }
+    }
+}
+
+pub type Handler = Box<dyn FnMut(&str, &str) -> Resp + Send>;
+
+pub struct FakeServer {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<(String, String)>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Serve `handler(path, body)` on 127.0.0.1:0 until dropped (at most 120 s).
+pub fn serve(mut handler: Handler) -> FakeServer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (req2, stop2) = (requests.clone(), stop.clone());
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        while !stop2.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(120) {
+            let (stream, _) = match listener.accept() {
+                Ok(s) => s,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                }
+            };
+            stream.set_nonblocking(false).unwrap();
+            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if r.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = r.read_exact(&mut body);
+            let body = String::from_utf8_lossy(&body).into_owned();
+            req2.lock().unwrap().push((path.clone(), body.clone()));
+            let resp = handler(&path, &body);
+            let mut w = stream;
+            let _ = write!(
+                w,
+                "HTTP/1.1 {} X\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                resp.status, resp.content_type
+            );
+            for c in &resp.chunks {
+                let _ = write!(w, "{:x}\r\n{}\r\n", c.len(), c);
+                let _ = w.flush();
+            }
+            let _ = write!(w, "0\r\n\r\n");
+            let _ = w.flush();
+        }
+    });
+    FakeServer { url, requests, stop }
+}
+
+/// An Ollama NDJSON stream for one reply: content split in two chunks, tool calls in their own
+/// chunk, then the done line with metrics.
+pub fn ollama_stream(content: &str, calls: &[(&str, serde_json::Value)], prompt_tokens: u64) -> Vec<String> {
+    let half = content.len() / 2;
+    let half = (0..=half).rev().find(|i| content.is_char_boundary(*i)).unwrap_or(0);
+    let mut v = vec![
+        serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":&content[..half]},"done":false}).to_string(),
+        serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":&content[half..]},"done":false}).to_string(),
+    ];
+    if !calls.is_empty() {
+        let tc: Vec<_> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (n, a))| serde_json::json!({"id": format!("call_{i:08}"), "function": {"index": i, "name": n, "arguments": a}}))
+            .collect();
+        v.push(serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":"","tool_calls":tc},"done":false}).to_string());
+    }
+    v.push(serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1000,"prompt_eval_count":prompt_tokens,"eval_count":12}).to_string());
+    v
+}
+
+pub fn show_body(caps: &[&str]) -> String {
+    serde_json::json!({"details":{"family":"test"},"model_info":{"general.architecture":"llama","llama.context_length":16384},"capabilities":caps}).to_string()
+}

@@ -1,0 +1,98 @@
+//! `lrab score --task ID [--seed N] <workdir>`: score a workdir and write `score.json` into it.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use lrab_scorer::{classify, report, AttemptFacts, ScoreReport, TaskScore};
+
+use super::{load_task, Exit};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Task id.
+    #[arg(long)]
+    pub task: String,
+    /// Seed the workdir was materialized with (generated tasks).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Task pack folder (default: $LRAB_PACK, else the built-in pack).
+    #[arg(long)]
+    pub pack: Option<PathBuf>,
+    /// Do not write score.json.
+    #[arg(long)]
+    pub no_write: bool,
+    pub workdir: PathBuf,
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    if !a.workdir.is_dir() {
+        bail!(
+            "workdir {} does not exist or is not a folder",
+            a.workdir.display()
+        );
+    }
+    let (pack, task) = load_task(a.pack.as_deref(), &a.task)?;
+    let checks = lrab_tasks::resolve_checks(&task, a.seed)?;
+    let s = lrab_scorer::score(&task, &checks, &a.workdir)?;
+    // Standalone scoring knows no attempt: treat it as a clean exit of unknown duration.
+    let inputs = input_names(&pack, &task, a.seed);
+    let facts = AttemptFacts {
+        timed_out: false,
+        exit_code: Some(0),
+        wall_seconds: f64::INFINITY,
+        total: s.total,
+        produced: lrab_scorer::failure::produced_files(&a.workdir, &inputs)
+            .into_iter()
+            .filter(|p| p != "score.json")
+            .collect(),
+        read_task_file: false,
+    };
+    print_breakdown(&s);
+    let rep = ScoreReport::scored(s, classify(&facts));
+    println!("failure_mode: {}", rep.failure_mode);
+    if !a.no_write {
+        report::write_score_json(&a.workdir, &rep)
+            .with_context(|| format!("writing {}/score.json", a.workdir.display()))?;
+        eprintln!("wrote {}", a.workdir.join("score.json").display());
+    }
+    Ok(Exit::Ok)
+}
+
+/// Workdir-relative names of what materialize writes (inputs, generated files, the prompt).
+fn input_names(pack: &lrab_tasks::Pack, task: &lrab_tasks::Task, seed: Option<u64>) -> Vec<String> {
+    let mut out = vec![lrab_tasks::TASK_INPUT.to_string()];
+    for i in &task.spec.inputs {
+        let base = lrab_tasks::fsutil::basename(i).to_string();
+        let src = pack.fixtures_dir().join(i);
+        if src.is_dir() {
+            for f in lrab_tasks::fsutil::walk_files(&src).unwrap_or_default() {
+                out.push(format!("{base}/{f}"));
+            }
+        } else {
+            out.push(base);
+        }
+    }
+    if let Ok(Some((_, g))) = lrab_tasks::materialize::generated(task, seed) {
+        out.extend(g.files.into_keys());
+    }
+    out
+}
+
+/// Human-readable breakdown of a score.
+pub fn print_breakdown(s: &TaskScore) {
+    println!("task {} (tier {}, {})", s.task_id, s.tier, s.domain);
+    for (name, group, details) in [
+        ("milestones", s.milestone_score, &s.milestone_details),
+        ("finals", s.final_score, &s.final_details),
+    ] {
+        println!("{name}: {group:.3}");
+        for d in details {
+            let mark = if d.ok { "ok " } else { "NO " };
+            println!(
+                "  {mark} {:.3}  {:<16} {:<28} {}",
+                d.score, d.check, d.artifact, d.detail
+            );
+        }
+    }
+    println!("total: {:.3}", s.total);
+}

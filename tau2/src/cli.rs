@@ -1,0 +1,485 @@
+//! `lrab tau2 …`: run conversations, replay gold actions, grade results files.
+
+use crate::domains::{resolve_data_dir, Domain, DomainKind};
+use crate::evaluate::{evaluate, pass_hat_k, Judge};
+use crate::gold;
+use crate::llm::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
+use crate::message::Message;
+use crate::orchestrator::{self, Agent, Limits};
+use crate::results::{self, RunInfo, SimRecord};
+use crate::scripted::GoldAgent;
+use crate::task::{parse_tasks, Task};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand};
+use rand::{RngCore, SeedableRng};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, Args)]
+pub struct Tau2Args {
+    /// tau2 data folder (holding domains/ and user_simulator/); default $TAU2_DATA_DIR
+    #[arg(long, global = true)]
+    pub tau2_data: Option<PathBuf>,
+    #[command(subcommand)]
+    pub cmd: Tau2Cmd,
+}
+
+/// One variant is much larger than the others; it is built once per process.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Tau2Cmd {
+    /// Run conversations (agent vs. simulated user), grade them, write results.json + CSV
+    Run(RunArgs),
+    /// Replay every task's gold actions and compare DB hashes with test_vectors.json
+    ReplayGold {
+        /// airline, retail or mock (default: airline and retail)
+        #[arg(long)]
+        domain: Option<String>,
+    },
+    /// Re-grade a tau2-format results.json
+    Grade(GradeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub domain: String,
+    /// plain (reference LLM agent), harness (our loop; needs lrab-harness), gold (scripted)
+    #[arg(long, default_value = "plain")]
+    pub agent: String,
+    /// agent model (not needed for --agent gold)
+    #[arg(long, default_value = "")]
+    pub model: String,
+    #[arg(long)]
+    pub user_model: String,
+    /// agent backend base URL
+    #[arg(long, default_value = "http://127.0.0.1:11434")]
+    pub backend: String,
+    /// ollama or openai
+    #[arg(long, default_value = "ollama")]
+    pub api: String,
+    /// user-simulator backend (default: the agent backend)
+    #[arg(long)]
+    pub user_backend: Option<String>,
+    #[arg(long)]
+    pub user_api: Option<String>,
+    /// NL-assertion judge model; without it NL-gated tasks are reported as ungraded
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    #[arg(long)]
+    pub judge_backend: Option<String>,
+    #[arg(long)]
+    pub judge_api: Option<String>,
+    /// comma-separated task ids (default: the whole base split)
+    #[arg(long, value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub trials: usize,
+    #[arg(long, default_value_t = 300)]
+    pub seed: u64,
+    #[arg(long, default_value_t = orchestrator::DEFAULT_MAX_STEPS)]
+    pub max_steps: usize,
+    #[arg(long, default_value_t = orchestrator::DEFAULT_MAX_ERRORS)]
+    pub max_errors: usize,
+    /// context window requested from Ollama (tau2 prompts are long)
+    #[arg(long, default_value_t = 32768)]
+    pub num_ctx: u64,
+    /// output folder (results.json, tau2.csv)
+    #[arg(long, default_value = "results/tau2")]
+    pub out: PathBuf,
+    /// write fixed timestamps so identical runs give byte-identical files
+    #[arg(long)]
+    pub fixed_clock: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    pub results: PathBuf,
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    #[arg(long, default_value = "http://127.0.0.1:11434")]
+    pub judge_backend: String,
+    #[arg(long, default_value = "ollama")]
+    pub judge_api: String,
+    /// also write the per-task CSV here
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long, default_value = "graded")]
+    pub arm: String,
+}
+
+/// Entry point used by the `lrab` binary.
+pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
+    match &args.cmd {
+        Tau2Cmd::ReplayGold { domain } => {
+            replay_gold_cmd(args.tau2_data.as_deref(), domain.as_deref(), out)
+        }
+        Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
+        Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
+    }
+}
+
+fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    let dir = resolve_data_dir(data)?;
+    let vpath = dir.join("test_vectors.json");
+    let vectors: Value = serde_json::from_str(
+        &std::fs::read_to_string(&vpath)
+            .with_context(|| format!("cannot read {}", vpath.display()))?,
+    )
+    .map_err(|e| anyhow!("{}: {e}", vpath.display()))?;
+    let kinds = match domain {
+        Some(d) => vec![DomainKind::parse(d)?],
+        None => vec![DomainKind::Airline, DomainKind::Retail],
+    };
+    let started = Instant::now();
+    let mut all_ok = true;
+    for kind in kinds {
+        let d = Domain::load(&dir, kind)?;
+        let name = kind.name();
+        let (h, uh) = d.initial_hashes();
+        let init_ok = vectors["initial_db_hashes"][name]["agent_db"].as_str() == Some(h.as_str())
+            && vectors["initial_db_hashes"][name]["user_db"].as_str() == uh.as_deref();
+        let rows = vectors[name]["tasks"]
+            .as_array()
+            .ok_or_else(|| anyhow!("{}: no vectors for {name}", vpath.display()))?;
+        let mut matched = 0;
+        let mut bad = Vec::new();
+        for row in rows {
+            let id = row["id"].as_str().unwrap_or_default();
+            let o = gold::replay_gold(&d, d.task(id)?)?;
+            if Some(o.db_hash.as_str()) == row["gold_db_hash"].as_str()
+                && o.user_db_hash.as_deref() == row["gold_user_db_hash"].as_str()
+            {
+                matched += 1;
+            } else {
+                bad.push(id.to_string());
+            }
+        }
+        writeln!(
+            out,
+            "{name}: {matched}/{} gold hashes match; initial hash {}",
+            rows.len(),
+            if init_ok { "ok" } else { "MISMATCH" }
+        )?;
+        if !bad.is_empty() {
+            writeln!(out, "{name}: mismatching tasks: {}", bad.join(", "))?;
+        }
+        all_ok &= init_ok && bad.is_empty();
+    }
+    writeln!(out, "elapsed: {:.3} s", started.elapsed().as_secs_f64())?;
+    if !all_ok {
+        bail!("gold replay does not reproduce every upstream hash");
+    }
+    Ok(())
+}
+
+fn judge_for(model: Option<&str>, url: &str, api: &str) -> Result<Option<LlmJudge>> {
+    Ok(match model {
+        Some(m) => Some(LlmJudge {
+            backend: Backend::new(url, Api::parse(api)?, m),
+        }),
+        None => None,
+    })
+}
+
+fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<()> {
+    let dir = resolve_data_dir(data)?;
+    let text = std::fs::read_to_string(&g.results)
+        .with_context(|| format!("cannot read {}", g.results.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{}: not JSON: {e}", g.results.display()))?;
+    let domain_name = v
+        .pointer("/info/environment_info/domain_name")
+        .and_then(|d| d.as_str())
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: info.environment_info.domain_name is missing",
+                g.results.display()
+            )
+        })?;
+    let domain = Domain::load(&dir, DomainKind::parse(domain_name)?)?;
+    let file_tasks: Vec<Task> = match v.get("tasks") {
+        Some(t) => parse_tasks(&t.to_string(), &format!("{} (tasks)", g.results.display()))?,
+        None => vec![],
+    };
+    let sims = v
+        .get("simulations")
+        .and_then(|s| s.as_array())
+        .ok_or_else(|| anyhow!("{}: no simulations list", g.results.display()))?;
+    let mut judge = judge_for(g.judge_model.as_deref(), &g.judge_backend, &g.judge_api)?;
+    let mut records = Vec::new();
+    for (i, s) in sims.iter().enumerate() {
+        let task_id = s
+            .get("task_id")
+            .map(|t| {
+                t.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| t.to_string())
+            })
+            .ok_or_else(|| anyhow!("{}: simulation #{i} has no task_id", g.results.display()))?;
+        let task = match file_tasks.iter().find(|t| t.id == task_id) {
+            Some(t) => t,
+            None => domain.task(&task_id)?,
+        };
+        let messages: Vec<Message> =
+            serde_json::from_value(s.get("messages").cloned().unwrap_or(Value::Array(vec![])))
+                .map_err(|e| anyhow!("{}: simulation #{i} messages: {e}", g.results.display()))?;
+        let termination = s
+            .get("termination_reason")
+            .and_then(|t| t.as_str())
+            .unwrap_or("user_stop")
+            .to_string();
+        let ev = evaluate(
+            &domain,
+            task,
+            &messages,
+            &termination,
+            judge.as_mut().map(|j| j as &mut dyn Judge),
+        )?;
+        let steps = messages.len();
+        records.push(SimRecord {
+            task_id,
+            trial: s.get("trial").and_then(|t| t.as_u64()).unwrap_or(0) as usize,
+            seed: s.get("seed").and_then(|t| t.as_u64()).unwrap_or(0),
+            start_time: String::new(),
+            end_time: String::new(),
+            duration: 0.0,
+            outcome: orchestrator::Outcome {
+                messages,
+                termination,
+                steps,
+                errors: 0,
+                note: None,
+            },
+            eval: ev,
+        });
+    }
+    summarize(&records, out)?;
+    if let Some(p) = &g.csv {
+        results::write_csv(p, domain.kind.name(), &g.arm, &records)?;
+        writeln!(out, "wrote {}", p.display())?;
+    }
+    Ok(())
+}
+
+fn summarize(records: &[SimRecord], out: &mut dyn Write) -> Result<()> {
+    for r in records {
+        let reward = r
+            .eval
+            .reward
+            .map(|x| format!("{x:.1}"))
+            .unwrap_or_else(|| "ungraded".into());
+        writeln!(
+            out,
+            "task {} trial {}: reward {reward} ({}) [{}]",
+            r.task_id,
+            r.trial,
+            r.eval.components_text(),
+            r.outcome.termination
+        )?;
+    }
+    let graded: Vec<f64> = records.iter().filter_map(|r| r.eval.reward).collect();
+    let ungraded = records.len() - graded.len();
+    let avg = if graded.is_empty() {
+        0.0
+    } else {
+        graded.iter().sum::<f64>() / graded.len() as f64
+    };
+    writeln!(
+        out,
+        "graded {}/{} simulations; average reward {avg:.4}; ungraded {ungraded}",
+        graded.len(),
+        records.len()
+    )?;
+    let mut ids: Vec<&str> = records.iter().map(|r| r.task_id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    let per_task: Vec<Vec<Option<f64>>> = ids
+        .iter()
+        .map(|id| {
+            records
+                .iter()
+                .filter(|r| r.task_id == *id)
+                .map(|r| r.eval.reward)
+                .collect()
+        })
+        .collect();
+    let max_k = per_task.iter().map(|t| t.len()).max().unwrap_or(0);
+    for k in 1..=max_k {
+        if let Some(p) = pass_hat_k(&per_task, k) {
+            writeln!(out, "pass^{k}: {p:.4}")?;
+        }
+    }
+    Ok(())
+}
+
+/// ISO-8601 UTC time (no external date crate needed).
+pub fn iso_time(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> {
+    let dir = resolve_data_dir(data)?;
+    let domain = Domain::load(&dir, DomainKind::parse(&r.domain)?)?;
+    if r.trials == 0 {
+        bail!("--trials must be at least 1");
+    }
+    match r.agent.as_str() {
+        "plain" | "gold" => {}
+        "harness" => bail!("agent 'harness' is not available yet: it needs lrab-harness's backend and conversation mechanisms (see docs/tau2.md)"),
+        other => bail!("unknown agent {other:?} (expected plain, harness or gold)"),
+    }
+    if r.agent == "plain" && r.model.is_empty() {
+        bail!("--model is required for --agent plain");
+    }
+    let tasks: Vec<&Task> = if r.tasks.is_empty() {
+        domain.tasks.iter().collect()
+    } else {
+        r.tasks
+            .iter()
+            .map(|id| domain.task(id))
+            .collect::<Result<_>>()?
+    };
+    let guide_path = dir.join("user_simulator").join("simulation_guidelines.md");
+    let guide_tools_path = dir
+        .join("user_simulator")
+        .join("simulation_guidelines_tools.md");
+    let agent_api = Api::parse(&r.api)?;
+    let user_api = Api::parse(r.user_api.as_deref().unwrap_or(&r.api))?;
+    let user_url = r.user_backend.clone().unwrap_or_else(|| r.backend.clone());
+    let mut judge = judge_for(
+        r.judge_model.as_deref(),
+        r.judge_backend.as_deref().unwrap_or(&r.backend),
+        r.judge_api.as_deref().unwrap_or(&r.api),
+    )?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(r.seed);
+    let trial_seeds: Vec<u64> = (0..r.trials).map(|_| rng.next_u32() as u64).collect();
+    let fixed = |n: usize| {
+        if r.fixed_clock {
+            iso_time(UNIX_EPOCH + std::time::Duration::from_secs(n as u64))
+        } else {
+            iso_time(SystemTime::now())
+        }
+    };
+    let mut records = Vec::new();
+    let limits = Limits {
+        max_steps: r.max_steps,
+        max_errors: r.max_errors,
+    };
+    for (trial, seed) in trial_seeds.iter().enumerate() {
+        for task in &tasks {
+            let mut env = domain.env();
+            env.set_state(task.initial_state.as_ref())?;
+            let history: Vec<Message> = task
+                .initial_state
+                .as_ref()
+                .and_then(|s| s.message_history.clone())
+                .unwrap_or_default();
+            let user_tools = if env.has_user_tools() {
+                env.tool_schemas("user")
+            } else {
+                vec![]
+            };
+            let guide = std::fs::read_to_string(if user_tools.is_empty() {
+                &guide_path
+            } else {
+                &guide_tools_path
+            })
+            .with_context(|| {
+                format!(
+                    "cannot read the user-simulator guidelines in {}",
+                    dir.join("user_simulator").display()
+                )
+            })?;
+            let mut ub = Backend::new(&user_url, user_api, &r.user_model);
+            ub.seed = Some(*seed);
+            ub.num_ctx = Some(r.num_ctx);
+            let mut user = LlmUser::new(ub, &guide, &task.user_scenario.to_string(), user_tools);
+            let mut agent: Box<dyn Agent> = if r.agent == "gold" {
+                Box::new(GoldAgent::new(task))
+            } else {
+                let mut ab = Backend::new(&r.backend, agent_api, &r.model);
+                ab.seed = Some(*seed);
+                ab.num_ctx = Some(r.num_ctx);
+                Box::new(PlainAgent::new(
+                    ab,
+                    &domain.policy,
+                    env.tool_schemas("assistant"),
+                ))
+            };
+            let start_time = fixed(records.len() * 2);
+            let t0 = Instant::now();
+            let outcome = orchestrator::run(&mut env, agent.as_mut(), &mut user, &history, &limits);
+            let duration = if r.fixed_clock {
+                0.0
+            } else {
+                t0.elapsed().as_secs_f64()
+            };
+            let end_time = fixed(records.len() * 2 + 1);
+            let eval = evaluate(
+                &domain,
+                task,
+                &outcome.messages,
+                &outcome.termination,
+                judge.as_mut().map(|j| j as &mut dyn Judge),
+            )?;
+            records.push(SimRecord {
+                task_id: task.id.clone(),
+                trial,
+                seed: *seed,
+                start_time,
+                end_time,
+                duration,
+                outcome,
+                eval,
+            });
+        }
+    }
+    summarize(&records, out)?;
+    let info = RunInfo {
+        domain: domain.kind.name().into(),
+        policy: domain.policy.clone(),
+        arm: r.agent.clone(),
+        agent_model: if r.agent == "gold" {
+            "gold-actions".into()
+        } else {
+            r.model.clone()
+        },
+        user_model: r.user_model.clone(),
+        num_trials: r.trials,
+        max_steps: r.max_steps,
+        max_errors: r.max_errors,
+        seed: r.seed,
+        timestamp: fixed(0),
+    };
+    let rj = results::results_json(&info, &tasks, &records);
+    let rpath = r.out.join("results.json");
+    results::write_atomic(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
+    let cpath = r.out.join("tau2.csv");
+    results::write_csv(&cpath, domain.kind.name(), &r.agent, &records)?;
+    writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! Output: tau2-format results.json (re-gradable by upstream's `tau2 evaluate-trajs`) and
+//! the per-task CSV (domain, task, arm, trial, reward, components, steps, termination).
+
+use crate::evaluate::Evaluation;
+use crate::message::Message;
+use crate::orchestrator::Outcome;
+use crate::task::Task;
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// One finished simulation with its grade.
+pub struct SimRecord {
+    pub task_id: String,
+    pub trial: usize,
+    pub seed: u64,
+    pub start_time: String,
+    pub end_time: String,
+    pub duration: f64,
+    pub outcome: Outcome,
+    pub eval: Evaluation,
+}
+
+pub struct RunInfo {
+    pub domain: String,
+    pub policy: String,
+    pub arm: String,
+    pub agent_model: String,
+    pub user_model: String,
+    pub num_trials: usize,
+    pub max_steps: usize,
+    pub max_errors: usize,
+    pub seed: u64,
+    pub timestamp: String,
+}
+
+fn message_json(m: &Message, idx: usize) -> Value {
+    let mut v = serde_json::to_value(m).expect("message");
+    if let Some(o) = v.as_object_mut() {
+        if o.get("turn_idx").is_none_or(|t| t.is_null()) {
+            o.insert("turn_idx".into(), json!(idx));
+        }
+        if m.role != "tool" {
+            o.entry("tool_calls").or_insert(Value::Null);
+        }
+    }
+    v
+}
+
+/// The whole results.json value.
+pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Value {
+    json!({
+        "timestamp": info.timestamp,
+        "info": {
+            "git_commit": "lrab-tau2",
+            "num_trials": info.num_trials,
+            "max_steps": info.max_steps,
+            "max_errors": info.max_errors,
+            "seed": info.seed,
+            "user_info": {"implementation": "user_simulator", "llm": info.user_model, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": null},
+            "agent_info": {"implementation": format!("lrab_{}", info.arm), "llm": info.agent_model, "llm_args": {"temperature": 0.0}},
+            "environment_info": {"domain_name": info.domain, "policy": info.policy, "tool_defs": null},
+        },
+        "tasks": tasks.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
+        "simulations": sims.iter().map(|s| json!({
+            "id": format!("{}-{}-{}", info.domain, s.task_id, s.trial),
+            "task_id": s.task_id,
+            "trial": s.trial,
+            "seed": s.seed,
+            "start_time": s.start_time,
+            "end_time": s.end_time,
+            "duration": s.duration,
+            "termination_reason": s.outcome.termination,
+            "agent_cost": null,
+            "user_cost": null,
+            "reward_info": s.eval.reward_info(),
+            "messages": s.outcome.messages.iter().enumerate().map(|(i, m)| message_json(m, i)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination";
+
+/// One CSV row; reward is `1`/`0`, or `ungraded` when a gating NL assertion had no judge.
+pub fn csv_row(domain: &str, arm: &str, s: &SimRecord) -> String {
+    let reward = match s.eval.reward {
+        Some(r) => format!("{}", if (r - 1.0).abs() < 1e-6 { 1 } else { 0 }),
+        None => "ungraded".into(),
+    };
+    [
+        csv_field(domain),
+        csv_field(&s.task_id),
+        csv_field(arm),
+        s.trial.to_string(),
+        reward,
+        csv_field(&s.eval.components_text()),
+        s.outcome.steps.to_string(),
+        csv_field(&s.outcome.termination),
+    ]
+    .join(",")
+}
+
+/// Write a file atomically (temp file + rename) so a crash never leaves half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} into place", path.display()))?;
+    Ok(())
+}
+
+pub fn write_csv(path: &Path, domain: &str, arm: &str, sims: &[SimRecord]) -> Result<()> {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for s in sims {
+        out.push_str(&csv_row(domain, arm, s));
+        out.push('\n');
+    }
+    write_atomic(path, out.as_bytes())
+}

@@ -1,0 +1,80 @@
+#![allow(dead_code)]
+use std::path::PathBuf;
+
+/// The shared upstream data: `TAU2_DATA_DIR`, else `../../shared/data/tau2` from the crate.
+pub fn data_dir() -> PathBuf {
+    let p = std::env::var_os("TAU2_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2")
+        });
+    lrab_tau2::resolve_data_dir(Some(&p)).expect("tau2 data dir")
+}
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+pub type Log = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// A tiny HTTP server on 127.0.0.1:0 answering JSON POSTs with `reply(path, body)`.
+/// Serves at most `max_requests` requests, then its thread ends.
+pub fn spawn_server<F>(max_requests: usize, reply: F) -> (String, Log)
+where
+    F: Fn(&str, &Value) -> (u16, Value) + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let log2 = log.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(max_requests) {
+            let Ok(mut stream) = stream else { continue };
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                r.read_line(&mut h).unwrap();
+                let h = h.trim_end();
+                if h.is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        len = v.trim().parse().unwrap();
+                    }
+                }
+            }
+            let mut body = vec![0; len];
+            r.read_exact(&mut body).unwrap();
+            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (status, out) = reply(&path, &v);
+            log2.lock().unwrap().push((path, v));
+            let text = out.to_string();
+            let resp = format!("HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}", text.len());
+            stream.write_all(resp.as_bytes()).unwrap();
+        }
+    });
+    (url, log)
+}
+
+/// Ollama-shaped reply with text.
+pub fn ollama_text(text: &str) -> Value {
+    serde_json::json!({"model": "m", "message": {"role": "assistant", "content": text}, "done": true})
+}
+
+/// Ollama-shaped reply with one tool call.
+pub fn ollama_call(name: &str, args: Value) -> Value {
+    serde_json::json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}, "done": true})
+}
+
+/// Whether a request body is from the user simulator (its system prompt has a scenario).
+pub fn is_user_request(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("<scenario>"))
+}
