@@ -14,9 +14,10 @@ pub fn s3(x: f64) -> String {
     format!("{x:+.3}")
 }
 
-/// p-value: 4 decimals, or 2 significant digits in scientific notation below 0.001.
+/// p-value: 4 decimals (as upstream publishes them), or 2 significant digits in scientific
+/// notation below 0.0001.
 pub fn fp(p: f64) -> String {
-    if p >= 0.001 {
+    if p >= 0.0001 {
         format!("{p:.4}")
     } else {
         // Two significant digits, e.g. 2.7e-5.
@@ -443,6 +444,8 @@ pub fn markdown_to_html(md: &str, svgs: &[(String, String)]) -> String {
                 let body = svg.find("<svg").map_or(svg.as_str(), |k| &svg[k..]);
                 let _ = writeln!(out, "<figure>{body}</figure>");
             }
+        } else if l.len() > 2 && l.starts_with('*') && l.ends_with('*') && !l.starts_with("**") {
+            let _ = writeln!(out, "<p><em>{}</em></p>", inline(&l[1..l.len() - 1]));
         } else if !l.trim().is_empty() {
             let _ = writeln!(out, "<p>{}</p>", inline(l));
         }

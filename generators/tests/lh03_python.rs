@@ -11,12 +11,17 @@ fn reference_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/lrab/LH-03/reference/files")
 }
 
+/// The real interpreter path (version-manager shims such as pyenv's cost a shell start per
+/// call, which would dominate these tests).
 fn python() -> &'static str {
-    if Command::new("python3").arg("--version").output().is_ok() {
-        "python3"
-    } else {
-        "python"
-    }
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        let out = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    })
 }
 
 /// Writes seed's files into a fresh dir under `root`, overlaying `fixed` modules from the

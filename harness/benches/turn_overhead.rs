@@ -18,7 +18,10 @@ fn script(turns: usize) -> Vec<Reply> {
     let mut i = 0;
     while v.len() < turns - 1 {
         let f = format!("notes/part{}.md", i % 40);
-        v.push(Reply::call("write_file", json!({"path": f, "content": format!("# Part {i}\n{}\n", "text ".repeat(60))})));
+        v.push(Reply::call(
+            "write_file",
+            json!({"path": f, "content": format!("# Part {i}\n{}\n", "text ".repeat(60))}),
+        ));
         v.push(Reply::call("read_file", json!({"path": f})));
         v.push(Reply::call("edit_file", json!({"path": f, "old": format!("# Part {i}"), "new": format!("# Part {i} (checked)")})));
         v.push(Reply::call("list_dir", json!({"path": "notes"})));
@@ -34,7 +37,10 @@ fn conversation() -> Vec<Duration> {
     let d = tempfile::tempdir().unwrap();
     let mut model = ScriptedModel::replies(script(100));
     model.record = false;
-    let cfg = AgentConfig::new(d.path(), "Write notes/part0.md to notes/part39.md with sections.");
+    let cfg = AgentConfig::new(
+        d.path(),
+        "Write notes/part0.md to notes/part39.md with sections.",
+    );
     let mut agent = Agent::new(cfg, model).unwrap();
     for _ in 0..100 {
         if agent.step().is_some() {

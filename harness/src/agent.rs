@@ -2,18 +2,26 @@
 //! model call (retry ladder) → format rescue / empty ladder / false-completion → tool calls
 //! through the anti-loop and the finish gate → stall watch → atomic checkpoint.
 
-use crate::backend::{call_with_retry, repair_conversation, BackendError, ChatRequest, Model, RetryPolicy};
+use crate::backend::{
+    call_with_retry, repair_conversation, BackendError, ChatRequest, Model, RetryPolicy,
+};
 use crate::estimate::estimate_request;
 use crate::events::EventLog;
-use crate::mechanisms::anti_loop::{signature, AntiLoop, EmptyAction, EmptyLadder, LoopVerdict, StallAction, StallWatch};
+use crate::mechanisms::anti_loop::{
+    signature, AntiLoop, EmptyAction, EmptyLadder, LoopVerdict, StallAction, StallWatch,
+};
 use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::{compact, ContextCheck};
 use crate::mechanisms::false_completion::claims_completion;
-use crate::mechanisms::finish_gate::{named_artifacts, FinishGate, GateDecision, GateEnv, GateInput, TestOutcome, TestRun};
+use crate::mechanisms::finish_gate::{
+    named_artifacts, FinishGate, GateDecision, GateEnv, GateInput, TestOutcome, TestRun,
+};
 use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue};
 use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
 use crate::mechanisms::report::{FinalReport, Level, VerificationTracker};
-use crate::mechanisms::resilience::{self, is_empty_reply, strip_think, truncation_feedback, Loaded};
+use crate::mechanisms::resilience::{
+    self, is_empty_reply, strip_think, truncation_feedback, Loaded,
+};
 use crate::mechanisms::security::STATE_DIR;
 use crate::mechanisms::tiering::{classify, Tier};
 use crate::mechanisms::{Ablations, Mechanism};
@@ -178,7 +186,11 @@ struct GateCtx<'a> {
 
 impl GateEnv for GateCtx<'_> {
     fn file_size(&self, rel: &str) -> Option<u64> {
-        let abs = self.tools.conf.resolve(rel, crate::mechanisms::security::Access::Read).ok()?;
+        let abs = self
+            .tools
+            .conf
+            .resolve(rel, crate::mechanisms::security::Access::Read)
+            .ok()?;
         let md = std::fs::metadata(abs).ok()?;
         Some(if md.is_dir() { 1 } else { md.len() })
     }
@@ -229,19 +241,33 @@ impl<M: Model> Agent<M> {
         Self::with_executor(cfg, model, Box::new(LocalExecutor))
     }
 
-    pub fn with_executor(cfg: AgentConfig, model: M, shell: Box<dyn ShellExecutor>) -> Result<Self, StartError> {
+    pub fn with_executor(
+        cfg: AgentConfig,
+        model: M,
+        shell: Box<dyn ShellExecutor>,
+    ) -> Result<Self, StartError> {
         let wd = &cfg.workdir;
         if !wd.is_dir() {
-            return Err(StartError::Workdir(format!("workdir '{}' does not exist or is not a directory", wd.display())));
+            return Err(StartError::Workdir(format!(
+                "workdir '{}' does not exist or is not a directory",
+                wd.display()
+            )));
         }
         let state_dir = wd.join(STATE_DIR);
         std::fs::create_dir_all(&state_dir)
             .and_then(|_| std::fs::write(state_dir.join(".write-probe"), b"ok"))
-            .map_err(|e| StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display())))?;
+            .map_err(|e| {
+                StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display()))
+            })?;
         let _ = std::fs::remove_file(state_dir.join(".write-probe"));
         let ab = &cfg.ablations;
-        let tools = Toolbox::new(wd, ab.on(Mechanism::EditSafety), ab.on(Mechanism::CrawlGuard), shell)
-            .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
+        let tools = Toolbox::new(
+            wd,
+            ab.on(Mechanism::EditSafety),
+            ab.on(Mechanism::CrawlGuard),
+            shell,
+        )
+        .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
         let checkpoint = state_dir.join("checkpoint.json");
         let mut warnings = Vec::new();
         let mut resumed = false;
@@ -275,8 +301,16 @@ impl<M: Model> Agent<M> {
         let mut state = match loaded {
             Some(s) => s,
             None => {
-                let tier = if ab.on(Mechanism::Tiering) { classify(&cfg.task) } else { Tier::Task };
-                let system = if tier == Tier::Chat { SYSTEM_CHAT } else { SYSTEM_TASK };
+                let tier = if ab.on(Mechanism::Tiering) {
+                    classify(&cfg.task)
+                } else {
+                    Tier::Task
+                };
+                let system = if tier == Tier::Chat {
+                    SYSTEM_CHAT
+                } else {
+                    SYSTEM_TASK
+                };
                 State {
                     version: STATE_VERSION,
                     task: cfg.task.clone(),
@@ -334,7 +368,11 @@ impl<M: Model> Agent<M> {
             agent.state.messages.push(Message::nudge(format!(
                 "[The run was interrupted and has been resumed; files you wrote are still there.] Continue where you left off. Next action: {next}"
             )));
-            agent.events.mechanism("resilience", "resume", json!({"messages": agent.state.messages.len(), "turn": agent.state.turn}));
+            agent.events.mechanism(
+                "resilience",
+                "resume",
+                json!({"messages": agent.state.messages.len(), "turn": agent.state.turn}),
+            );
         }
         agent.events.emit(
             "run_start",
@@ -369,34 +407,55 @@ impl<M: Model> Agent<M> {
             prefill::all_tools()
         };
         let paused = self.state.anti_loop.paused_tools(self.state.turn);
-        let names: Vec<&str> = names.into_iter().filter(|n| !paused.iter().any(|p| p == n)).collect();
+        let names: Vec<&str> = names
+            .into_iter()
+            .filter(|n| !paused.iter().any(|p| p == n))
+            .collect();
         prefill::specs_for(&names)
     }
 
     fn artifact_missing(&self, a: &str) -> bool {
-        match self.tools.conf.resolve(a, crate::mechanisms::security::Access::Read) {
-            Ok(p) => std::fs::metadata(p).map(|m| m.is_file() && m.len() == 0).unwrap_or(true),
+        match self
+            .tools
+            .conf
+            .resolve(a, crate::mechanisms::security::Access::Read)
+        {
+            Ok(p) => std::fs::metadata(p)
+                .map(|m| m.is_file() && m.len() == 0)
+                .unwrap_or(true),
             Err(_) => false,
         }
     }
 
     /// Named artifacts that do not exist (or are empty).
     pub fn missing_artifacts(&self) -> Vec<String> {
-        self.named.iter().filter(|a| self.artifact_missing(a)).cloned().collect()
+        self.named
+            .iter()
+            .filter(|a| self.artifact_missing(a))
+            .cloned()
+            .collect()
     }
 
     /// The next executable action, named in every rejection and nudge.
     pub fn next_action(&self) -> String {
-        if self.state.tier == Tier::Task && self.state.plan.items.is_empty() && !self.state.productive {
+        if self.state.tier == Tier::Task
+            && self.state.plan.items.is_empty()
+            && !self.state.productive
+        {
             return "todo(action=\"create\", items=[\"…each required step…\"])".into();
         }
         if let Some((n, text)) = self.state.plan.next_open() {
             if let Some(a) = self.missing_artifacts().first() {
                 if text.contains(a.as_str()) {
-                    return format!("plan step {n} — write_file(path=\"{a}\", content=…) with its full content");
+                    return format!(
+                        "plan step {n} — write_file(path=\"{a}\", content=…) with its full content"
+                    );
                 }
             }
-            return format!("plan step {n}: {} — do it with a tool call, then todo(action=\"done\", index={n})", short(text, 120));
+            return format!(
+                "plan step {n}: {} — do it with a tool call, then todo(action=\"done\", index={n})",
+                short(text, 120)
+            );
         }
         if let Some(a) = self.missing_artifacts().first() {
             return format!("write_file(path=\"{a}\", content=…) with its full content");
@@ -413,7 +472,8 @@ impl<M: Model> Agent<M> {
         if self.on(Mechanism::Resilience) {
             self.state.elapsed_s = self.base_elapsed + (self.clock_fn)();
             if let Err(e) = resilience::save(&self.checkpoint, &self.state) {
-                self.events.emit("warning", json!({"checkpoint_error": e.to_string()}));
+                self.events
+                    .emit("warning", json!({"checkpoint_error": e.to_string()}));
             }
         }
     }
@@ -440,7 +500,11 @@ impl<M: Model> Agent<M> {
             verification: self.state.verify.level(),
             turns: self.state.turn,
             tool_calls: self.state.tool_calls,
-            missing_artifacts: if self.state.tier == Tier::Task { self.missing_artifacts() } else { vec![] },
+            missing_artifacts: if self.state.tier == Tier::Task {
+                self.missing_artifacts()
+            } else {
+                vec![]
+            },
             open_plan_items: self.state.plan.open_items(),
             tests: self.state.tests.clone(),
             mechanism_counts: self.events.counts.clone(),
@@ -474,13 +538,19 @@ impl<M: Model> Agent<M> {
         let elapsed = self.base_elapsed + (self.clock_fn)();
         if self.on(Mechanism::Clock) {
             if self.state.clock.expired(elapsed) {
-                self.events.mechanism("clock", "expired", json!({"elapsed_s": elapsed}));
+                self.events
+                    .mechanism("clock", "expired", json!({"elapsed_s": elapsed}));
                 return Some(RunStatus::TimeBudget);
             }
             if let Some(w) = self.state.clock.check(elapsed) {
                 let missing = self.missing_artifacts();
-                let extra = if missing.is_empty() { String::new() } else { format!(" Still missing: {}.", missing.join(", ")) };
-                self.events.mechanism("clock", "warning", json!({"elapsed_s": elapsed}));
+                let extra = if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Still missing: {}.", missing.join(", "))
+                };
+                self.events
+                    .mechanism("clock", "warning", json!({"elapsed_s": elapsed}));
                 self.nudge(format!("{w}{extra}"));
             }
         }
@@ -494,7 +564,9 @@ impl<M: Model> Agent<M> {
             tokens = self.state.context.tokens(raw);
         }
         let num_predict = if self.on(Mechanism::Context) {
-            self.state.context.clamp_predict(tokens, self.cfg.num_predict)
+            self.state
+                .context
+                .clamp_predict(tokens, self.cfg.num_predict)
         } else {
             self.cfg.num_predict
         };
@@ -503,7 +575,8 @@ impl<M: Model> Agent<M> {
         let reply = match self.call_model(&tools, num_predict) {
             Ok(r) => r,
             Err(e) => {
-                self.events.emit("backend_error", json!({"error": e.to_string()}));
+                self.events
+                    .emit("backend_error", json!({"error": e.to_string()}));
                 self.save();
                 let msg = e.to_string();
                 self.last_error = Some(e);
@@ -532,16 +605,34 @@ impl<M: Model> Agent<M> {
         let policy = self.cfg.retry;
         let mut repaired = false;
         loop {
-            let req = ChatRequest { messages: &self.state.messages, tools, num_predict };
+            let req = ChatRequest {
+                messages: &self.state.messages,
+                tools,
+                num_predict,
+            };
             let events = &mut self.events;
-            let r = call_with_retry(&mut self.model, &req, &policy, &mut *self.sleeper, &mut |e, n| {
-                events.mechanism("resilience", "backend_retry", json!({"attempt": n, "error": e.to_string()}));
-            });
+            let r = call_with_retry(
+                &mut self.model,
+                &req,
+                &policy,
+                &mut *self.sleeper,
+                &mut |e, n| {
+                    events.mechanism(
+                        "resilience",
+                        "backend_retry",
+                        json!({"attempt": n, "error": e.to_string()}),
+                    );
+                },
+            );
             match r {
                 Err(BackendError::Structural(m)) if !repaired => {
                     repaired = true;
                     let removed = repair_conversation(&mut self.state.messages);
-                    self.events.mechanism("resilience", "repair_conversation", json!({"removed": removed, "error": m}));
+                    self.events.mechanism(
+                        "resilience",
+                        "repair_conversation",
+                        json!({"removed": removed, "error": m}),
+                    );
                 }
                 other => return other,
             }
@@ -552,9 +643,18 @@ impl<M: Model> Agent<M> {
         let before = self.state.messages.len();
         let files = self.tools.list_files(60);
         let tail = self.state.context.tail_budget();
-        self.state.messages = compact(&self.state.messages, tail, &self.state.plan.render(), &files);
+        self.state.messages = compact(
+            &self.state.messages,
+            tail,
+            &self.state.plan.render(),
+            &files,
+        );
         self.state.context.compactions += 1;
-        self.events.mechanism("context", "compact", json!({"why": why, "before": before, "after": self.state.messages.len()}));
+        self.events.mechanism(
+            "context",
+            "compact",
+            json!({"why": why, "before": before, "after": self.state.messages.len()}),
+        );
     }
 
     fn handle_reply(&mut self, reply: Reply, tools: &[ToolSpec]) -> Option<RunStatus> {
@@ -564,7 +664,11 @@ impl<M: Model> Agent<M> {
             for c in &mut calls {
                 let n = canonical_name(&c.name);
                 if n != c.name {
-                    self.events.mechanism("format_rescue", "alias", json!({"from": c.name, "to": n}));
+                    self.events.mechanism(
+                        "format_rescue",
+                        "alias",
+                        json!({"from": c.name, "to": n}),
+                    );
                 }
                 c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments));
                 c.name = n;
@@ -572,28 +676,40 @@ impl<M: Model> Agent<M> {
             if calls.is_empty() {
                 let known: Vec<&str> = ALL_TOOLS.to_vec();
                 if let Some(rescued) = rescue(&strip_think(&reply.content), &known) {
-                    self.events.mechanism("format_rescue", "rescued", json!({"calls": rescued.len()}));
+                    self.events.mechanism(
+                        "format_rescue",
+                        "rescued",
+                        json!({"calls": rescued.len()}),
+                    );
                     calls = rescued;
                 }
             }
         }
         let rescued_text = calls.len() > reply.tool_calls.len();
-        let content = if rescued_text { String::new() } else { strip_think(&reply.content).trim().to_string() };
+        let content = if rescued_text {
+            String::new()
+        } else {
+            strip_think(&reply.content).trim().to_string()
+        };
 
         // empty replies (think-only included) and truncation
         if is_empty_reply(&content, !calls.is_empty()) {
             if reply.truncated() && self.on(Mechanism::Resilience) {
-                self.events.mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
+                self.events
+                    .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
                 self.nudge(truncation_feedback());
                 return None;
             }
             if self.on(Mechanism::AntiLoop) {
                 match self.state.empty.on_empty() {
                     EmptyAction::Nudge { level } => {
-                        self.events.mechanism("anti_loop", "empty_nudge", json!({"level": level}));
+                        self.events
+                            .mechanism("anti_loop", "empty_nudge", json!({"level": level}));
                         let next = self.next_action();
                         let text = if level == 1 {
-                            format!("Your reply was empty. Reply with a tool call. Next action: {next}")
+                            format!(
+                                "Your reply was empty. Reply with a tool call. Next action: {next}"
+                            )
                         } else {
                             format!("Empty again. Do exactly this now with a tool call: {next}")
                         };
@@ -606,7 +722,8 @@ impl<M: Model> Agent<M> {
                         self.nudge(format!("Several empty replies: the conversation was shortened. Next action: {next}"));
                     }
                     EmptyAction::GiveUp => {
-                        self.events.mechanism("anti_loop", "empty_give_up", json!({}));
+                        self.events
+                            .mechanism("anti_loop", "empty_give_up", json!({}));
                         return Some(RunStatus::Stalled);
                     }
                 }
@@ -619,8 +736,14 @@ impl<M: Model> Agent<M> {
 
         // text only
         if calls.is_empty() {
-            self.state.messages.push(Message::assistant(content.clone(), vec![]));
-            self.say(&format!("[turn {}] text: {}", self.state.turn, short(&content, 160)));
+            self.state
+                .messages
+                .push(Message::assistant(content.clone(), vec![]));
+            self.say(&format!(
+                "[turn {}] text: {}",
+                self.state.turn,
+                short(&content, 160)
+            ));
             if self.state.tier == Tier::Chat {
                 if !self.cfg.verbose {
                     // the answer is the product of a chat run
@@ -629,7 +752,8 @@ impl<M: Model> Agent<M> {
                 return Some(RunStatus::Answered);
             }
             if reply.truncated() && self.on(Mechanism::Resilience) {
-                self.events.mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
+                self.events
+                    .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
                 self.nudge(truncation_feedback());
                 return None;
             }
@@ -637,14 +761,22 @@ impl<M: Model> Agent<M> {
                 if !self.on(Mechanism::FinishGate) {
                     return Some(RunStatus::Finished);
                 }
-                self.events.mechanism("false_completion", "claim", json!({"turn": self.state.turn}));
+                self.events.mechanism(
+                    "false_completion",
+                    "claim",
+                    json!({"turn": self.state.turn}),
+                );
                 let (accepted, msg) = self.finish_gate();
                 if accepted {
                     return Some(RunStatus::Finished);
                 }
                 self.nudge(msg);
             } else {
-                self.events.mechanism("false_completion", "text_only", json!({"turn": self.state.turn}));
+                self.events.mechanism(
+                    "false_completion",
+                    "text_only",
+                    json!({"turn": self.state.turn}),
+                );
                 let next = self.next_action();
                 self.nudge(format!("Reply with a tool call, not text: nothing happens until a tool runs. Next action: {next}"));
             }
@@ -658,13 +790,19 @@ impl<M: Model> Agent<M> {
                 c.id = format!("call_{turn}_{i}");
             }
         }
-        self.state.messages.push(Message::assistant(content, calls.clone()));
+        self.state
+            .messages
+            .push(Message::assistant(content, calls.clone()));
         let mut progress = false;
         let mut after: Vec<String> = Vec::new();
         for call in &calls {
             let t = Instant::now();
-            let (text, ok, effect, intercepted, finished) = self.dispatch(call, &offered, &mut after);
-            let is_new = self.state.seen.insert(hash_sig(&signature(&call.name, &call.arguments)));
+            let (text, ok, effect, intercepted, finished) =
+                self.dispatch(call, &offered, &mut after);
+            let is_new = self
+                .state
+                .seen
+                .insert(hash_sig(&signature(&call.name, &call.arguments)));
             if ok && (is_new || effect == Effect::Write) {
                 progress = true;
             }
@@ -674,7 +812,12 @@ impl<M: Model> Agent<M> {
                 json!({"turn": turn, "name": call.name, "ok": ok, "ms": t.elapsed().as_millis() as u64,
                        "intercepted": intercepted, "args": short(&call.arguments.to_string(), 200)}),
             );
-            self.say(&format!("[turn {turn}] {} {} -> {}", call.name, short(&call.arguments.to_string(), 100), short(&text, 140)));
+            self.say(&format!(
+                "[turn {turn}] {} {} -> {}",
+                call.name,
+                short(&call.arguments.to_string(), 100),
+                short(&text, 140)
+            ));
             self.state.messages.push(Message::tool_result(call, text));
             if finished {
                 return Some(RunStatus::Finished);
@@ -693,13 +836,21 @@ impl<M: Model> Agent<M> {
         match self.state.stall.on_round(progress) {
             None => None,
             Some(StallAction::Replan) => {
-                self.events.mechanism("anti_loop", "stall_replan", json!({"streak": self.state.stall.streak}));
+                self.events.mechanism(
+                    "anti_loop",
+                    "stall_replan",
+                    json!({"streak": self.state.stall.streak}),
+                );
                 let next = self.next_action();
                 self.nudge(format!("No progress in the last {} rounds. Do not repeat what did not work; take a different approach. Next action: {next}", self.state.stall.streak));
                 None
             }
             Some(StallAction::Escalate) => {
-                self.events.mechanism("anti_loop", "stall_escalate", json!({"streak": self.state.stall.streak}));
+                self.events.mechanism(
+                    "anti_loop",
+                    "stall_escalate",
+                    json!({"streak": self.state.stall.streak}),
+                );
                 let missing = self.missing_artifacts();
                 let text = match missing.first() {
                     Some(a) => format!("Still no progress. Write the deliverable now from what you already know: write_file(path=\"{a}\", content=…). Partial content is better than none."),
@@ -709,35 +860,52 @@ impl<M: Model> Agent<M> {
                 None
             }
             Some(StallAction::GiveUp) => {
-                self.events.mechanism("anti_loop", "stall_give_up", json!({}));
+                self.events
+                    .mechanism("anti_loop", "stall_give_up", json!({}));
                 Some(RunStatus::Stalled)
             }
         }
     }
 
     /// Execute one call: (result text, ok, effect, intercepted, finish accepted).
-    fn dispatch(&mut self, call: &ToolCall, offered: &[&str], after: &mut Vec<String>) -> (String, bool, Effect, bool, bool) {
+    fn dispatch(
+        &mut self,
+        call: &ToolCall,
+        offered: &[&str],
+        after: &mut Vec<String>,
+    ) -> (String, bool, Effect, bool, bool) {
         let name = call.name.as_str();
         if !ALL_TOOLS.contains(&name) {
             return (
-                format!("error: unknown tool '{name}'. Available tools: {}", offered.join(", ")),
+                format!(
+                    "error: unknown tool '{name}'. Available tools: {}",
+                    offered.join(", ")
+                ),
                 false,
                 Effect::None,
                 false,
                 false,
             );
         }
-        if self.state.tier == Tier::Chat && !prefill::CHAT_TOOLS.contains(&name) && name != "finish" {
+        if self.state.tier == Tier::Chat && !prefill::CHAT_TOOLS.contains(&name) && name != "finish"
+        {
             self.state.chat_mutations += 1;
             if self.state.chat_mutations >= 2 && self.on(Mechanism::Tiering) {
                 // the prompt was real work after all: switch to the task tier
                 self.state.tier = Tier::Task;
-                if let Some(m) = self.state.messages.iter_mut().find(|m| m.role == Role::System) {
+                if let Some(m) = self
+                    .state
+                    .messages
+                    .iter_mut()
+                    .find(|m| m.role == Role::System)
+                {
                     m.content = SYSTEM_TASK.to_string();
                 }
-                self.events.mechanism("tiering", "escalate_to_task", json!({}));
+                self.events
+                    .mechanism("tiering", "escalate_to_task", json!({}));
             } else {
-                self.events.mechanism("tiering", "chat_refused_tool", json!({"tool": name}));
+                self.events
+                    .mechanism("tiering", "chat_refused_tool", json!({"tool": name}));
                 return (
                     format!("error: {name} is not available for a question; answer in plain text"),
                     false,
@@ -748,16 +916,29 @@ impl<M: Model> Agent<M> {
             }
         }
         if self.on(Mechanism::AntiLoop) {
-            let v = self.state.anti_loop.check(name, &call.arguments, self.state.world, self.state.turn);
+            let v = self.state.anti_loop.check(
+                name,
+                &call.arguments,
+                self.state.world,
+                self.state.turn,
+            );
             match v {
                 LoopVerdict::Execute => {}
                 LoopVerdict::SameToolNudge { count } => {
-                    self.events.mechanism("anti_loop", "same_tool_nudge", json!({"tool": name, "count": count}));
+                    self.events.mechanism(
+                        "anti_loop",
+                        "same_tool_nudge",
+                        json!({"tool": name, "count": count}),
+                    );
                     let next = self.next_action();
                     after.push(format!("You have called {name} {count} times in a row without changing anything. Use what you have learned. Next action: {next}"));
                 }
                 LoopVerdict::Intercept { level } => {
-                    self.events.mechanism("anti_loop", "intercept", json!({"tool": name, "level": level}));
+                    self.events.mechanism(
+                        "anti_loop",
+                        "intercept",
+                        json!({"tool": name, "level": level}),
+                    );
                     let next = self.next_action();
                     let text = if level == 1 {
                         format!("[not executed: identical to your previous call, and nothing has changed since; its result is above.] Next action: {next}")
@@ -767,7 +948,11 @@ impl<M: Model> Agent<M> {
                     return (text, false, Effect::None, true, false);
                 }
                 LoopVerdict::Pause { until_turn } | LoopVerdict::Paused { until_turn } => {
-                    self.events.mechanism("anti_loop", "pause_tool", json!({"tool": name, "until_turn": until_turn}));
+                    self.events.mechanism(
+                        "anti_loop",
+                        "pause_tool",
+                        json!({"tool": name, "until_turn": until_turn}),
+                    );
                     let next = self.next_action();
                     return (
                         format!("[not executed: {name} is paused until turn {until_turn} after repeated identical calls.] Next action: {next}"),
@@ -788,10 +973,17 @@ impl<M: Model> Agent<M> {
                 if self.state.tier == Tier::Chat {
                     return ("finished".into(), true, Effect::None, false, true);
                 }
-                let (accepted, msg) = if self.on(Mechanism::FinishGate) { self.finish_gate() } else { (true, String::new()) };
+                let (accepted, msg) = if self.on(Mechanism::FinishGate) {
+                    self.finish_gate()
+                } else {
+                    (true, String::new())
+                };
                 if accepted {
                     let summary = call.arg_str("summary").unwrap_or_default();
-                    self.say(&format!("===== TASK COMPLETE ===== {}", short(&summary, 200)));
+                    self.say(&format!(
+                        "===== TASK COMPLETE ===== {}",
+                        short(&summary, 200)
+                    ));
                     ("finish accepted".into(), true, Effect::None, false, true)
                 } else {
                     (msg, false, Effect::None, false, false)
@@ -814,7 +1006,9 @@ impl<M: Model> Agent<M> {
                         match o.verdict {
                             Some(v) => {
                                 self.state.verify.on_test(v);
-                                self.state.tests.push((call.arg_str("command").unwrap_or_default(), v));
+                                self.state
+                                    .tests
+                                    .push((call.arg_str("command").unwrap_or_default(), v));
                             }
                             None if o.ok => self.state.verify.on_exec_ok(),
                             None => {}
@@ -838,13 +1032,20 @@ impl<M: Model> Agent<M> {
         };
         let mut runs: Vec<TestOutcome> = Vec::new();
         let decision = {
-            let mut env = GateCtx { tools: &mut self.tools, timeout: self.cfg.test_timeout_s };
+            let mut env = GateCtx {
+                tools: &mut self.tools,
+                timeout: self.cfg.test_timeout_s,
+            };
             self.state.gate.evaluate(&input, &mut env, &mut runs)
         };
         for r in runs {
             self.state.verify.on_test(r.verdict);
             self.state.tests.push((r.command.clone(), r.verdict));
-            self.events.mechanism("finish_gate", "test_run", json!({"command": r.command, "verdict": r.verdict}));
+            self.events.mechanism(
+                "finish_gate",
+                "test_run",
+                json!({"command": r.command, "verdict": r.verdict}),
+            );
         }
         match decision {
             GateDecision::Accept => {

@@ -8,7 +8,9 @@
 //! (max turns, time budget, stalled; resumable).
 
 use crate::agent::{Agent, AgentConfig, RunStatus};
-use crate::backend::{BackendError, Model, OllamaBackend, OllamaConfig, OpenAiBackend, OpenAiConfig};
+use crate::backend::{
+    BackendError, Model, OllamaBackend, OllamaConfig, OpenAiBackend, OpenAiConfig,
+};
 use crate::mechanisms::{prefill, Ablations, Mechanism};
 use std::path::PathBuf;
 
@@ -62,15 +64,22 @@ pub const USAGE: &str = "usage:
 environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL)";
 
 fn need<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> Result<String, String> {
-    it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))
+    it.next()
+        .cloned()
+        .ok_or_else(|| format!("{flag} needs a value"))
 }
 
 fn num<T: std::str::FromStr>(v: &str, flag: &str) -> Result<T, String> {
-    v.parse().map_err(|_| format!("{flag}: '{v}' is not a valid number"))
+    v.parse()
+        .map_err(|_| format!("{flag}: '{v}' is not a valid number"))
 }
 
 /// Parse arguments (without the program name). `env_ablation` is `LRAB_ABLATION`.
-pub fn parse(args: &[String], env_ablation: Option<&str>, env_host: Option<&str>) -> Result<Command, String> {
+pub fn parse(
+    args: &[String],
+    env_ablation: Option<&str>,
+    env_host: Option<&str>,
+) -> Result<Command, String> {
     let mut it = args.iter();
     let Some(sub) = it.next() else {
         return Ok(Command::Help);
@@ -86,7 +95,9 @@ pub fn parse(args: &[String], env_ablation: Option<&str>, env_host: Option<&str>
     let mut model = None;
     let mut prompt = None;
     let mut workdir = None;
-    let mut url = env_host.map(str::to_string).unwrap_or_else(|| "http://127.0.0.1:11434".into());
+    let mut url = env_host
+        .map(str::to_string)
+        .unwrap_or_else(|| "http://127.0.0.1:11434".into());
     let mut api = Api::Ollama;
     let mut budget = None;
     let mut ablate = Ablations::none();
@@ -123,7 +134,10 @@ pub fn parse(args: &[String], env_ablation: Option<&str>, env_host: Option<&str>
                 }
                 budget = Some(v);
             }
-            "--ablate" => ablate = ablate.merge(Ablations::parse(&val(&mut it)?).map_err(|e| format!("--ablate: {e}"))?),
+            "--ablate" => {
+                ablate = ablate
+                    .merge(Ablations::parse(&val(&mut it)?).map_err(|e| format!("--ablate: {e}"))?)
+            }
             "--num-ctx" => num_ctx = num(&val(&mut it)?, "--num-ctx")?,
             "--max-turns" => max_turns = num(&val(&mut it)?, "--max-turns")?,
             "--temperature" => temperature = num(&val(&mut it)?, "--temperature")?,
@@ -186,7 +200,11 @@ fn connect(a: &RunArgs) -> Result<(Box<dyn Model>, Option<u64>), BackendError> {
                 cfg.num_ctx = Some(a.num_ctx);
                 OllamaBackend::connect(cfg).map(|mut b| {
                     // never ask for more context than the model has
-                    let ctx = b.info.context_length.map(|m| m.min(a.num_ctx)).unwrap_or(a.num_ctx);
+                    let ctx = b
+                        .info
+                        .context_length
+                        .map(|m| m.min(a.num_ctx))
+                        .unwrap_or(a.num_ctx);
                     b.cfg.num_ctx = Some(ctx);
                     (Box::new(b) as Box<dyn Model>, Some(ctx))
                 })
@@ -209,7 +227,8 @@ fn connect(a: &RunArgs) -> Result<(Box<dyn Model>, Option<u64>), BackendError> {
 
 /// Read and check the prompt file.
 pub fn read_prompt(path: &std::path::Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read prompt file '{}': {e}", path.display()))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read prompt file '{}': {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     if text.trim().is_empty() {
         return Err(format!("prompt file '{}' is empty", path.display()));
@@ -223,11 +242,22 @@ pub fn run(a: &RunArgs) -> i32 {
         Err(e) => return fail(EXIT_PROMPT, &e),
     };
     if !a.workdir.is_dir() {
-        return fail(EXIT_WORKDIR, &format!("workdir '{}' does not exist or is not a directory", a.workdir.display()));
+        return fail(
+            EXIT_WORKDIR,
+            &format!(
+                "workdir '{}' does not exist or is not a directory",
+                a.workdir.display()
+            ),
+        );
     }
     let (model, ctx) = match connect(a) {
         Ok(x) => x,
-        Err(e) => return fail(exit_for_backend(&e), &format!("{e} (backend {})", a.backend_url)),
+        Err(e) => {
+            return fail(
+                exit_for_backend(&e),
+                &format!("{e} (backend {})", a.backend_url),
+            )
+        }
     };
     let mut cfg = AgentConfig::new(&a.workdir, &task);
     cfg.ablations = a.ablate.clone();
@@ -253,11 +283,18 @@ pub fn run(a: &RunArgs) -> i32 {
     match &out.status {
         RunStatus::Finished | RunStatus::Answered => EXIT_OK,
         RunStatus::BackendFailed(msg) => {
-            let code = out.backend_error.as_ref().map(exit_for_backend).unwrap_or(EXIT_BACKEND);
+            let code = out
+                .backend_error
+                .as_ref()
+                .map(exit_for_backend)
+                .unwrap_or(EXIT_BACKEND);
             fail(code, msg)
         }
         other => {
-            eprintln!("lrab-harness: stopped unfinished ({}); relaunch the same command to resume", other.name());
+            eprintln!(
+                "lrab-harness: stopped unfinished ({}); relaunch the same command to resume",
+                other.name()
+            );
             EXIT_UNFINISHED
         }
     }
@@ -275,7 +312,10 @@ pub fn print_mechanisms() {
     for m in Mechanism::ALL {
         println!("{:<16} ablated: {}", m.name(), m.ablation_effect());
     }
-    println!("{:<16} not ablatable (canonical-path confinement, protected paths, command floor)", "security");
+    println!(
+        "{:<16} not ablatable (canonical-path confinement, protected paths, command floor)",
+        "security"
+    );
 }
 
 /// Entry point used by the binary; returns the exit code.
@@ -318,7 +358,22 @@ mod tests {
     #[test]
     fn parses_the_arm_protocol() {
         let c = parse(
-            &s(&["run", "--model", "m:1b", "--prompt-file", "task_input.txt", "--workdir", ".", "--api=openai", "--ablate", "anti_loop", "--num-ctx", "8192", "--time-budget", "90"]),
+            &s(&[
+                "run",
+                "--model",
+                "m:1b",
+                "--prompt-file",
+                "task_input.txt",
+                "--workdir",
+                ".",
+                "--api=openai",
+                "--ablate",
+                "anti_loop",
+                "--num-ctx",
+                "8192",
+                "--time-budget",
+                "90",
+            ]),
             Some("clock"),
             None,
         )
@@ -334,11 +389,22 @@ mod tests {
 
     #[test]
     fn usage_errors_are_clear() {
-        assert!(parse(&s(&["run", "--model"]), None, None).unwrap_err().contains("--model needs a value"));
-        assert!(parse(&s(&["run", "--workdir", "."]), None, None).unwrap_err().contains("--model is required"));
-        assert!(parse(&s(&["run", "--max-turns", "x"]), None, None).unwrap_err().contains("not a valid number"));
-        assert!(parse(&s(&["run", "--ablate", "nope"]), None, None).unwrap_err().contains("unknown mechanism"));
+        assert!(parse(&s(&["run", "--model"]), None, None)
+            .unwrap_err()
+            .contains("--model needs a value"));
+        assert!(parse(&s(&["run", "--workdir", "."]), None, None)
+            .unwrap_err()
+            .contains("--model is required"));
+        assert!(parse(&s(&["run", "--max-turns", "x"]), None, None)
+            .unwrap_err()
+            .contains("not a valid number"));
+        assert!(parse(&s(&["run", "--ablate", "nope"]), None, None)
+            .unwrap_err()
+            .contains("unknown mechanism"));
         assert!(parse(&s(&["fly"]), None, None).is_err());
-        assert_eq!(parse(&s(&["prefill"]), None, None).unwrap(), Command::Prefill);
+        assert_eq!(
+            parse(&s(&["prefill"]), None, None).unwrap(),
+            Command::Prefill
+        );
     }
 }

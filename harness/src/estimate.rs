@@ -113,7 +113,8 @@ pub fn estimate_message(m: &Message) -> usize {
 
 /// Estimate of a whole request: messages plus tool schemas.
 pub fn estimate_request(messages: &[Message], tools: &[ToolSpec]) -> usize {
-    messages.iter().map(estimate_message).sum::<usize>() + tools.iter().map(estimate_tool).sum::<usize>()
+    messages.iter().map(estimate_message).sum::<usize>()
+        + tools.iter().map(estimate_tool).sum::<usize>()
 }
 
 #[cfg(test)]

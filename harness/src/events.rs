@@ -40,7 +40,10 @@ impl EventLog {
     pub fn emit(&mut self, kind: &str, data: Value) {
         let Some(w) = &mut self.w else { return };
         let mut m = Map::new();
-        m.insert("t_ms".into(), json!(self.start.elapsed().as_millis() as u64));
+        m.insert(
+            "t_ms".into(),
+            json!(self.start.elapsed().as_millis() as u64),
+        );
         m.insert("run".into(), json!(self.run));
         m.insert("kind".into(), json!(kind));
         if let Value::Object(d) = data {
@@ -54,7 +57,10 @@ impl EventLog {
     pub fn mechanism(&mut self, name: &str, action: &str, detail: Value) {
         *self.counts.entry(name.to_string()).or_insert(0) += 1;
         *self.counts.entry(format!("{name}.{action}")).or_insert(0) += 1;
-        self.emit("mechanism", json!({"name": name, "action": action, "detail": detail}));
+        self.emit(
+            "mechanism",
+            json!({"name": name, "action": action, "detail": detail}),
+        );
     }
 
     pub fn count(&self, key: &str) -> u64 {

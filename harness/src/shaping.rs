@@ -99,9 +99,9 @@ pub fn detect_verdict(text: &str, exit_code: Option<i32>) -> Option<Verdict> {
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate().rev() {
         let l = line.trim();
-        if l.contains("no tests ran") || l.contains("collected 0 items") || ran_n
-            .captures(l)
-            .is_some_and(|c| &c[1] == "0")
+        if l.contains("no tests ran")
+            || l.contains("collected 0 items")
+            || ran_n.captures(l).is_some_and(|c| &c[1] == "0")
         {
             verdict = Some(Verdict::Unknown);
             break;
@@ -112,7 +112,8 @@ pub fn detect_verdict(text: &str, exit_code: Option<i32>) -> Option<Verdict> {
             || l.starts_with("FAIL:")
             || l.starts_with("FAIL ")
             || l.contains("test result: FAILED")
-            || (n_of(err_n).is_some_and(|n| n > 0) && (l.contains("passed") || l.contains("error in") || l.starts_with('=')))
+            || (n_of(err_n).is_some_and(|n| n > 0)
+                && (l.contains("passed") || l.contains("error in") || l.starts_with('=')))
         {
             verdict = Some(Verdict::Failed);
             break;
@@ -122,7 +123,11 @@ pub fn detect_verdict(text: &str, exit_code: Option<i32>) -> Option<Verdict> {
             break;
         }
         if l == "OK" || l.starts_with("OK (") {
-            let ran_before = lines[..i].iter().rev().take(5).any(|p| ran_n.is_match(p.trim()));
+            let ran_before = lines[..i]
+                .iter()
+                .rev()
+                .take(5)
+                .any(|p| ran_n.is_match(p.trim()));
             if ran_before {
                 verdict = Some(Verdict::Passed);
                 break;
@@ -138,7 +143,12 @@ pub fn detect_verdict(text: &str, exit_code: Option<i32>) -> Option<Verdict> {
 /// Whether a shell command is a test run (so an exit code alone can be a verdict).
 pub fn is_test_command(cmd: &str) -> bool {
     let c = cmd.to_lowercase();
-    c.contains("pytest") || c.contains("unittest") || c.contains("test_") || c.contains("_test.py") || c.contains("cargo test") || c.contains("test_suite")
+    c.contains("pytest")
+        || c.contains("unittest")
+        || c.contains("test_")
+        || c.contains("_test.py")
+        || c.contains("cargo test")
+        || c.contains("test_suite")
 }
 
 /// The first real failure in test output: file, line and error text.
@@ -173,8 +183,14 @@ pub fn first_failure(text: &str) -> Option<Failure> {
     static PYTEST_LOC: OnceLock<Regex> = OnceLock::new();
     static FAILED_LINE: OnceLock<Regex> = OnceLock::new();
     let frame = re(&FRAME, r#"File "([^"]+)", line (\d+)"#);
-    let pytest_loc = re(&PYTEST_LOC, r"^([\w./\\-]+\.py):(\d+): (\w*(Error|Exception)\w*)");
-    let failed_line = re(&FAILED_LINE, r"^FAILED ([^\s]+?)(?:::([\w\[\]-]+))?(?: - (.*))?$");
+    let pytest_loc = re(
+        &PYTEST_LOC,
+        r"^([\w./\\-]+\.py):(\d+): (\w*(Error|Exception)\w*)",
+    );
+    let failed_line = re(
+        &FAILED_LINE,
+        r"^FAILED ([^\s]+?)(?:::([\w\[\]-]+))?(?: - (.*))?$",
+    );
     let lines: Vec<&str> = text.lines().collect();
     let mut f = Failure {
         file: None,
@@ -209,7 +225,10 @@ pub fn first_failure(text: &str) -> Option<Failure> {
         for (i, l) in lines.iter().enumerate() {
             if let Some(c) = frame.captures(l) {
                 let file = c[1].to_string();
-                if !file.contains("/lib/python") && !file.contains("site-packages") && !file.starts_with('<') {
+                if !file.contains("/lib/python")
+                    && !file.contains("site-packages")
+                    && !file.starts_with('<')
+                {
                     last = Some((file, c[2].parse().unwrap_or(0), i));
                 }
             }
@@ -220,7 +239,10 @@ pub fn first_failure(text: &str) -> Option<Failure> {
             if f.error.is_empty() {
                 if let Some(e) = lines[idx..].iter().find(|l| {
                     let t = l.trim_start();
-                    !l.starts_with(' ') && t.contains(':') && !t.starts_with("File ") && !t.starts_with("Traceback")
+                    !l.starts_with(' ')
+                        && t.contains(':')
+                        && !t.starts_with("File ")
+                        && !t.starts_with("Traceback")
                 }) {
                     f.error = e.trim().to_string();
                 }
@@ -253,7 +275,10 @@ mod tests {
     #[test]
     fn denoise_strips_ansi_progress_and_repeats() {
         let t = "\x1b[32mok\x1b[0m\n10%\r50%\r100%\nx\nx\nx\nx\n\n\n\ny";
-        assert_eq!(denoise(t), "ok\n100%\nx\nx\n[… identical lines collapsed]\n\ny");
+        assert_eq!(
+            denoise(t),
+            "ok\n100%\nx\nx\n[… identical lines collapsed]\n\ny"
+        );
     }
 
     #[test]
@@ -268,16 +293,34 @@ mod tests {
 
     #[test]
     fn verdicts_from_runner_output() {
-        assert_eq!(detect_verdict("..\n2 passed in 0.1s", Some(0)), Some(Verdict::Passed));
+        assert_eq!(
+            detect_verdict("..\n2 passed in 0.1s", Some(0)),
+            Some(Verdict::Passed)
+        );
         assert_eq!(
             detect_verdict("F.\n1 failed, 1 passed in 0.1s", Some(1)),
             Some(Verdict::Failed)
         );
-        assert_eq!(detect_verdict("collected 0 items\n\nno tests ran in 0.01s", Some(5)), Some(Verdict::Unknown));
-        assert_eq!(detect_verdict("Ran 3 tests in 0.001s\n\nOK", Some(0)), Some(Verdict::Passed));
-        assert_eq!(detect_verdict("Ran 3 tests\n\nFAILED (failures=1)", Some(1)), Some(Verdict::Failed));
-        assert_eq!(detect_verdict("PASS a\nFAIL b\n9 passed, 1 failed", Some(0)), Some(Verdict::Failed));
-        assert_eq!(detect_verdict("10 passed, 0 failed", Some(0)), Some(Verdict::Passed));
+        assert_eq!(
+            detect_verdict("collected 0 items\n\nno tests ran in 0.01s", Some(5)),
+            Some(Verdict::Unknown)
+        );
+        assert_eq!(
+            detect_verdict("Ran 3 tests in 0.001s\n\nOK", Some(0)),
+            Some(Verdict::Passed)
+        );
+        assert_eq!(
+            detect_verdict("Ran 3 tests\n\nFAILED (failures=1)", Some(1)),
+            Some(Verdict::Failed)
+        );
+        assert_eq!(
+            detect_verdict("PASS a\nFAIL b\n9 passed, 1 failed", Some(0)),
+            Some(Verdict::Failed)
+        );
+        assert_eq!(
+            detect_verdict("10 passed, 0 failed", Some(0)),
+            Some(Verdict::Passed)
+        );
         assert_eq!(detect_verdict("3 passed", Some(2)), Some(Verdict::Failed));
         assert_eq!(detect_verdict("hello world", Some(0)), None);
     }

@@ -22,13 +22,22 @@ fn full_task_run_passes_the_finish_gate() {
         d.path(),
         TASK,
         vec![
-            call("todo", json!({"action": "create", "items": ["write report.md", "finish"]})),
-            call("write_file", json!({"path": "report.md", "content": "# Report\nAll good.\n"})),
+            call(
+                "todo",
+                json!({"action": "create", "items": ["write report.md", "finish"]}),
+            ),
+            call(
+                "write_file",
+                json!({"path": "report.md", "content": "# Report\nAll good.\n"}),
+            ),
             call("read_file", json!({"path": "report.md"})),
             call("todo", json!({"action": "done_all"})),
             call("finish", json!({"summary": "wrote report.md"})),
             // the gate asks for one re-read of the task, then accepts
-            call("finish", json!({"summary": "checked report.md against the task"})),
+            call(
+                "finish",
+                json!({"summary": "checked report.md against the task"}),
+            ),
         ],
     );
     let out = a.run();
@@ -59,7 +68,10 @@ fn false_completion_is_rejected_with_the_next_action() {
         vec![
             Reply::text("I have completed the task. The report is done."),
             Reply::text("Let me think about what the report should say."),
-            call("write_file", json!({"path": "report.md", "content": "# Report\n"})),
+            call(
+                "write_file",
+                json!({"path": "report.md", "content": "# Report\n"}),
+            ),
             Reply::text("All steps are done."),
             call("finish", json!({"summary": "ok"})),
         ],
@@ -67,7 +79,10 @@ fn false_completion_is_rejected_with_the_next_action() {
     let out = a.run();
     // claim 1: nothing written → fake-finish rejection naming the file to write
     let t1 = seen_text(&a, 1);
-    assert!(t1.contains("Not finished") && t1.contains("write_file(path=\"report.md\""), "{t1}");
+    assert!(
+        t1.contains("Not finished") && t1.contains("write_file(path=\"report.md\""),
+        "{t1}"
+    );
     // plain text: asked for a tool call with a next action
     assert!(seen_text(&a, 2).contains("Reply with a tool call"));
     // claim 2 after writing goes through the gate: the re-read
@@ -99,11 +114,21 @@ fn recorded_malformed_shapes_are_rescued() {
         a.step();
     }
     assert_eq!(fs::read_to_string(d.path().join("a.md")).unwrap(), "alpha");
-    assert_eq!(fs::read_to_string(d.path().join("b.md")).unwrap(), "beta, with: commas");
-    assert_eq!(fs::read_to_string(d.path().join("report.md")).unwrap(), "# Report\nfine");
+    assert_eq!(
+        fs::read_to_string(d.path().join("b.md")).unwrap(),
+        "beta, with: commas"
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("report.md")).unwrap(),
+        "# Report\nfine"
+    );
     assert!(!d.path().join("c.md").exists());
     assert_eq!(mech_count(d.path(), "format_rescue", "rescued"), 4);
-    assert!(a.state.messages.iter().any(|m| m.tool_name.as_deref() == Some("list_dir")));
+    assert!(a
+        .state
+        .messages
+        .iter()
+        .any(|m| m.tool_name.as_deref() == Some("list_dir")));
 }
 
 #[test]
@@ -111,7 +136,13 @@ fn format_rescue_ablation_leaves_text_alone() {
     let d = tempfile::tempdir().unwrap();
     let mut cfg = config(d.path(), TASK);
     cfg.ablations = Ablations::parse("format_rescue").unwrap();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![Reply::text("write_file(path=\"a.md\", content=\"x\")")])).unwrap();
+    let mut a = Agent::new(
+        cfg,
+        ScriptedModel::replies(vec![Reply::text(
+            "write_file(path=\"a.md\", content=\"x\")",
+        )]),
+    )
+    .unwrap();
     a.step();
     assert!(!d.path().join("a.md").exists());
 }
@@ -121,7 +152,18 @@ fn anti_loop_intercepts_then_pauses_the_tool() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("data.csv"), "a,b\n1,2\n").unwrap();
     let same = || call("read_file", json!({"path": "data.csv"}));
-    let mut a = agent_in(d.path(), TASK, vec![same(), same(), same(), same(), call("list_dir", json!({})), same()]);
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            same(),
+            same(),
+            same(),
+            same(),
+            call("list_dir", json!({})),
+            same(),
+        ],
+    );
     for _ in 0..6 {
         a.step();
     }
@@ -133,13 +175,19 @@ fn anti_loop_intercepts_then_pauses_the_tool() {
         .map(|m| m.content.as_str())
         .collect();
     assert!(tool_msgs[0].contains("a,b"));
-    assert!(tool_msgs[1].contains("not executed: identical") && tool_msgs[1].contains("Next action"));
+    assert!(
+        tool_msgs[1].contains("not executed: identical") && tool_msgs[1].contains("Next action")
+    );
     assert!(tool_msgs[2].contains("third time"));
     assert!(tool_msgs[3].contains("paused"));
     assert!(tool_msgs[4].contains("paused"));
     // while paused the tool is not offered
-    assert!(!a.model.seen[4].tool_names.contains(&"read_file".to_string()));
-    assert!(a.model.seen[0].tool_names.contains(&"read_file".to_string()));
+    assert!(!a.model.seen[4]
+        .tool_names
+        .contains(&"read_file".to_string()));
+    assert!(a.model.seen[0]
+        .tool_names
+        .contains(&"read_file".to_string()));
 }
 
 #[test]
@@ -149,18 +197,42 @@ fn anti_loop_ablation_executes_repeats() {
     let mut cfg = config(d.path(), TASK);
     cfg.ablations = Ablations::parse("anti_loop").unwrap();
     let same = || call("read_file", json!({"path": "data.csv"}));
-    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![same(), same(), same(), same()])).unwrap();
+    let mut a = Agent::new(
+        cfg,
+        ScriptedModel::replies(vec![same(), same(), same(), same()]),
+    )
+    .unwrap();
     for _ in 0..4 {
         a.step();
     }
-    assert!(a.state.messages.iter().filter(|m| m.tool_name.is_some()).all(|m| m.content.contains("a,b")));
+    assert!(a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.tool_name.is_some())
+        .all(|m| m.content.contains("a,b")));
 }
 
 #[test]
 fn empty_turn_ladder_counts_think_only_and_gives_up() {
     let d = tempfile::tempdir().unwrap();
-    let think_only = Reply { content: "<think>hmm</think>".into(), thinking: "hmm".into(), ..Default::default() };
-    let mut a = agent_in(d.path(), TASK, vec![Reply::default(), think_only, Reply::default(), Reply::default(), Reply::default(), Reply::default()]);
+    let think_only = Reply {
+        content: "<think>hmm</think>".into(),
+        thinking: "hmm".into(),
+        ..Default::default()
+    };
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            Reply::default(),
+            think_only,
+            Reply::default(),
+            Reply::default(),
+            Reply::default(),
+            Reply::default(),
+        ],
+    );
     let out = a.run();
     assert_eq!(out.status, RunStatus::Stalled);
     assert!(seen_text(&a, 1).contains("Your reply was empty"));
@@ -172,7 +244,9 @@ fn empty_turn_ladder_counts_think_only_and_gives_up() {
 #[test]
 fn stall_watch_asks_for_a_replan() {
     let d = tempfile::tempdir().unwrap();
-    let replies: Vec<Reply> = (0..4).map(|i| call("read_file", json!({"path": format!("missing{i}.txt")}))).collect();
+    let replies: Vec<Reply> = (0..4)
+        .map(|i| call("read_file", json!({"path": format!("missing{i}.txt")})))
+        .collect();
     let mut a = agent_in(d.path(), TASK, replies);
     for _ in 0..4 {
         a.step();
@@ -184,30 +258,57 @@ fn stall_watch_asks_for_a_replan() {
 #[test]
 fn truncated_reply_gets_skeleton_then_append_feedback() {
     let d = tempfile::tempdir().unwrap();
-    let cut = Reply { content: "# Very long report\n...".into(), done_reason: Some("length".into()), ..Default::default() };
-    let mut a = agent_in(d.path(), TASK, vec![cut, call("write_file", json!({"path": "report.md", "content": "# skeleton"}))]);
+    let cut = Reply {
+        content: "# Very long report\n...".into(),
+        done_reason: Some("length".into()),
+        ..Default::default()
+    };
+    let mut a = agent_in(
+        d.path(),
+        TASK,
+        vec![
+            cut,
+            call(
+                "write_file",
+                json!({"path": "report.md", "content": "# skeleton"}),
+            ),
+        ],
+    );
     a.step();
     a.step();
     let t = seen_text(&a, 1);
-    assert!(t.contains("output limit") && t.contains("append_file"), "{t}");
+    assert!(
+        t.contains("output limit") && t.contains("append_file"),
+        "{t}"
+    );
     assert_eq!(a.model.seen[0].num_predict, 8192);
 }
 
 #[test]
 fn chat_tier_gets_a_minimal_prefill_and_ends_on_the_answer() {
     let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(d.path(), "What is the boiling point of water at sea level?", vec![Reply::text("100 °C.")]);
+    let mut a = agent_in(
+        d.path(),
+        "What is the boiling point of water at sea level?",
+        vec![Reply::text("100 °C.")],
+    );
     let out = a.run();
     assert_eq!(out.status, RunStatus::Answered);
     assert_eq!(a.model.seen[0].tool_names, vec!["read_file", "list_dir"]);
-    assert!(a.model.seen[0].messages[0].content.starts_with("Answer the user's question"));
+    assert!(a.model.seen[0].messages[0]
+        .content
+        .starts_with("Answer the user's question"));
 }
 
 #[test]
 fn chat_tier_escalates_to_task_when_the_model_needs_to_write() {
     let d = tempfile::tempdir().unwrap();
     let w = || call("write_file", json!({"path": "x.md", "content": "x"}));
-    let mut a = agent_in(d.path(), "hello there, how are you doing today", vec![w(), w()]);
+    let mut a = agent_in(
+        d.path(),
+        "hello there, how are you doing today",
+        vec![w(), w()],
+    );
     a.step();
     assert!(!d.path().join("x.md").exists());
     a.step();
@@ -218,10 +319,16 @@ fn chat_tier_escalates_to_task_when_the_model_needs_to_write() {
 #[test]
 fn routing_and_flat_prefill_ablation() {
     let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(d.path(), "Fix the bug in calc.py and write fix.md", vec![Reply::default()]);
+    let mut a = agent_in(
+        d.path(),
+        "Fix the bug in calc.py and write fix.md",
+        vec![Reply::default()],
+    );
     a.step();
     let names = &a.model.seen[0].tool_names;
-    assert!(names.contains(&"rollback".to_string()) && !names.contains(&"search_files".to_string()));
+    assert!(
+        names.contains(&"rollback".to_string()) && !names.contains(&"search_files".to_string())
+    );
     let d2 = tempfile::tempdir().unwrap();
     let mut cfg = config(d2.path(), "Fix the bug in calc.py and write fix.md");
     cfg.ablations = Ablations::parse("flat_prefill").unwrap();
@@ -233,7 +340,11 @@ fn routing_and_flat_prefill_ablation() {
 #[test]
 fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
     let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    fs::write(
+        d.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
     fs::write(
         d.path().join("test_calc.py"),
         "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
@@ -244,9 +355,15 @@ fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
         d.path(),
         task,
         vec![
-            call("write_file", json!({"path": "fix.md", "content": "fixed add"})),
+            call(
+                "write_file",
+                json!({"path": "fix.md", "content": "fixed add"}),
+            ),
             call("finish", json!({"summary": "done"})),
-            call("edit_file", json!({"path": "calc.py", "old": "a - b", "new": "a + b"})),
+            call(
+                "edit_file",
+                json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
+            ),
             call("finish", json!({"summary": "done"})),
             call("finish", json!({"summary": "done, tests pass"})),
         ],
@@ -254,7 +371,10 @@ fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
     let out = a.run();
     let rejection = seen_text(&a, 2);
     assert!(rejection.contains("the tests fail"), "{rejection}");
-    assert!(rejection.contains("test_add") && rejection.contains("assert -1 == 5"), "{rejection}");
+    assert!(
+        rejection.contains("test_add") && rejection.contains("assert -1 == 5"),
+        "{rejection}"
+    );
     assert!(rejection.contains("Next action"));
     assert_eq!(out.status, RunStatus::Finished);
     assert_eq!(out.report.verification, Level::Tested);
@@ -264,19 +384,33 @@ fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
 #[test]
 fn verify_feedback_ablation_gives_generic_text() {
     let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
-    fs::write(d.path().join("test_calc.py"), "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n").unwrap();
+    fs::write(
+        d.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    fs::write(
+        d.path().join("test_calc.py"),
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    )
+    .unwrap();
     let mut cfg = config(d.path(), "Fix calc.py");
     cfg.ablations = Ablations::parse("verify_feedback").unwrap();
     let mut a = Agent::new(
         cfg,
-        ScriptedModel::replies(vec![call("run_shell", json!({"command": "true"})), call("finish", json!({"summary": "x"}))]),
+        ScriptedModel::replies(vec![
+            call("run_shell", json!({"command": "true"})),
+            call("finish", json!({"summary": "x"})),
+        ]),
     )
     .unwrap();
     a.step();
     a.step();
     let t = a.state.messages.last().unwrap().content.clone();
-    assert!(t.contains("last output line") && !t.contains("assert -1 == 5"), "{t}");
+    assert!(
+        t.contains("last output line") && !t.contains("assert -1 == 5"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -284,9 +418,17 @@ fn finish_gate_ablation_accepts_at_once() {
     let d = tempfile::tempdir().unwrap();
     let mut cfg = config(d.path(), TASK);
     cfg.ablations = Ablations::parse("finish_gate").unwrap();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![call("finish", json!({"summary": "x"}))])).unwrap();
+    let mut a = Agent::new(
+        cfg,
+        ScriptedModel::replies(vec![call("finish", json!({"summary": "x"}))]),
+    )
+    .unwrap();
     assert_eq!(a.run().status, RunStatus::Finished);
-    assert!(a.run().report.missing_artifacts.contains(&"report.md".to_string()));
+    assert!(a
+        .run()
+        .report
+        .missing_artifacts
+        .contains(&"report.md".to_string()));
 }
 
 #[test]
@@ -297,8 +439,14 @@ fn kill_and_resume_continues_the_same_conversation() {
             d.path(),
             TASK,
             vec![
-                call("todo", json!({"action": "create", "items": ["write report.md", "finish"]})),
-                call("write_file", json!({"path": "report.md", "content": "# Report\n"})),
+                call(
+                    "todo",
+                    json!({"action": "create", "items": ["write report.md", "finish"]}),
+                ),
+                call(
+                    "write_file",
+                    json!({"path": "report.md", "content": "# Report\n"}),
+                ),
             ],
         );
         a.step();
@@ -308,7 +456,11 @@ fn kill_and_resume_continues_the_same_conversation() {
     let mut b = agent_in(
         d.path(),
         TASK,
-        vec![call("todo", json!({"action": "done_all"})), call("finish", json!({"summary": "x"})), call("finish", json!({"summary": "x"}))],
+        vec![
+            call("todo", json!({"action": "done_all"})),
+            call("finish", json!({"summary": "x"})),
+            call("finish", json!({"summary": "x"})),
+        ],
     );
     assert!(b.resumed);
     assert_eq!(b.state.turn, 2);
@@ -327,7 +479,11 @@ fn kill_and_resume_continues_the_same_conversation() {
 fn corrupt_checkpoint_is_set_aside_and_the_run_starts_fresh() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join(".lrab")).unwrap();
-    fs::write(d.path().join(".lrab/checkpoint.json"), "{\"version\": 1, \"task\": tru").unwrap();
+    fs::write(
+        d.path().join(".lrab/checkpoint.json"),
+        "{\"version\": 1, \"task\": tru",
+    )
+    .unwrap();
     let a = agent_in(d.path(), TASK, vec![]);
     assert!(!a.resumed);
     assert!(a.warnings[0].contains("corrupt"));
@@ -339,14 +495,22 @@ fn clock_warns_at_60_and_85_percent_and_stops_at_the_budget() {
     let d = tempfile::tempdir().unwrap();
     let mut cfg = config(d.path(), TASK);
     cfg.time_budget_min = Some(10.0);
-    let replies: Vec<Reply> = (0..6).map(|i| call("list_dir", json!({"path": format!("d{i}")}))).collect();
+    let replies: Vec<Reply> = (0..6)
+        .map(|i| call("list_dir", json!({"path": format!("d{i}")})))
+        .collect();
     let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
     let times = std::cell::RefCell::new(vec![0.0, 100.0, 370.0, 400.0, 515.0, 601.0].into_iter());
     a.clock_fn = Box::new(move || times.borrow_mut().next().unwrap_or(1e9));
     let out = a.run();
     assert_eq!(out.status, RunStatus::TimeBudget);
     assert_eq!(mech_count(d.path(), "clock", "warning"), 2);
-    let warnings: Vec<&str> = a.state.messages.iter().filter(|m| m.content.starts_with("Time check")).map(|m| m.content.as_str()).collect();
+    let warnings: Vec<&str> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.content.starts_with("Time check"))
+        .map(|m| m.content.as_str())
+        .collect();
     assert!(warnings[0].contains("60%") && warnings[0].contains("Still missing: report.md"));
     assert!(warnings[1].contains("85%"));
 }
@@ -358,7 +522,12 @@ fn context_compaction_keeps_the_task_verbatim() {
     let mut cfg = config(d.path(), TASK);
     cfg.num_ctx = 4096;
     let replies: Vec<Reply> = (0..12)
-        .map(|i| call("read_file", json!({"path": "big.txt", "start_line": 1, "end_line": 1 + i})))
+        .map(|i| {
+            call(
+                "read_file",
+                json!({"path": "big.txt", "start_line": 1, "end_line": 1 + i}),
+            )
+        })
         .collect();
     let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
     for _ in 0..12 {
@@ -378,8 +547,13 @@ fn context_compaction_keeps_the_task_verbatim() {
 fn backend_errors_retry_repair_and_stop() {
     let d = tempfile::tempdir().unwrap();
     let model = ScriptedModel::new(vec![
-        Err(BackendError::Server { status: 500, message: "busy".into() }),
-        Err(BackendError::Structural("consecutive assistant messages".into())),
+        Err(BackendError::Server {
+            status: 500,
+            message: "busy".into(),
+        }),
+        Err(BackendError::Structural(
+            "consecutive assistant messages".into(),
+        )),
         Ok(call("list_dir", json!({}))),
         Err(BackendError::Unreachable("refused".into())),
         Err(BackendError::Unreachable("refused".into())),
@@ -394,9 +568,16 @@ fn backend_errors_retry_repair_and_stop() {
     assert_eq!(mech_count(d.path(), "resilience", "repair_conversation"), 1);
     // the state was checkpointed before stopping, so a relaunch resumes
     assert!(d.path().join(".lrab/checkpoint.json").exists());
-    let mut b = Agent::new(config(d.path(), TASK), ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))])).unwrap();
+    let mut b = Agent::new(
+        config(d.path(), TASK),
+        ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))]),
+    )
+    .unwrap();
     let out = b.run();
-    assert!(matches!(out.backend_error, Some(BackendError::ModelNotFound(_))));
+    assert!(matches!(
+        out.backend_error,
+        Some(BackendError::ModelNotFound(_))
+    ));
 }
 
 #[test]
@@ -409,7 +590,10 @@ fn edit_safety_and_security_through_the_loop() {
             call("write_file", json!({"path": "report.md", "content": "v1"})),
             call("write_file", json!({"path": "report.md", "content": "v2"})),
             call("rollback", json!({"path": "report.md"})),
-            call("write_file", json!({"path": "../outside.md", "content": "x"})),
+            call(
+                "write_file",
+                json!({"path": "../outside.md", "content": "x"}),
+            ),
             call("delete_file", json!({"path": "report.md"})),
         ],
     );
@@ -419,7 +603,13 @@ fn edit_safety_and_security_through_the_loop() {
     assert!(d.path().join(".lrab/trash").read_dir().unwrap().count() >= 2);
     assert!(!d.path().join("report.md").exists());
     assert!(!d.path().parent().unwrap().join("outside.md").exists());
-    let results: Vec<&str> = a.state.messages.iter().filter(|m| m.tool_name.is_some()).map(|m| m.content.as_str()).collect();
+    let results: Vec<&str> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.tool_name.is_some())
+        .map(|m| m.content.as_str())
+        .collect();
     assert!(results[2].contains("restored"));
     assert!(results[3].contains("outside the working directory"));
 }
@@ -429,7 +619,9 @@ fn max_turns_is_a_hard_cap() {
     let d = tempfile::tempdir().unwrap();
     let mut cfg = config(d.path(), TASK);
     cfg.max_turns = 3;
-    let replies: Vec<Reply> = (0..10).map(|i| call("list_dir", json!({"path": format!("x{i}")}))).collect();
+    let replies: Vec<Reply> = (0..10)
+        .map(|i| call("list_dir", json!({"path": format!("x{i}")})))
+        .collect();
     let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
     assert_eq!(a.run().status, RunStatus::MaxTurns);
     assert_eq!(a.model.seen.len(), 3);

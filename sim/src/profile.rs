@@ -109,7 +109,8 @@ pub struct Reactions {
     pub fix_precise: f64,
     /// … when the error names no file and line.
     pub fix_generic: f64,
-    /// Context (tokens) above which `LostInMiddle` can apply.
+    /// Distance (tokens between the last statement of the task and the end of the
+    /// conversation) above which `LostInMiddle` can apply.
     pub lost_ctx_threshold: u64,
 }
 
@@ -260,18 +261,14 @@ impl Profile {
             name: format!("only-{}", form.name()),
             rates: vec![r(form, rate, 0.0, 0.0)],
             reactions: Reactions {
-                lost_ctx_threshold: if form == LostInMiddle {
-                    0
-                } else {
-                    like.lost_ctx_threshold
-                },
                 ..like
             },
         }
     }
 
+    /// The oracle never fails, not even at the `num_predict` limit.
     pub fn is_oracle(&self) -> bool {
-        self.rates.iter().all(|r| r.base == 0.0)
+        self.name == "oracle"
     }
 
     /// The effective rate of a form for this context length and tool count.

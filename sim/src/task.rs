@@ -117,15 +117,22 @@ impl TaskIndex {
             if m.role != "user" || m.content.len() < 40 {
                 continue;
             }
-            let text = collapse_ws(&m.content);
             for p in &self.plans {
-                let hit = p.key_lines.iter().filter(|l| text.contains(l.as_str())).count();
-                if hit * 10 >= p.key_lines.len() * 6 && hit > 0 {
+                if p.stated_in(&m.content) {
                     return Some((p, i));
                 }
             }
         }
         None
+    }
+}
+
+impl TaskPlan {
+    /// Whether a user message states this task (at least 60 % of its distinctive lines).
+    pub fn stated_in(&self, text: &str) -> bool {
+        let text = collapse_ws(text);
+        let hit = self.key_lines.iter().filter(|l| text.contains(l.as_str())).count();
+        hit > 0 && hit * 10 >= self.key_lines.len() * 6
     }
 }
 

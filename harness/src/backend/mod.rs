@@ -51,9 +51,15 @@ pub enum BackendError {
     /// A 400 about message structure (e.g. consecutive assistant messages): repair and retry.
     Structural(String),
     /// Any other 4xx: the request is wrong; retrying the same request cannot help.
-    BadRequest { status: u16, message: String },
+    BadRequest {
+        status: u16,
+        message: String,
+    },
     /// 5xx, 408, 429 or an error line mid-stream: transient.
-    Server { status: u16, message: String },
+    Server {
+        status: u16,
+        message: String,
+    },
     /// A reply we could not parse.
     Protocol(String),
     /// A scripted model ran out of replies.
@@ -168,7 +174,9 @@ pub fn repair_conversation(messages: &mut Vec<Message>) -> usize {
             continue;
         }
         if let Some(prev) = out.last_mut() {
-            if prev.role == Role::Assistant && m.role == Role::Assistant && prev.tool_calls.is_empty()
+            if prev.role == Role::Assistant
+                && m.role == Role::Assistant
+                && prev.tool_calls.is_empty()
             {
                 if !m.content.is_empty() {
                     if !prev.content.is_empty() {
@@ -199,7 +207,10 @@ mod tests {
             BackendError::ModelNotFound(_)
         ));
         assert!(matches!(
-            classify_http_error(400, "registry.ollama.ai/library/x:1b does not support tools"),
+            classify_http_error(
+                400,
+                "registry.ollama.ai/library/x:1b does not support tools"
+            ),
             BackendError::NoToolSupport(_)
         ));
         assert!(matches!(
@@ -231,7 +242,10 @@ mod tests {
     #[test]
     fn base_url_normalized() {
         assert_eq!(normalize_base_url("http://h:1/v1/"), "http://h:1");
-        assert_eq!(normalize_base_url("127.0.0.1:11434"), "http://127.0.0.1:11434");
+        assert_eq!(
+            normalize_base_url("127.0.0.1:11434"),
+            "http://127.0.0.1:11434"
+        );
     }
 
     #[test]

@@ -127,7 +127,11 @@ pub fn wire_messages(messages: &[Message]) -> Vec<wire::Message> {
                         .enumerate()
                         .map(|(i, c)| {
                             wire::ToolCall::new(
-                                if c.id.is_empty() { None } else { Some(c.id.clone()) },
+                                if c.id.is_empty() {
+                                    None
+                                } else {
+                                    Some(c.id.clone())
+                                },
                                 i as u32,
                                 &c.name,
                                 c.arguments.clone(),
@@ -296,10 +300,14 @@ mod tests {
     #[test]
     fn ndjson_stream_accumulates_content_calls_and_metrics() {
         let s = concat!(
-            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"Hel"},"done":false}"#, "\n",
-            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"lo","thinking":"hm"},"done":false}"#, "\n",
-            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","function":{"index":0,"name":"list_dir","arguments":{"path":"."}}}]},"done":false}"#, "\n",
-            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":42,"eval_count":7}"#, "\n"
+            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"Hel"},"done":false}"#,
+            "\n",
+            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"lo","thinking":"hm"},"done":false}"#,
+            "\n",
+            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","function":{"index":0,"name":"list_dir","arguments":{"path":"."}}}]},"done":false}"#,
+            "\n",
+            r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":42,"eval_count":7}"#,
+            "\n"
         );
         let r = parse_ndjson(s.as_bytes()).unwrap();
         assert_eq!(r.content, "Hello");

@@ -116,7 +116,10 @@ pub fn wire_messages(messages: &[Message]) -> Vec<oa::Message> {
         .collect()
 }
 
-pub(crate) fn build_request(cfg: &OpenAiConfig, req: &ChatRequest<'_>) -> oa::ChatCompletionRequest {
+pub(crate) fn build_request(
+    cfg: &OpenAiConfig,
+    req: &ChatRequest<'_>,
+) -> oa::ChatCompletionRequest {
     oa::ChatCompletionRequest {
         model: cfg.model.clone(),
         messages: wire_messages(req.messages),

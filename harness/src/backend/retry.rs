@@ -96,7 +96,13 @@ mod tests {
         assert_eq!(slept, vec![Duration::from_secs(2), Duration::from_secs(4)]);
         assert_eq!(seen, 2);
         let mut m = ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))]);
-        let e = call_with_retry(&mut m, &req, &RetryPolicy::default(), &mut |_| {}, &mut |_, _| {});
+        let e = call_with_retry(
+            &mut m,
+            &req,
+            &RetryPolicy::default(),
+            &mut |_| {},
+            &mut |_, _| {},
+        );
         assert!(matches!(e, Err(BackendError::ModelNotFound(_))));
     }
 }

@@ -47,7 +47,9 @@ impl Model for ScriptedModel {
                 num_predict: req.num_predict,
             });
         }
-        self.replies.pop_front().unwrap_or(Err(BackendError::Exhausted))
+        self.replies
+            .pop_front()
+            .unwrap_or(Err(BackendError::Exhausted))
     }
     fn context_length(&self) -> Option<u64> {
         self.context

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 fn normalize(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let sorted: BTreeMap<&String, Value> = m.iter().map(|(k, x)| (k, normalize(x))).collect();
+            let sorted: BTreeMap<&String, Value> =
+                m.iter().map(|(k, x)| (k, normalize(x))).collect();
             let mut out = serde_json::Map::new();
             for (k, x) in sorted {
                 out.insert(k.clone(), x);
@@ -22,7 +23,8 @@ fn normalize(v: &Value) -> Value {
         Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
         Value::String(s) => {
             let t = s.trim();
-            if (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']')) {
+            if (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'))
+            {
                 if let Ok(inner) = serde_json::from_str::<Value>(t) {
                     return normalize(&inner);
                 }
@@ -51,13 +53,21 @@ pub fn is_polling(tool: &str, args: &Value) -> bool {
 pub enum LoopVerdict {
     Execute,
     /// Do not execute; `level` 1 = first repeat, 2 = second.
-    Intercept { level: u32 },
+    Intercept {
+        level: u32,
+    },
     /// The tool is paused until `until_turn` after a third identical repeat.
-    Pause { until_turn: u32 },
+    Pause {
+        until_turn: u32,
+    },
     /// The tool is still paused.
-    Paused { until_turn: u32 },
+    Paused {
+        until_turn: u32,
+    },
     /// The same tool many times in a row with nothing changing: run it, but nudge.
-    SameToolNudge { count: u32 },
+    SameToolNudge {
+        count: u32,
+    },
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -232,15 +242,29 @@ mod tests {
         let mut a = AntiLoop::default();
         let args = json!({"path": "x.md"});
         assert_eq!(a.check("read_file", &args, 0, 1), LoopVerdict::Execute);
-        assert_eq!(a.check("read_file", &args, 0, 2), LoopVerdict::Intercept { level: 1 });
-        assert_eq!(a.check("read_file", &args, 0, 3), LoopVerdict::Intercept { level: 2 });
+        assert_eq!(
+            a.check("read_file", &args, 0, 2),
+            LoopVerdict::Intercept { level: 1 }
+        );
+        assert_eq!(
+            a.check("read_file", &args, 0, 3),
+            LoopVerdict::Intercept { level: 2 }
+        );
         assert_eq!(
             a.check("read_file", &args, 0, 4),
-            LoopVerdict::Pause { until_turn: 4 + PAUSE_TURNS }
+            LoopVerdict::Pause {
+                until_turn: 4 + PAUSE_TURNS
+            }
         );
         assert_eq!(a.paused_tools(5), vec!["read_file".to_string()]);
-        assert!(matches!(a.check("read_file", &json!({"path": "y"}), 0, 5), LoopVerdict::Paused { .. }));
-        assert_eq!(a.check("read_file", &args, 0, 4 + PAUSE_TURNS), LoopVerdict::Execute);
+        assert!(matches!(
+            a.check("read_file", &json!({"path": "y"}), 0, 5),
+            LoopVerdict::Paused { .. }
+        ));
+        assert_eq!(
+            a.check("read_file", &args, 0, 4 + PAUSE_TURNS),
+            LoopVerdict::Execute
+        );
     }
 
     #[test]
@@ -262,7 +286,9 @@ mod tests {
         let mut a = AntiLoop::default();
         let mut nudges = 0;
         for i in 0..12 {
-            if let LoopVerdict::SameToolNudge { .. } = a.check("read_file", &json!({"path": format!("f{i}")}), 0, i) {
+            if let LoopVerdict::SameToolNudge { .. } =
+                a.check("read_file", &json!({"path": format!("f{i}")}), 0, i)
+            {
                 nudges += 1;
             }
         }

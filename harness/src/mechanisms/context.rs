@@ -83,7 +83,12 @@ pub fn compact(
         .iter()
         .position(|m| m.role == Role::User && !m.injected)
         .map(|i| i + 1)
-        .unwrap_or(messages.iter().take_while(|m| m.role == Role::System).count());
+        .unwrap_or(
+            messages
+                .iter()
+                .take_while(|m| m.role == Role::System)
+                .count(),
+        );
     // choose the tail
     let mut start = messages.len();
     let mut used = 0usize;
@@ -109,7 +114,10 @@ pub fn compact(
         summary.push_str(&format!("Current plan:\n{plan_text}\n"));
     }
     if !files.is_empty() {
-        summary.push_str(&format!("Files now in the working directory: {}\n", files.join(", ")));
+        summary.push_str(&format!(
+            "Files now in the working directory: {}\n",
+            files.join(", ")
+        ));
     }
     let mut actions: Vec<String> = Vec::new();
     for (i, m) in middle.iter().enumerate() {
@@ -122,7 +130,12 @@ pub fn compact(
                 .find(|r| r.role == Role::Tool && r.tool_name.as_deref() == Some(c.name.as_str()))
                 .map(|r| short(&r.content, 80))
                 .unwrap_or_default();
-            actions.push(format!("- {}({}) → {}", c.name, short(&c.arguments.to_string(), 80), result));
+            actions.push(format!(
+                "- {}({}) → {}",
+                c.name,
+                short(&c.arguments.to_string(), 80),
+                result
+            ));
         }
     }
     if !actions.is_empty() {
@@ -144,7 +157,10 @@ mod tests {
     use serde_json::json;
 
     fn convo(n: usize) -> Vec<Message> {
-        let mut m = vec![Message::system("sys"), Message::user("THE TASK: write a.md")];
+        let mut m = vec![
+            Message::system("sys"),
+            Message::user("THE TASK: write a.md"),
+        ];
         for i in 0..n {
             let c = ToolCall::new("read_file", json!({"path": format!("f{i}.txt")}));
             m.push(Message::assistant("", vec![c.clone()]));

@@ -96,7 +96,9 @@ impl Backups {
         if fs::rename(abs, &dest).is_err() {
             // across filesystems: copy then remove
             if abs.is_dir() {
-                return Err(std::io::Error::other("cannot move a directory across filesystems"));
+                return Err(std::io::Error::other(
+                    "cannot move a directory across filesystems",
+                ));
             }
             fs::copy(abs, &dest)?;
             fs::remove_file(abs)?;
@@ -124,7 +126,10 @@ impl Backups {
                 fs::copy(self.dir.join(b), abs).map_err(|x| x.to_string())?;
                 format!("restored '{rel}' to its content before change #{}", e.seq)
             }
-            None => format!("removed '{rel}' (it did not exist before change #{})", e.seq),
+            None => format!(
+                "removed '{rel}' (it did not exist before change #{})",
+                e.seq
+            ),
         };
         let mut done = e;
         done.undone = true;

@@ -24,11 +24,15 @@ mod tests {
 
     #[test]
     fn recognizes_completion_claims() {
-        assert!(claims_completion("I have created all the files. The task is complete."));
+        assert!(claims_completion(
+            "I have created all the files. The task is complete."
+        ));
         assert!(claims_completion("All steps are done."));
         assert!(claims_completion("Done."));
         assert!(claims_completion("✅ review_report.md written"));
-        assert!(!claims_completion("First I will read the data file and then write the report."));
+        assert!(!claims_completion(
+            "First I will read the data file and then write the report."
+        ));
         assert!(!claims_completion("Here is my plan: 1. read 2. write"));
     }
 }

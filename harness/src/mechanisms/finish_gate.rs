@@ -61,7 +61,10 @@ pub trait GateEnv {
 #[derive(Clone, Debug, PartialEq)]
 pub enum GateDecision {
     Accept,
-    Reject { check: &'static str, message: String },
+    Reject {
+        check: &'static str,
+        message: String,
+    },
 }
 
 /// Result of running the task's tests (also feeds the verification report).
@@ -89,9 +92,19 @@ fn range_re() -> &'static Regex {
 /// Sentences that mention a file without requiring it.
 fn optional_sentence(s: &str) -> bool {
     let l = s.to_lowercase();
-    ["otherwise", "optional", "e.g.", "for example", "do not ", "don't", "if you have no", "must not", "never "]
-        .iter()
-        .any(|w| l.contains(w))
+    [
+        "otherwise",
+        "optional",
+        "e.g.",
+        "for example",
+        "do not ",
+        "don't",
+        "if you have no",
+        "must not",
+        "never ",
+    ]
+    .iter()
+    .any(|w| l.contains(w))
 }
 
 /// Files a task names as deliverables, in order of first mention. Ranges such as
@@ -189,8 +202,12 @@ impl FinishGate {
         if !input.productive && self.fake < CAP_FAKE {
             self.fake += 1;
             let next = match named.iter().find(|a| env.file_size(a).unwrap_or(0) == 0) {
-                Some(a) => format!("write_file(path={}, content=...) with the real content", quote(a)),
-                None => "run_shell to compute what the task asks, then write the result files".to_string(),
+                Some(a) => format!(
+                    "write_file(path={}, content=...) with the real content",
+                    quote(a)
+                ),
+                None => "run_shell to compute what the task asks, then write the result files"
+                    .to_string(),
             };
             return GateDecision::Reject {
                 check: "fake_finish",
@@ -201,7 +218,10 @@ impl FinishGate {
         }
         // 2. named artifacts exist and are non-empty
         if self.artifacts < CAP_ARTIFACTS {
-            let missing: Vec<&String> = named.iter().filter(|a| env.file_size(a).is_none()).collect();
+            let missing: Vec<&String> = named
+                .iter()
+                .filter(|a| env.file_size(a).is_none())
+                .collect();
             let empty: Vec<&String> = named
                 .iter()
                 .filter(|a| env.file_size(a) == Some(0))
@@ -212,13 +232,21 @@ impl FinishGate {
                 if !missing.is_empty() {
                     msg.push_str(&format!(
                         "missing file(s) the task names: {}. ",
-                        missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                        missing
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
                 if !empty.is_empty() {
                     msg.push_str(&format!(
                         "empty file(s): {}. ",
-                        empty.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                        empty
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
                 msg.push_str(&format!(
@@ -354,7 +382,11 @@ mod tests {
             self.files.get(rel).map(|s| s.len() as u64)
         }
         fn top_files(&self) -> Vec<String> {
-            self.files.keys().filter(|k| !k.contains('/')).cloned().collect()
+            self.files
+                .keys()
+                .filter(|k| !k.contains('/'))
+                .cloned()
+                .collect()
         }
         fn read_text(&self, rel: &str) -> Option<String> {
             self.files.get(rel).cloned()
@@ -371,8 +403,15 @@ mod tests {
 
     fn env(files: &[(&str, &str)]) -> Env {
         Env {
-            files: files.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
-            test_out: vec![TestRun { exit: Some(0), timed_out: false, output: "1 passed".into() }],
+            files: files
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            test_out: vec![TestRun {
+                exit: Some(0),
+                timed_out: false,
+                output: "1 passed".into(),
+            }],
             ran: vec![],
         }
     }
@@ -382,7 +421,14 @@ mod tests {
         let t = "Write `review.md` and data_table.md.\nCreate labs/lab1.md.\nWrite fix_log_m01..m03.md, one per module.\nUse your todo tool, otherwise write plan.md.\nSee https://example.org/x.html and read task_input.txt";
         assert_eq!(
             named_artifacts(t),
-            vec!["review.md", "data_table.md", "labs/lab1.md", "fix_log_m01.md", "fix_log_m02.md", "fix_log_m03.md"]
+            vec![
+                "review.md",
+                "data_table.md",
+                "labs/lab1.md",
+                "fix_log_m01.md",
+                "fix_log_m02.md",
+                "fix_log_m03.md"
+            ]
         );
         let t = "eight files slice_stats_B01..B08.md";
         assert_eq!(named_artifacts(t).len(), 8);
@@ -398,11 +444,17 @@ mod tests {
         ]);
         assert_eq!(
             detect_test_commands("Make `python -m pytest test_inventory.py -q` pass.", &e),
-            vec!["python -m pytest test_inventory.py -q", "python3 test_suite.py"]
+            vec![
+                "python -m pytest test_inventory.py -q",
+                "python3 test_suite.py"
+            ]
         );
         assert_eq!(
             detect_test_commands("fix it", &e),
-            vec!["python3 test_suite.py", "python3 -m pytest -q test_inventory.py"]
+            vec![
+                "python3 test_suite.py",
+                "python3 -m pytest -q test_inventory.py"
+            ]
         );
     }
 
@@ -455,7 +507,11 @@ mod tests {
         assert_eq!(e.ran, vec!["python3 -m pytest -q test_x.py"]);
         assert_eq!(runs[0].verdict, Verdict::Failed);
         // tests now pass; 4. plan sync
-        e.test_out = vec![TestRun { exit: Some(0), timed_out: false, output: "1 passed".into() }];
+        e.test_out = vec![TestRun {
+            exit: Some(0),
+            timed_out: false,
+            output: "1 passed".into(),
+        }];
         match g.evaluate(&input(true, vec!["write report".into()]), &mut e, &mut runs) {
             GateDecision::Reject { check, message } => {
                 assert_eq!(check, "plan_sync");
@@ -471,7 +527,10 @@ mod tests {
             }
             d => panic!("{d:?}"),
         }
-        assert_eq!(g.evaluate(&input(true, vec![]), &mut e, &mut runs), GateDecision::Accept);
+        assert_eq!(
+            g.evaluate(&input(true, vec![]), &mut e, &mut runs),
+            GateDecision::Accept
+        );
     }
 
     #[test]
@@ -480,12 +539,21 @@ mod tests {
         let task = "Write a.md and b.md. Run python3 -m pytest -q";
         let mut g = FinishGate::default();
         let mut e = env(&[]);
-        e.test_out = vec![TestRun { exit: Some(1), timed_out: false, output: "1 failed".into() }];
+        e.test_out = vec![TestRun {
+            exit: Some(1),
+            timed_out: false,
+            output: "1 failed".into(),
+        }];
         let mut runs = vec![];
         let mut rejections = 0;
         loop {
             let d = g.evaluate(
-                &GateInput { task, productive: false, open_plan_items: vec!["x".into()], verify_feedback: false },
+                &GateInput {
+                    task,
+                    productive: false,
+                    open_plan_items: vec!["x".into()],
+                    verify_feedback: false,
+                },
                 &mut e,
                 &mut runs,
             );
@@ -495,6 +563,9 @@ mod tests {
             rejections += 1;
             assert!(rejections <= CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1);
         }
-        assert_eq!(rejections, CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1);
+        assert_eq!(
+            rejections,
+            CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1
+        );
     }
 }

@@ -13,16 +13,23 @@ pub fn canonical_name(name: &str) -> String {
     let n = n.rsplit(['.', ':']).next().unwrap_or(n); // functions.x, default_api.x, call:x
     let lower = n.to_lowercase();
     let mapped = match lower.as_str() {
-        "create_file" | "save_file" | "write" | "write_to_file" | "create" | "writefile" | "file_write" => "write_file",
-        "read" | "cat" | "read_text_file" | "view_file" | "open_file" | "view" | "readfile" => "read_file",
+        "create_file" | "save_file" | "write" | "write_to_file" | "create" | "writefile"
+        | "file_write" => "write_file",
+        "read" | "cat" | "read_text_file" | "view_file" | "open_file" | "view" | "readfile" => {
+            "read_file"
+        }
         "ls" | "list_directory" | "list_files" | "dir" | "listdir" => "list_dir",
-        "bash" | "shell" | "run_bash" | "execute" | "exec" | "run_command" | "terminal" | "sh" | "execute_command" | "run" | "python" => "run_shell",
+        "bash" | "shell" | "run_bash" | "execute" | "exec" | "run_command" | "terminal" | "sh"
+        | "execute_command" | "run" | "python" => "run_shell",
         "append" | "append_to_file" => "append_file",
-        "edit" | "replace" | "str_replace" | "edit_text" | "replace_in_file" | "patch" => "edit_file",
+        "edit" | "replace" | "str_replace" | "edit_text" | "replace_in_file" | "patch" => {
+            "edit_file"
+        }
         "grep" | "search" | "search_code" | "find" | "search_file" => "search_files",
         "delete" | "remove" | "rm" | "remove_file" => "delete_file",
         "plan" | "todo_write" | "todowrite" | "update_plan" | "todos" => "todo",
-        "done" | "complete" | "task_complete" | "submit" | "final_answer" | "attempt_completion" => "finish",
+        "done" | "complete" | "task_complete" | "submit" | "final_answer"
+        | "attempt_completion" => "finish",
         "undo" | "restore" => "rollback",
         _ => return lower,
     };
@@ -37,10 +44,18 @@ pub fn canonical_args(tool: &str, args: Value) -> Value {
     let mut out = Map::new();
     for (k, v) in m {
         let key = match (tool, k.as_str()) {
-            (_, "file_path" | "filepath" | "filename" | "file" | "file_name" | "filePath" | "dir" | "directory") => "path",
-            ("write_file" | "append_file", "text" | "contents" | "data" | "body" | "file_text") => "content",
+            (
+                _,
+                "file_path" | "filepath" | "filename" | "file" | "file_name" | "filePath" | "dir"
+                | "directory",
+            ) => "path",
+            ("write_file" | "append_file", "text" | "contents" | "data" | "body" | "file_text") => {
+                "content"
+            }
             ("edit_file", "old_string" | "old_text" | "search" | "find" | "old_str") => "old",
-            ("edit_file", "new_string" | "new_text" | "replace" | "replacement" | "new_str") => "new",
+            ("edit_file", "new_string" | "new_text" | "replace" | "replacement" | "new_str") => {
+                "new"
+            }
             ("run_shell", "cmd" | "script" | "code") => "command",
             ("search_files", "query" | "text" | "regex") => "pattern",
             ("finish", "message" | "result" | "answer") => "summary",
@@ -54,7 +69,13 @@ pub fn canonical_args(tool: &str, args: Value) -> Value {
 
 fn strip_wrappers(text: &str) -> &str {
     let mut t = text.trim();
-    for (open, close) in [("```json", "```"), ("```", "```"), ("<tool_call>", "</tool_call>"), ("<|tool_call>", "<tool_call|>"), ("<function_call>", "</function_call>")] {
+    for (open, close) in [
+        ("```json", "```"),
+        ("```", "```"),
+        ("<tool_call>", "</tool_call>"),
+        ("<|tool_call>", "<tool_call|>"),
+        ("<function_call>", "</function_call>"),
+    ] {
         if let Some(inner) = t.strip_prefix(open) {
             if let Some(inner) = inner.trim_end().strip_suffix(close) {
                 t = inner.trim();
@@ -81,7 +102,9 @@ fn call_from_json(v: &Value, known: &[&str]) -> Option<ToolCall> {
             .unwrap_or(Value::Object(Map::new()));
         let args = lrab_ollama::normalize_arguments(args);
         let n = canonical_name(name);
-        return known.contains(&n.as_str()).then(|| ToolCall::new(&n, canonical_args(&n, args)));
+        return known
+            .contains(&n.as_str())
+            .then(|| ToolCall::new(&n, canonical_args(&n, args)));
     }
     // {"tool_name": {args}}
     if obj.len() == 1 {
@@ -101,7 +124,10 @@ fn rescue_json(t: &str, known: &[&str]) -> Option<Vec<ToolCall>> {
     }
     let v: Value = serde_json::from_str(t).ok()?;
     let calls: Vec<ToolCall> = match &v {
-        Value::Array(a) => a.iter().map(|x| call_from_json(x, known)).collect::<Option<Vec<_>>>()?,
+        Value::Array(a) => a
+            .iter()
+            .map(|x| call_from_json(x, known))
+            .collect::<Option<Vec<_>>>()?,
         _ => vec![call_from_json(&v, known)?],
     };
     (!calls.is_empty()).then_some(calls)
@@ -256,7 +282,10 @@ fn rescue_expr(t: &str, known: &[&str]) -> Option<Vec<ToolCall>> {
     if !p.rest().is_empty() {
         return None; // prose after the call: not a call
     }
-    Some(vec![ToolCall::new(&name, canonical_args(&name, Value::Object(args)))])
+    Some(vec![ToolCall::new(
+        &name,
+        canonical_args(&name, Value::Object(args)),
+    )])
 }
 
 /// Try to turn a text-only reply into tool calls. `known` are the tool names on offer.
@@ -273,11 +302,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const K: &[&str] = &["read_file", "write_file", "run_shell", "finish", "todo", "edit_file"];
+    const K: &[&str] = &[
+        "read_file",
+        "write_file",
+        "run_shell",
+        "finish",
+        "todo",
+        "edit_file",
+    ];
 
     #[test]
     fn shape1_whole_reply_json_in_its_variants() {
-        let c = rescue(r#"{"name": "write_file", "arguments": {"path": "a.md", "content": "x"}}"#, K).unwrap();
+        let c = rescue(
+            r#"{"name": "write_file", "arguments": {"path": "a.md", "content": "x"}}"#,
+            K,
+        )
+        .unwrap();
         assert_eq!(c[0].name, "write_file");
         assert_eq!(c[0].arguments, json!({"path": "a.md", "content": "x"}));
         let c = rescue("```json\n{\"run_shell\": {\"cmd\": \"ls\"}}\n```", K).unwrap();
@@ -285,7 +325,10 @@ mod tests {
         assert_eq!(c[0].arguments, json!({"command": "ls"}));
         let c = rescue(r#"<tool_call>{"name": "create_file", "arguments": "{\"file_path\": \"b.py\", \"text\": \"print(1)\"}"}</tool_call>"#, K).unwrap();
         assert_eq!(c[0].name, "write_file");
-        assert_eq!(c[0].arguments, json!({"path": "b.py", "content": "print(1)"}));
+        assert_eq!(
+            c[0].arguments,
+            json!({"path": "b.py", "content": "print(1)"})
+        );
         let c = rescue(r#"[{"name":"read_file","parameters":{"path":"a"}},{"name":"read_file","parameters":{"path":"b"}}]"#, K).unwrap();
         assert_eq!(c.len(), 2);
         assert!(rescue(r#"{"name": "launch_rocket", "arguments": {}}"#, K).is_none());
@@ -296,17 +339,30 @@ mod tests {
     fn shape2_placeholder_quote_form() {
         let c = rescue("read_file(path:<|\"|>data.csv<|\"|>)", K).unwrap();
         assert_eq!(c[0].arguments, json!({"path": "data.csv"}));
-        let c = rescue("call:write_file{path:<|\"|>n.md<|\"|>,content:<|\"|>a, b: \"c\"<|\"|>}", K).unwrap();
+        let c = rescue(
+            "call:write_file{path:<|\"|>n.md<|\"|>,content:<|\"|>a, b: \"c\"<|\"|>}",
+            K,
+        )
+        .unwrap();
         assert_eq!(c[0].name, "write_file");
-        assert_eq!(c[0].arguments, json!({"path": "n.md", "content": "a, b: \"c\""}));
+        assert_eq!(
+            c[0].arguments,
+            json!({"path": "n.md", "content": "a, b: \"c\""})
+        );
     }
 
     #[test]
     fn shape3_bare_call_expression() {
         let c = rescue("run_shell(command=\"python3 a.py\", timeout=30)", K).unwrap();
-        assert_eq!(c[0].arguments, json!({"command": "python3 a.py", "timeout": 30}));
+        assert_eq!(
+            c[0].arguments,
+            json!({"command": "python3 a.py", "timeout": 30})
+        );
         let c = rescue("finish(summary='all done\\nok', verified=True)", K).unwrap();
-        assert_eq!(c[0].arguments, json!({"summary": "all done\nok", "verified": true}));
+        assert_eq!(
+            c[0].arguments,
+            json!({"summary": "all done\nok", "verified": true})
+        );
         // prose around it, unknown tool, nested structure: not rescued
         assert!(rescue("I will now call read_file(path=\"a\") to look.", K).is_none());
         assert!(rescue("read_file(path=\"a\") and then more", K).is_none());
@@ -320,7 +376,10 @@ mod tests {
         assert_eq!(canonical_name("create_file"), "write_file");
         assert_eq!(canonical_name("read_file"), "read_file");
         assert_eq!(
-            canonical_args("edit_file", json!({"file_path": "a", "old_string": "x", "new_string": "y"})),
+            canonical_args(
+                "edit_file",
+                json!({"file_path": "a", "old_string": "x", "new_string": "y"})
+            ),
             json!({"path": "a", "old": "x", "new": "y"})
         );
     }

@@ -76,8 +76,12 @@ impl Mechanism {
             Mechanism::FlatPrefill => "send every tool on every call instead of the routed set",
             Mechanism::Tiering => "treat every prompt as a task (no chat tier)",
             Mechanism::FinishGate => "accept finish and completion claims without checks",
-            Mechanism::VerifyFeedback => "report failing tests generically instead of file/line/error",
-            Mechanism::AntiLoop => "execute repeated identical calls; no empty-turn ladder or stall watch",
+            Mechanism::VerifyFeedback => {
+                "report failing tests generically instead of file/line/error"
+            }
+            Mechanism::AntiLoop => {
+                "execute repeated identical calls; no empty-turn ladder or stall watch"
+            }
             Mechanism::FormatRescue => "ignore tool calls written as text; no tool-name aliases",
             Mechanism::EditSafety => "no backups, deletes are permanent, no rollback",
             Mechanism::Resilience => "no checkpoint/resume, no truncation feedback",

@@ -37,11 +37,22 @@ pub const CHAT_TOOLS: [&str; 2] = ["read_file", "list_dir"];
 const ROUTES: &[(&str, &[&str])] = &[
     (
         "search_files",
-        &["search", "grep", "find ", "locate", "corpus", "occurrence", "codebase", "where "],
+        &[
+            "search",
+            "grep",
+            "find ",
+            "locate",
+            "corpus",
+            "occurrence",
+            "codebase",
+            "where ",
+        ],
     ),
     (
         "rollback",
-        &["fix", "bug", "refactor", "modify", "patch", "edit ", "repair", "optimi"],
+        &[
+            "fix", "bug", "refactor", "modify", "patch", "edit ", "repair", "optimi",
+        ],
     ),
     (
         "delete_file",
@@ -82,7 +93,10 @@ pub fn breakdown() -> Vec<(String, usize)> {
         crate::estimate::estimate_str(SYSTEM_TASK),
     )];
     for t in specs_for(&BASE_TOOLS) {
-        v.push((format!("tool {}", t.name), crate::estimate::estimate_tool(&t)));
+        v.push((
+            format!("tool {}", t.name),
+            crate::estimate::estimate_tool(&t),
+        ));
     }
     v
 }

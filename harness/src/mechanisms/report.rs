@@ -93,7 +93,10 @@ impl FinalReport {
                     .and_then(|x| x.as_str().map(str::to_string))
                     .unwrap_or_default()
             ),
-            format!("[lrab-harness] turns: {}, tool calls: {}", self.turns, self.tool_calls),
+            format!(
+                "[lrab-harness] turns: {}, tool calls: {}",
+                self.turns, self.tool_calls
+            ),
         ];
         for (c, verdict) in &self.tests {
             v.push(format!("[lrab-harness] test `{c}`: {}", verdict.as_str()));

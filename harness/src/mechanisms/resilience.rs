@@ -33,7 +33,10 @@ pub enum Loaded<T> {
     Fresh,
     Resumed(Box<T>),
     /// The checkpoint could not be read; it was moved to `moved_to`.
-    Corrupt { moved_to: PathBuf, error: String },
+    Corrupt {
+        moved_to: PathBuf,
+        error: String,
+    },
 }
 
 /// Load a checkpoint. A corrupt one is renamed aside (`checkpoint.corrupt-N.json`) so the run can

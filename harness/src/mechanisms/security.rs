@@ -120,7 +120,8 @@ pub fn sensitive(rel: &Path) -> Option<&'static str> {
     for c in rel.components() {
         let s = c.as_os_str().to_string_lossy().to_lowercase();
         let hit = match s.as_str() {
-            ".ssh" | ".aws" | ".gnupg" | ".netrc" | ".git-credentials" | ".pgpass" | ".npmrc" | ".pypirc" => true,
+            ".ssh" | ".aws" | ".gnupg" | ".netrc" | ".git-credentials" | ".pgpass" | ".npmrc"
+            | ".pypirc" => true,
             ".env" => true,
             _ => {
                 s.starts_with(".env.")
@@ -166,7 +167,9 @@ pub fn check_command(cmd: &str) -> Result<(), String> {
         let base = first.rsplit('/').next().unwrap_or(first);
         let base = base.split('.').next().unwrap_or(base);
         if let Some((_, why)) = deny_words.iter().find(|(w, _)| *w == base) {
-            return Err(format!("refused: {why} ('{first}'); work inside the current directory"));
+            return Err(format!(
+                "refused: {why} ('{first}'); work inside the current directory"
+            ));
         }
     }
     // Substrings refused anywhere.
@@ -189,7 +192,9 @@ pub fn check_command(cmd: &str) -> Result<(), String> {
     ];
     for (pat, why) in deny {
         if squeezed.contains(pat) {
-            return Err(format!("refused: {why} ('{pat}'); work inside the current directory"));
+            return Err(format!(
+                "refused: {why} ('{pat}'); work inside the current directory"
+            ));
         }
     }
     if (squeezed.contains("curl ") || squeezed.contains("wget "))
@@ -211,14 +216,32 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = Confinement::new(d.path()).unwrap();
         let root = c.root().to_path_buf();
-        assert_eq!(c.resolve("a/b.md", Access::Write).unwrap(), root.join("a/b.md"));
-        assert_eq!(c.resolve("./x/../y.md", Access::Write).unwrap(), root.join("y.md"));
-        assert!(c.resolve("../escape.md", Access::Write).unwrap_err().contains("outside"));
-        assert!(c.resolve("/etc/passwd", Access::Read).unwrap_err().contains("outside"));
+        assert_eq!(
+            c.resolve("a/b.md", Access::Write).unwrap(),
+            root.join("a/b.md")
+        );
+        assert_eq!(
+            c.resolve("./x/../y.md", Access::Write).unwrap(),
+            root.join("y.md")
+        );
+        assert!(c
+            .resolve("../escape.md", Access::Write)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(c
+            .resolve("/etc/passwd", Access::Read)
+            .unwrap_err()
+            .contains("outside"));
         assert!(c.resolve("a/../../x", Access::Read).is_err());
-        assert!(c.resolve(".env", Access::Read).unwrap_err().contains("protected"));
+        assert!(c
+            .resolve(".env", Access::Read)
+            .unwrap_err()
+            .contains("protected"));
         assert!(c.resolve("keys/server.pem", Access::Write).is_err());
-        assert!(c.resolve(".lrab/checkpoint.json", Access::Write).unwrap_err().contains("read-only"));
+        assert!(c
+            .resolve(".lrab/checkpoint.json", Access::Write)
+            .unwrap_err()
+            .contains("read-only"));
         assert!(c.resolve(".lrab/out/1.txt", Access::Read).is_ok());
     }
 
@@ -228,7 +251,10 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
         let c = Confinement::new(d.path()).unwrap();
-        assert!(c.resolve("link/file.txt", Access::Write).unwrap_err().contains("outside"));
+        assert!(c
+            .resolve("link/file.txt", Access::Write)
+            .unwrap_err()
+            .contains("outside"));
     }
 
     #[test]

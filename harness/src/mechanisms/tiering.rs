@@ -47,9 +47,20 @@ mod tests {
     fn classifies_questions_and_tasks() {
         assert_eq!(classify("What is the capital of France?"), Tier::Chat);
         assert_eq!(classify("hello"), Tier::Chat);
-        assert_eq!(classify("Explain the difference between a list and a tuple in Python in one paragraph"), Tier::Chat);
-        assert_eq!(classify("Write a review of the papers in review.md"), Tier::Task);
-        assert_eq!(classify("Required steps (plan at least 9):\n1. read the data"), Tier::Task);
+        assert_eq!(
+            classify(
+                "Explain the difference between a list and a tuple in Python in one paragraph"
+            ),
+            Tier::Chat
+        );
+        assert_eq!(
+            classify("Write a review of the papers in review.md"),
+            Tier::Task
+        );
+        assert_eq!(
+            classify("Required steps (plan at least 9):\n1. read the data"),
+            Tier::Task
+        );
         assert_eq!(classify("Please go through the data and report anomalies found in the measurements, with evidence"), Tier::Task);
     }
 }

@@ -141,7 +141,11 @@ impl Toolbox {
             entries.sort_by_key(|e| e.file_name());
             for e in entries.into_iter().rev() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if name == STATE_DIR || name == "__pycache__" || name == ".git" || name == "node_modules" {
+                if name == STATE_DIR
+                    || name == "__pycache__"
+                    || name == ".git"
+                    || name == "node_modules"
+                {
                     continue;
                 }
                 let p = e.path();
@@ -159,7 +163,11 @@ impl Toolbox {
 
     /// Run a command for the harness itself (the finish gate's tests), output kept under
     /// `.lrab/out/`.
-    pub fn run_command(&mut self, command: &str, timeout_s: u64) -> std::io::Result<(ShellOutcome, String)> {
+    pub fn run_command(
+        &mut self,
+        command: &str,
+        timeout_s: u64,
+    ) -> std::io::Result<(ShellOutcome, String)> {
         self.out_seq += 1;
         let rel = format!("{STATE_DIR}/out/{}.txt", self.out_seq);
         let file = self.root().join(&rel);
@@ -218,7 +226,11 @@ impl Toolbox {
         }
         let bytes = match fs::read(&abs) {
             Ok(b) => b,
-            Err(e) => return ToolOutcome::err(format!("cannot read '{rel}': {e}. Use list_dir to see what exists.")),
+            Err(e) => {
+                return ToolOutcome::err(format!(
+                    "cannot read '{rel}': {e}. Use list_dir to see what exists."
+                ))
+            }
         };
         if bytes.iter().take(8192).any(|&b| b == 0) {
             return ToolOutcome::err(format!(
@@ -230,7 +242,10 @@ impl Toolbox {
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let total = lines.len();
         let start = arg_u64(args, "start_line").unwrap_or(1).max(1) as usize;
-        let end = arg_u64(args, "end_line").map(|e| e as usize).unwrap_or(total).min(total);
+        let end = arg_u64(args, "end_line")
+            .map(|e| e as usize)
+            .unwrap_or(total)
+            .min(total);
         if start > total.max(1) {
             return ToolOutcome::err(format!("'{rel}' has only {total} lines"));
         }
@@ -280,8 +295,9 @@ impl Toolbox {
 
     fn backup(&mut self, abs: &Path, rel: &str) -> Result<(), ToolOutcome> {
         if let Some(b) = &mut self.backups {
-            b.before_write(abs, rel)
-                .map_err(|e| ToolOutcome::err(format!("cannot back up '{rel}' before writing: {e}")))?;
+            b.before_write(abs, rel).map_err(|e| {
+                ToolOutcome::err(format!("cannot back up '{rel}' before writing: {e}"))
+            })?;
         }
         if let Some(g) = &mut self.crawl {
             g.reset(rel);
@@ -304,7 +320,10 @@ impl Toolbox {
             Ok((o, _)) => {
                 let last: Vec<&str> = o.output.lines().rev().take(4).collect();
                 let msg: Vec<&str> = last.into_iter().rev().collect();
-                format!("\nwarning: {rel} does not parse as Python:\n{}", msg.join("\n"))
+                format!(
+                    "\nwarning: {rel} does not parse as Python:\n{}",
+                    msg.join("\n")
+                )
             }
             Err(_) => String::new(),
         }
@@ -373,7 +392,9 @@ impl Toolbox {
             return ToolOutcome::err("edit_file needs 'old' (exact text to replace) and 'new'");
         };
         if old.is_empty() {
-            return ToolOutcome::err("'old' is empty; to add text use append_file, to replace the file use write_file");
+            return ToolOutcome::err(
+                "'old' is empty; to add text use append_file, to replace the file use write_file",
+            );
         }
         let text = match fs::read_to_string(&abs) {
             Ok(t) => t,
@@ -383,15 +404,25 @@ impl Toolbox {
         let mut new_s = new.to_string();
         let mut count = text.matches(&old_s).count();
         if count == 0 && old.contains("\\n") {
-            let o2 = old.replace("\\n", "\n").replace("\\t", "\t").replace("\\\"", "\"");
+            let o2 = old
+                .replace("\\n", "\n")
+                .replace("\\t", "\t")
+                .replace("\\\"", "\"");
             if text.matches(&o2).count() > 0 {
                 old_s = o2;
-                new_s = new.replace("\\n", "\n").replace("\\t", "\t").replace("\\\"", "\"");
+                new_s = new
+                    .replace("\\n", "\n")
+                    .replace("\\t", "\t")
+                    .replace("\\\"", "\"");
                 count = text.matches(&old_s).count();
             }
         }
         if count == 0 {
-            let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+            let first = old
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim();
             let near = text
                 .lines()
                 .enumerate()
@@ -414,14 +445,20 @@ impl Toolbox {
         match fs::write(&abs, updated.as_bytes()) {
             Ok(()) => {
                 let check = self.python_check(&abs, &rel);
-                ToolOutcome::ok(format!("edited {rel} (1 replacement){check}"), Effect::Write, Some(rel))
+                ToolOutcome::ok(
+                    format!("edited {rel} (1 replacement){check}"),
+                    Effect::Write,
+                    Some(rel),
+                )
             }
             Err(e) => ToolOutcome::err(format!("cannot write '{rel}': {e}")),
         }
     }
 
     fn list_dir(&mut self, args: &Value) -> ToolOutcome {
-        let raw = arg(args, "path").filter(|p| !p.trim().is_empty()).unwrap_or(".");
+        let raw = arg(args, "path")
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or(".");
         let abs = match self.conf.resolve(raw, Access::Read) {
             Ok(a) => a,
             Err(e) => return ToolOutcome::err(e),
@@ -447,7 +484,13 @@ impl Toolbox {
         let mut lines: Vec<String> = entries
             .into_iter()
             .take(200)
-            .map(|(name, dir, size)| if dir { format!("{name}/") } else { format!("{name} ({size} bytes)") })
+            .map(|(name, dir, size)| {
+                if dir {
+                    format!("{name}/")
+                } else {
+                    format!("{name} ({size} bytes)")
+                }
+            })
             .collect();
         if n > 200 {
             lines.push(format!("[… {} more entries]", n - 200));
@@ -462,7 +505,9 @@ impl Toolbox {
         let Some(pattern) = arg(args, "pattern").filter(|p| !p.is_empty()) else {
             return ToolOutcome::err("missing required argument 'pattern'");
         };
-        let raw = arg(args, "path").filter(|p| !p.trim().is_empty()).unwrap_or(".");
+        let raw = arg(args, "path")
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or(".");
         let abs = match self.conf.resolve(raw, Access::Read) {
             Ok(a) => a,
             Err(e) => return ToolOutcome::err(e),
@@ -473,7 +518,10 @@ impl Toolbox {
         let mut files = 0;
         while let Some(p) = stack.pop() {
             if p.is_dir() {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 if [STATE_DIR, "__pycache__", ".git", "node_modules"].contains(&name.as_str()) {
                     continue;
                 }
@@ -500,7 +548,11 @@ impl Toolbox {
             let rel = self.conf.rel(&p);
             for (i, line) in text.lines().enumerate() {
                 if line.to_lowercase().contains(&needle) {
-                    hits.push(format!("{rel}:{}: {}", i + 1, line.trim().chars().take(200).collect::<String>()));
+                    hits.push(format!(
+                        "{rel}:{}: {}",
+                        i + 1,
+                        line.trim().chars().take(200).collect::<String>()
+                    ));
                     if hits.len() >= 50 {
                         break;
                     }
@@ -529,11 +581,19 @@ impl Toolbox {
         }
         match &mut self.backups {
             Some(b) => match b.trash(&abs, &rel) {
-                Ok(t) => ToolOutcome::ok(format!("moved {rel} to .lrab/{t} (recoverable)"), Effect::Write, Some(rel)),
+                Ok(t) => ToolOutcome::ok(
+                    format!("moved {rel} to .lrab/{t} (recoverable)"),
+                    Effect::Write,
+                    Some(rel),
+                ),
                 Err(e) => ToolOutcome::err(format!("cannot delete '{rel}': {e}")),
             },
             None => {
-                let r = if abs.is_dir() { fs::remove_dir_all(&abs) } else { fs::remove_file(&abs) };
+                let r = if abs.is_dir() {
+                    fs::remove_dir_all(&abs)
+                } else {
+                    fs::remove_file(&abs)
+                };
                 match r {
                     Ok(()) => ToolOutcome::ok(format!("deleted {rel}"), Effect::Write, Some(rel)),
                     Err(e) => ToolOutcome::err(format!("cannot delete '{rel}': {e}")),
@@ -594,7 +654,12 @@ impl Toolbox {
                 "[timed out after {timeout}s; the process group was killed. Make it faster, or pass a larger timeout]\n"
             ));
         } else {
-            text.push_str(&format!("[exit {}]\n", o.exit.map(|c| c.to_string()).unwrap_or_else(|| "signal".into())));
+            text.push_str(&format!(
+                "[exit {}]\n",
+                o.exit
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "signal".into())
+            ));
         }
         if clean.trim().is_empty() {
             text.push_str("(no output)");
@@ -602,7 +667,9 @@ impl Toolbox {
             text.push_str(&clamp_tail_first(&clean, self.output_budget, &rel));
         }
         if o.exit == Some(127) {
-            text.push_str("\nhint: command not found; on this system use python3 and standard tools");
+            text.push_str(
+                "\nhint: command not found; on this system use python3 and standard tools",
+            );
         }
         ToolOutcome {
             text,
@@ -633,49 +700,98 @@ mod tests {
     #[test]
     fn write_read_edit_append_roundtrip() {
         let (d, mut t) = tb();
-        let o = t.execute("write_file", &json!({"path": "a/b.md", "content": "one\ntwo\nthree\n"}));
+        let o = t.execute(
+            "write_file",
+            &json!({"path": "a/b.md", "content": "one\ntwo\nthree\n"}),
+        );
         assert!(o.ok && o.effect == Effect::Write, "{}", o.text);
-        assert_eq!(fs::read_to_string(d.path().join("a/b.md")).unwrap(), "one\ntwo\nthree\n");
-        let o = t.execute("read_file", &json!({"path": "a/b.md", "start_line": 2, "end_line": 2}));
-        assert!(o.text.starts_with("two\n") && o.text.contains("lines 2-2 of 3"), "{}", o.text);
-        let o = t.execute("edit_file", &json!({"path": "a/b.md", "old": "two", "new": "TWO"}));
+        assert_eq!(
+            fs::read_to_string(d.path().join("a/b.md")).unwrap(),
+            "one\ntwo\nthree\n"
+        );
+        let o = t.execute(
+            "read_file",
+            &json!({"path": "a/b.md", "start_line": 2, "end_line": 2}),
+        );
+        assert!(
+            o.text.starts_with("two\n") && o.text.contains("lines 2-2 of 3"),
+            "{}",
+            o.text
+        );
+        let o = t.execute(
+            "edit_file",
+            &json!({"path": "a/b.md", "old": "two", "new": "TWO"}),
+        );
         assert!(o.ok, "{}", o.text);
-        let o = t.execute("edit_file", &json!({"path": "a/b.md", "old": "zzz", "new": "y"}));
+        let o = t.execute(
+            "edit_file",
+            &json!({"path": "a/b.md", "old": "zzz", "new": "y"}),
+        );
         assert!(!o.ok && o.text.contains("not found"));
         t.execute("write_file", &json!({"path": "r.txt", "content": "x\nx\n"}));
-        let o = t.execute("edit_file", &json!({"path": "r.txt", "old": "x", "new": "y"}));
+        let o = t.execute(
+            "edit_file",
+            &json!({"path": "r.txt", "old": "x", "new": "y"}),
+        );
         assert!(!o.ok && o.text.contains("2 times"));
         let o = t.execute("append_file", &json!({"path": "a/b.md", "content": "four"}));
         assert!(o.ok);
-        assert_eq!(fs::read_to_string(d.path().join("a/b.md")).unwrap(), "one\nTWO\nthree\nfour");
+        assert_eq!(
+            fs::read_to_string(d.path().join("a/b.md")).unwrap(),
+            "one\nTWO\nthree\nfour"
+        );
         // rollback undoes the append, then the edit
         assert!(t.execute("rollback", &json!({"path": "a/b.md"})).ok);
         assert!(t.execute("rollback", &json!({"path": "a/b.md"})).ok);
-        assert_eq!(fs::read_to_string(d.path().join("a/b.md")).unwrap(), "one\ntwo\nthree\n");
+        assert_eq!(
+            fs::read_to_string(d.path().join("a/b.md")).unwrap(),
+            "one\ntwo\nthree\n"
+        );
     }
 
     #[test]
     fn flattened_content_is_unescaped() {
         let (d, mut t) = tb();
-        let o = t.execute("write_file", &json!({"path": "x.md", "content": "# T\\n\\na\\nb"}));
+        let o = t.execute(
+            "write_file",
+            &json!({"path": "x.md", "content": "# T\\n\\na\\nb"}),
+        );
         assert!(o.text.contains("line breaks"));
-        assert_eq!(fs::read_to_string(d.path().join("x.md")).unwrap(), "# T\n\na\nb");
+        assert_eq!(
+            fs::read_to_string(d.path().join("x.md")).unwrap(),
+            "# T\n\na\nb"
+        );
     }
 
     #[test]
     fn python_syntax_warning_after_write() {
         let (_d, mut t) = tb();
-        let o = t.execute("write_file", &json!({"path": "bad.py", "content": "def f(:\n  pass\n"}));
+        let o = t.execute(
+            "write_file",
+            &json!({"path": "bad.py", "content": "def f(:\n  pass\n"}),
+        );
         assert!(o.ok && o.text.contains("does not parse"), "{}", o.text);
-        let o = t.execute("write_file", &json!({"path": "good.py", "content": "x = 1\n"}));
+        let o = t.execute(
+            "write_file",
+            &json!({"path": "good.py", "content": "x = 1\n"}),
+        );
         assert!(!o.text.contains("warning"));
     }
 
     #[test]
     fn confinement_and_state_dir_protection() {
         let (_d, mut t) = tb();
-        assert!(!t.execute("write_file", &json!({"path": "../x", "content": "a"})).ok);
-        assert!(!t.execute("write_file", &json!({"path": ".lrab/checkpoint.json", "content": "a"})).ok);
+        assert!(
+            !t.execute("write_file", &json!({"path": "../x", "content": "a"}))
+                .ok
+        );
+        assert!(
+            !t.execute(
+                "write_file",
+                &json!({"path": ".lrab/checkpoint.json", "content": "a"})
+            )
+            .ok
+        );
         assert!(!t.execute("read_file", &json!({"path": "/etc/passwd"})).ok);
         assert!(!t.execute("run_shell", &json!({"command": "sudo ls"})).ok);
         assert!(!t.execute("write_file", &json!("not an object")).ok);
@@ -691,12 +807,26 @@ mod tests {
         );
         assert!(!o.ok);
         assert_eq!(o.verdict, Some(Verdict::Failed));
-        assert!(o.text.starts_with("[verdict: FAILED] [exit 1]"), "{}", o.text);
+        assert!(
+            o.text.starts_with("[verdict: FAILED] [exit 1]"),
+            "{}",
+            o.text
+        );
         assert!(o.text.contains("3 failed"));
         assert!(o.text.contains(".lrab/out/"));
         // the full output is retrievable through read_file
-        let rel = o.text.split("full output: ").nth(1).unwrap().split(' ').next().unwrap().to_string();
-        assert!(fs::read_to_string(d.path().join(&rel)).unwrap().contains("line250"));
+        let rel = o
+            .text
+            .split("full output: ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(fs::read_to_string(d.path().join(&rel))
+            .unwrap()
+            .contains("line250"));
         let r = t.execute("read_file", &json!({"path": rel}));
         assert!(r.ok && r.text.contains("line1\n"));
         let o = t.execute("run_shell", &json!({"command": "sleep 5", "timeout": 1}));
@@ -712,7 +842,10 @@ mod tests {
         assert!(!d.path().join("junk.txt").exists());
         let o = t.execute("list_dir", &json!({}));
         assert!(!o.text.contains(".lrab"));
-        t.execute("write_file", &json!({"path": "s/a.md", "content": "Needle here\nno\n"}));
+        t.execute(
+            "write_file",
+            &json!({"path": "s/a.md", "content": "Needle here\nno\n"}),
+        );
         let o = t.execute("search_files", &json!({"pattern": "needle"}));
         assert!(o.text.contains("s/a.md:1: Needle here"), "{}", o.text);
     }

@@ -30,24 +30,43 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
     let (d, params) = match name {
         "read_file" => (
             "Read a text file, optionally lines start_line..end_line.",
-            obj(&[("path", "string"), ("start_line", "integer"), ("end_line", "integer")], &["path"]),
+            obj(
+                &[
+                    ("path", "string"),
+                    ("start_line", "integer"),
+                    ("end_line", "integer"),
+                ],
+                &["path"],
+            ),
         ),
         "write_file" => (
             "Create or overwrite a file with content.",
-            obj(&[("path", "string"), ("content", "string")], &["path", "content"]),
+            obj(
+                &[("path", "string"), ("content", "string")],
+                &["path", "content"],
+            ),
         ),
         "edit_file" => (
             "Replace the exact unique text old with new in a file.",
-            obj(&[("path", "string"), ("old", "string"), ("new", "string")], &["path", "old", "new"]),
+            obj(
+                &[("path", "string"), ("old", "string"), ("new", "string")],
+                &["path", "old", "new"],
+            ),
         ),
         "append_file" => (
             "Append content to a file.",
-            obj(&[("path", "string"), ("content", "string")], &["path", "content"]),
+            obj(
+                &[("path", "string"), ("content", "string")],
+                &["path", "content"],
+            ),
         ),
         "list_dir" => ("List a directory.", obj(&[("path", "string")], &[])),
         "run_shell" => (
             "Run a shell command here (timeout in seconds, default 120).",
-            obj(&[("command", "string"), ("timeout", "integer")], &["command"]),
+            obj(
+                &[("command", "string"), ("timeout", "integer")],
+                &["command"],
+            ),
         ),
         "todo" => (
             "Plan: action create (items), done (index), done_all, or list.",

@@ -36,7 +36,14 @@ fn items_arg(v: Option<&Value>) -> Vec<String> {
                 return items_arg(serde_json::from_str::<Value>(s).ok().as_ref());
             }
             s.lines()
-                .map(|l| l.trim().trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == ')' || c == '*').trim().to_string())
+                .map(|l| {
+                    l.trim()
+                        .trim_start_matches(|c: char| {
+                            c.is_ascii_digit() || c == '.' || c == '-' || c == ')' || c == '*'
+                        })
+                        .trim()
+                        .to_string()
+                })
                 .filter(|l| !l.is_empty())
                 .collect()
         }
@@ -49,7 +56,14 @@ impl Plan {
         self.items
             .iter()
             .enumerate()
-            .map(|(i, it)| format!("{}. [{}] {}", i + 1, if it.done { "x" } else { " " }, it.text))
+            .map(|(i, it)| {
+                format!(
+                    "{}. [{}] {}",
+                    i + 1,
+                    if it.done { "x" } else { " " },
+                    it.text
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -74,25 +88,37 @@ impl Plan {
         let action = args
             .get("action")
             .and_then(|a| a.as_str())
-            .unwrap_or(if args.get("items").is_some() { "create" } else { "list" })
+            .unwrap_or(if args.get("items").is_some() {
+                "create"
+            } else {
+                "list"
+            })
             .to_lowercase();
         match action.as_str() {
             "create" | "add" | "set" | "replace" => {
                 let items = items_arg(args.get("items"));
                 if items.is_empty() {
-                    return (false, "todo create needs items: a list of step strings".into());
+                    return (
+                        false,
+                        "todo create needs items: a list of step strings".into(),
+                    );
                 }
                 if action == "add" {
-                    self.items.extend(items.into_iter().map(|text| PlanItem { text, done: false }));
+                    self.items
+                        .extend(items.into_iter().map(|text| PlanItem { text, done: false }));
                 } else {
-                    self.items = items.into_iter().map(|text| PlanItem { text, done: false }).collect();
+                    self.items = items
+                        .into_iter()
+                        .map(|text| PlanItem { text, done: false })
+                        .collect();
                 }
                 (true, format!("plan saved:\n{}", self.render()))
             }
             "done" | "update" | "complete" | "check" => {
-                let idx = args
-                    .get("index")
-                    .and_then(|i| i.as_u64().or_else(|| i.as_str().and_then(|s| s.trim().parse().ok())));
+                let idx = args.get("index").and_then(|i| {
+                    i.as_u64()
+                        .or_else(|| i.as_str().and_then(|s| s.trim().parse().ok()))
+                });
                 match idx {
                     Some(i) if i >= 1 && (i as usize) <= self.items.len() => {
                         self.items[i as usize - 1].done = true;
@@ -104,7 +130,10 @@ impl Plan {
                     }
                     _ => (
                         false,
-                        format!("todo done needs index between 1 and {}", self.items.len().max(1)),
+                        format!(
+                            "todo done needs index between 1 and {}",
+                            self.items.len().max(1)
+                        ),
                     ),
                 }
             }
@@ -112,16 +141,25 @@ impl Plan {
                 for i in &mut self.items {
                     i.done = true;
                 }
-                (true, "all plan items marked done; call finish with a short summary".into())
+                (
+                    true,
+                    "all plan items marked done; call finish with a short summary".into(),
+                )
             }
             "list" | "show" | "view" => {
                 if self.items.is_empty() {
-                    (true, "no plan yet: todo(action=\"create\", items=[...])".into())
+                    (
+                        true,
+                        "no plan yet: todo(action=\"create\", items=[...])".into(),
+                    )
                 } else {
                     (true, self.render())
                 }
             }
-            other => (false, format!("unknown todo action '{other}'; use create, done, done_all or list")),
+            other => (
+                false,
+                format!("unknown todo action '{other}'; use create, done, done_all or list"),
+            ),
         }
     }
 }
@@ -134,7 +172,10 @@ mod tests {
     #[test]
     fn create_done_done_all() {
         let mut p = Plan::default();
-        assert!(p.apply(&json!({"action": "create", "items": ["read data", "write report.md"]})).0);
+        assert!(
+            p.apply(&json!({"action": "create", "items": ["read data", "write report.md"]}))
+                .0
+        );
         assert_eq!(p.open_items().len(), 2);
         let (ok, t) = p.apply(&json!({"action": "done", "index": 1}));
         assert!(ok && t.contains("next: 2. write report.md"));

@@ -65,10 +65,18 @@ pub struct Resp {
 
 impl Resp {
     pub fn json(status: u16, body: &str) -> Self {
-        Resp { status, content_type: "application/json; charset=utf-8", chunks: vec![body.to_string()] }
+        Resp {
+            status,
+            content_type: "application/json; charset=utf-8",
+            chunks: vec![body.to_string()],
+        }
     }
     pub fn ndjson(lines: Vec<String>) -> Self {
-        Resp { status: 200, content_type: "application/x-ndjson", chunks: lines.into_iter().map(|l| l + "\n").collect() }
+        Resp {
+            status: 200,
+            content_type: "application/x-ndjson",
+            chunks: lines.into_iter().map(|l| l + "\n").collect(),
+        }
     }
 }
 
@@ -105,7 +113,9 @@ pub fn serve(mut handler: Handler) -> FakeServer {
                 }
             };
             stream.set_nonblocking(false).unwrap();
-            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
             let mut r = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();
             if r.read_line(&mut line).is_err() {
@@ -141,14 +151,25 @@ pub fn serve(mut handler: Handler) -> FakeServer {
             let _ = w.flush();
         }
     });
-    FakeServer { url, requests, stop }
+    FakeServer {
+        url,
+        requests,
+        stop,
+    }
 }
 
 /// An Ollama NDJSON stream for one reply: content split in two chunks, tool calls in their own
 /// chunk, then the done line with metrics.
-pub fn ollama_stream(content: &str, calls: &[(&str, serde_json::Value)], prompt_tokens: u64) -> Vec<String> {
+pub fn ollama_stream(
+    content: &str,
+    calls: &[(&str, serde_json::Value)],
+    prompt_tokens: u64,
+) -> Vec<String> {
     let half = content.len() / 2;
-    let half = (0..=half).rev().find(|i| content.is_char_boundary(*i)).unwrap_or(0);
+    let half = (0..=half)
+        .rev()
+        .find(|i| content.is_char_boundary(*i))
+        .unwrap_or(0);
     let mut v = vec![
         serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":&content[..half]},"done":false}).to_string(),
         serde_json::json!({"model":"m","created_at":"2026-11-29T00:00:00Z","message":{"role":"assistant","content":&content[half..]},"done":false}).to_string(),

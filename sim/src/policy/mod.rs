@@ -449,12 +449,21 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
         }
     }
 
-    // 3. the next step (lost-in-the-middle may hide one once the context is long)
+    // 3. the next step (lost-in-the-middle may hide one once the task statement lies far
+    //    back in the context; a harness that restates the task brings it back)
+    let last_statement = (at..conv.messages.len())
+        .rev()
+        .find(|&i| conv.messages[i].role == "user" && plan.stated_in(&conv.messages[i].content))
+        .unwrap_or(at);
+    let distance: u64 = conv.messages[last_statement + 1..]
+        .iter()
+        .map(|m| crate::convo::tokens_of(&m.content) + m.calls.iter().map(|c| crate::convo::tokens_of(&c.args.to_string())).sum::<u64>())
+        .sum();
     let forgotten = |k: usize| {
         !oracle
             && k > 0
             && k + 1 < n
-            && d.ctx > react.lost_ctx_threshold
+            && distance > react.lost_ctx_threshold
             && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost") < d.rate(FailureForm::LostInMiddle)
     };
     let next = (0..n).find(|&k| {

@@ -42,6 +42,14 @@ pub struct Agent {
     pub block_repeats: bool,
     /// System prompt text.
     pub system: String,
+    /// Prefix of every message the agent itself writes (to test that renaming it changes nothing).
+    pub marker: String,
+    /// Claimed-artifact finish gate: reject a finish whose summary names missing files.
+    pub finish_gate: bool,
+    /// Restate the task when rejecting a finish.
+    pub restate_on_reject: bool,
+    /// Answer a text-only turn with a "continue" nudge up to this many times.
+    pub nudges: u32,
 }
 
 #[derive(Debug, Default)]
@@ -94,6 +102,10 @@ impl Agent {
             rescue_text_calls: false,
             block_repeats: false,
             system: "You are a careful agent. Use the tools to do the work.".into(),
+            marker: String::new(),
+            finish_gate: false,
+            restate_on_reject: false,
+            nudges: 0,
         }
     }
 
@@ -250,6 +262,8 @@ impl Agent {
         let mut tr = Transcript::default();
         let mut messages = vec![json!({"role": "system", "content": self.system}), json!({"role": "user", "content": prompt})];
         let mut last_sig: Option<String> = None;
+        let mut nudges_left = self.nudges;
+        let mut rejections = 0;
         for _ in 0..self.max_turns {
             tr.turns += 1;
             let (msg, reason) = match self.call(&messages, &tools, &mut tr) {
@@ -271,6 +285,11 @@ impl Agent {
                 }
             }
             if calls.is_empty() {
+                if nudges_left > 0 && !content.starts_with("All steps are done") {
+                    nudges_left -= 1;
+                    messages.push(json!({"role": "user", "content": format!("{}Please continue with the next step of the task.", self.marker)}));
+                    continue;
+                }
                 tr.text_end = Some(content);
                 break;
             }
@@ -278,14 +297,30 @@ impl Agent {
             for (name, args) in calls {
                 tr.calls += 1;
                 let sig = format!("{name}{args}");
-                let result = if self.block_repeats && last_sig.as_deref() == Some(sig.as_str()) {
-                    "This identical call was blocked and not executed. Take the next step instead.".to_string()
+                let mut result = if self.block_repeats && last_sig.as_deref() == Some(sig.as_str()) {
+                    format!("{}This identical call was blocked and not executed. Take the next step instead.", self.marker)
                 } else {
                     self.execute(&name, &args, workdir)
                 };
                 last_sig = Some(sig);
                 if name == "finish" {
-                    finished = true;
+                    let summary = args["summary"].as_str().unwrap_or("");
+                    let missing: Vec<&str> = summary
+                        .split(|c: char| c == ',' || c.is_whitespace())
+                        .map(|w| w.trim_end_matches('.'))
+                        .filter(|w| w.contains('.') && w.len() > 3 && !workdir.join(w).exists())
+                        .collect();
+                    if self.finish_gate && !missing.is_empty() && rejections < 3 {
+                        rejections += 1;
+                        result = format!("{}Finish rejected: these files do not exist yet: {}.", self.marker, missing.join(", "));
+                        if self.restate_on_reject {
+                            messages.push(json!({"role": "tool", "content": result, "tool_name": name}));
+                            messages.push(json!({"role": "user", "content": format!("{}Here is the task again:\n{prompt}", self.marker)}));
+                            continue;
+                        }
+                    } else {
+                        finished = true;
+                    }
                 }
                 messages.push(json!({"role": "tool", "content": result, "tool_name": name}));
             }

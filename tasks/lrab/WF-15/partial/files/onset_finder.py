@@ -57,13 +57,30 @@ def steepest_index(times, res):
     return best
 
 
-def onset(times, res):
-    """Tangent-intersection onset and the details needed to audit it."""
-    k = values.BASELINE_POINTS
+def steepest_segment(times, res):
+    """Index i of the most negative forward difference between readings i and i+1."""
+    slopes = [(res[i + 1] - res[i]) / (times[i + 1] - times[i]) for i in range(len(times) - 1)]
+    return min(range(len(slopes)), key=lambda i: slopes[i])
+
+
+def onset(times, res, baseline_points=None, steep="central3"):
+    """Tangent-intersection onset and the details needed to audit it.
+
+    `steep` selects the steep tangent: "central3" (default, see module doc)
+    or "secant2" (the line through the two readings with the steepest drop),
+    used by method_sensitivity.py to show how much the choice matters.
+    """
+    k = baseline_points or values.BASELINE_POINTS
     base_m, base_b = line_fit(times[:k], res[:k])
-    i = steepest_index(times, res)
-    half = values.STEEP_POINTS // 2
-    lo, hi = max(0, i - half), min(len(times), i + half + 1)
+    if steep == "central3":
+        i = steepest_index(times, res)
+        half = values.STEEP_POINTS // 2
+        lo, hi = max(0, i - half), min(len(times), i + half + 1)
+    elif steep == "secant2":
+        i = steepest_segment(times, res)
+        lo, hi = i, i + 2
+    else:
+        raise ValueError(f"unknown steep tangent variant {steep!r}")
     steep_m, steep_b = line_fit(times[lo:hi], res[lo:hi])
     if steep_m >= base_m:
         raise ValueError("no decrease steeper than the baseline")

@@ -1,0 +1,513 @@
+//! Arms as data: `arms/<name>.toml` describes how to launch one agent for one cell. Adding an
+//! arm is adding a file; the loader validates every field and names the file and field of each
+//! problem so a broken arm file is rejected before any cell starts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// Placeholders an arm file may use in `args`, `env` and `config_files`.
+pub const PLACEHOLDERS: [&str; 9] = [
+    "prompt",
+    "prompt_file",
+    "workdir",
+    "model",
+    "backend_url",
+    "home",
+    "num_ctx",
+    "budget_minutes",
+    "attempt_dir",
+];
+
+/// Which HTTP API the arm speaks to the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKind {
+    Ollama,
+    Openai,
+}
+
+/// A config file the runner writes before launching the arm (e.g. agent-mini's config.json).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Target path; must start with `{home}` or `{attempt_dir}` so the user's files are never
+    /// touched.
+    pub path: String,
+    pub content: String,
+}
+
+/// The on-disk form: every field optional so `extends` can inherit.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArm {
+    name: Option<String>,
+    description: Option<String>,
+    extends: Option<String>,
+    program: Option<String>,
+    /// Environment variable that may name the program's path (e.g. `GOOSE_BIN`).
+    bin_env: Option<String>,
+    args: Option<Vec<String>>,
+    /// Appended to the (inherited) args; how ablation arms are defined.
+    extra_args: Option<Vec<String>>,
+    version_args: Option<Vec<String>>,
+    api: Option<ApiKind>,
+    proxy: Option<bool>,
+    resumes: Option<bool>,
+    isolate_home: Option<bool>,
+    install_hint: Option<String>,
+    upstream_version: Option<String>,
+    env: Option<BTreeMap<String, String>>,
+    config_files: Option<Vec<ConfigFile>>,
+}
+
+/// A validated arm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm {
+    pub name: String,
+    pub description: String,
+    pub program: String,
+    pub bin_env: Option<String>,
+    pub args: Vec<String>,
+    pub version_args: Vec<String>,
+    pub api: ApiKind,
+    pub proxy: bool,
+    pub resumes: bool,
+    pub isolate_home: bool,
+    pub install_hint: String,
+    pub upstream_version: String,
+    pub env: BTreeMap<String, String>,
+    pub config_files: Vec<ConfigFile>,
+    /// The file it came from.
+    pub file: PathBuf,
+}
+
+/// Values for the placeholders of one launch.
+#[derive(Debug, Clone, Default)]
+pub struct Vars {
+    pub map: BTreeMap<&'static str, String>,
+}
+
+impl Vars {
+    pub fn set(&mut self, k: &'static str, v: impl Into<String>) -> &mut Self {
+        self.map.insert(k, v.into());
+        self
+    }
+}
+
+/// Replaces `{name}` for every known placeholder; other braces (JSON) are left alone.
+pub fn expand(template: &str, vars: &Vars) -> String {
+    let mut out = template.to_string();
+    for (k, v) in &vars.map {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+/// Unknown `{identifier}` placeholders in a template.
+fn unknown_placeholders(s: &str) -> Vec<String> {
+    let re = regex::Regex::new(r"\{([a-z_]+)\}").expect("static regex");
+    re.captures_iter(s)
+        .map(|c| c[1].to_string())
+        .filter(|n| !PLACEHOLDERS.contains(&n.as_str()))
+        .collect()
+}
+
+/// Folder of the built-in arm files: `LRAB_ARMS`, else `arms/` of this source tree.
+pub fn default_dir() -> PathBuf {
+    match std::env::var_os("LRAB_ARMS") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../arms")),
+    }
+}
+
+/// Loads and validates every `*.toml` in `dir`, sorted by name. Any problem in any file is an
+/// error listing all problems (file: field: message).
+pub fn load_dir(dir: &Path) -> Result<Vec<Arm>> {
+    let rd = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read arms folder {}", dir.display()))?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let mut raws = BTreeMap::new();
+    let mut problems = Vec::new();
+    for f in &files {
+        let stem = f.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        match std::fs::read_to_string(f) {
+            Err(e) => problems.push(format!("{}: cannot read: {e}", f.display())),
+            Ok(text) => match toml::from_str::<RawArm>(&text) {
+                Err(e) => problems.push(format!("{}: {}", f.display(), one_line(&e.to_string()))),
+                Ok(r) => {
+                    raws.insert(stem, (f.clone(), r));
+                }
+            },
+        }
+    }
+    let mut arms = Vec::new();
+    for (stem, (file, _)) in &raws {
+        match resolve(stem, &raws, 0) {
+            Ok(raw) => match validate(stem, file, raw) {
+                Ok(a) => arms.push(a),
+                Err(mut p) => problems.append(&mut p),
+            },
+            Err(p) => problems.push(format!("{}: {p}", file.display())),
+        }
+    }
+    if !problems.is_empty() {
+        bail!("invalid arm files:\n  {}", problems.join("\n  "));
+    }
+    Ok(arms)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Follows `extends` (at most 4 levels), child fields overriding the parent's.
+fn resolve(
+    stem: &str,
+    raws: &BTreeMap<String, (PathBuf, RawArm)>,
+    depth: usize,
+) -> std::result::Result<RawArm, String> {
+    let (_, r) = &raws[stem];
+    let Some(parent) = &r.extends else {
+        return Ok(r.clone());
+    };
+    if depth > 4 {
+        return Err(format!("extends: chain too deep or circular at '{parent}'"));
+    }
+    if !raws.contains_key(parent) {
+        return Err(format!("extends: unknown arm '{parent}'"));
+    }
+    let base = resolve(parent, raws, depth + 1)?;
+    let c = r.clone();
+    let mut env = base.env.clone().unwrap_or_default();
+    env.extend(c.env.clone().unwrap_or_default());
+    let mut extra = base.extra_args.clone().unwrap_or_default();
+    extra.extend(c.extra_args.clone().unwrap_or_default());
+    Ok(RawArm {
+        name: c.name,
+        description: c.description.or(base.description),
+        extends: None,
+        program: c.program.or(base.program),
+        bin_env: c.bin_env.or(base.bin_env),
+        args: c.args.or(base.args),
+        extra_args: Some(extra),
+        version_args: c.version_args.or(base.version_args),
+        api: c.api.or(base.api),
+        proxy: c.proxy.or(base.proxy),
+        resumes: c.resumes.or(base.resumes),
+        isolate_home: c.isolate_home.or(base.isolate_home),
+        install_hint: c.install_hint.or(base.install_hint),
+        upstream_version: c.upstream_version.or(base.upstream_version),
+        env: Some(env),
+        config_files: c.config_files.or(base.config_files),
+    })
+}
+
+fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<String>> {
+    let f = file.display().to_string();
+    let mut p = Vec::new();
+    let name = r.name.clone().unwrap_or_default();
+    if name != stem {
+        p.push(format!("{f}: name: '{name}' must equal the file name '{stem}'"));
+    }
+    let program = r.program.clone().unwrap_or_default();
+    if program.trim().is_empty() {
+        p.push(format!("{f}: program: missing or empty"));
+    }
+    let mut args = r.args.clone().unwrap_or_default();
+    args.extend(r.extra_args.clone().unwrap_or_default());
+    if r.args.is_none() {
+        p.push(format!("{f}: args: missing"));
+    }
+    if !args
+        .iter()
+        .any(|a| a.contains("{prompt}") || a.contains("{prompt_file}"))
+        && !r.env.as_ref().is_some_and(|e| {
+            e.values()
+                .any(|v| v.contains("{prompt}") || v.contains("{prompt_file}"))
+        })
+    {
+        p.push(format!(
+            "{f}: args: the arm never receives the task (use {{prompt}} or {{prompt_file}})"
+        ));
+    }
+    let env = r.env.clone().unwrap_or_default();
+    let configs = r.config_files.clone().unwrap_or_default();
+    let mut templates: Vec<(String, &str)> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (format!("args[{i}]"), a.as_str()))
+        .collect();
+    for (k, v) in &env {
+        templates.push((format!("env.{k}"), v.as_str()));
+    }
+    for (i, c) in configs.iter().enumerate() {
+        templates.push((format!("config_files[{i}].path"), c.path.as_str()));
+        templates.push((format!("config_files[{i}].content"), c.content.as_str()));
+        if !(c.path.starts_with("{home}/") || c.path.starts_with("{attempt_dir}/")) {
+            p.push(format!(
+                "{f}: config_files[{i}].path: must start with {{home}}/ or {{attempt_dir}}/ (never a real user file)"
+            ));
+        }
+        if c.path.starts_with("{home}/") && r.isolate_home != Some(true) {
+            p.push(format!(
+                "{f}: config_files[{i}].path: {{home}} needs isolate_home = true"
+            ));
+        }
+    }
+    for (field, t) in templates {
+        for u in unknown_placeholders(t) {
+            p.push(format!(
+                "{f}: {field}: unknown placeholder {{{u}}} (known: {})",
+                PLACEHOLDERS.join(", ")
+            ));
+        }
+    }
+    for k in env.keys() {
+        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            p.push(format!("{f}: env.{k}: not a valid variable name"));
+        }
+    }
+    let api = match r.api {
+        Some(a) => a,
+        None => {
+            p.push(format!("{f}: api: missing (ollama or openai)"));
+            ApiKind::Ollama
+        }
+    };
+    if !p.is_empty() {
+        return Err(p);
+    }
+    Ok(Arm {
+        name,
+        description: r.description.unwrap_or_default(),
+        program,
+        bin_env: r.bin_env,
+        args,
+        version_args: r.version_args.unwrap_or_else(|| vec!["--version".into()]),
+        api,
+        proxy: r.proxy.unwrap_or(false),
+        resumes: r.resumes.unwrap_or(false),
+        isolate_home: r.isolate_home.unwrap_or(false),
+        install_hint: r.install_hint.unwrap_or_default(),
+        upstream_version: r.upstream_version.unwrap_or_default(),
+        env,
+        config_files: configs,
+        file: file.to_path_buf(),
+    })
+}
+
+/// Picks arms by name; an unknown name is an error listing the known ones.
+pub fn select(all: &[Arm], names: &[String]) -> Result<Vec<Arm>> {
+    let mut out = Vec::new();
+    for n in names {
+        match all.iter().find(|a| &a.name == n) {
+            Some(a) => out.push(a.clone()),
+            None => bail!(
+                "unknown arm '{n}' (known: {})",
+                all.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+    Ok(out)
+}
+
+impl Arm {
+    /// Where the program is: `bin_env` if set, a path as given, a sibling of the running `lrab`
+    /// binary (how `cargo build --release` lays out `lrab` and `lrab-harness`), else `PATH`.
+    pub fn locate(&self) -> Option<PathBuf> {
+        if let Some(var) = &self.bin_env {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                let p = PathBuf::from(v);
+                return is_executable(&p).then_some(p);
+            }
+        }
+        if self.program.contains('/') {
+            let p = PathBuf::from(&self.program);
+            return is_executable(&p).then_some(p);
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            if let Some(dir) = exe.parent() {
+                for d in [Some(dir), dir.parent()].into_iter().flatten() {
+                    let c = d.join(&self.program);
+                    if is_executable(&c) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|d| d.join(&self.program))
+            .find(|c| is_executable(c))
+    }
+
+    /// First line of `program version_args` (5 s limit), or None when it cannot run.
+    pub fn version(&self) -> Option<String> {
+        let bin = self.locate()?;
+        let tmp = std::env::temp_dir();
+        let args: Vec<&str> = self.version_args.iter().map(String::as_str).collect();
+        let out = lrab_tasks::process::run_argv(
+            bin.to_str()?,
+            &args,
+            &tmp,
+            Duration::from_secs(5),
+        )
+        .ok()?;
+        let text = out.combined();
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    }
+
+    /// The argv of one launch (program resolved, placeholders expanded).
+    pub fn command(&self, vars: &Vars) -> Result<(PathBuf, Vec<String>)> {
+        let bin = self.locate().with_context(|| {
+            format!(
+                "arm '{}': program '{}' not found (next to lrab, on PATH{}). {}",
+                self.name,
+                self.program,
+                self.bin_env
+                    .as_ref()
+                    .map(|v| format!(", or ${v}"))
+                    .unwrap_or_default(),
+                self.install_hint
+            )
+        })?;
+        Ok((bin, self.args.iter().map(|a| expand(a, vars)).collect()))
+    }
+
+    /// Environment additions of one launch.
+    pub fn env_for(&self, vars: &Vars) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (k.clone(), expand(v, vars)))
+            .collect()
+    }
+
+    /// Writes the arm's config files for one launch.
+    pub fn write_configs(&self, vars: &Vars) -> Result<()> {
+        for c in &self.config_files {
+            let path = PathBuf::from(expand(&c.path, vars));
+            if let Some(d) = path.parent() {
+                std::fs::create_dir_all(d).with_context(|| format!("create {}", d.display()))?;
+            }
+            std::fs::write(&path, expand(&c.content, vars))
+                .with_context(|| format!("write {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Probe of one arm for `lrab arms list|check` and the manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmStatus {
+    pub name: String,
+    pub installed: bool,
+    pub path: Option<String>,
+    pub version: Option<String>,
+    pub upstream_version: String,
+    pub install_hint: String,
+}
+
+pub fn status(a: &Arm) -> ArmStatus {
+    let path = a.locate();
+    ArmStatus {
+        name: a.name.clone(),
+        installed: path.is_some(),
+        path: path.map(|p| p.display().to_string()),
+        version: a.version(),
+        upstream_version: a.upstream_version.clone(),
+        install_hint: a.install_hint.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
+
+    const BASE: &str = r#"
+name = "base"
+program = "sh"
+args = ["-c", "cat {prompt_file}", "{model}"]
+api = "ollama"
+"#;
+
+    #[test]
+    fn loads_extends_and_expands() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "base", BASE);
+        write(
+            d.path(),
+            "base-abl",
+            "name = \"base-abl\"\nextends = \"base\"\nextra_args = [\"--ablate\", \"x\"]\n",
+        );
+        let arms = load_dir(d.path()).unwrap();
+        assert_eq!(arms.len(), 2);
+        let abl = &arms[1];
+        assert_eq!(abl.args.len(), 5);
+        let mut v = Vars::default();
+        v.set("prompt_file", "/w/p.txt").set("model", "m");
+        let (_, args) = abl.command(&v).unwrap();
+        assert_eq!(args, ["-c", "cat /w/p.txt", "m", "--ablate", "x"]);
+        assert_eq!(expand("{\"a\": \"{model}\"}", &v), "{\"a\": \"m\"}");
+    }
+
+    #[test]
+    fn broken_files_name_file_and_field() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "base", BASE);
+        write(
+            d.path(),
+            "bad",
+            "name = \"bad\"\nprogram = \"x\"\nargs = [\"{promt}\"]\napi = \"ollama\"\n",
+        );
+        write(d.path(), "worse", "name = 3\n");
+        write(d.path(), "orphan", "name = \"orphan\"\nextends = \"nope\"\n");
+        let e = format!("{:#}", load_dir(d.path()).unwrap_err());
+        assert!(e.contains("bad.toml: args[0]: unknown placeholder {promt}"), "{e}");
+        assert!(e.contains("worse.toml"), "{e}");
+        assert!(e.contains("orphan.toml: extends: unknown arm 'nope'"), "{e}");
+    }
+
+    #[test]
+    fn config_files_may_not_touch_real_home() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "c",
+            "name = \"c\"\nprogram = \"x\"\nargs = [\"{prompt}\"]\napi = \"openai\"\n[[config_files]]\npath = \"/root/.x\"\ncontent = \"\"\n",
+        );
+        let e = format!("{:#}", load_dir(d.path()).unwrap_err());
+        assert!(e.contains("config_files[0].path"), "{e}");
+    }
+
+    #[test]
+    fn select_rejects_unknown() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "base", BASE);
+        let arms = load_dir(d.path()).unwrap();
+        let e = select(&arms, &["nope".into()]).unwrap_err().to_string();
+        assert!(e.contains("unknown arm 'nope'") && e.contains("base"), "{e}");
+    }
+}

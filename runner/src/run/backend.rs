@@ -1,0 +1,267 @@
+//! The model backend of a run: a real Ollama (`OLLAMA_HOST`), the simulated one started
+//! in-process (`lrab-sim` on a free port), or any URL speaking the Ollama API. Health checks,
+//! model presence and digests go through the public HTTP API only.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What the user asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendSpec {
+    /// Ollama if it answers, else the simulated backend (with a banner).
+    Auto,
+    Ollama,
+    Sim,
+    Url(String),
+}
+
+impl std::str::FromStr for BackendSpec {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendSpec::Auto),
+            "ollama" => Ok(BackendSpec::Ollama),
+            "sim" => Ok(BackendSpec::Sim),
+            u if u.starts_with("http://") || u.starts_with("https://") => {
+                Ok(BackendSpec::Url(u.trim_end_matches('/').to_string()))
+            }
+            other => Err(format!(
+                "--backend '{other}': expected ollama, sim, auto or an http:// URL"
+            )),
+        }
+    }
+}
+
+/// `OLLAMA_HOST` as a URL (Ollama accepts `host:port` without scheme).
+pub fn ollama_url() -> String {
+    let h = std::env::var("OLLAMA_HOST").unwrap_or_default();
+    let h = h.trim().trim_end_matches('/');
+    if h.is_empty() {
+        "http://127.0.0.1:11434".into()
+    } else if h.starts_with("http://") || h.starts_with("https://") {
+        h.to_string()
+    } else {
+        format!("http://{h}")
+    }
+}
+
+/// A backend in use by a run.
+pub struct Backend {
+    /// `ollama`, `sim` or the URL (the cells.csv `backend` column).
+    pub label: String,
+    pub url: String,
+    pub simulated: bool,
+    sim: Option<lrab_sim::SimHandle>,
+    sim_seed: u64,
+}
+
+impl Backend {
+    /// Resolves the spec. `wait` bounds how long an explicit backend may take to answer.
+    pub fn start(spec: &BackendSpec, wait: Duration, sim_seed: u64) -> Result<Backend> {
+        match spec {
+            BackendSpec::Sim => Backend::sim(sim_seed),
+            BackendSpec::Ollama => {
+                let url = ollama_url();
+                wait_healthy(&url, wait).with_context(|| {
+                    format!("Ollama backend at {url} (OLLAMA_HOST) is unreachable; start `ollama serve`, set OLLAMA_HOST, or use --backend sim")
+                })?;
+                Ok(Backend::plain("ollama", url))
+            }
+            BackendSpec::Url(u) => {
+                wait_healthy(u, wait)
+                    .with_context(|| format!("backend {u} is unreachable"))?;
+                Ok(Backend::plain(u, u.clone()))
+            }
+            BackendSpec::Auto => {
+                let url = ollama_url();
+                if health(&url, Duration::from_secs(2)).is_ok() {
+                    Ok(Backend::plain("ollama", url))
+                } else {
+                    Backend::sim(sim_seed)
+                }
+            }
+        }
+    }
+
+    fn plain(label: &str, url: String) -> Backend {
+        Backend {
+            label: label.to_string(),
+            url,
+            simulated: false,
+            sim: None,
+            sim_seed: 0,
+        }
+    }
+
+    fn sim(seed: u64) -> Result<Backend> {
+        let cfg = lrab_sim::SimConfig {
+            seed,
+            ..Default::default()
+        };
+        let h = lrab_sim::serve("127.0.0.1:0", cfg).context("cannot start the simulated backend")?;
+        Ok(Backend {
+            label: "sim".into(),
+            url: h.url(),
+            simulated: true,
+            sim: Some(h),
+            sim_seed: seed,
+        })
+    }
+
+    /// The banner printed for simulated runs.
+    pub fn banner(&self) -> Option<String> {
+        self.simulated.then(|| {
+            format!(
+                "*** SIMULATED BACKEND (lrab-sim at {}): these scores are NOT results of real models ***",
+                self.url
+            )
+        })
+    }
+
+    /// Between cells with `--fresh-backend`: the simulated backend is restarted (new state,
+    /// new port); a real one has the given models unloaded (`keep_alive: 0`).
+    pub fn refresh(&mut self, models: &[String]) -> Result<()> {
+        if self.sim.is_some() {
+            if let Some(h) = self.sim.take() {
+                h.shutdown();
+            }
+            let b = Backend::sim(self.sim_seed)?;
+            self.url = b.url.clone();
+            self.sim = b.sim;
+            return Ok(());
+        }
+        for m in models {
+            unload(&self.url, m)?;
+        }
+        Ok(())
+    }
+}
+
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new().timeout(timeout).build()
+}
+
+/// `GET /api/tags` once.
+pub fn health(url: &str, timeout: Duration) -> Result<Value> {
+    let r = agent(timeout)
+        .get(&format!("{url}/api/tags"))
+        .call()
+        .with_context(|| format!("GET {url}/api/tags"))?;
+    r.into_json::<Value>()
+        .with_context(|| format!("{url}/api/tags: not JSON"))
+}
+
+/// Polls `/api/tags` until it answers or `wait` passes (at least one try).
+pub fn wait_healthy(url: &str, wait: Duration) -> Result<Value> {
+    let start = Instant::now();
+    loop {
+        match health(url, Duration::from_secs(15).min(wait.max(Duration::from_secs(2)))) {
+            Ok(v) => return Ok(v),
+            Err(e) if start.elapsed() >= wait => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(500)),
+        }
+    }
+}
+
+/// Facts about one model recorded in the manifest.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ModelInfo {
+    pub name: String,
+    pub digest: Option<String>,
+    pub parameter_size: Option<String>,
+    pub quantization: Option<String>,
+}
+
+/// Normalises a tag: `m` → `m:latest`.
+fn full_tag(m: &str) -> String {
+    if m.rsplit('/').next().unwrap_or(m).contains(':') {
+        m.to_string()
+    } else {
+        format!("{m}:latest")
+    }
+}
+
+/// Checks every model is served; returns their tags info. Missing ones are one error naming
+/// them all and the ones available.
+pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
+    let tags = health(url, Duration::from_secs(15))?;
+    let list = tags["models"].as_array().cloned().unwrap_or_default();
+    let names: Vec<String> = list
+        .iter()
+        .filter_map(|m| m["name"].as_str().or(m["model"].as_str()).map(str::to_string))
+        .collect();
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for m in models {
+        let want = full_tag(m);
+        match list.iter().find(|x| {
+            x["name"].as_str().or(x["model"].as_str()).map(full_tag) == Some(want.clone())
+        }) {
+            Some(x) => out.push(ModelInfo {
+                name: m.clone(),
+                digest: x["digest"].as_str().map(str::to_string),
+                parameter_size: x["details"]["parameter_size"].as_str().map(str::to_string),
+                quantization: x["details"]["quantization_level"].as_str().map(str::to_string),
+            }),
+            None => missing.push(m.clone()),
+        }
+    }
+    if !missing.is_empty() {
+        bail!(
+            "unknown model(s) {} at {url} (available: {})",
+            missing.join(", "),
+            names.join(", ")
+        );
+    }
+    Ok(out)
+}
+
+/// `GET /api/version`, if the backend has it.
+pub fn version(url: &str) -> Option<String> {
+    agent(Duration::from_secs(5))
+        .get(&format!("{url}/api/version"))
+        .call()
+        .ok()?
+        .into_json::<Value>()
+        .ok()?["version"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Unloads a model (`POST /api/generate {model, keep_alive: 0}`).
+pub fn unload(url: &str, model: &str) -> Result<()> {
+    agent(Duration::from_secs(60))
+        .post(&format!("{url}/api/generate"))
+        .send_json(serde_json::json!({"model": model, "keep_alive": 0}))
+        .with_context(|| format!("unload {model} at {url}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sim_backend_serves_its_models() {
+        let b = Backend::start(&BackendSpec::Sim, Duration::from_secs(1), 0).unwrap();
+        assert!(b.simulated && b.banner().unwrap().contains("SIMULATED"));
+        let info = check_models(&b.url, &["sim-2b".into(), "sim-4b:latest".into()]).unwrap();
+        assert_eq!(info.len(), 2);
+        let e = check_models(&b.url, &["gpt-9".into()]).unwrap_err().to_string();
+        assert!(e.contains("gpt-9") && e.contains("sim-2b"), "{e}");
+    }
+
+    #[test]
+    fn unreachable_backend_is_a_clear_error() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        drop(l);
+        let spec: BackendSpec = url.parse().unwrap();
+        let e = Backend::start(&spec, Duration::from_millis(0), 0).err().unwrap();
+        assert!(format!("{e:#}").contains("unreachable"));
+        assert!("ftp://x".parse::<BackendSpec>().is_err());
+    }
+}

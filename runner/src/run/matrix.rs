@@ -1,0 +1,190 @@
+//! The matrix: arms × models × tasks × repeats, expanded into an ordered cell list. The order
+//! (arm, model, task, repeat — upstream's serial driver order) and the index of each cell are
+//! deterministic, so `plan`, `--shard k/n` and `--resume` all agree on which cell is which.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// Upstream's four models (lrab-mingbird.md §4.3), small first.
+pub const UPSTREAM_MODELS: [&str; 4] = ["gemma4:e2b", "qwen3.5:4b", "gemma4:12b", "ornith-1.5:35b"];
+/// The simulated backend's sized models (the default when the backend is `sim`).
+pub const SIM_MODELS: [&str; 4] = ["sim-2b", "sim-4b", "sim-12b", "sim-35b"];
+/// Upstream's four arms; ours is `harness`.
+pub const DEFAULT_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goose"];
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Cell {
+    pub index: usize,
+    pub arm: String,
+    pub model: String,
+    pub task: String,
+    pub repeat: u32,
+}
+
+impl Cell {
+    /// Identity independent of the index (used to match rows on resume and merge).
+    pub fn key(&self) -> (String, String, String, u32) {
+        (self.arm.clone(), self.model.clone(), self.task.clone(), self.repeat)
+    }
+
+    /// Folder of the cell, relative to the run folder.
+    pub fn rel_dir(&self) -> String {
+        format!(
+            "cells/{}/{}/{}/r{}",
+            self.arm,
+            model_slug(&self.model),
+            self.task,
+            self.repeat
+        )
+    }
+
+    pub fn label(&self) -> String {
+        format!("{} × {} × {} #{}", self.arm, self.model, self.task, self.repeat)
+    }
+}
+
+/// A model tag as a folder name: `:` and `/` become `_`.
+pub fn model_slug(m: &str) -> String {
+    m.chars()
+        .map(|c| if c == ':' || c == '/' { '_' } else { c })
+        .collect()
+}
+
+/// A matrix as written in `--config matrix.toml`; every key optional (CLI flags override).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixFile {
+    pub arms: Option<Vec<String>>,
+    pub models: Option<Vec<String>>,
+    pub tasks: Option<Vec<String>>,
+    pub repeats: Option<u32>,
+    pub backend: Option<String>,
+    pub budget_minutes: Option<f64>,
+    pub budget_minutes_lh: Option<f64>,
+    pub retries: Option<u32>,
+    pub num_ctx: Option<u64>,
+    pub jobs: Option<usize>,
+    pub seed: Option<u64>,
+}
+
+impl MatrixFile {
+    pub fn load(path: &Path) -> Result<MatrixFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read matrix file {}", path.display()))?;
+        toml::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {}",
+                path.display(),
+                e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+            )
+        })
+    }
+}
+
+/// Expands the matrix in arm, model, task, repeat order.
+pub fn expand(arms: &[String], models: &[String], tasks: &[String], repeats: u32) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for a in arms {
+        for m in models {
+            for t in tasks {
+                for r in 0..repeats {
+                    out.push(Cell {
+                        index: out.len(),
+                        arm: a.clone(),
+                        model: m.clone(),
+                        task: t.clone(),
+                        repeat: r,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `k/n` with 1 ≤ k ≤ n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("--shard '{s}': expected k/n, e.g. 2/8"))?;
+        let k: usize = k.trim().parse().map_err(|_| format!("--shard '{s}': k is not a number"))?;
+        let n: usize = n.trim().parse().map_err(|_| format!("--shard '{s}': n is not a number"))?;
+        if n == 0 || k == 0 || k > n {
+            return Err(format!("--shard '{s}': need 1 <= k <= n"));
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+/// The deterministic slice of shard k/n: cells whose index ≡ k-1 (mod n). Round-robin keeps
+/// each shard's mix of arms, models and tasks (and so its run time) balanced.
+pub fn shard(cells: &[Cell], s: Shard) -> Vec<Cell> {
+    cells
+        .iter()
+        .filter(|c| c.index % s.n == s.k - 1)
+        .cloned()
+        .collect()
+}
+
+/// Splits a comma list, dropping empties.
+pub fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Rejects duplicates in a user list.
+pub fn no_duplicates(kind: &str, list: &[String]) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for x in list {
+        if !seen.insert(x) {
+            bail!("{kind} '{x}' is listed twice");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn shards_partition_the_plan() {
+        let cells = expand(&v(&["a", "b"]), &v(&["m1", "m2", "m3"]), &v(&["T1", "T2"]), 2);
+        assert_eq!(cells.len(), 24);
+        assert_eq!(cells[1].repeat, 1);
+        assert_eq!(cells[2].task, "T2");
+        let mut all = Vec::new();
+        for k in 1..=5 {
+            all.extend(shard(&cells, Shard { k, n: 5 }));
+        }
+        all.sort();
+        assert_eq!(all, cells);
+        assert!("0/3".parse::<Shard>().is_err());
+        assert!("4/3".parse::<Shard>().is_err());
+        assert_eq!("2/3".parse::<Shard>().unwrap(), Shard { k: 2, n: 3 });
+    }
+
+    #[test]
+    fn slug_and_dirs() {
+        let c = &expand(&v(&["harness"]), &v(&["gemma4:e2b"]), &v(&["WF-01"]), 1)[0];
+        assert_eq!(c.rel_dir(), "cells/harness/gemma4_e2b/WF-01/r0");
+    }
+}

@@ -1,0 +1,240 @@
+//! Running one arm launch: its own process group, cwd = workdir, stdout/stderr straight into
+//! files (no pipes, so a chatty or hung arm can never block the runner), a hard deadline after
+//! which the whole group gets SIGTERM, a grace period, then SIGKILL. Nothing of the group is
+//! left alive when [`run`] returns.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+/// One launch.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+    /// Wall-clock limit of this launch.
+    pub deadline: Duration,
+    /// Time between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// Where the process-group id is recorded while the launch runs (for cleanup after a
+    /// runner crash); removed afterwards.
+    pub pgid_file: Option<PathBuf>,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exit {
+    /// Exit code; None when killed by a signal.
+    pub code: Option<i32>,
+    /// Killed at the deadline.
+    pub timed_out: bool,
+    pub wall: Duration,
+    /// The leader exited but members of its group were still running.
+    pub survivors: bool,
+    pub pgid: i32,
+}
+
+/// Live (non-zombie) processes whose process group is `pgid`, from `/proc`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the `(comm)`: state ppid pgrp ...
+        let rest = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("");
+        let _ppid = f.next();
+        let pgrp: i32 = f.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        if pgrp == pgid && state != "Z" && state != "X" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: plain syscall on a process group we created; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+/// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL and wait (bounded) until
+/// no member is left.
+pub fn terminate_group(pgid: i32, grace: Duration) {
+    if group_members(pgid).is_empty() {
+        return;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let t = Instant::now();
+    while t.elapsed() < grace {
+        if group_members(pgid).is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_group_and_wait(pgid);
+}
+
+/// SIGKILL the group and wait (at most 5 s) until it is gone.
+pub fn kill_group_and_wait(pgid: i32) {
+    let t = Instant::now();
+    loop {
+        signal_group(pgid, libc::SIGKILL);
+        if group_members(pgid).is_empty() || t.elapsed() > Duration::from_secs(5) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs a launch to its end or its deadline. On a normal exit, surviving group members are
+/// reported but left running so the caller can let them finish writing (quiet-wait) and then
+/// call [`terminate_group`].
+pub fn run(l: &Launch) -> Result<Exit> {
+    let out = File::create(&l.stdout).with_context(|| format!("create {}", l.stdout.display()))?;
+    let err = File::create(&l.stderr).with_context(|| format!("create {}", l.stderr.display()))?;
+    let mut cmd = Command::new(&l.program);
+    cmd.args(&l.args)
+        .current_dir(&l.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .process_group(0);
+    for (k, v) in &l.env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", l.program.display()))?;
+    let pgid = child.id() as i32;
+    if let Some(f) = &l.pgid_file {
+        let _ = std::fs::write(f, format!("{pgid}\n"));
+    }
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if start.elapsed() >= l.deadline {
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(poll(start.elapsed()));
+    };
+    let (code, survivors) = match status {
+        Some(st) => (st.code(), !group_members(pgid).is_empty()),
+        None => {
+            terminate_group(pgid, l.grace);
+            let _ = child.wait();
+            (None, false)
+        }
+    };
+    Ok(Exit {
+        code: if timed_out { None } else { code },
+        timed_out,
+        wall: start.elapsed(),
+        survivors,
+        pgid,
+    })
+}
+
+fn poll(elapsed: Duration) -> Duration {
+    if elapsed < Duration::from_millis(100) {
+        Duration::from_millis(2)
+    } else if elapsed < Duration::from_secs(2) {
+        Duration::from_millis(10)
+    } else {
+        Duration::from_millis(50)
+    }
+}
+
+/// Kills a group recorded in `pgid_file` by a runner that died mid-launch, if members of it
+/// are still alive and still work below `root` (so an unrelated reused id is never touched).
+pub fn reap_stale(pgid_file: &Path, root: &Path) {
+    let Some(pgid) = std::fs::read_to_string(pgid_file)
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    let ours = group_members(pgid).into_iter().any(|pid| {
+        std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .map(|c| c.starts_with(root))
+            .unwrap_or(false)
+    });
+    if ours {
+        kill_group_and_wait(pgid);
+    }
+    let _ = std::fs::remove_file(pgid_file);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(dir: &Path, script: &str, deadline_ms: u64) -> Launch {
+        Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: dir.to_path_buf(),
+            env: vec![("X_VAR".into(), "hello".into())],
+            stdout: dir.join("out.txt"),
+            stderr: dir.join("err.txt"),
+            deadline: Duration::from_millis(deadline_ms),
+            grace: Duration::from_millis(200),
+            pgid_file: None,
+        }
+    }
+
+    #[test]
+    fn exit_code_env_and_output() {
+        let d = tempfile::tempdir().unwrap();
+        let e = run(&launch(d.path(), "echo $X_VAR; echo bad >&2; exit 4", 5000)).unwrap();
+        assert_eq!(e.code, Some(4));
+        assert!(!e.timed_out && !e.survivors);
+        assert_eq!(std::fs::read_to_string(d.path().join("out.txt")).unwrap(), "hello\n");
+        assert_eq!(std::fs::read_to_string(d.path().join("err.txt")).unwrap(), "bad\n");
+    }
+
+    #[test]
+    fn sigterm_ignoring_tree_is_killed_at_deadline() {
+        let d = tempfile::tempdir().unwrap();
+        let script = "trap '' TERM; (trap '' TERM; echo $$ > child.pid; sleep 60) & sleep 60";
+        let e = run(&launch(d.path(), script, 300)).unwrap();
+        assert!(e.timed_out);
+        assert_eq!(e.code, None);
+        assert!(e.wall < Duration::from_secs(5));
+        assert!(group_members(e.pgid).is_empty());
+    }
+
+    #[test]
+    fn survivors_are_reported_then_terminated() {
+        let d = tempfile::tempdir().unwrap();
+        let e = run(&launch(d.path(), "sleep 30 & exit 0", 5000)).unwrap();
+        assert_eq!(e.code, Some(0));
+        assert!(e.survivors);
+        terminate_group(e.pgid, Duration::from_millis(200));
+        assert!(group_members(e.pgid).is_empty());
+    }
+}
