@@ -9,7 +9,9 @@ use lrab_analysis::rng::RngKind;
 use std::path::PathBuf;
 
 fn data() -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).canonicalize().unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
     dir.join("../../shared/data/mingbird/lrab_scores.csv")
 }
 
@@ -19,13 +21,24 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10);
     for rng in [RngKind::Chacha, RngKind::Cpython] {
         g.bench_function(format!("statistics_{}", rng.name()), |b| {
-            b.iter(|| analyze(&ds, &Config { rng, ..Config::default() }))
+            b.iter(|| {
+                analyze(
+                    &ds,
+                    &Config {
+                        rng,
+                        ..Config::default()
+                    },
+                )
+            })
         });
     }
     let tmp = tempfile::tempdir().unwrap();
     g.bench_function("full_report", |b| {
         b.iter(|| {
-            let args = AnalyzeArgs { quiet: true, ..AnalyzeArgs::new(vec![data()], tmp.path().join("out")) };
+            let args = AnalyzeArgs {
+                quiet: true,
+                ..AnalyzeArgs::new(vec![data()], tmp.path().join("out"))
+            };
             run(&args).unwrap()
         })
     });

@@ -4,7 +4,10 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "analyze", about = "Tables, statistics, figures and a report from LRAB results")]
+#[command(
+    name = "analyze",
+    about = "Tables, statistics, figures and a report from LRAB results"
+)]
 struct Cli {
     #[command(flatten)]
     args: lrab_analysis::cli::AnalyzeArgs,

@@ -252,7 +252,10 @@ fn order_models(cells: &[Cell]) -> Vec<String> {
     let set: BTreeSet<&str> = cells.iter().map(|c| c.model.as_str()).collect();
     let mut v: Vec<String> = set.into_iter().map(str::to_string).collect();
     v.sort_by(|a, b| {
-        let (sa, sb) = (model_size(a).unwrap_or(f64::INFINITY), model_size(b).unwrap_or(f64::INFINITY));
+        let (sa, sb) = (
+            model_size(a).unwrap_or(f64::INFINITY),
+            model_size(b).unwrap_or(f64::INFINITY),
+        );
         sa.total_cmp(&sb).then_with(|| a.cmp(b))
     });
     v
@@ -263,7 +266,9 @@ type Grid<'a> = BTreeMap<(&'a str, &'a str), BTreeMap<&'a str, &'a Cell>>;
 fn grid(cells: &[Cell]) -> Grid<'_> {
     let mut g: Grid = BTreeMap::new();
     for c in cells {
-        g.entry((c.arm.as_str(), c.model.as_str())).or_default().insert(c.task.as_str(), c);
+        g.entry((c.arm.as_str(), c.model.as_str()))
+            .or_default()
+            .insert(c.task.as_str(), c);
     }
     g
 }
@@ -305,7 +310,12 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
         .focal
         .clone()
         .filter(|f| all_arms.contains(f.as_str()))
-        .or_else(|| ["harness", "Mingbird"].iter().find(|a| all_arms.contains(**a)).map(|s| s.to_string()))
+        .or_else(|| {
+            ["harness", "Mingbird"]
+                .iter()
+                .find(|a| all_arms.contains(**a))
+                .map(|s| s.to_string())
+        })
         .or_else(|| all_arms.iter().next().map(|s| s.to_string()))
         .unwrap_or_default();
     let ablation_prefix = format!("{focal}-");
@@ -316,7 +326,8 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
         .iter()
         .filter(|a| !is_ablation(a))
         .map(|arm| {
-            let per: Vec<Option<&BTreeMap<&str, &Cell>>> = models.iter().map(|m| g.get(&(*arm, m.as_str()))).collect();
+            let per: Vec<Option<&BTreeMap<&str, &Cell>>> =
+                models.iter().map(|m| g.get(&(*arm, m.as_str()))).collect();
             let per_model: Vec<Option<f64>> = per
                 .iter()
                 .map(|c| c.map(|c| mean(&c.values().map(|x| x.score).collect::<Vec<_>>())))
@@ -340,25 +351,43 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
                 .collect();
             let best = named.iter().cloned().max_by(|a, b| a.1.total_cmp(&b.1));
             let worst = named.iter().cloned().min_by(|a, b| a.1.total_cmp(&b.1));
-            let cells: Vec<&Cell> = per.iter().flatten().flat_map(|c| c.values().copied()).collect();
-            let multi: Vec<f64> = cells.iter().filter(|c| c.repeat_scores.len() > 1).map(|c| c.spread()).collect();
+            let cells: Vec<&Cell> = per
+                .iter()
+                .flatten()
+                .flat_map(|c| c.values().copied())
+                .collect();
+            let multi: Vec<f64> = cells
+                .iter()
+                .filter(|c| c.repeat_scores.len() > 1)
+                .map(|c| c.spread())
+                .collect();
             ArmRow {
                 arm: arm.to_string(),
                 n_per_model: per.iter().map(|c| c.map_or(0, |c| c.len())).collect(),
-                ge_half: per.iter().map(|c| c.map_or(0, |c| c.values().filter(|x| x.score >= 0.5).count())).collect(),
+                ge_half: per
+                    .iter()
+                    .map(|c| c.map_or(0, |c| c.values().filter(|x| x.score >= 0.5).count()))
+                    .collect(),
                 overall: mean(&present),
                 per_model,
                 per_tier,
                 best,
                 worst,
                 repeat_sd: (!multi.is_empty()).then(|| mean(&multi)),
-                max_repeats: cells.iter().map(|c| c.repeat_scores.len()).max().unwrap_or(0),
+                max_repeats: cells
+                    .iter()
+                    .map(|c| c.repeat_scores.len())
+                    .max()
+                    .unwrap_or(0),
             }
         })
         .collect();
     // Focal first, then competitors by overall mean descending (upstream's order).
     rows.sort_by(|a, b| {
-        (b.arm == focal).cmp(&(a.arm == focal)).then(b.overall.total_cmp(&a.overall)).then(a.arm.cmp(&b.arm))
+        (b.arm == focal)
+            .cmp(&(a.arm == focal))
+            .then(b.overall.total_cmp(&a.overall))
+            .then(a.arm.cmp(&b.arm))
     });
     let arms: Vec<String> = rows.iter().map(|r| r.arm.clone()).collect();
     let competitors: Vec<&String> = arms.iter().filter(|a| **a != focal).collect();
@@ -401,7 +430,12 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
                 perm_holm_p: 1.0,
             });
         }
-        let h = holm(&block.iter().map(|c| c.wilcoxon.p_normal).collect::<Vec<_>>());
+        let h = holm(
+            &block
+                .iter()
+                .map(|c| c.wilcoxon.p_normal)
+                .collect::<Vec<_>>(),
+        );
         let hp = holm(&block.iter().map(|c| c.perm.p).collect::<Vec<_>>());
         for ((c, a), b) in block.iter_mut().zip(h).zip(hp) {
             c.holm_p = a;
@@ -416,7 +450,10 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
     for comp in &competitors {
         let shared: Vec<&String> = models
             .iter()
-            .filter(|m| g.contains_key(&(focal.as_str(), m.as_str())) && g.contains_key(&(comp.as_str(), m.as_str())))
+            .filter(|m| {
+                g.contains_key(&(focal.as_str(), m.as_str()))
+                    && g.contains_key(&(comp.as_str(), m.as_str()))
+            })
             .collect();
         if shared.is_empty() {
             continue;
@@ -424,7 +461,10 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
         let mut per_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let (mut ga, mut gb, mut cells) = (0, 0, 0);
         for m in &shared {
-            let (pairs, _) = paired(g.get(&(focal.as_str(), m.as_str())), g.get(&(comp.as_str(), m.as_str())));
+            let (pairs, _) = paired(
+                g.get(&(focal.as_str(), m.as_str())),
+                g.get(&(comp.as_str(), m.as_str())),
+            );
             for (t, _, a, b) in pairs {
                 per_task.entry(t).or_default().push(a - b);
                 cells += 1;
@@ -451,10 +491,22 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
     let mut wall = Vec::new();
     let mut resources = Vec::new();
     let mut mechanisms = Vec::new();
-    let arms_with_ablations: Vec<String> =
-        arms.iter().cloned().chain(all_arms.iter().filter(|a| is_ablation(a)).map(|a| a.to_string())).collect();
+    let arms_with_ablations: Vec<String> = arms
+        .iter()
+        .cloned()
+        .chain(
+            all_arms
+                .iter()
+                .filter(|a| is_ablation(a))
+                .map(|a| a.to_string()),
+        )
+        .collect();
     for arm in &arms_with_ablations {
-        let logged: Vec<&Cell> = ds.cells.iter().filter(|c| &c.arm == arm && c.repeats_with_events > 0).collect();
+        let logged: Vec<&Cell> = ds
+            .cells
+            .iter()
+            .filter(|c| &c.arm == arm && c.repeats_with_events > 0)
+            .collect();
         if logged.is_empty() {
             continue;
         }
@@ -466,35 +518,70 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
                 e.1 += usize::from(*v > 0.0);
             }
         }
-        mechanisms.push(MechanismRow { arm: arm.clone(), cells: logged.len(), by_mechanism: by });
+        mechanisms.push(MechanismRow {
+            arm: arm.clone(),
+            cells: logged.len(),
+            by_mechanism: by,
+        });
     }
     for arm in &arms {
         let cells: Vec<&Cell> = ds.cells.iter().filter(|c| &c.arm == arm).collect();
         for c in &cells {
             for f in &c.failure_modes {
-                *failure_modes.entry(arm.clone()).or_default().entry(f.clone()).or_default() += 1;
+                *failure_modes
+                    .entry(arm.clone())
+                    .or_default()
+                    .entry(f.clone())
+                    .or_default() += 1;
             }
         }
         let w: Vec<f64> = cells.iter().filter_map(|c| c.wall_seconds).collect();
         if !w.is_empty() {
-            wall.push(WallRow { arm: arm.clone(), n: w.len(), missing: cells.len() - w.len(), median: median(&w), mean: mean(&w) });
+            wall.push(WallRow {
+                arm: arm.clone(),
+                n: w.len(),
+                missing: cells.len() - w.len(),
+                median: median(&w),
+                mean: mean(&w),
+            });
         }
-        let fields = |c: &Cell| [c.prompt_tokens, c.completion_tokens, c.model_calls, c.tool_calls];
-        let reporting: Vec<&&Cell> = cells.iter().filter(|c| fields(c).iter().any(Option::is_some)).collect();
+        let fields = |c: &Cell| {
+            [
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.model_calls,
+                c.tool_calls,
+            ]
+        };
+        let reporting: Vec<&&Cell> = cells
+            .iter()
+            .filter(|c| fields(c).iter().any(Option::is_some))
+            .collect();
         if !reporting.is_empty() {
             let mut means = [None; 4];
             for (k, slot) in means.iter_mut().enumerate() {
                 let v: Vec<f64> = reporting.iter().filter_map(|c| fields(c)[k]).collect();
                 *slot = (!v.is_empty()).then(|| mean(&v));
             }
-            resources.push(ResourceRow { arm: arm.clone(), n: reporting.len(), means });
+            resources.push(ResourceRow {
+                arm: arm.clone(),
+                n: reporting.len(),
+                means,
+            });
         }
     }
 
     // Ablations: upstream files, then our `<focal>-...` arms against the focal arm per model.
     let mut ablations = Vec::new();
-    let mut push_ablation = |source: String, baseline: &str, variant: &str, base: &BTreeMap<String, f64>, var: &BTreeMap<String, f64>| {
-        let pairs: Vec<(f64, f64)> = base.iter().filter_map(|(t, b)| var.get(t).map(|v| (*b, *v))).collect();
+    let mut push_ablation = |source: String,
+                             baseline: &str,
+                             variant: &str,
+                             base: &BTreeMap<String, f64>,
+                             var: &BTreeMap<String, f64>| {
+        let pairs: Vec<(f64, f64)> = base
+            .iter()
+            .filter_map(|(t, b)| var.get(t).map(|v| (*b, *v)))
+            .collect();
         if pairs.is_empty() {
             return;
         }
@@ -527,7 +614,11 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
     for arm in all_arms.iter().filter(|a| is_ablation(a)) {
         for m in &models {
             let to_map = |a: &str| {
-                g.get(&(a, m.as_str())).map(|c| c.iter().map(|(t, c)| (t.to_string(), c.score)).collect::<BTreeMap<_, _>>())
+                g.get(&(a, m.as_str())).map(|c| {
+                    c.iter()
+                        .map(|(t, c)| (t.to_string(), c.score))
+                        .collect::<BTreeMap<_, _>>()
+                })
             };
             if let (Some(b), Some(v)) = (to_map(&focal), to_map(arm)) {
                 push_ablation(format!("model {m}"), &focal, arm, &b, &v);
@@ -615,7 +706,11 @@ fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
     if ds.tau.is_empty() {
         return None;
     }
-    let arms: BTreeSet<String> = ds.tau.values().flat_map(|d| d.values().flat_map(|t| t.keys().cloned())).collect();
+    let arms: BTreeSet<String> = ds
+        .tau
+        .values()
+        .flat_map(|d| d.values().flat_map(|t| t.keys().cloned()))
+        .collect();
     let pick = |want: &str| arms.iter().find(|a| a.eq_ignore_ascii_case(want)).cloned();
     let focal = focal
         .and_then(pick)
@@ -636,13 +731,19 @@ fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
             all.extend(v);
             for t in ds.tau[d].values() {
                 if let Some(r) = t.get(a) {
-                    trials.push((r.len() as u64, r.iter().filter(|x| tau_pass(**x)).count() as u64));
+                    trials.push((
+                        r.len() as u64,
+                        r.iter().filter(|x| tau_pass(**x)).count() as u64,
+                    ));
                 }
             }
         }
         means.push((a.clone(), per, (!all.is_empty()).then(|| mean(&all))));
         let kmax = trials.iter().map(|t| t.0).min().unwrap_or(0);
-        pass_k.push((a.clone(), (1..=kmax).filter_map(|k| pass_hat_k(&trials, k)).collect()));
+        pass_k.push((
+            a.clone(),
+            (1..=kmax).filter_map(|k| pass_hat_k(&trials, k)).collect(),
+        ));
     }
     let mut ordered: Vec<String> = vec![focal.clone()];
     ordered.extend(arms.iter().filter(|a| **a != focal).cloned());
@@ -669,5 +770,14 @@ fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
     for (m, p) in mc.iter_mut().zip(h) {
         m.2 = p;
     }
-    Some(TauSummary { focal, arms: ordered, domains, means, pass_k, mcnemar: mc, per_domain, unpaired })
+    Some(TauSummary {
+        focal,
+        arms: ordered,
+        domains,
+        means,
+        pass_k,
+        mcnemar: mc,
+        per_domain,
+        unpaired,
+    })
 }

@@ -70,10 +70,13 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    let mut f = std::fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
-    f.write_all(bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("{}: cannot write", tmp.display()))?;
     f.sync_all().ok();
-    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot rename into place", path.display()))
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("{}: cannot rename into place", path.display()))
 }
 
 /// What `run` produced.
@@ -105,17 +108,28 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         ..Config::default()
     };
     let a = analyze(&ds, &cfg);
-    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create output directory", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create output directory", args.out.display()))?;
     let mut files = Vec::new();
     let mut figures = Vec::new();
     let mut svgs = Vec::new();
     if !args.no_figures {
         let fig_dir = args.out.join("figures");
-        std::fs::create_dir_all(&fig_dir).with_context(|| format!("{}: cannot create", fig_dir.display()))?;
+        std::fs::create_dir_all(&fig_dir)
+            .with_context(|| format!("{}: cannot create", fig_dir.display()))?;
         let walls: Vec<(String, Vec<f64>)> = a
             .arms
             .iter()
-            .map(|arm| (arm.clone(), ds.cells.iter().filter(|c| &c.arm == arm).filter_map(|c| c.wall_seconds).collect()))
+            .map(|arm| {
+                (
+                    arm.clone(),
+                    ds.cells
+                        .iter()
+                        .filter(|c| &c.arm == arm)
+                        .filter_map(|c| c.wall_seconds)
+                        .collect(),
+                )
+            })
             .collect();
         for (stem, caption, svg) in crate::figures::draw_all(&a, &walls, &fig_dir)? {
             let rel = format!("figures/{stem}.svg");
@@ -132,8 +146,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     };
     let md = markdown(&a, &prov);
     let html = markdown_to_html(&md, &svgs);
-    let json = serde_json::to_string_pretty(&a).map_err(|e| anyhow!("serialising analysis: {e}"))?;
-    for (name, body) in [("report.md", md.as_bytes()), ("report.html", html.as_bytes()), ("analysis.json", json.as_bytes())] {
+    let json =
+        serde_json::to_string_pretty(&a).map_err(|e| anyhow!("serialising analysis: {e}"))?;
+    for (name, body) in [
+        ("report.md", md.as_bytes()),
+        ("report.html", html.as_bytes()),
+        ("analysis.json", json.as_bytes()),
+    ] {
         let p = args.out.join(name);
         write_atomic(&p, body)?;
         files.push(p);

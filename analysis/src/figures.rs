@@ -59,19 +59,32 @@ fn legend<DB: DrawingBackend>(area: &Area<DB>, entries: &[(String, RGBColor)]) -
     area.fill(&WHITE).map_err(err)?;
     for (i, (name, c)) in entries.iter().enumerate() {
         let y = 70 + i as i32 * 26;
-        area.draw(&Rectangle::new([(6, y - 7), (22, y + 7)], c.filled())).map_err(err)?;
-        area.draw(&Text::new(name.clone(), (30, y - 8), (FONT, 15).into_font().color(&BLACK))).map_err(err)?;
+        area.draw(&Rectangle::new([(6, y - 7), (22, y + 7)], c.filled()))
+            .map_err(err)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (30, y - 8),
+            (FONT, 15).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }
 
 /// Split off a legend column when there is more than one series.
-fn with_legend<DB: DrawingBackend>(root: &Area<DB>, entries: &[(String, RGBColor)]) -> Result<Area<DB>> {
+fn with_legend<DB: DrawingBackend>(
+    root: &Area<DB>,
+    entries: &[(String, RGBColor)],
+) -> Result<Area<DB>> {
     root.fill(&WHITE).map_err(err)?;
     if entries.len() < 2 {
         return Ok(root.clone());
     }
-    let longest = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0) as u32;
+    let longest = entries
+        .iter()
+        .map(|e| e.0.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
     let (chart, side) = root.split_horizontally(W - (longest * 9 + 50).min(W / 3));
     legend(&side, entries)?;
     Ok(chart)
@@ -90,7 +103,11 @@ fn grouped_bars<DB: DrawingBackend>(
     y_range: (f64, f64),
     value_labels: bool,
 ) -> Result<()> {
-    let entries: Vec<(String, RGBColor)> = series.iter().enumerate().map(|(j, s)| (s.0.clone(), colour(j))).collect();
+    let entries: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(j, s)| (s.0.clone(), colour(j)))
+        .collect();
     let area = with_legend(root, &entries)?;
     let n = cats.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&area)
@@ -119,18 +136,29 @@ fn grouped_bars<DB: DrawingBackend>(
         let bars = vals.iter().enumerate().filter_map(|(i, v)| {
             v.map(|v| {
                 let x0 = i as f64 - 0.4 + j as f64 * width;
-                Rectangle::new([(x0, 0.0f64.max(y_range.0).min(v)), (x0 + width * 0.92, v.max(0.0f64.max(y_range.0)))], c.filled())
+                Rectangle::new(
+                    [
+                        (x0, 0.0f64.max(y_range.0).min(v)),
+                        (x0 + width * 0.92, v.max(0.0f64.max(y_range.0))),
+                    ],
+                    c.filled(),
+                )
             })
         });
-        chart
-            .draw_series(bars)
-            .map_err(err)?;
+        chart.draw_series(bars).map_err(err)?;
         let _ = name;
         if value_labels {
             let labels = vals.iter().enumerate().filter_map(|(i, v)| {
                 v.map(|v| {
                     let x = i as f64 - 0.4 + (j as f64 + 0.46) * width;
-                    Text::new(format!("{v:.2}"), (x, v + (y_range.1 - y_range.0) * 0.012), (FONT, 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom)))
+                    Text::new(
+                        format!("{v:.2}"),
+                        (x, v + (y_range.1 - y_range.0) * 0.012),
+                        (FONT, 12)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    )
                 })
             });
             chart.draw_series(labels).map_err(err)?;
@@ -147,21 +175,34 @@ fn grouped_bars<DB: DrawingBackend>(
                 lh.map(|(lo, hi)| {
                     let x = i as f64 - 0.4 + (j as f64 + 0.46) * width;
                     let d = width * 0.2;
-                    vec![PathElement::new(vec![(x - d, lo), (x + d, lo)], BLACK.stroke_width(2)), PathElement::new(vec![(x - d, hi), (x + d, hi)], BLACK.stroke_width(2))]
+                    vec![
+                        PathElement::new(vec![(x - d, lo), (x + d, lo)], BLACK.stroke_width(2)),
+                        PathElement::new(vec![(x - d, hi), (x + d, hi)], BLACK.stroke_width(2)),
+                    ]
                 })
             });
             chart.draw_series(caps.flatten()).map_err(err)?;
         }
     }
     if y_range.0 < 0.0 {
-        chart.draw_series(std::iter::once(PathElement::new(vec![(-0.5, 0.0), (n - 0.5, 0.0)], BLACK.stroke_width(1)))).map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(-0.5, 0.0), (n - 0.5, 0.0)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(err)?;
     }
     root.present().map_err(err)?;
     Ok(())
 }
 
 fn cliff_lines<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result<()> {
-    let entries: Vec<(String, RGBColor)> = a.rows.iter().enumerate().map(|(j, r)| (r.arm.clone(), colour(j))).collect();
+    let entries: Vec<(String, RGBColor)> = a
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(j, r)| (r.arm.clone(), colour(j)))
+        .collect();
     let area = with_legend(root, &entries)?;
     let n = a.models.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&area)
@@ -184,19 +225,36 @@ fn cliff_lines<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result<()> 
         .map_err(err)?;
     for (j, r) in a.rows.iter().enumerate() {
         let c = colour(j);
-        let pts: Vec<(f64, f64)> = r.per_model.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i as f64, v))).collect();
-        chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(3))).map_err(err)?;
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.filled()))).map_err(err)?;
+        let pts: Vec<(f64, f64)> = r
+            .per_model
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.map(|v| (i as f64, v)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(3)))
+            .map_err(err)?;
+        chart
+            .draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.filled())))
+            .map_err(err)?;
     }
     root.present().map_err(err)?;
     Ok(())
 }
 
-fn wall_boxes<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, walls: &[(String, Vec<f64>)]) -> Result<()> {
+fn wall_boxes<DB: DrawingBackend>(
+    root: &Area<DB>,
+    a: &Analysis,
+    walls: &[(String, Vec<f64>)],
+) -> Result<()> {
     let _ = a;
     root.fill(&WHITE).map_err(err)?;
     let names: Vec<String> = walls.iter().map(|w| w.0.clone()).collect();
-    let ymax = walls.iter().flat_map(|w| w.1.iter().copied()).fold(1.0f64, f64::max) * 1.05;
+    let ymax = walls
+        .iter()
+        .flat_map(|w| w.1.iter().copied())
+        .fold(1.0f64, f64::max)
+        * 1.05;
     let n = names.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption("Wall time per cell", (FONT, 24))
@@ -231,14 +289,45 @@ fn wall_boxes<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis, walls: &[(Strin
         let (q1, q2, q3) = (q(0.25), q(0.5), q(0.75));
         let c = colour(i);
         let x = i as f64;
-        chart.draw_series(std::iter::once(Rectangle::new([(x - 0.25, q1), (x + 0.25, q3)], c.mix(0.6).filled()))).map_err(err)?;
-        chart.draw_series(std::iter::once(Rectangle::new([(x - 0.25, q1), (x + 0.25, q3)], BLACK.stroke_width(1)))).map_err(err)?;
-        chart.draw_series(std::iter::once(PathElement::new(vec![(x - 0.25, q2), (x + 0.25, q2)], BLACK.stroke_width(3)))).map_err(err)?;
-        chart.draw_series(std::iter::once(PathElement::new(vec![(x, s[0]), (x, q1)], BLACK.stroke_width(1)))).map_err(err)?;
-        chart.draw_series(std::iter::once(PathElement::new(vec![(x, q3), (x, s[s.len() - 1])], BLACK.stroke_width(1)))).map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, q1), (x + 0.25, q3)],
+                c.mix(0.6).filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, q1), (x + 0.25, q3)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.25, q2), (x + 0.25, q2)],
+                BLACK.stroke_width(3),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, s[0]), (x, q1)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, q3), (x, s[s.len() - 1])],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(err)?;
         // Individual cells as small dots, jittered deterministically.
         chart
-            .draw_series(s.iter().enumerate().map(|(k, y)| Circle::new((x + 0.3 + ((k % 7) as f64) * 0.012, *y), 2, BLACK.mix(0.5).filled())))
+            .draw_series(s.iter().enumerate().map(|(k, y)| {
+                Circle::new(
+                    (x + 0.3 + ((k % 7) as f64) * 0.012, *y),
+                    2,
+                    BLACK.mix(0.5).filled(),
+                )
+            }))
             .map_err(err)?;
     }
     root.present().map_err(err)?;
@@ -259,24 +348,61 @@ macro_rules! both {
             let $root = BitMapBackend::new(&png, (W, H)).into_drawing_area();
             $body?;
         }
-        std::fs::write($dir.join(format!("{}.svg", $name)), &svg)
-            .map_err(|e| anyhow!("{}: cannot write: {e}", $dir.join(format!("{}.svg", $name)).display()))?;
+        std::fs::write($dir.join(format!("{}.svg", $name)), &svg).map_err(|e| {
+            anyhow!(
+                "{}: cannot write: {e}",
+                $dir.join(format!("{}.svg", $name)).display()
+            )
+        })?;
         svg
     }};
 }
 
 /// Draw every figure the data supports into `dir`; returns (file stem, caption, SVG text).
-pub fn draw_all(a: &Analysis, walls: &[(String, Vec<f64>)], dir: &Path) -> Result<Vec<(String, String, String)>> {
+pub fn draw_all(
+    a: &Analysis,
+    walls: &[(String, Vec<f64>)],
+    dir: &Path,
+) -> Result<Vec<(String, String, String)>> {
     register_fonts();
     let mut out = Vec::new();
     if !a.rows.is_empty() {
-        let series: Vec<(String, Vec<Option<f64>>)> = a.rows.iter().map(|r| (r.arm.clone(), r.per_model.clone())).collect();
-        let svg = both!(dir, "by_model", |root| grouped_bars(&root, "Mean score by model size", "mean score", &a.models, &series, None, (0.0, 1.05), true));
-        out.push(("by_model".into(), "Mean score per arm, grouped by model (ordered by size).".into(), svg));
+        let series: Vec<(String, Vec<Option<f64>>)> = a
+            .rows
+            .iter()
+            .map(|r| (r.arm.clone(), r.per_model.clone()))
+            .collect();
+        let svg = both!(dir, "by_model", |root| grouped_bars(
+            &root,
+            "Mean score by model size",
+            "mean score",
+            &a.models,
+            &series,
+            None,
+            (0.0, 1.05),
+            true
+        ));
+        out.push((
+            "by_model".into(),
+            "Mean score per arm, grouped by model (ordered by size).".into(),
+            svg,
+        ));
 
         let arms: Vec<String> = a.rows.iter().map(|r| r.arm.clone()).collect();
-        let overall = vec![("overall".to_string(), a.rows.iter().map(|r| Some(r.overall)).collect())];
-        let svg = both!(dir, "overall", |root| grouped_bars(&root, "Overall mean score (mean of model means)", "mean score", &arms, &overall, None, (0.0, 1.1), true));
+        let overall = vec![(
+            "overall".to_string(),
+            a.rows.iter().map(|r| Some(r.overall)).collect(),
+        )];
+        let svg = both!(dir, "overall", |root| grouped_bars(
+            &root,
+            "Overall mean score (mean of model means)",
+            "mean score",
+            &arms,
+            &overall,
+            None,
+            (0.0, 1.1),
+            true
+        ));
         out.push(("overall".into(), "Overall mean score per arm.".into(), svg));
 
         if a.models.len() > 1 {
@@ -286,28 +412,82 @@ pub fn draw_all(a: &Analysis, walls: &[(String, Vec<f64>)], dir: &Path) -> Resul
     }
     if !a.ablations.is_empty() {
         let cats: Vec<String> = a.ablations.iter().map(|r| r.variant.clone()).collect();
-        let deltas = vec![("Δ vs baseline".to_string(), a.ablations.iter().map(|r| Some(r.variant_mean - r.baseline_mean)).collect::<Vec<_>>())];
-        let whisk = vec![a.ablations.iter().map(|r| r.ci.as_ref().map(|c| (c.lo, c.hi))).collect::<Vec<_>>()];
-        let lo = whisk[0].iter().flatten().map(|w| w.0).fold(-0.1f64, f64::min) - 0.05;
-        let hi = whisk[0].iter().flatten().map(|w| w.1).fold(0.1f64, f64::max) + 0.05;
-        let svg = both!(dir, "ablations", |root| grouped_bars(&root, "Ablations: score change vs baseline (95% bootstrap CI)", "Δ mean score", &cats, &deltas, Some(&whisk), (lo, hi), false));
+        let deltas = vec![(
+            "Δ vs baseline".to_string(),
+            a.ablations
+                .iter()
+                .map(|r| Some(r.variant_mean - r.baseline_mean))
+                .collect::<Vec<_>>(),
+        )];
+        let whisk = vec![a
+            .ablations
+            .iter()
+            .map(|r| r.ci.as_ref().map(|c| (c.lo, c.hi)))
+            .collect::<Vec<_>>()];
+        let lo = whisk[0]
+            .iter()
+            .flatten()
+            .map(|w| w.0)
+            .fold(-0.1f64, f64::min)
+            - 0.05;
+        let hi = whisk[0]
+            .iter()
+            .flatten()
+            .map(|w| w.1)
+            .fold(0.1f64, f64::max)
+            + 0.05;
+        let svg = both!(dir, "ablations", |root| grouped_bars(
+            &root,
+            "Ablations: score change vs baseline (95% bootstrap CI)",
+            "Δ mean score",
+            &cats,
+            &deltas,
+            Some(&whisk),
+            (lo, hi),
+            false
+        ));
         out.push(("ablations".into(), "Mean score change of each ablation variant against its baseline, with bootstrap CI whiskers.".into(), svg));
     }
     if walls.iter().any(|w| !w.1.is_empty()) {
         let svg = both!(dir, "wall_time", |root| wall_boxes(&root, a, walls));
-        out.push(("wall_time".into(), "Wall time per cell: box = quartiles, thick line = median, dots = cells.".into(), svg));
+        out.push((
+            "wall_time".into(),
+            "Wall time per cell: box = quartiles, thick line = median, dots = cells.".into(),
+            svg,
+        ));
     }
     if !a.failure_modes.is_empty() {
         let arms: Vec<String> = a.failure_modes.keys().cloned().collect();
-        let modes: Vec<String> = a.failure_modes.values().flat_map(|m| m.keys().cloned()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-        let svg = both!(dir, "failure_modes", |root| stacked(&root, &arms, &modes, a));
-        out.push(("failure_modes".into(), "Share of failure modes per arm.".into(), svg));
+        let modes: Vec<String> = a
+            .failure_modes
+            .values()
+            .flat_map(|m| m.keys().cloned())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let svg = both!(dir, "failure_modes", |root| stacked(
+            &root, &arms, &modes, a
+        ));
+        out.push((
+            "failure_modes".into(),
+            "Share of failure modes per arm.".into(),
+            svg,
+        ));
     }
     Ok(out)
 }
 
-fn stacked<DB: DrawingBackend>(root: &Area<DB>, arms: &[String], modes: &[String], a: &Analysis) -> Result<()> {
-    let entries: Vec<(String, RGBColor)> = modes.iter().enumerate().map(|(j, m)| (m.clone(), colour(j))).collect();
+fn stacked<DB: DrawingBackend>(
+    root: &Area<DB>,
+    arms: &[String],
+    modes: &[String],
+    a: &Analysis,
+) -> Result<()> {
+    let entries: Vec<(String, RGBColor)> = modes
+        .iter()
+        .enumerate()
+        .map(|(j, m)| (m.clone(), colour(j)))
+        .collect();
     let area = with_legend(root, &entries)?;
     let n = arms.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&area)
@@ -336,7 +516,13 @@ fn stacked<DB: DrawingBackend>(root: &Area<DB>, arms: &[String], modes: &[String
             let counts = &a.failure_modes[arm];
             let total: usize = counts.values().sum();
             let share = counts.get(m).copied().unwrap_or(0) as f64 / total.max(1) as f64;
-            rects.push(Rectangle::new([(i as f64 - 0.35, base[i]), (i as f64 + 0.35, base[i] + share)], c.filled()));
+            rects.push(Rectangle::new(
+                [
+                    (i as f64 - 0.35, base[i]),
+                    (i as f64 + 0.35, base[i] + share),
+                ],
+                c.filled(),
+            ));
             base[i] += share;
         }
         let _ = m;

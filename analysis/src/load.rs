@@ -14,7 +14,9 @@ use std::io::Cursor;
 use std::path::Path;
 
 /// Columns of our cells.csv that the analysis needs (the others are optional).
-pub const CELLS_REQUIRED: &[&str] = &["run_id", "arm", "model", "task", "repeat", "attempt", "score"];
+pub const CELLS_REQUIRED: &[&str] = &[
+    "run_id", "arm", "model", "task", "repeat", "attempt", "score",
+];
 /// Columns of upstream's published per-cell CSV.
 pub const UPSTREAM_REQUIRED: &[&str] = &["harness", "task", "model", "score"];
 /// Columns of upstream's ablation CSV.
@@ -47,11 +49,17 @@ impl Table {
             .into_reader_with_file_handle(Cursor::new(bytes))
             .finish()
             .map_err(|e| anyhow!("{shown}: not a readable CSV file: {e}"))?;
-        let header: Vec<String> = df.get_column_names().iter().map(|s| s.to_string()).collect();
+        let header: Vec<String> = df
+            .get_column_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let mut columns = HashMap::new();
         for name in &header {
             let col = df.column(name).map_err(|e| anyhow!("{shown}: {e}"))?;
-            let s = col.str().map_err(|e| anyhow!("{shown}: column {name}: {e}"))?;
+            let s = col
+                .str()
+                .map_err(|e| anyhow!("{shown}: column {name}: {e}"))?;
             let v: Vec<Option<String>> = s
                 .iter()
                 .map(|x| x.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
@@ -59,7 +67,13 @@ impl Table {
             columns.insert(name.trim().to_string(), v);
         }
         let dir = path.parent().map(|p| p.to_path_buf()).unwrap_or_default();
-        Ok(Table { path: shown, dir, rows: df.height(), columns, header })
+        Ok(Table {
+            path: shown,
+            dir,
+            rows: df.height(),
+            columns,
+            header,
+        })
     }
 
     fn has(&self, cols: &[&str]) -> bool {
@@ -67,7 +81,10 @@ impl Table {
     }
 
     fn missing(&self, cols: &[&str]) -> Vec<String> {
-        cols.iter().filter(|c| !self.columns.contains_key(**c)).map(|c| c.to_string()).collect()
+        cols.iter()
+            .filter(|c| !self.columns.contains_key(**c))
+            .map(|c| c.to_string())
+            .collect()
     }
 
     /// Value at data row `i` (0-based), `None` when empty or when the column is absent.
@@ -81,9 +98,8 @@ impl Table {
     }
 
     fn req(&self, col: &str, i: usize) -> Result<&str> {
-        self.get(col, i).ok_or_else(|| {
-            anyhow!("{}:{}: column `{col}` is empty", self.path, Self::line(i))
-        })
+        self.get(col, i)
+            .ok_or_else(|| anyhow!("{}:{}: column `{col}` is empty", self.path, Self::line(i)))
     }
 
     fn num(&self, col: &str, i: usize) -> Result<Option<f64>> {
@@ -91,10 +107,18 @@ impl Table {
             None => Ok(None),
             Some(s) => {
                 let v: f64 = s.parse().map_err(|_| {
-                    anyhow!("{}:{}: column `{col}`: `{s}` is not a number", self.path, Self::line(i))
+                    anyhow!(
+                        "{}:{}: column `{col}`: `{s}` is not a number",
+                        self.path,
+                        Self::line(i)
+                    )
                 })?;
                 if !v.is_finite() {
-                    bail!("{}:{}: column `{col}`: `{s}` is not finite", self.path, Self::line(i));
+                    bail!(
+                        "{}:{}: column `{col}`: `{s}` is not finite",
+                        self.path,
+                        Self::line(i)
+                    );
                 }
                 Ok(Some(v))
             }
@@ -190,8 +214,10 @@ impl Builder {
             .map(|((arm, model, task), reps)| {
                 let reps: Vec<Repeat> = reps.into_values().collect();
                 // Only the winning attempts' logs are read.
-                let logs: Vec<crate::events::Activations> =
-                    reps.iter().filter_map(|r| r.attempt_dir.as_deref().and_then(crate::events::read)).collect();
+                let logs: Vec<crate::events::Activations> = reps
+                    .iter()
+                    .filter_map(|r| r.attempt_dir.as_deref().and_then(crate::events::read))
+                    .collect();
                 let mut mechanisms: BTreeMap<String, f64> = BTreeMap::new();
                 for l in &logs {
                     bad_event_lines += l.bad_lines;
@@ -236,9 +262,11 @@ fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             None => bail!("{origin}: column `score` is empty and failure_mode is not `timeout`"),
         };
         let tier = match t.get("tier", i) {
-            Some(s) => s.parse::<u8>().ok().filter(|x| (1..=4).contains(x)).ok_or_else(|| {
-                anyhow!("{origin}: column `tier`: `{s}` is not a tier 1..4")
-            })?,
+            Some(s) => s
+                .parse::<u8>()
+                .ok()
+                .filter(|x| (1..=4).contains(x))
+                .ok_or_else(|| anyhow!("{origin}: column `tier`: `{s}` is not a tier 1..4"))?,
             None => tier_of(&task),
         };
         let simulated = match t.get("simulated", i) {
@@ -265,7 +293,11 @@ fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             origin: origin.clone(),
             attempt_dir: t.get("attempt_dir", i).map(|d| t.dir.join(d)),
         };
-        let key = (t.req("arm", i)?.to_string(), t.req("model", i)?.to_string(), task);
+        let key = (
+            t.req("arm", i)?.to_string(),
+            t.req("model", i)?.to_string(),
+            task,
+        );
         let rkey = (t.req("run_id", i)?.to_string(), t.int("repeat", i)?);
         b.add(key, rkey, rep)?;
     }
@@ -276,7 +308,9 @@ fn read_upstream(t: &Table, b: &mut Builder) -> Result<()> {
     for i in 0..t.rows {
         let origin = format!("{}:{}", t.path, Table::line(i));
         let task = normalize_task(t.req("task", i)?);
-        let score = t.score("score", i)?.ok_or_else(|| anyhow!("{origin}: column `score` is empty"))?;
+        let score = t
+            .score("score", i)?
+            .ok_or_else(|| anyhow!("{origin}: column `score` is empty"))?;
         let rep = Repeat {
             tier: tier_of(&task),
             score,
@@ -288,7 +322,11 @@ fn read_upstream(t: &Table, b: &mut Builder) -> Result<()> {
             origin,
             attempt_dir: None,
         };
-        let key = (t.req("harness", i)?.to_string(), t.req("model", i)?.to_string(), task);
+        let key = (
+            t.req("harness", i)?.to_string(),
+            t.req("model", i)?.to_string(),
+            task,
+        );
         // One upstream file is one run with one repeat per cell.
         b.add(key, (t.path.clone(), 0), rep)?;
     }
@@ -296,15 +334,27 @@ fn read_upstream(t: &Table, b: &mut Builder) -> Result<()> {
 }
 
 fn read_ablation(t: &Table) -> Result<AblationFile> {
-    let mut f = AblationFile { path: t.path.clone(), ..Default::default() };
+    let mut f = AblationFile {
+        path: t.path.clone(),
+        ..Default::default()
+    };
     for i in 0..t.rows {
         let variant = t.req("variant", i)?.to_string();
         let task = normalize_task(t.req("task_id", i)?);
-        let score = t.score("total", i)?.ok_or_else(|| {
-            anyhow!("{}:{}: column `total` is empty", t.path, Table::line(i))
-        })?;
-        if f.variants.entry(variant.clone()).or_default().insert(task.clone(), score).is_some() {
-            bail!("{}:{}: duplicate row for variant `{variant}`, task `{task}`", t.path, Table::line(i));
+        let score = t
+            .score("total", i)?
+            .ok_or_else(|| anyhow!("{}:{}: column `total` is empty", t.path, Table::line(i)))?;
+        if f.variants
+            .entry(variant.clone())
+            .or_default()
+            .insert(task.clone(), score)
+            .is_some()
+        {
+            bail!(
+                "{}:{}: duplicate row for variant `{variant}`, task `{task}`",
+                t.path,
+                Table::line(i)
+            );
         }
     }
     Ok(f)
@@ -317,10 +367,16 @@ fn read_tau_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
         let domain = t.req("domain", i)?.to_string();
         let task = t.req("task_id", i)?.to_string();
         let arm = t.req("arm", i)?.to_string();
-        let trial = if t.columns.contains_key("trial") { t.int("trial", i)? } else { 0 };
+        let trial = if t.columns.contains_key("trial") {
+            t.int("trial", i)?
+        } else {
+            0
+        };
         match t.score("reward", i)? {
             Some(r) => {
-                let slot = trials.entry((domain.clone(), task.clone(), arm.clone())).or_default();
+                let slot = trials
+                    .entry((domain.clone(), task.clone(), arm.clone()))
+                    .or_default();
                 if slot.insert(trial, r).is_some() {
                     bail!(
                         "{}:{}: duplicate row for domain `{domain}`, task `{task}`, arm `{arm}`, trial {trial}",
@@ -329,11 +385,22 @@ fn read_tau_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
                     );
                 }
             }
-            None => ds.tau_errors.push(format!("{}:{} ({domain}/{task}/{arm})", t.path, Table::line(i))),
+            None => ds.tau_errors.push(format!(
+                "{}:{} ({domain}/{task}/{arm})",
+                t.path,
+                Table::line(i)
+            )),
         }
     }
     for ((domain, task, arm), rewards) in trials {
-        ds.tau.entry(domain).or_default().entry(task).or_default().entry(arm).or_default().extend(rewards.into_values());
+        ds.tau
+            .entry(domain)
+            .or_default()
+            .entry(task)
+            .or_default()
+            .entry(arm)
+            .or_default()
+            .extend(rewards.into_values());
     }
     Ok(())
 }
@@ -342,7 +409,8 @@ fn read_tau_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
 /// `_manifest` (`retail_manifest_nt0.json` -> `retail`).
 fn read_manifest(path: &Path, ds: &mut Dataset) -> Result<()> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("{shown}: cannot read file"))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("{shown}: cannot read file"))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| anyhow!("{shown}: not valid JSON: {e}"))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("tau2");
@@ -350,7 +418,9 @@ fn read_manifest(path: &Path, ds: &mut Dataset) -> Result<()> {
     if ds.tau.contains_key(&domain) {
         bail!("{shown}: a second manifest for domain `{domain}` (give one file per domain)");
     }
-    let obj = v.as_object().ok_or_else(|| anyhow!("{shown}: expected an object of tasks"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| anyhow!("{shown}: expected an object of tasks"))?;
     let dom = ds.tau.entry(domain.clone()).or_default();
     for (task, arms) in obj {
         let arms = arms
@@ -358,11 +428,16 @@ fn read_manifest(path: &Path, ds: &mut Dataset) -> Result<()> {
             .ok_or_else(|| anyhow!("{shown}: task `{task}`: expected an object of arms"))?;
         for (arm, cell) in arms {
             match cell.get("reward").and_then(|r| r.as_f64()) {
-                Some(r) if (0.0..=1.0).contains(&r) => {
-                    dom.entry(task.clone()).or_default().entry(arm.clone()).or_default().push(r)
-                }
+                Some(r) if (0.0..=1.0).contains(&r) => dom
+                    .entry(task.clone())
+                    .or_default()
+                    .entry(arm.clone())
+                    .or_default()
+                    .push(r),
                 Some(r) => bail!("{shown}: task `{task}`, arm `{arm}`: reward {r} outside [0, 1]"),
-                None => ds.tau_errors.push(format!("{shown} ({domain}/{task}/{arm}: no reward)")),
+                None => ds
+                    .tau_errors
+                    .push(format!("{shown} ({domain}/{task}/{arm}: no reward)")),
             }
         }
     }

@@ -26,12 +26,17 @@ pub fn fp(p: f64) -> String {
 }
 
 fn ci(i: &Option<crate::stats::bootstrap::Interval>) -> String {
-    i.as_ref().map_or("–".into(), |i| format!("[{}, {}]", s3(i.lo), s3(i.hi)))
+    i.as_ref()
+        .map_or("–".into(), |i| format!("[{}, {}]", s3(i.lo), s3(i.hi)))
 }
 
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(out, "|{}", header.iter().map(|_| "---|").collect::<String>());
+    let _ = writeln!(
+        out,
+        "|{}",
+        header.iter().map(|_| "---|").collect::<String>()
+    );
     for r in rows {
         let _ = writeln!(out, "| {} |", r.join(" | "));
     }
@@ -73,7 +78,11 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .rows
             .iter()
             .map(|r| {
-                let mut v = vec![if r.arm == a.focal { format!("**{}**", r.arm) } else { r.arm.clone() }];
+                let mut v = vec![if r.arm == a.focal {
+                    format!("**{}**", r.arm)
+                } else {
+                    r.arm.clone()
+                }];
                 v.extend(r.per_model.iter().map(|x| f3(*x)));
                 v.push(format!("**{:.3}**", r.overall));
                 v.extend(r.per_tier.iter().map(|x| f3(*x)));
@@ -81,7 +90,10 @@ pub fn tables_markdown(a: &Analysis) -> String {
             })
             .collect();
         table(&mut out, &h, &rows);
-        let _ = writeln!(out, "Overall = mean of the model means. Tiers pool all models' cells.\n");
+        let _ = writeln!(
+            out,
+            "Overall = mean of the model means. Tiers pool all models' cells.\n"
+        );
 
         let _ = writeln!(out, "## Cliff (drop from each arm's best model)\n");
         let rows: Vec<Vec<String>> = a
@@ -90,10 +102,19 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .map(|r| {
                 let b = r.best.clone().unwrap_or_default();
                 let w = r.worst.clone().unwrap_or_default();
-                vec![r.arm.clone(), format!("{} ({:.3})", b.0, b.1), format!("{} ({:.3})", w.0, w.1), f3(r.cliff())]
+                vec![
+                    r.arm.clone(),
+                    format!("{} ({:.3})", b.0, b.1),
+                    format!("{} ({:.3})", w.0, w.1),
+                    f3(r.cliff()),
+                ]
             })
             .collect();
-        table(&mut out, &[s("arm"), s("best model"), s("worst model"), s("cliff")], &rows);
+        table(
+            &mut out,
+            &[s("arm"), s("best model"), s("worst model"), s("cliff")],
+            &rows,
+        );
 
         let _ = writeln!(out, "## Cells scoring ≥ 0.5\n");
         let mut h = vec![s("arm")];
@@ -104,8 +125,17 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .iter()
             .map(|r| {
                 let mut v = vec![r.arm.clone()];
-                v.extend(r.ge_half.iter().zip(&r.n_per_model).map(|(g, n)| format!("{g}/{n}")));
-                v.push(format!("{}/{}", r.ge_half.iter().sum::<usize>(), r.n_per_model.iter().sum::<usize>()));
+                v.extend(
+                    r.ge_half
+                        .iter()
+                        .zip(&r.n_per_model)
+                        .map(|(g, n)| format!("{g}/{n}")),
+                );
+                v.push(format!(
+                    "{}/{}",
+                    r.ge_half.iter().sum::<usize>(),
+                    r.n_per_model.iter().sum::<usize>()
+                ));
                 v
             })
             .collect();
@@ -117,7 +147,15 @@ pub fn tables_markdown(a: &Analysis) -> String {
                 .iter()
                 .map(|r| vec![r.arm.clone(), r.max_repeats.to_string(), f3(r.repeat_sd)])
                 .collect();
-            table(&mut out, &[s("arm"), s("max repeats per cell"), s("mean sd across repeats")], &rows);
+            table(
+                &mut out,
+                &[
+                    s("arm"),
+                    s("max repeats per cell"),
+                    s("mean sd across repeats"),
+                ],
+                &rows,
+            );
         }
     }
     if !a.comparisons.is_empty() {
@@ -140,22 +178,40 @@ pub fn tables_markdown(a: &Analysis) -> String {
                     ci(&c.cluster_ci),
                     fp(c.perm.p),
                     fp(c.perm_holm_p),
-                    if c.unpaired.is_empty() { "–".into() } else { c.unpaired.join(" ") },
+                    if c.unpaired.is_empty() {
+                        "–".into()
+                    } else {
+                        c.unpaired.join(" ")
+                    },
                 ]
             })
             .collect();
         table(
             &mut out,
             &[
-                s("model"), s("vs"), s("W/T/L"), s("mean Δ"), s("bootstrap CI"), s("n≠0"), s("W+"),
-                s("p (normal)"), s("p (exact)"), s("Holm p"), s("tier-cluster CI"), s("strat. perm p"),
-                s("perm Holm p"), s("unpaired"),
+                s("model"),
+                s("vs"),
+                s("W/T/L"),
+                s("mean Δ"),
+                s("bootstrap CI"),
+                s("n≠0"),
+                s("W+"),
+                s("p (normal)"),
+                s("p (exact)"),
+                s("Holm p"),
+                s("tier-cluster CI"),
+                s("strat. perm p"),
+                s("perm Holm p"),
+                s("unpaired"),
             ],
             &rows,
         );
     }
     if !a.pooled.is_empty() {
-        let _ = writeln!(out, "## Pooled overall comparison (per-task mean Δ over models)\n");
+        let _ = writeln!(
+            out,
+            "## Pooled overall comparison (per-task mean Δ over models)\n"
+        );
         let rows: Vec<Vec<String>> = a
             .pooled
             .iter()
@@ -173,7 +229,15 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .collect();
         table(
             &mut out,
-            &[s("comparison"), s("tasks"), s("models"), s("mean Δ"), s("bootstrap CI"), s("sign-flip p"), s("cells ≥ 0.5")],
+            &[
+                s("comparison"),
+                s("tasks"),
+                s("models"),
+                s("mean Δ"),
+                s("bootstrap CI"),
+                s("sign-flip p"),
+                s("cells ≥ 0.5"),
+            ],
             &rows,
         );
     }
@@ -197,13 +261,23 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .collect();
         table(
             &mut out,
-            &[s("source"), s("variant"), s("n"), s("baseline"), s("variant mean"), s("Δ"), s("bootstrap CI"), s("Wilcoxon p")],
+            &[
+                s("source"),
+                s("variant"),
+                s("n"),
+                s("baseline"),
+                s("variant mean"),
+                s("Δ"),
+                s("bootstrap CI"),
+                s("Wilcoxon p"),
+            ],
             &rows,
         );
     }
     if !a.failure_modes.is_empty() {
         let _ = writeln!(out, "## Failure modes (cells × repeats)\n");
-        let modes: std::collections::BTreeSet<&String> = a.failure_modes.values().flat_map(|m| m.keys()).collect();
+        let modes: std::collections::BTreeSet<&String> =
+            a.failure_modes.values().flat_map(|m| m.keys()).collect();
         let mut h = vec![s("arm")];
         h.extend(modes.iter().map(|m| m.to_string()));
         let rows: Vec<Vec<String>> = a
@@ -211,7 +285,11 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .iter()
             .map(|(arm, m)| {
                 let mut v = vec![arm.clone()];
-                v.extend(modes.iter().map(|k| m.get(*k).copied().unwrap_or(0).to_string()));
+                v.extend(
+                    modes
+                        .iter()
+                        .map(|k| m.get(*k).copied().unwrap_or(0).to_string()),
+                );
                 v
             })
             .collect();
@@ -222,34 +300,88 @@ pub fn tables_markdown(a: &Analysis) -> String {
         let rows: Vec<Vec<String>> = a
             .wall
             .iter()
-            .map(|w| vec![w.arm.clone(), w.n.to_string(), w.missing.to_string(), format!("{:.1}", w.median), format!("{:.1}", w.mean)])
+            .map(|w| {
+                vec![
+                    w.arm.clone(),
+                    w.n.to_string(),
+                    w.missing.to_string(),
+                    format!("{:.1}", w.median),
+                    format!("{:.1}", w.mean),
+                ]
+            })
             .collect();
-        table(&mut out, &[s("arm"), s("cells"), s("no wall time"), s("median"), s("mean")], &rows);
+        table(
+            &mut out,
+            &[
+                s("arm"),
+                s("cells"),
+                s("no wall time"),
+                s("median"),
+                s("mean"),
+            ],
+            &rows,
+        );
     }
     if !a.resources.is_empty() {
-        let _ = writeln!(out, "## Tokens and calls (mean per cell, cells that report them)\n");
+        let _ = writeln!(
+            out,
+            "## Tokens and calls (mean per cell, cells that report them)\n"
+        );
         let rows: Vec<Vec<String>> = a
             .resources
             .iter()
             .map(|r| {
                 let mut v = vec![r.arm.clone(), r.n.to_string()];
-                v.extend(r.means.iter().map(|x| x.map_or("–".into(), |v| format!("{v:.1}"))));
+                v.extend(
+                    r.means
+                        .iter()
+                        .map(|x| x.map_or("–".into(), |v| format!("{v:.1}"))),
+                );
                 v
             })
             .collect();
-        table(&mut out, &[s("arm"), s("cells"), s("prompt tokens"), s("completion tokens"), s("model calls"), s("tool calls")], &rows);
+        table(
+            &mut out,
+            &[
+                s("arm"),
+                s("cells"),
+                s("prompt tokens"),
+                s("completion tokens"),
+                s("model calls"),
+                s("tool calls"),
+            ],
+            &rows,
+        );
     }
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "## Mechanism activations: {} ({} cells with event logs)\n", m.arm, m.cells);
+        let _ = writeln!(
+            out,
+            "## Mechanism activations: {} ({} cells with event logs)\n",
+            m.arm, m.cells
+        );
         let rows: Vec<Vec<String>> = m
             .by_mechanism
             .iter()
-            .map(|(k, (mean, cells))| vec![k.clone(), format!("{mean:.2}"), format!("{cells}/{}", m.cells)])
+            .map(|(k, (mean, cells))| {
+                vec![
+                    k.clone(),
+                    format!("{mean:.2}"),
+                    format!("{cells}/{}", m.cells),
+                ]
+            })
             .collect();
-        table(&mut out, &[s("mechanism"), s("firings per cell"), s("cells with ≥ 1 firing")], &rows);
+        table(
+            &mut out,
+            &[
+                s("mechanism"),
+                s("firings per cell"),
+                s("cells with ≥ 1 firing"),
+            ],
+            &rows,
+        );
     }
     if let Some(t) = &a.tau {
         let _ = writeln!(out, "## τ²: mean reward (first trial)\n");
@@ -267,21 +399,52 @@ pub fn tables_markdown(a: &Analysis) -> String {
             })
             .collect();
         table(&mut out, &h, &rows);
-        let _ = writeln!(out, "## τ²: exact McNemar, {} vs each arm (all domains pooled)\n", t.focal);
+        let _ = writeln!(
+            out,
+            "## τ²: exact McNemar, {} vs each arm (all domains pooled)\n",
+            t.focal
+        );
         let rows: Vec<Vec<String>> = t
             .mcnemar
             .iter()
             .map(|(c, m, h)| {
-                vec![c.clone(), format!("{}W/{}T/{}L", m.b, m.ties, m.c), fp(m.p_exact), format!("{:.3}", m.z), fp(*h)]
+                vec![
+                    c.clone(),
+                    format!("{}W/{}T/{}L", m.b, m.ties, m.c),
+                    fp(m.p_exact),
+                    format!("{:.3}", m.z),
+                    fp(*h),
+                ]
             })
             .collect();
-        table(&mut out, &[s("vs"), s("wins/ties/losses"), s("exact p"), s("sign-test z"), s("Holm p")], &rows);
+        table(
+            &mut out,
+            &[
+                s("vs"),
+                s("wins/ties/losses"),
+                s("exact p"),
+                s("sign-test z"),
+                s("Holm p"),
+            ],
+            &rows,
+        );
         let rows: Vec<Vec<String>> = t
             .per_domain
             .iter()
-            .map(|(c, d, m)| vec![c.clone(), d.clone(), format!("{}W/{}T/{}L", m.b, m.ties, m.c), fp(m.p_exact)])
+            .map(|(c, d, m)| {
+                vec![
+                    c.clone(),
+                    d.clone(),
+                    format!("{}W/{}T/{}L", m.b, m.ties, m.c),
+                    fp(m.p_exact),
+                ]
+            })
             .collect();
-        table(&mut out, &[s("vs"), s("domain"), s("W/T/L"), s("exact p")], &rows);
+        table(
+            &mut out,
+            &[s("vs"), s("domain"), s("W/T/L"), s("exact p")],
+            &rows,
+        );
         let kmax = t.pass_k.iter().map(|p| p.1.len()).max().unwrap_or(0);
         if kmax > 0 {
             let mut h = vec![s("arm")];
@@ -370,7 +533,9 @@ pub fn markdown(a: &Analysis, p: &Provenance) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Inline Markdown subset used by our tables: `**bold**` and `code`.
@@ -439,7 +604,11 @@ pub fn markdown_to_html(md: &str, svgs: &[(String, String)]) -> String {
             }
             out.push_str("</ul>\n");
         } else if l.starts_with("![") {
-            let file = l.split("](").nth(1).and_then(|r| r.strip_suffix(')')).unwrap_or("");
+            let file = l
+                .split("](")
+                .nth(1)
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or("");
             if let Some((_, svg)) = svgs.iter().find(|(f, _)| f == file) {
                 let body = svg.find("<svg").map_or(svg.as_str(), |k| &svg[k..]);
                 let _ = writeln!(out, "<figure>{body}</figure>");

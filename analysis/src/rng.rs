@@ -92,7 +92,10 @@ impl CpythonRandom {
         if key.is_empty() {
             key.push(0);
         }
-        let mut r = Self { mt: [0; N], index: N + 1 };
+        let mut r = Self {
+            mt: [0; N],
+            index: N + 1,
+        };
         r.init_by_array(&key);
         r
     }

@@ -9,7 +9,16 @@ const HEADER: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_
 
 fn tasks() -> Vec<(String, u8)> {
     let mut v: Vec<(String, u8)> = (1..=15)
-        .map(|i| (format!("WF-{i:02}"), match i { 1..=2 => 1, 3..=6 => 2, _ => 3 }))
+        .map(|i| {
+            (
+                format!("WF-{i:02}"),
+                match i {
+                    1..=2 => 1,
+                    3..=6 => 2,
+                    _ => 3,
+                },
+            )
+        })
         .collect();
     v.extend((1..=3).map(|i| (format!("LH-{i:02}"), 4)));
     v
@@ -20,14 +29,22 @@ fn tasks() -> Vec<(String, u8)> {
 fn synthetic(dir: &Path) -> PathBuf {
     let mut s = String::from(HEADER);
     s.push('\n');
-    let arms = [("harness", 0.85), ("opencode", 0.45), ("harness-no-finish-gate", 0.7)];
+    let arms = [
+        ("harness", 0.85),
+        ("opencode", 0.45),
+        ("harness-no-finish-gate", 0.7),
+    ];
     for (ai, (arm, base)) in arms.iter().enumerate() {
         for (mi, model) in ["sim-2b", "sim-4b"].iter().enumerate() {
             for (ti, (task, tier)) in tasks().iter().enumerate() {
                 for rep in 0..2 {
                     let x = ((ai * 7 + mi * 5 + ti * 3 + rep) % 10) as f64 / 25.0;
                     let score = (base - 0.2 + x + mi as f64 * 0.05).clamp(0.0, 1.0);
-                    let mode = if score < 0.3 { "early_finish" } else { "completed" };
+                    let mode = if score < 0.3 {
+                        "early_finish"
+                    } else {
+                        "completed"
+                    };
                     if ti % 5 == 0 {
                         // A first attempt that timed out; the retry (attempt 1) must win.
                         let _ = writeln!(s, "run1,{arm},{model},{task},{tier},{rep},0,,,,600,,timeout,sim,true,,,,,a{rep}");
@@ -39,7 +56,11 @@ fn synthetic(dir: &Path) -> PathBuf {
                         let d = dir.join(&adir).join("workdir/.lrab");
                         std::fs::create_dir_all(&d).unwrap();
                         let fire = "{\"t_ms\":1,\"run\":0,\"kind\":\"mechanism\",\"name\":\"finish_gate\",\"action\":\"reject\"}\n";
-                        std::fs::write(d.join("events.jsonl"), format!("{fire}{fire}{{\"t_ms\":9,\"ki")).unwrap();
+                        std::fs::write(
+                            d.join("events.jsonl"),
+                            format!("{fire}{fire}{{\"t_ms\":9,\"ki"),
+                        )
+                        .unwrap();
                     }
                     let _ = writeln!(
                         s,
@@ -60,7 +81,11 @@ fn synthetic(dir: &Path) -> PathBuf {
 }
 
 fn args(inputs: Vec<PathBuf>, out: PathBuf) -> AnalyzeArgs {
-    AnalyzeArgs { resamples: 500, quiet: true, ..AnalyzeArgs::new(inputs, out) }
+    AnalyzeArgs {
+        resamples: 500,
+        quiet: true,
+        ..AnalyzeArgs::new(inputs, out)
+    }
 }
 
 #[test]
@@ -73,30 +98,57 @@ fn end_to_end_report_is_complete_and_deterministic() {
     run(&args(vec![csv], out2.clone())).unwrap();
     for f in &r1.files {
         let rel = f.strip_prefix(&out1).unwrap();
-        let (a, b) = (std::fs::read(f).unwrap(), std::fs::read(out2.join(rel)).unwrap());
-        assert!(a == b, "{} differs between two identical runs", rel.display());
+        let (a, b) = (
+            std::fs::read(f).unwrap(),
+            std::fs::read(out2.join(rel)).unwrap(),
+        );
+        assert!(
+            a == b,
+            "{} differs between two identical runs",
+            rel.display()
+        );
     }
-    for fig in ["by_model", "overall", "cliff", "ablations", "wall_time", "failure_modes"] {
+    for fig in [
+        "by_model",
+        "overall",
+        "cliff",
+        "ablations",
+        "wall_time",
+        "failure_modes",
+    ] {
         let png = std::fs::read(out1.join("figures").join(format!("{fig}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{fig}.png");
         let svg = std::fs::read_to_string(out1.join("figures").join(format!("{fig}.svg"))).unwrap();
         assert!(svg.contains("<svg"), "{fig}.svg");
     }
     let md = std::fs::read_to_string(out1.join("report.md")).unwrap();
-    assert!(md.contains("SIMULATED BACKEND"), "simulated backend must be flagged");
+    assert!(
+        md.contains("SIMULATED BACKEND"),
+        "simulated backend must be flagged"
+    );
     assert!(md.contains("## Methods") && md.contains("seed 42") && md.contains("lrab-analysis"));
-    assert!(md.contains("harness-no-finish-gate"), "ablation arm in the ablation table");
+    assert!(
+        md.contains("harness-no-finish-gate"),
+        "ablation arm in the ablation table"
+    );
     assert!(md.contains("## Failure modes") && md.contains("## Tokens and calls"));
     assert!(md.contains("## Repeats"));
-    assert!(md.contains("## Mechanism activations: harness (6 cells with event logs)"), "{md}");
+    assert!(
+        md.contains("## Mechanism activations: harness (6 cells with event logs)"),
+        "{md}"
+    );
     assert!(md.contains("| finish_gate | 2.00 | 6/6 |"), "{md}");
     assert!(md.contains("12 unparsable event-log line(s)"), "{md}");
     let html = std::fs::read_to_string(out1.join("report.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html.matches("<figure><svg").count(), 6, "figures inlined");
-    assert!(!html.contains("src=\""), "self-contained: no external references");
+    assert!(
+        !html.contains("src=\""),
+        "self-contained: no external references"
+    );
     let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out1.join("analysis.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out1.join("analysis.json")).unwrap())
+            .unwrap();
     assert_eq!(json["focal"], "harness");
     // 2 arms x 2 models x 18 tasks = 72 main cells + 36 ablation cells.
     assert_eq!(json["total_cells"], 108);
@@ -115,7 +167,10 @@ fn latest_attempt_wins_and_repeats_are_averaged() {
     std::fs::write(&p, format!("{HEADER}\n{}\n", rows.join("\n"))).unwrap();
     let ds = lrab_analysis::load::load(&[p]).unwrap();
     let c = &ds.cells[0];
-    assert_eq!((c.task.as_str(), c.repeat_scores.clone()), ("WF-01", vec![0.9, 0.5]));
+    assert_eq!(
+        (c.task.as_str(), c.repeat_scores.clone()),
+        ("WF-01", vec![0.9, 0.5])
+    );
     assert!((c.score - 0.7).abs() < 1e-12);
     assert_eq!(c.wall_seconds, Some(20.0));
     assert_eq!(ds.cells[1].score, 0.0, "timeout counts as 0");
@@ -135,25 +190,53 @@ fn err_of(header: &str, rows: &[&str]) -> String {
 #[test]
 fn bad_input_gives_clear_errors() {
     let e = err_of("harness,task,model,wall_seconds", &["a,WF01,m,1"]);
-    assert!(e.contains("bad.csv") && e.contains("missing column(s): score"), "{e}");
+    assert!(
+        e.contains("bad.csv") && e.contains("missing column(s): score"),
+        "{e}"
+    );
 
-    let e = err_of("harness,task,model,score", &["a,WF01,m,0.5", "a,WF02,m,high"]);
-    assert!(e.contains("bad.csv:3") && e.contains("`score`") && e.contains("`high` is not a number"), "{e}");
+    let e = err_of(
+        "harness,task,model,score",
+        &["a,WF01,m,0.5", "a,WF02,m,high"],
+    );
+    assert!(
+        e.contains("bad.csv:3") && e.contains("`score`") && e.contains("`high` is not a number"),
+        "{e}"
+    );
 
-    let e = err_of("harness,task,model,score", &["a,WF01,m,0.5", "a,WF01,m,0.5"]);
-    assert!(e.contains("bad.csv:3") && e.contains("duplicate row") && e.contains("bad.csv:2"), "{e}");
+    let e = err_of(
+        "harness,task,model,score",
+        &["a,WF01,m,0.5", "a,WF01,m,0.5"],
+    );
+    assert!(
+        e.contains("bad.csv:3") && e.contains("duplicate row") && e.contains("bad.csv:2"),
+        "{e}"
+    );
 
     let e = err_of("harness,task,model,score", &["a,WF01,m,1.5"]);
     assert!(e.contains("outside [0, 1]"), "{e}");
 
-    let e = err_of(HEADER, &["r,harness,m,WF-01,1,0,0,,,,10,0,completed,sim,false,,,,,x"]);
-    assert!(e.contains("bad.csv:2") && e.contains("not `timeout`"), "{e}");
+    let e = err_of(
+        HEADER,
+        &["r,harness,m,WF-01,1,0,0,,,,10,0,completed,sim,false,,,,,x"],
+    );
+    assert!(
+        e.contains("bad.csv:2") && e.contains("not `timeout`"),
+        "{e}"
+    );
 
-    let e = err_of(HEADER, &["r,harness,m,WF-01,9,0,0,0.5,,,10,0,completed,sim,false,,,,,x"]);
+    let e = err_of(
+        HEADER,
+        &["r,harness,m,WF-01,9,0,0,0.5,,,10,0,completed,sim,false,,,,,x"],
+    );
     assert!(e.contains("`tier`"), "{e}");
 
     let tmp = tempfile::tempdir().unwrap();
-    let e = run(&args(vec![tmp.path().join("nope.csv")], tmp.path().join("o"))).unwrap_err();
+    let e = run(&args(
+        vec![tmp.path().join("nope.csv")],
+        tmp.path().join("o"),
+    ))
+    .unwrap_err();
     assert!(format!("{e:#}").contains("nope.csv: cannot read file"));
 }
 
@@ -162,7 +245,11 @@ fn bad_input_leaves_an_existing_report_untouched() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = synthetic(tmp.path());
     let out = tmp.path().join("out");
-    run(&AnalyzeArgs { no_figures: true, ..args(vec![csv], out.clone()) }).unwrap();
+    run(&AnalyzeArgs {
+        no_figures: true,
+        ..args(vec![csv], out.clone())
+    })
+    .unwrap();
     let before = std::fs::read(out.join("report.md")).unwrap();
     let bad = tmp.path().join("bad.csv");
     std::fs::write(&bad, "harness,task,model,score\na,WF01,m,x\n").unwrap();
@@ -183,9 +270,18 @@ fn task_missing_for_one_arm_is_reported_not_hidden() {
     }
     std::fs::write(&p, s).unwrap();
     let out = tmp.path().join("out");
-    let r = run(&AnalyzeArgs { no_figures: true, ..args(vec![p], out) }).unwrap();
-    assert!(r.summary.contains("| WF-03 |"), "unpaired task listed:\n{}", r.summary);
-    let md = std::fs::read_to_string(r.files.iter().find(|f| f.ends_with("report.md")).unwrap()).unwrap();
+    let r = run(&AnalyzeArgs {
+        no_figures: true,
+        ..args(vec![p], out)
+    })
+    .unwrap();
+    assert!(
+        r.summary.contains("| WF-03 |"),
+        "unpaired task listed:\n{}",
+        r.summary
+    );
+    let md = std::fs::read_to_string(r.files.iter().find(|f| f.ends_with("report.md")).unwrap())
+        .unwrap();
     assert!(md.contains("Missing cells: 1 task(s)"), "{md}");
 }
 
@@ -196,7 +292,11 @@ fn tau2_results_csv_with_trials_gives_pass_k() {
     let mut s = String::from("domain,task_id,arm,trial,reward\n");
     for t in 0..10 {
         for trial in 0..4 {
-            let _ = writeln!(s, "retail,{t},harness,{trial},{}", u8::from(t < 8 || trial < 2));
+            let _ = writeln!(
+                s,
+                "retail,{t},harness,{trial},{}",
+                u8::from(t < 8 || trial < 2)
+            );
             let _ = writeln!(s, "retail,{t},llm_agent,{trial},{}", u8::from(t < 4));
         }
     }

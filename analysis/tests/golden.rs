@@ -6,7 +6,9 @@ use lrab_analysis::stats::{holm::holm, mcnemar::from_counts, wilcoxon::signed_ra
 use serde_json::Value;
 
 fn golden(name: &str) -> Value {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(&p).expect("golden file")).expect("golden json")
 }
 
@@ -29,10 +31,18 @@ fn cpython_random_port_is_bit_exact() {
         }
         for kv in e["getrandbits"].as_array().unwrap() {
             let k = kv[0].as_u64().unwrap() as u32;
-            assert_eq!(r.getrandbits(k), kv[1].as_u64().unwrap(), "getrandbits({k}) seed {seed}");
+            assert_eq!(
+                r.getrandbits(k),
+                kv[1].as_u64().unwrap(),
+                "getrandbits({k}) seed {seed}"
+            );
         }
         for t in e["randrange"].as_array().unwrap() {
-            let (a, b, v) = (t[0].as_i64().unwrap(), t[1].as_i64().unwrap(), t[2].as_i64().unwrap());
+            let (a, b, v) = (
+                t[0].as_i64().unwrap(),
+                t[1].as_i64().unwrap(),
+                t[2].as_i64().unwrap(),
+            );
             assert_eq!(r.randrange(a, b), v, "randrange({a},{b}) seed {seed}");
         }
         let seq: Vec<u64> = (0..18).collect();
@@ -44,7 +54,11 @@ fn cpython_random_port_is_bit_exact() {
         for _ in 0..5000 {
             h = (h.wrapping_mul(31) + r.randrange(0, 18) as u64) & 0xFFFF_FFFF_FFFF;
         }
-        assert_eq!(h, e["randrange18_hash_5000"].as_u64().unwrap(), "stream seed {seed}");
+        assert_eq!(
+            h,
+            e["randrange18_hash_5000"].as_u64().unwrap(),
+            "stream seed {seed}"
+        );
     }
 }
 
@@ -52,13 +66,26 @@ fn cpython_random_port_is_bit_exact() {
 fn wilcoxon_matches_scipy() {
     let g = golden("stats_golden.json");
     for (name, e) in g["wilcoxon"].as_object().unwrap() {
-        let d: Vec<f64> = e["d"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let d: Vec<f64> = e["d"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         let r = signed_rank(&d);
         assert_eq!(r.w_plus, e["w_plus"].as_f64().unwrap(), "{name} W+");
         let want = e["p_normal"].as_f64().unwrap();
-        assert!(close(r.p_normal, want, 1e-9), "{name} p_normal {} vs {want}", r.p_normal);
+        assert!(
+            close(r.p_normal, want, 1e-9),
+            "{name} p_normal {} vs {want}",
+            r.p_normal
+        );
         if let Some(p) = e.get("p_exact").and_then(Value::as_f64) {
-            assert!(close(r.p_exact.unwrap(), p, 1e-12), "{name} p_exact {:?} vs {p}", r.p_exact);
+            assert!(
+                close(r.p_exact.unwrap(), p, 1e-12),
+                "{name} p_exact {:?} vs {p}",
+                r.p_exact
+            );
         }
     }
 }
@@ -67,8 +94,18 @@ fn wilcoxon_matches_scipy() {
 fn holm_matches_statsmodels() {
     let g = golden("stats_golden.json");
     for e in g["holm"].as_array().unwrap() {
-        let p: Vec<f64> = e["p"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        let want: Vec<f64> = e["adjusted"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let p: Vec<f64> = e["p"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let want: Vec<f64> = e["adjusted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         for (a, b) in holm(&p).iter().zip(&want) {
             assert!(close(*a, *b, 1e-12), "{a} vs {b}");
         }

@@ -7,14 +7,23 @@ use lrab_analysis::rng::RngKind;
 use std::path::PathBuf;
 
 fn data(name: &str) -> PathBuf {
-    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).canonicalize().unwrap();
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
     crate_dir.join("../../shared/data/mingbird").join(name)
 }
 
 /// `resamples` is kept small where a test does not look at resampled numbers (debug builds).
 fn lrab(rng: RngKind, resamples: usize) -> Analysis {
     let ds = load(&[data("lrab_scores.csv")]).expect("load lrab_scores.csv");
-    analyze(&ds, &Config { rng, resamples, ..Config::default() })
+    analyze(
+        &ds,
+        &Config {
+            rng,
+            resamples,
+            ..Config::default()
+        },
+    )
 }
 
 fn r3(x: f64) -> String {
@@ -25,7 +34,10 @@ fn r3(x: f64) -> String {
 fn published_means() {
     let a = lrab(RngKind::Chacha, 10);
     assert_eq!(a.focal, "Mingbird");
-    assert_eq!(a.models, ["gemma4_e2b", "qwen3.5_4b", "gemma4_12b", "ornith1.5_35b"]);
+    assert_eq!(
+        a.models,
+        ["gemma4_e2b", "qwen3.5_4b", "gemma4_12b", "ornith1.5_35b"]
+    );
     let row = |arm: &str| a.rows.iter().find(|r| r.arm == arm).unwrap();
     let m = row("Mingbird");
     let per: Vec<String> = m.per_model.iter().map(|x| r3(x.unwrap())).collect();
@@ -62,7 +74,11 @@ fn published_wilcoxon_and_holm() {
     ];
     assert_eq!(a.comparisons.len(), want.len());
     for (model, comp, n, w, p, h) in want {
-        let c = a.comparisons.iter().find(|c| c.model == model && c.competitor == comp).unwrap();
+        let c = a
+            .comparisons
+            .iter()
+            .find(|c| c.model == model && c.competitor == comp)
+            .unwrap();
         assert_eq!(c.wilcoxon.n, n, "{model} {comp} n");
         assert_eq!(c.wilcoxon.w_plus, w, "{model} {comp} W+");
         assert_eq!(format!("{:.4}", c.wilcoxon.p_normal), p, "{model} {comp} p");
@@ -83,8 +99,16 @@ fn published_pooled_intervals_with_cpython_rng() {
         let ci = p.ci.as_ref().unwrap();
         assert_eq!(p.competitor, comp);
         assert_eq!(p.n_tasks, 18);
-        let got = (format!("{:+.3}", ci.estimate), format!("{:+.3}", ci.lo), format!("{:+.3}", ci.hi));
-        assert_eq!(got, (est.to_string(), lo.to_string(), hi.to_string()), "{comp}");
+        let got = (
+            format!("{:+.3}", ci.estimate),
+            format!("{:+.3}", ci.lo),
+            format!("{:+.3}", ci.hi),
+        );
+        assert_eq!(
+            got,
+            (est.to_string(), lo.to_string(), hi.to_string()),
+            "{comp}"
+        );
     }
 }
 
@@ -107,12 +131,21 @@ fn published_tau2_mcnemar() {
         data("telecom_manifest.json"),
     ])
     .unwrap();
-    let a = analyze(&ds, &Config { resamples: 10, ..Config::default() });
+    let a = analyze(
+        &ds,
+        &Config {
+            resamples: 10,
+            ..Config::default()
+        },
+    );
     let t = a.tau.unwrap();
     assert_eq!(t.focal, "mingbird");
     let mean = |arm: &str| t.means.iter().find(|m| m.0 == arm).unwrap().clone();
     let m = mean("mingbird");
-    assert_eq!(m.1.iter().map(|x| r3(x.unwrap())).collect::<Vec<_>>(), ["0.740", "0.763", "1.000"]);
+    assert_eq!(
+        m.1.iter().map(|x| r3(x.unwrap())).collect::<Vec<_>>(),
+        ["0.740", "0.763", "1.000"]
+    );
     assert_eq!(r3(m.2.unwrap()), "0.856");
     let (_, native, _) = t.mcnemar.iter().find(|m| m.0 == "llm_agent").unwrap();
     assert_eq!((native.b, native.ties, native.c), (40, 216, 22));
@@ -126,8 +159,17 @@ fn published_tau2_mcnemar() {
 fn published_ablation_means() {
     let ds = load(&[data("ablation_scores.csv")]).unwrap();
     let a = analyze(&ds, &Config::default());
-    let got: Vec<(String, String)> = a.ablations.iter().map(|r| (r.variant.clone(), r3(r.variant_mean))).collect();
-    let want = [("anti_loop", "0.805"), ("finish_gate", "0.723"), ("flat_prefill", "0.818"), ("verify_feedback", "0.772")];
+    let got: Vec<(String, String)> = a
+        .ablations
+        .iter()
+        .map(|r| (r.variant.clone(), r3(r.variant_mean)))
+        .collect();
+    let want = [
+        ("anti_loop", "0.805"),
+        ("finish_gate", "0.723"),
+        ("flat_prefill", "0.818"),
+        ("verify_feedback", "0.772"),
+    ];
     assert_eq!(got, want.map(|(a, b)| (a.to_string(), b.to_string())));
     assert!(a.ablations.iter().all(|r| r3(r.baseline_mean) == "0.821"));
 }

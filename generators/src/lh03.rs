@@ -117,6 +117,11 @@ fn positions(rng: &mut SeededRng, n: usize, start: i64, max_step: i64) -> Vec<i6
         .collect()
 }
 
+/// `x * x`, spelled out: only IEEE basic operations, so every platform rounds alike.
+fn sq(x: f64) -> f64 {
+    x * x
+}
+
 fn mean(v: &[i64]) -> f64 {
     v.iter().sum::<i64>() as f64 / v.len() as f64
 }
@@ -124,7 +129,7 @@ fn mean(v: &[i64]) -> f64 {
 fn least_squares(xs: &[i64], ys: &[i64]) -> (f64, f64) {
     let mx = mean(xs);
     let my = mean(ys);
-    let sxx: f64 = xs.iter().map(|&x| (x as f64 - mx).powi(2)).sum();
+    let sxx: f64 = xs.iter().map(|&x| sq(x as f64 - mx)).sum();
     let sxy: f64 = xs
         .iter()
         .zip(ys)
@@ -169,7 +174,7 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     let n = rng.int_in(6, 10) as usize;
     let v = ints(rng, n, 0, 60);
     let m = mean(&v);
-    let ss: f64 = v.iter().map(|&x| (x as f64 - m).powi(2)).sum();
+    let ss: f64 = v.iter().map(|&x| sq(x as f64 - m)).sum();
     if ss == 0.0 {
         return None;
     }

@@ -70,7 +70,7 @@ pub struct Lh02Stats {
 
 pub fn lh02_stats(bytes: &[u8]) -> Lh02Stats {
     let text = std::str::from_utf8(bytes).expect("utf-8 corpus");
-    let mut counts = BTreeMap::new();
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
     let mut total = 0;
     let mut seen = HashSet::new();
     let mut repeats = Vec::new();
@@ -83,7 +83,7 @@ pub fn lh02_stats(bytes: &[u8]) -> Lh02Stats {
         let tail = tokens[tokens.len() - 1];
         assert!(tail.starts_with("ref") && tail.ends_with('.') && tail.len() == 9);
         for w in &tokens[1..tokens.len() - 1] {
-            *counts.entry(w.to_string()).or_insert(0u64) += 1;
+            *counts.entry(*w).or_insert(0u64) += 1;
             total += 1;
         }
         if !seen.insert(line) {
@@ -91,7 +91,7 @@ pub fn lh02_stats(bytes: &[u8]) -> Lh02Stats {
         }
     }
     Lh02Stats {
-        counts,
+        counts: counts.into_iter().map(|(w, c)| (w.to_string(), c)).collect(),
         total,
         lines,
         repeats,

@@ -171,6 +171,7 @@ pub struct Agent<M: Model> {
     base_elapsed: f64,
     checkpoint: PathBuf,
     last_error: Option<BackendError>,
+    ledger: TestLedger,
 }
 
 fn hash_sig(s: &str) -> u64 {
@@ -179,9 +180,15 @@ fn hash_sig(s: &str) -> u64 {
     h.finish()
 }
 
+/// Test results keyed by command, valid while the workdir has not changed (a verdict ledger:
+/// a pass is reused only while nothing has been written since).
+type TestLedger = std::collections::HashMap<String, (u64, TestRun)>;
+
 struct GateCtx<'a> {
     tools: &'a mut Toolbox,
     timeout: u64,
+    world: u64,
+    ledger: &'a mut TestLedger,
 }
 
 impl GateEnv for GateCtx<'_> {
@@ -210,7 +217,12 @@ impl GateEnv for GateCtx<'_> {
         std::fs::read_to_string(self.tools.root().join(rel)).ok()
     }
     fn run_test(&mut self, cmd: &str) -> TestRun {
-        match self.tools.run_command(cmd, self.timeout) {
+        if let Some((w, run)) = self.ledger.get(cmd) {
+            if *w == self.world {
+                return run.clone();
+            }
+        }
+        let run = match self.tools.run_command(cmd, self.timeout) {
             Ok((o, _)) => TestRun {
                 exit: o.exit,
                 timed_out: o.timed_out,
@@ -221,7 +233,9 @@ impl GateEnv for GateCtx<'_> {
                 timed_out: false,
                 output: format!("could not run: {e}"),
             },
-        }
+        };
+        self.ledger.insert(cmd.to_string(), (self.world, run.clone()));
+        run
     }
 }
 
@@ -361,6 +375,7 @@ impl<M: Model> Agent<M> {
             base_elapsed,
             checkpoint,
             last_error: None,
+            ledger: TestLedger::new(),
         };
         if resumed && agent.state.done.is_none() {
             resilience::sanitize(&mut agent.state.messages);
@@ -694,6 +709,9 @@ impl<M: Model> Agent<M> {
 
         // empty replies (think-only included) and truncation
         if is_empty_reply(&content, !calls.is_empty()) {
+            // keep the (empty) turn in the history: the conversation the model sees next is
+            // then not the one that produced the empty reply
+            self.state.messages.push(Message::assistant(String::new(), vec![]));
             if reply.truncated() && self.on(Mechanism::Resilience) {
                 self.events
                     .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
@@ -1035,6 +1053,8 @@ impl<M: Model> Agent<M> {
             let mut env = GateCtx {
                 tools: &mut self.tools,
                 timeout: self.cfg.test_timeout_s,
+                world: self.state.world,
+                ledger: &mut self.ledger,
             };
             self.state.gate.evaluate(&input, &mut env, &mut runs)
         };

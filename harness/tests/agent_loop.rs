@@ -221,24 +221,18 @@ fn empty_turn_ladder_counts_think_only_and_gives_up() {
         thinking: "hmm".into(),
         ..Default::default()
     };
-    let mut a = agent_in(
-        d.path(),
-        TASK,
-        vec![
-            Reply::default(),
-            think_only,
-            Reply::default(),
-            Reply::default(),
-            Reply::default(),
-            Reply::default(),
-        ],
-    );
+    let mut replies = vec![Reply::default(), think_only];
+    replies.extend((0..7).map(|_| Reply::default()));
+    let mut a = agent_in(d.path(), TASK, replies);
     let out = a.run();
     assert_eq!(out.status, RunStatus::Stalled);
     assert!(seen_text(&a, 1).contains("Your reply was empty"));
     assert!(seen_text(&a, 2).contains("Empty again"));
-    assert_eq!(mech_count(d.path(), "anti_loop", "empty_reset"), 1);
+    // the empty turns stay in the history (as empty assistant messages)
+    assert_eq!(a.model.seen[1].messages[2].content, "");
+    assert_eq!(mech_count(d.path(), "anti_loop", "empty_reset"), 2);
     assert_eq!(mech_count(d.path(), "anti_loop", "empty_give_up"), 1);
+    assert_eq!(a.model.seen.len(), 9);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! `cmd/`. Exit codes: 0 ok, 1 check failures, 2 usage or validation errors.
 
 mod cmd;
+mod run;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,18 @@ enum Command {
     Score(cmd::score::Args),
     /// Write a held-out variant of a generated task for another seed.
     Generate(cmd::generate::Args),
+    /// Run (or resume) a matrix of arms × models × tasks into results/<run-id>/.
+    Run(cmd::run::Args),
+    /// Write the cell list of a matrix (what --shard k/n slices).
+    Plan(cmd::plan::Args),
+    /// Merge run folders of one matrix (e.g. shards) into one.
+    Merge(cmd::merge::Args),
+    /// Run the normalizing proxy (temperature 0, thinking off, fixed context).
+    Proxy(cmd::proxy::Args),
+    /// List the arm files and check which arms are installed.
+    Arms(cmd::arms::Args),
+    /// Check backend, models, arms, python and pytest.
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +47,12 @@ fn main() -> ExitCode {
         Command::Tasks(a) => cmd::tasks::run(a),
         Command::Score(a) => cmd::score::run(a),
         Command::Generate(a) => cmd::generate::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Plan(a) => cmd::plan::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
+        Command::Proxy(a) => cmd::proxy::run(a),
+        Command::Arms(a) => cmd::arms::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -21,6 +21,9 @@ pub struct SimArgs {
     /// Context reported for requests without num_ctx.
     #[arg(long, default_value_t = 4096)]
     pub default_ctx: u64,
+    /// Write every chat request and reply into this folder.
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
     /// Probability of an HTTP 500 per request.
     #[arg(long, default_value_t = 0.0)]
     pub fault_500: f64,
@@ -67,6 +70,7 @@ impl SimArgs {
             seed: self.seed,
             pack: self.pack.clone(),
             default_ctx: self.default_ctx,
+            log_dir: self.log_dir.clone(),
             faults: FaultConfig {
                 http500: self.fault_500,
                 slow: self.fault_slow,

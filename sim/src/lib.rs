@@ -45,6 +45,9 @@ pub struct SimConfig {
     pub default_ctx: u64,
     /// What `/api/version` reports.
     pub version: String,
+    /// When set, every chat request and reply is written there (`NNNNNN-request.json`,
+    /// `NNNNNN-reply.txt`) for debugging an arm.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl Default for SimConfig {
@@ -56,6 +59,7 @@ impl Default for SimConfig {
             faults: FaultConfig::default(),
             default_ctx: 4096,
             version: "0.33.0-lrab-sim".into(),
+            log_dir: None,
         }
     }
 }

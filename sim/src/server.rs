@@ -32,6 +32,7 @@ pub struct AppState {
     attempts: Mutex<HashMap<u64, u32>>,
     /// Loaded models and their allocated context, for `/api/ps`.
     loaded: Mutex<BTreeMap<String, u64>>,
+    log_seq: std::sync::atomic::AtomicU64,
 }
 
 impl AppState {
@@ -42,11 +43,21 @@ impl AppState {
             config,
             attempts: Mutex::new(HashMap::new()),
             loaded: Mutex::new(BTreeMap::new()),
+            log_seq: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
 
 type St = Arc<AppState>;
+
+/// Writes a request and its reply parts into the log folder, if one is configured.
+fn log_exchange(s: &AppState, body: &Bytes, parts: &[String]) {
+    let Some(dir) = &s.config.log_dir else { return };
+    let n = s.log_seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let _ = std::fs::create_dir_all(dir);
+    let _ = std::fs::write(dir.join(format!("{n:06}-request.json")), body);
+    let _ = std::fs::write(dir.join(format!("{n:06}-reply.txt")), parts.concat());
+}
 
 pub fn router(state: St) -> Router {
     Router::new()
@@ -389,6 +400,9 @@ async fn chat(State(s): State<St>, body: Bytes) -> Response {
         &conv,
     );
     let frame = Frame::new(&req.model, m, &conv, &turn);
+    if s.config.log_dir.is_some() {
+        log_exchange(&s, &body, &render::native_stream(&frame, &turn));
+    }
     if req.streaming() {
         stream_response(
             "application/x-ndjson",
@@ -435,6 +449,9 @@ async fn v1_chat(State(s): State<St>, body: Bytes) -> Response {
         &conv,
     );
     let frame = Frame::new(&req.model, m, &conv, &turn);
+    if s.config.log_dir.is_some() {
+        log_exchange(&s, &body, &render::openai_stream(&frame, &turn, false));
+    }
     if req.streaming() {
         stream_response(
             "text/event-stream",

@@ -136,7 +136,10 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
     let started = Instant::now();
     let mut all_ok = true;
     for kind in kinds {
+        let t_load = Instant::now();
         let d = Domain::load(&dir, kind)?;
+        let load_s = t_load.elapsed().as_secs_f64();
+        let t_replay = Instant::now();
         let name = kind.name();
         let (h, uh) = d.initial_hashes();
         let init_ok = vectors["initial_db_hashes"][name]["agent_db"].as_str() == Some(h.as_str())
@@ -348,12 +351,11 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         bail!("--trials must be at least 1");
     }
     match r.agent.as_str() {
-        "plain" | "gold" => {}
-        "harness" => bail!("agent 'harness' is not available yet: it needs lrab-harness's backend and conversation mechanisms (see docs/tau2.md)"),
+        "plain" | "gold" | "harness" => {}
         other => bail!("unknown agent {other:?} (expected plain, harness or gold)"),
     }
-    if r.agent == "plain" && r.model.is_empty() {
-        bail!("--model is required for --agent plain");
+    if r.agent != "gold" && r.model.is_empty() {
+        bail!("--model is required for --agent {}", r.agent);
     }
     let tasks: Vec<&Task> = if r.tasks.is_empty() {
         domain.tasks.iter().collect()
@@ -420,6 +422,8 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
             let mut user = LlmUser::new(ub, &guide, &task.user_scenario.to_string(), user_tools);
             let mut agent: Box<dyn Agent> = if r.agent == "gold" {
                 Box::new(GoldAgent::new(task))
+            } else if r.agent == "harness" {
+                harness_agent(r, agent_api, *seed, &domain, &env)?
             } else {
                 let mut ab = Backend::new(&r.backend, agent_api, &r.model);
                 ab.seed = Some(*seed);
@@ -482,4 +486,45 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     results::write_csv(&cpath, domain.kind.name(), &r.agent, &records)?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
     Ok(())
+}
+
+/// Build the `harness` arm: lrab-harness's backend for the chosen API plus its mechanisms.
+fn harness_agent(
+    r: &RunArgs,
+    api: Api,
+    seed: u64,
+    domain: &Domain,
+    env: &crate::Env,
+) -> Result<Box<dyn Agent>> {
+    use crate::domains::ToolKind;
+    use crate::harness_agent::HarnessAgent;
+    use lrab_harness::backend::{Model, OllamaBackend, OllamaConfig, OpenAiBackend, OpenAiConfig};
+    let model: Box<dyn Model> = match api {
+        Api::Ollama => {
+            let mut cfg = OllamaConfig::new(&r.backend, &r.model);
+            cfg.seed = Some(seed as i64);
+            cfg.num_ctx = Some(r.num_ctx);
+            Box::new(OllamaBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
+        }
+        Api::OpenAi => {
+            let mut cfg = OpenAiConfig::new(&r.backend, &r.model);
+            cfg.seed = Some(seed as i64);
+            cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
+            Box::new(OpenAiBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
+        }
+    };
+    let tools = env.tool_schemas("assistant");
+    let writes: Vec<String> = tools
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .filter(|n| env.tool_kind("assistant", n) == Some(ToolKind::Write))
+        .map(str::to_string)
+        .collect();
+    Ok(Box::new(HarnessAgent::new(
+        model,
+        &domain.policy,
+        &tools,
+        writes,
+        r.num_ctx,
+    )))
 }

@@ -14,6 +14,7 @@ pub mod task;
 pub use domains::{resolve_data_dir, Domain, DomainKind, Env};
 pub mod cli;
 pub mod evaluate;
+pub mod harness_agent;
 pub mod http;
 pub mod llm;
 pub mod orchestrator;

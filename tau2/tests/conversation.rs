@@ -47,10 +47,10 @@ fn gold_agent_reaches_reward_one() {
         ),
     ];
     for (kind, ids) in cases {
-        let d = Domain::load(&dir, kind).unwrap();
+        let d = common::domain(kind);
         for id in ids {
             let mut agent = GoldAgent::new(d.task(id).unwrap());
-            let (out, ev) = converse(&d, id, &mut agent, &Limits::default());
+            let (out, ev) = converse(d, id, &mut agent, &Limits::default());
             assert_eq!(out.termination, USER_STOP, "{id}");
             assert_eq!(ev.reward, Some(1.0), "{kind:?} {id}: {ev:?}");
             if out.messages.first().map(|m| m.text())
@@ -72,8 +72,8 @@ impl Agent for Idle {
 
 #[test]
 fn idle_agent_fails_db_and_communicate() {
-    let d = Domain::load(&common::data_dir(), DomainKind::Airline).unwrap();
-    let (out, ev) = converse(&d, "14", &mut Idle, &Limits::default());
+    let d = common::domain(DomainKind::Airline);
+    let (out, ev) = converse(d, "14", &mut Idle, &Limits::default());
     assert_eq!(out.termination, USER_STOP);
     assert_eq!(ev.reward, Some(0.0));
     assert_eq!(ev.db_match, Some(false));
@@ -97,8 +97,8 @@ impl Agent for Broken {
 
 #[test]
 fn bad_tool_arguments_become_error_results_and_stop_the_run() {
-    let d = Domain::load(&common::data_dir(), DomainKind::Airline).unwrap();
-    let (out, ev) = converse(&d, "14", &mut Broken(0), &Limits::default());
+    let d = common::domain(DomainKind::Airline);
+    let (out, ev) = converse(d, "14", &mut Broken(0), &Limits::default());
     assert_eq!(out.termination, TOO_MANY_ERRORS);
     assert_eq!(out.errors, 10);
     let tool_msgs: Vec<&Message> = out.messages.iter().filter(|m| m.role == "tool").collect();
@@ -128,7 +128,7 @@ impl Agent for Looper {
 
 #[test]
 fn max_steps_ends_the_run_with_reward_zero() {
-    let d = Domain::load(&common::data_dir(), DomainKind::Airline).unwrap();
+    let d = common::domain(DomainKind::Airline);
     let (out, ev) = converse(
         &d,
         "0",
@@ -145,7 +145,7 @@ fn max_steps_ends_the_run_with_reward_zero() {
 
 #[test]
 fn tool_errors_match_upstream_wording() {
-    let d = Domain::load(&common::data_dir(), DomainKind::Retail).unwrap();
+    let d = common::domain(DomainKind::Retail);
     let mut env = d.env();
     let call = |name: &str, args: serde_json::Value| ToolCall {
         id: "x".into(),

@@ -8,7 +8,7 @@ use lrab_tau2::evaluate::{evaluate, Judge, USER_STOP};
 use lrab_tau2::llm::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
 use lrab_tau2::orchestrator::{self, Limits, GREETING};
 use lrab_tau2::scripted::{GoldAgent, ScriptedUser};
-use lrab_tau2::{Domain, DomainKind};
+use lrab_tau2::DomainKind;
 use serde_json::{json, Value};
 
 const NL_TASK: &str = "19";
@@ -50,7 +50,7 @@ fn mock_reply(body: &Value, openai: bool) -> Value {
 fn run_mock(api: Api) {
     let openai = api == Api::OpenAi;
     let (url, log) = spawn_server(20, move |_p, b| (200, mock_reply(b, openai)));
-    let d = Domain::load(&common::data_dir(), DomainKind::Mock).unwrap();
+    let d = common::domain(DomainKind::Mock);
     let task = d.task("create_task_1").unwrap();
     let mut env = d.env();
     let mut ab = Backend::new(&url, api, "agent-model");
@@ -64,7 +64,7 @@ fn run_mock(api: Api) {
     );
     let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
     assert_eq!(out.termination, USER_STOP, "{:?}", out.note);
-    let ev = evaluate(&d, task, &out.messages, &out.termination, None).unwrap();
+    let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     assert_eq!(ev.reward, Some(1.0), "{ev:?}");
 
     let log = log.lock().unwrap();
@@ -130,7 +130,7 @@ fn backend_errors_end_the_run_as_agent_error() {
             (404, json!({"error": "model not found"}))
         }
     });
-    let d = Domain::load(&common::data_dir(), DomainKind::Mock).unwrap();
+    let d = common::domain(DomainKind::Mock);
     let mut env = d.env();
     let mut agent = PlainAgent::new(
         Backend::new(&url, Api::Ollama, "missing"),
@@ -145,7 +145,7 @@ fn backend_errors_end_the_run_as_agent_error() {
 
 #[test]
 fn nl_assertions_need_a_judge_and_use_it_when_given() {
-    let d = Domain::load(&common::data_dir(), DomainKind::Retail).unwrap();
+    let d = common::domain(DomainKind::Retail);
     let task = d.task(NL_TASK).unwrap();
     let n = task
         .evaluation_criteria
@@ -161,7 +161,7 @@ fn nl_assertions_need_a_judge_and_use_it_when_given() {
     let mut user = ScriptedUser::new(vec!["I want to exchange some items.".into()]);
     let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
     // No judge: ungraded, never a pass.
-    let ev = evaluate(&d, task, &out.messages, &out.termination, None).unwrap();
+    let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     assert_eq!(ev.reward, None);
     assert_eq!(ev.db_match, Some(true));
     // A judge that says "met" for everything -> 1; one that fails one -> 0.

@@ -44,19 +44,19 @@ pub fn resample_means(data: &[f64], b: usize, rng: &mut dyn RandomSource) -> Vec
 
 /// Percentile CI of the mean of `data` at `level` (e.g. 0.95) from `b` resamples.
 /// Returns `None` for empty data or b = 0.
-pub fn mean_ci(
-    data: &[f64],
-    b: usize,
-    level: f64,
-    rng: &mut dyn RandomSource,
-) -> Option<Interval> {
+pub fn mean_ci(data: &[f64], b: usize, level: f64, rng: &mut dyn RandomSource) -> Option<Interval> {
     if data.is_empty() || b == 0 {
         return None;
     }
     let mut means = resample_means(data, b, rng);
     means.sort_by(f64::total_cmp);
     let (li, hi) = percentile_indices(b, level);
-    Some(Interval { estimate: super::mean(data), lo: means[li], hi: means[hi], resamples: b })
+    Some(Interval {
+        estimate: super::mean(data),
+        lo: means[li],
+        hi: means[hi],
+        resamples: b,
+    })
 }
 
 #[cfg(test)]

@@ -32,5 +32,10 @@ pub fn cluster_ci(
     means.sort_by(f64::total_cmp);
     let all: Vec<f64> = clusters.iter().flat_map(|c| c.iter().copied()).collect();
     let (li, hi) = percentile_indices(b, level);
-    Some(Interval { estimate: super::mean(&all), lo: means[li], hi: means[hi], resamples: b })
+    Some(Interval {
+        estimate: super::mean(&all),
+        lo: means[li],
+        hi: means[hi],
+        resamples: b,
+    })
 }

@@ -43,9 +43,23 @@ pub fn mcnemar(pairs: &[(bool, bool)]) -> McNemar {
 /// McNemar from counts.
 pub fn from_counts(b: u64, c: u64, ties: u64) -> McNemar {
     let n = b + c;
-    let p_exact = if n == 0 { 1.0 } else { (2.0 * binom_half_cdf(b.min(c), n)).min(1.0) };
-    let z = if n == 0 { 0.0 } else { (b as f64 - c as f64).abs() / (n as f64).sqrt() };
-    McNemar { b, c, ties, p_exact, z }
+    let p_exact = if n == 0 {
+        1.0
+    } else {
+        (2.0 * binom_half_cdf(b.min(c), n)).min(1.0)
+    };
+    let z = if n == 0 {
+        0.0
+    } else {
+        (b as f64 - c as f64).abs() / (n as f64).sqrt()
+    };
+    McNemar {
+        b,
+        c,
+        ties,
+        p_exact,
+        z,
+    }
 }
 
 #[cfg(test)]

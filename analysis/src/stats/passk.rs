@@ -20,7 +20,10 @@ pub fn pass_hat_k(tasks: &[(u64, u64)], k: u64) -> Option<f64> {
     if tasks.is_empty() || k == 0 || tasks.iter().any(|(n, _)| *n < k) {
         return None;
     }
-    let s: f64 = tasks.iter().map(|&(n, c)| choose(c, k) / choose(n, k)).sum();
+    let s: f64 = tasks
+        .iter()
+        .map(|&(n, c)| choose(c, k) / choose(n, k))
+        .sum();
     Some(s / tasks.len() as f64)
 }
 

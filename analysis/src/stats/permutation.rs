@@ -41,7 +41,11 @@ pub fn stratified_sign_flip(
     };
     let owned: Vec<Vec<f64>> = strata.iter().map(|s| (*s).clone()).collect();
     if owned.is_empty() {
-        return Permutation { observed: f64::NAN, p: 1.0, iterations: b };
+        return Permutation {
+            observed: f64::NAN,
+            p: 1.0,
+            iterations: b,
+        };
     }
     let observed = stat(&owned);
     let mut count = 0usize;
@@ -56,7 +60,11 @@ pub fn stratified_sign_flip(
             count += 1;
         }
     }
-    Permutation { observed, p: (count + 1) as f64 / (b + 1) as f64, iterations: b }
+    Permutation {
+        observed,
+        p: (count + 1) as f64 / (b + 1) as f64,
+        iterations: b,
+    }
 }
 
 #[cfg(test)]

@@ -75,16 +75,38 @@ pub fn signed_rank(d: &[f64]) -> Wilcoxon {
     let abs: Vec<f64> = nz.iter().map(|x| x.abs()).collect();
     let (ranks, tie_term, tie_groups) = average_ranks(&abs);
     let n = nz.len();
-    let w_plus: f64 = ranks.iter().zip(&nz).filter(|(_, x)| **x > 0.0).map(|(r, _)| r).sum();
+    let w_plus: f64 = ranks
+        .iter()
+        .zip(&nz)
+        .filter(|(_, x)| **x > 0.0)
+        .map(|(r, _)| r)
+        .sum();
     let total = (n * (n + 1)) as f64 / 2.0;
     let w_minus = total - w_plus;
     let nf = n as f64;
     let mu = nf * (nf + 1.0) / 4.0;
     let var = nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0 - tie_term / 48.0;
-    let z = if var > 0.0 { (w_plus - mu) / var.sqrt() } else { 0.0 };
-    let p_normal = if n == 0 || var <= 0.0 { 1.0 } else { two_sided_normal(z) };
+    let z = if var > 0.0 {
+        (w_plus - mu) / var.sqrt()
+    } else {
+        0.0
+    };
+    let p_normal = if n == 0 || var <= 0.0 {
+        1.0
+    } else {
+        two_sided_normal(z)
+    };
     let p_exact = (n <= EXACT_MAX_N).then(|| exact_p(&ranks, w_plus));
-    Wilcoxon { n_pairs: d.len(), n, w_plus, w_minus, z, p_normal, p_exact, tie_groups }
+    Wilcoxon {
+        n_pairs: d.len(),
+        n,
+        w_plus,
+        w_minus,
+        z,
+        p_normal,
+        p_exact,
+        tie_groups,
+    }
 }
 
 /// Exact two-sided p of W+ under the null (each sign +/- with probability 1/2), computed by

@@ -140,7 +140,9 @@ impl AntiLoop {
     }
 }
 
-/// Empty-turn ladder: a reply with no text and no call (think-only counts as empty).
+/// Empty-turn ladder: a reply with no text and no call (think-only counts as empty). Nudges
+/// name the next action; every third empty reply in a row the conversation is compacted; at
+/// the ninth the run stops (resumable).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct EmptyLadder {
     pub streak: u32,
@@ -157,7 +159,7 @@ pub enum EmptyAction {
     GiveUp,
 }
 
-pub const EMPTY_GIVE_UP: u32 = 6;
+pub const EMPTY_GIVE_UP: u32 = 9;
 
 impl EmptyLadder {
     pub fn on_empty(&mut self) -> EmptyAction {
@@ -165,8 +167,8 @@ impl EmptyLadder {
         self.total += 1;
         match self.streak {
             1 => EmptyAction::Nudge { level: 1 },
-            3 => EmptyAction::Reset,
             n if n >= EMPTY_GIVE_UP => EmptyAction::GiveUp,
+            n if n % 3 == 0 => EmptyAction::Reset,
             _ => EmptyAction::Nudge { level: 2 },
         }
     }
@@ -299,6 +301,9 @@ mod tests {
     fn empty_ladder_and_stall_watch() {
         let mut l = EmptyLadder::default();
         assert_eq!(l.on_empty(), EmptyAction::Nudge { level: 1 });
+        assert_eq!(l.on_empty(), EmptyAction::Nudge { level: 2 });
+        assert_eq!(l.on_empty(), EmptyAction::Reset);
+        assert_eq!(l.on_empty(), EmptyAction::Nudge { level: 2 });
         assert_eq!(l.on_empty(), EmptyAction::Nudge { level: 2 });
         assert_eq!(l.on_empty(), EmptyAction::Reset);
         assert_eq!(l.on_empty(), EmptyAction::Nudge { level: 2 });

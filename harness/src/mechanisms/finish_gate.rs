@@ -253,6 +253,11 @@ impl FinishGate {
                     "Next action: write_file(path={}, content=...) with its full content.",
                     quote(first)
                 ));
+                // restate the task: in a long conversation its requirements are far back
+                msg.push_str(&format!(
+                    "\nThe task, restated:\n---\n{}\n---",
+                    task_excerpt(input.task)
+                ));
                 return GateDecision::Reject {
                     check: "artifacts",
                     message: msg,

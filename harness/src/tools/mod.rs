@@ -312,7 +312,8 @@ impl Toolbox {
             return String::new();
         }
         let cmd = format!(
-            "python3 -c 'import ast,sys; ast.parse(open(sys.argv[1],encoding=\"utf-8\").read())' {}",
+            "{} -c 'import ast,sys; ast.parse(open(sys.argv[1],encoding=\"utf-8\").read())' {}",
+            shell_quote(python_exe()),
             shell_quote(&abs.to_string_lossy())
         );
         match self.run_command(&cmd, 20) {
@@ -679,6 +680,23 @@ impl Toolbox {
             path: None,
         }
     }
+}
+
+/// The real Python interpreter behind `python3` (resolved once: version-manager shims can
+/// cost hundreds of milliseconds per start).
+pub fn python_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "python3".to_string())
+    })
 }
 
 fn shell_quote(s: &str) -> String {

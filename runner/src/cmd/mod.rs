@@ -1,8 +1,14 @@
 //! Subcommands, one module each, plus the helpers they share.
 
+pub mod arms;
 pub mod check;
+pub mod doctor;
 pub mod generate;
 pub mod import_mingbird;
+pub mod merge;
+pub mod plan;
+pub mod proxy;
+pub mod run;
 pub mod score;
 pub mod tasks;
 

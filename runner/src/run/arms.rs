@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -138,7 +137,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Arm>> {
     let mut raws = BTreeMap::new();
     let mut problems = Vec::new();
     for f in &files {
-        let stem = f.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let stem = f
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         match std::fs::read_to_string(f) {
             Err(e) => problems.push(format!("{}: cannot read: {e}", f.display())),
             Ok(text) => match toml::from_str::<RawArm>(&text) {
@@ -216,7 +219,9 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
     let mut p = Vec::new();
     let name = r.name.clone().unwrap_or_default();
     if name != stem {
-        p.push(format!("{f}: name: '{name}' must equal the file name '{stem}'"));
+        p.push(format!(
+            "{f}: name: '{name}' must equal the file name '{stem}'"
+        ));
     }
     let program = r.program.clone().unwrap_or_default();
     if program.trim().is_empty() {
@@ -313,7 +318,10 @@ pub fn select(all: &[Arm], names: &[String]) -> Result<Vec<Arm>> {
             Some(a) => out.push(a.clone()),
             None => bail!(
                 "unknown arm '{n}' (known: {})",
-                all.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+                all.iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -355,13 +363,8 @@ impl Arm {
         let bin = self.locate()?;
         let tmp = std::env::temp_dir();
         let args: Vec<&str> = self.version_args.iter().map(String::as_str).collect();
-        let out = lrab_tasks::process::run_argv(
-            bin.to_str()?,
-            &args,
-            &tmp,
-            Duration::from_secs(5),
-        )
-        .ok()?;
+        let out = lrab_tasks::process::run_argv(bin.to_str()?, &args, &tmp, Duration::from_secs(5))
+            .ok()?;
         let text = out.combined();
         text.lines()
             .map(str::trim)
@@ -483,11 +486,21 @@ api = "ollama"
             "name = \"bad\"\nprogram = \"x\"\nargs = [\"{promt}\"]\napi = \"ollama\"\n",
         );
         write(d.path(), "worse", "name = 3\n");
-        write(d.path(), "orphan", "name = \"orphan\"\nextends = \"nope\"\n");
+        write(
+            d.path(),
+            "orphan",
+            "name = \"orphan\"\nextends = \"nope\"\n",
+        );
         let e = format!("{:#}", load_dir(d.path()).unwrap_err());
-        assert!(e.contains("bad.toml: args[0]: unknown placeholder {promt}"), "{e}");
+        assert!(
+            e.contains("bad.toml: args[0]: unknown placeholder {promt}"),
+            "{e}"
+        );
         assert!(e.contains("worse.toml"), "{e}");
-        assert!(e.contains("orphan.toml: extends: unknown arm 'nope'"), "{e}");
+        assert!(
+            e.contains("orphan.toml: extends: unknown arm 'nope'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -508,6 +521,9 @@ api = "ollama"
         write(d.path(), "base", BASE);
         let arms = load_dir(d.path()).unwrap();
         let e = select(&arms, &["nope".into()]).unwrap_err().to_string();
-        assert!(e.contains("unknown arm 'nope'") && e.contains("base"), "{e}");
+        assert!(
+            e.contains("unknown arm 'nope'") && e.contains("base"),
+            "{e}"
+        );
     }
 }

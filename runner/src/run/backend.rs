@@ -71,8 +71,7 @@ impl Backend {
                 Ok(Backend::plain("ollama", url))
             }
             BackendSpec::Url(u) => {
-                wait_healthy(u, wait)
-                    .with_context(|| format!("backend {u} is unreachable"))?;
+                wait_healthy(u, wait).with_context(|| format!("backend {u} is unreachable"))?;
                 Ok(Backend::plain(u, u.clone()))
             }
             BackendSpec::Auto => {
@@ -101,7 +100,8 @@ impl Backend {
             seed,
             ..Default::default()
         };
-        let h = lrab_sim::serve("127.0.0.1:0", cfg).context("cannot start the simulated backend")?;
+        let h =
+            lrab_sim::serve("127.0.0.1:0", cfg).context("cannot start the simulated backend")?;
         Ok(Backend {
             label: "sim".into(),
             url: h.url(),
@@ -158,7 +158,10 @@ pub fn health(url: &str, timeout: Duration) -> Result<Value> {
 pub fn wait_healthy(url: &str, wait: Duration) -> Result<Value> {
     let start = Instant::now();
     loop {
-        match health(url, Duration::from_secs(15).min(wait.max(Duration::from_secs(2)))) {
+        match health(
+            url,
+            Duration::from_secs(15).min(wait.max(Duration::from_secs(2))),
+        ) {
             Ok(v) => return Ok(v),
             Err(e) if start.elapsed() >= wait => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(500)),
@@ -191,7 +194,12 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
     let list = tags["models"].as_array().cloned().unwrap_or_default();
     let names: Vec<String> = list
         .iter()
-        .filter_map(|m| m["name"].as_str().or(m["model"].as_str()).map(str::to_string))
+        .filter_map(|m| {
+            m["name"]
+                .as_str()
+                .or(m["model"].as_str())
+                .map(str::to_string)
+        })
         .collect();
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -204,7 +212,9 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
                 name: m.clone(),
                 digest: x["digest"].as_str().map(str::to_string),
                 parameter_size: x["details"]["parameter_size"].as_str().map(str::to_string),
-                quantization: x["details"]["quantization_level"].as_str().map(str::to_string),
+                quantization: x["details"]["quantization_level"]
+                    .as_str()
+                    .map(str::to_string),
             }),
             None => missing.push(m.clone()),
         }
@@ -250,7 +260,9 @@ mod tests {
         assert!(b.simulated && b.banner().unwrap().contains("SIMULATED"));
         let info = check_models(&b.url, &["sim-2b".into(), "sim-4b:latest".into()]).unwrap();
         assert_eq!(info.len(), 2);
-        let e = check_models(&b.url, &["gpt-9".into()]).unwrap_err().to_string();
+        let e = check_models(&b.url, &["gpt-9".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("gpt-9") && e.contains("sim-2b"), "{e}");
     }
 
@@ -260,7 +272,9 @@ mod tests {
         let url = format!("http://{}", l.local_addr().unwrap());
         drop(l);
         let spec: BackendSpec = url.parse().unwrap();
-        let e = Backend::start(&spec, Duration::from_millis(0), 0).err().unwrap();
+        let e = Backend::start(&spec, Duration::from_millis(0), 0)
+            .err()
+            .unwrap();
         assert!(format!("{e:#}").contains("unreachable"));
         assert!("ftp://x".parse::<BackendSpec>().is_err());
     }

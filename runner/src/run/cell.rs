@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -18,7 +18,7 @@ use super::matrix::Cell;
 use super::process::{self, Launch};
 use super::proxy;
 use super::quiet::{self, QuietConfig};
-use super::usage::{self, Usage};
+use super::usage;
 
 /// Knobs of the cell lifecycle (defaults follow upstream).
 #[derive(Debug, Clone)]
@@ -115,7 +115,10 @@ pub fn run_cell(
 }
 
 fn rel(a: &Path, base: &Path) -> String {
-    a.strip_prefix(base).unwrap_or(a).to_string_lossy().into_owned()
+    a.strip_prefix(base)
+        .unwrap_or(a)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// One attempt in a fresh attempt folder.
@@ -127,10 +130,7 @@ pub fn run_attempt(
     attempt: u32,
 ) -> Result<AttemptResult> {
     let t0 = Instant::now();
-    let dir = env
-        .run_dir
-        .join(cell.rel_dir())
-        .join(format!("a{attempt}"));
+    let dir = env.run_dir.join(cell.rel_dir()).join(format!("a{attempt}"));
     let pgid_file = dir.join("arm.pgid");
     if dir.exists() {
         // Left over by a runner that died mid-attempt: kill what it launched, start afresh.
@@ -289,7 +289,7 @@ pub fn run_attempt(
     };
     let u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
         .or_else(|| usage::from_proxy_log(&proxy_log))
-        .unwrap_or(Usage::default());
+        .unwrap_or_default();
     let x = &mut report.extra;
     x.insert("arm".into(), json!(arm.name));
     x.insert("model".into(), json!(cell.model));
@@ -392,9 +392,4 @@ pub fn append_jsonl(path: &Path, v: &Value) -> Result<()> {
     f.write_all(line.as_bytes())?;
     f.sync_data()?;
     Ok(())
-}
-
-/// Path helper for tests and merge: the attempt folder of a row.
-pub fn attempt_path(run_dir: &Path, r: &CellRecord) -> PathBuf {
-    run_dir.join(&r.attempt_dir)
 }

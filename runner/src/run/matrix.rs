@@ -11,8 +11,6 @@ use serde::{Deserialize, Serialize};
 pub const UPSTREAM_MODELS: [&str; 4] = ["gemma4:e2b", "qwen3.5:4b", "gemma4:12b", "ornith-1.5:35b"];
 /// The simulated backend's sized models (the default when the backend is `sim`).
 pub const SIM_MODELS: [&str; 4] = ["sim-2b", "sim-4b", "sim-12b", "sim-35b"];
-/// Upstream's four arms; ours is `harness`.
-pub const DEFAULT_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goose"];
 
 /// One cell of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -27,7 +25,12 @@ pub struct Cell {
 impl Cell {
     /// Identity independent of the index (used to match rows on resume and merge).
     pub fn key(&self) -> (String, String, String, u32) {
-        (self.arm.clone(), self.model.clone(), self.task.clone(), self.repeat)
+        (
+            self.arm.clone(),
+            self.model.clone(),
+            self.task.clone(),
+            self.repeat,
+        )
     }
 
     /// Folder of the cell, relative to the run folder.
@@ -42,7 +45,10 @@ impl Cell {
     }
 
     pub fn label(&self) -> String {
-        format!("{} × {} × {} #{}", self.arm, self.model, self.task, self.repeat)
+        format!(
+            "{} × {} × {} #{}",
+            self.arm, self.model, self.task, self.repeat
+        )
     }
 }
 
@@ -78,7 +84,10 @@ impl MatrixFile {
             anyhow::anyhow!(
                 "{}: {}",
                 path.display(),
-                e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+                e.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )
         })
     }
@@ -118,8 +127,14 @@ impl std::str::FromStr for Shard {
         let (k, n) = s
             .split_once('/')
             .ok_or_else(|| format!("--shard '{s}': expected k/n, e.g. 2/8"))?;
-        let k: usize = k.trim().parse().map_err(|_| format!("--shard '{s}': k is not a number"))?;
-        let n: usize = n.trim().parse().map_err(|_| format!("--shard '{s}': n is not a number"))?;
+        let k: usize = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard '{s}': k is not a number"))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard '{s}': n is not a number"))?;
         if n == 0 || k == 0 || k > n {
             return Err(format!("--shard '{s}': need 1 <= k <= n"));
         }
@@ -167,7 +182,12 @@ mod tests {
 
     #[test]
     fn shards_partition_the_plan() {
-        let cells = expand(&v(&["a", "b"]), &v(&["m1", "m2", "m3"]), &v(&["T1", "T2"]), 2);
+        let cells = expand(
+            &v(&["a", "b"]),
+            &v(&["m1", "m2", "m3"]),
+            &v(&["T1", "T2"]),
+            2,
+        );
         assert_eq!(cells.len(), 24);
         assert_eq!(cells[1].repeat, 1);
         assert_eq!(cells[2].task, "T2");

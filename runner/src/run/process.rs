@@ -213,8 +213,14 @@ mod tests {
         let e = run(&launch(d.path(), "echo $X_VAR; echo bad >&2; exit 4", 5000)).unwrap();
         assert_eq!(e.code, Some(4));
         assert!(!e.timed_out && !e.survivors);
-        assert_eq!(std::fs::read_to_string(d.path().join("out.txt")).unwrap(), "hello\n");
-        assert_eq!(std::fs::read_to_string(d.path().join("err.txt")).unwrap(), "bad\n");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("out.txt")).unwrap(),
+            "hello\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("err.txt")).unwrap(),
+            "bad\n"
+        );
     }
 
     #[test]

@@ -41,7 +41,11 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, u64> {
             if m.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap_or(&p).to_string_lossy().into_owned();
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .into_owned();
                 out.insert(rel, m.len());
             }
         }

@@ -255,6 +255,8 @@ struct Hist {
     last: Option<Msg>,
     last_fb: Feedback,
     last_fb_text: String,
+    /// The intent of the latest own turn.
+    last_action: Option<Action>,
     h: u64,
 }
 
@@ -282,6 +284,7 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
         last: None,
         last_fb: Feedback::default(),
         last_fb_text: String::new(),
+        last_action: None,
         h: FNV0,
     };
     let msgs = &conv.messages[start..];
@@ -314,7 +317,9 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
             h.h,
             &[fb.present as u8, fb.not_run as u8, fb.error as u8, fb.precise as u8, fb.repeat_warning as u8],
         );
-        match attribute(m, plan, kit) {
+        let action = attribute(m, plan, kit);
+        h.last_action = action.map(|(a, _)| a);
+        match action {
             Some((Action::Step(k), right)) => {
                 h.attempts[k] += 1;
                 let text_form = m.calls.is_empty() && !narration_re().is_match(m.content.trim_start());
@@ -428,8 +433,9 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
         }
     }
 
-    // 2. an error that names a file the model wrote: fix it, more often when precise
-    if hist.last_fb.error {
+    // 2. an error in the result of a step that names a file the model wrote: fix that file,
+    //    more often when the error is precise (file and line)
+    if hist.last_fb.error && matches!(hist.last_action, Some(Action::Step(_))) {
         let target = (0..n).find(|&k| {
             hist.written[k]
                 && hist.attempts[k] < 5

@@ -78,3 +78,19 @@ pub fn is_user_request(body: &Value) -> bool {
         .as_str()
         .is_some_and(|s| s.contains("<scenario>"))
 }
+
+use lrab_tau2::{Domain, DomainKind};
+use std::sync::OnceLock;
+
+/// Each domain loaded once per test binary (loading the airline DB is the slow part).
+pub fn domain(kind: DomainKind) -> &'static Domain {
+    static A: OnceLock<Domain> = OnceLock::new();
+    static R: OnceLock<Domain> = OnceLock::new();
+    static M: OnceLock<Domain> = OnceLock::new();
+    let cell = match kind {
+        DomainKind::Airline => &A,
+        DomainKind::Retail => &R,
+        DomainKind::Mock => &M,
+    };
+    cell.get_or_init(|| Domain::load(&data_dir(), kind).expect("load domain"))
+}

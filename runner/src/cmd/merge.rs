@@ -1,0 +1,34 @@
+//! `lrab merge`: merge the run folders of one matrix (e.g. shards) into one folder.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+
+use super::Exit;
+
+#[derive(Parser, Debug)]
+pub struct Args {
+    /// The merged run folder (must not exist or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run folders to merge.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    let r = crate::run::merge::merge(&a.out, &a.inputs)?;
+    println!(
+        "merged {} rows into {} ({} cells planned, {} missing)",
+        r.rows,
+        r.out.display(),
+        r.cells_planned,
+        r.missing
+    );
+    Ok(if r.missing == 0 {
+        Exit::Ok
+    } else {
+        Exit::Failures
+    })
+}

@@ -1,0 +1,39 @@
+//! `lrab plan`: writes the cell list of a matrix (JSON lines, plan order with indices) — the
+//! contract `--shard k/n` slices, so distributed workers agree on which cell is whose.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+
+use super::run::{matrix_options, MatrixArgs};
+use super::Exit;
+use crate::run::backend::BackendSpec;
+
+#[derive(Parser, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    /// Write the plan here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    let (opts, _) = matrix_options(&a.matrix)?;
+    // Default models follow the backend kind; `plan` never starts one, so `auto` means real.
+    let sim = opts.backend == BackendSpec::Sim;
+    let p = crate::run::prepare(&opts, sim, false)?;
+    match &a.out {
+        Some(path) => {
+            crate::run::write_plan(path, &p.cells)?;
+            eprintln!("{} cells written to {}", p.cells.len(), path.display());
+        }
+        None => {
+            for c in &p.cells {
+                println!("{}", serde_json::to_string(c)?);
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,50 @@
+//! `lrab proxy`: the normalizing proxy as a standalone server (the runner starts one per
+//! attempt by itself for arms whose file says `proxy = true`).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+
+use super::Exit;
+use crate::run::proxy::{start_on, ProxyConfig};
+
+#[derive(Parser, Debug)]
+pub struct Args {
+    /// Backend to forward to (default: OLLAMA_HOST or http://127.0.0.1:11434).
+    #[arg(long)]
+    pub upstream: Option<String>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:11435")]
+    pub listen: String,
+    /// Context length pinned on every chat request.
+    #[arg(long, default_value_t = 32768)]
+    pub num_ctx: u64,
+    /// Per-request token log (JSON lines).
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Forward /v1/chat/completions as /v1 (temperature and thinking normalized, no num_ctx).
+    #[arg(long)]
+    pub v1_passthrough: bool,
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    let upstream = a.upstream.unwrap_or_else(crate::run::backend::ollama_url);
+    let h = start_on(
+        &a.listen,
+        ProxyConfig {
+            upstream: upstream.clone(),
+            num_ctx: a.num_ctx,
+            log: a.log,
+            v1_to_native: !a.v1_passthrough,
+        },
+    )?;
+    println!(
+        "lrab proxy on {} → {upstream} (temperature 0, think off, num_ctx {})",
+        h.url(),
+        a.num_ctx
+    );
+    loop {
+        std::thread::park();
+    }
+}

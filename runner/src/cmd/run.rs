@@ -1,0 +1,212 @@
+//! `lrab run`: run (or resume) a matrix of arms × models × tasks × repeats into
+//! `results/<run-id>/`. See docs/runner.md.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+
+use super::Exit;
+use crate::run::backend::BackendSpec;
+use crate::run::cell::CellConfig;
+use crate::run::matrix::{split_list, MatrixFile, Shard};
+use crate::run::quiet::QuietConfig;
+use crate::run::{self, RunOptions};
+
+/// The matrix flags shared by `run` and `plan`.
+#[derive(Parser, Debug, Clone, Default)]
+pub struct MatrixArgs {
+    /// A matrix file (TOML); flags given on the command line override its keys.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Comma list of arm names (default: every installed arm file).
+    #[arg(long)]
+    pub arms: Option<String>,
+    /// Comma list of model tags (default: the backend's four; sim-2b,sim-4b,sim-12b,sim-35b on sim).
+    #[arg(long)]
+    pub models: Option<String>,
+    /// Comma list of task ids (default: every task of the pack).
+    #[arg(long)]
+    pub tasks: Option<String>,
+    /// Repeats of every (arm, model, task).
+    #[arg(long)]
+    pub repeats: Option<u32>,
+    /// ollama, sim, auto (Ollama if it answers, else sim) or a URL.
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Run only slice k of n (cells whose plan index ≡ k-1 mod n).
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Task pack folder (default: LRAB_PACK or the built-in pack).
+    #[arg(long)]
+    pub pack: Option<PathBuf>,
+    /// Folder of arm files (default: LRAB_ARMS or the suite's arms/).
+    #[arg(long)]
+    pub arms_dir: Option<PathBuf>,
+}
+
+#[derive(Parser, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    /// Budget of WF tasks in minutes (default: the task's, 90).
+    #[arg(long)]
+    pub budget_minutes: Option<f64>,
+    /// Budget of LH tasks in minutes (default: the task's, 180).
+    #[arg(long)]
+    pub budget_minutes_lh: Option<f64>,
+    /// Kill-and-resume point for every task in % of its budget (default: the task's; 0 = off).
+    #[arg(long)]
+    pub kill_at_pct: Option<u8>,
+    /// Extra attempts for timeouts and missing scores.
+    #[arg(long)]
+    pub retries: Option<u32>,
+    /// Context length pinned by the proxy and given to the arms.
+    #[arg(long)]
+    pub num_ctx: Option<u64>,
+    /// Results root.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Run folder name (default: run-YYYYMMDD-HHMMSS[-sKofN]).
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// Continue the run in this folder (matrix and knobs come from its manifest).
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Cells run in parallel (each arm process is separate; default 1 like upstream).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Between cells: restart the simulated backend, or unload the models of a real one.
+    #[arg(long)]
+    pub fresh_backend: bool,
+    /// Seconds the backend may take to answer before the run.
+    #[arg(long, default_value_t = 180)]
+    pub backend_wait_secs: u64,
+    /// Seconds it may take to answer before each cell.
+    #[arg(long, default_value_t = 60)]
+    pub cell_backend_wait_secs: u64,
+    /// Quiet-wait poll interval (ms).
+    #[arg(long, default_value_t = 5000)]
+    pub quiet_poll_ms: u64,
+    /// Quiet-wait: unchanged for this long (ms).
+    #[arg(long, default_value_t = 20000)]
+    pub quiet_stable_ms: u64,
+    /// Quiet-wait: at most this long (ms).
+    #[arg(long, default_value_t = 180000)]
+    pub quiet_max_ms: u64,
+    /// SIGTERM → SIGKILL grace at the deadline (ms).
+    #[arg(long, default_value_t = 5000)]
+    pub grace_ms: u64,
+    /// Seed of the simulated backend.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar or per-cell lines.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Merged matrix file + flags → options (without the run knobs).
+pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
+    let file = match &m.config {
+        Some(p) => MatrixFile::load(p)?,
+        None => MatrixFile::default(),
+    };
+    let list = |flag: &Option<String>, key: &Option<Vec<String>>| {
+        flag.as_deref().map(split_list).or_else(|| key.clone())
+    };
+    let backend: BackendSpec = m
+        .backend
+        .clone()
+        .or(file.backend.clone())
+        .unwrap_or_else(|| "auto".into())
+        .parse()
+        .map_err(anyhow::Error::msg)?;
+    let shard: Option<Shard> = m
+        .shard
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let opts = RunOptions {
+        arms_dir: m.arms_dir.clone().unwrap_or_else(run::arms::default_dir),
+        pack_dir: super::pack_dir(m.pack.as_deref()),
+        arms: list(&m.arms, &file.arms),
+        models: list(&m.models, &file.models),
+        tasks: list(&m.tasks, &file.tasks),
+        repeats: m.repeats.or(file.repeats).unwrap_or(1),
+        backend,
+        backend_wait: Duration::from_secs(180),
+        cell_backend_wait: Duration::from_secs(60),
+        cell: CellConfig::default(),
+        out_root: PathBuf::from("results"),
+        run_id: None,
+        shard,
+        jobs: file.jobs.unwrap_or(1),
+        fresh_backend: false,
+        quiet: false,
+        sim_seed: file.seed.unwrap_or(0),
+    };
+    Ok((opts, file))
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    let ms = Duration::from_millis;
+    let mut opts = if let Some(dir) = &a.resume {
+        let m = run::manifest::Manifest::read(dir)?;
+        let root = dir.parent().map(PathBuf::from).unwrap_or_default();
+        run::options_from_manifest(&m, &root, a.no_progress)?
+    } else {
+        let (mut o, file) = matrix_options(&a.matrix)?;
+        o.cell = CellConfig {
+            budget_minutes: a.budget_minutes.or(file.budget_minutes),
+            budget_minutes_lh: a.budget_minutes_lh.or(file.budget_minutes_lh),
+            kill_at_pct: a.kill_at_pct,
+            quiet: QuietConfig {
+                poll: ms(a.quiet_poll_ms),
+                stable: ms(a.quiet_stable_ms),
+                max: ms(a.quiet_max_ms),
+            },
+            grace: ms(a.grace_ms),
+            retries: a.retries.or(file.retries).unwrap_or(1),
+            num_ctx: a.num_ctx.or(file.num_ctx).unwrap_or(32768),
+        };
+        o.out_root = a.out.clone();
+        o.run_id = a.run_id.clone();
+        if let Some(s) = a.seed {
+            o.sim_seed = s;
+        }
+        o
+    };
+    for b in [a.budget_minutes, a.budget_minutes_lh]
+        .into_iter()
+        .flatten()
+    {
+        if !(b > 0.0 && b.is_finite()) {
+            bail!("budgets must be positive minutes (got {b})");
+        }
+    }
+    if let Some(j) = a.jobs {
+        opts.jobs = j;
+    }
+    opts.fresh_backend = a.fresh_backend;
+    opts.quiet = a.no_progress;
+    opts.backend_wait = Duration::from_secs(a.backend_wait_secs);
+    opts.cell_backend_wait = Duration::from_secs(a.cell_backend_wait_secs);
+    let s = run::execute(&opts, a.resume.as_deref())?;
+    if s.simulated {
+        println!("*** SIMULATED backend: these scores are NOT results of real models ***");
+    }
+    println!("{}", s.table);
+    println!(
+        "{} attempts run; {} cells in the plan{}",
+        s.attempts_run,
+        s.cells_total,
+        s.mean_overhead
+            .map(|d| format!("; mean runner overhead {:.3} s/attempt", d.as_secs_f64()))
+            .unwrap_or_default()
+    );
+    println!("results: {}", s.run_dir.display());
+    println!("report: {}", s.run_dir.join("summary.md").display());
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,110 @@
+//! `lrab doctor`: is this machine ready to run the benchmark? Backend reachable, models
+//! present, arms installed (with versions), python and pytest present. Each check is one line
+//! with ok / missing and a hint.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::arms;
+use super::backend;
+
+/// One line of the doctor's report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    /// Failing it blocks a run (vs. a warning).
+    pub required: bool,
+}
+
+fn cmd_version(program: &str, args: &[&str]) -> Option<String> {
+    let o = lrab_tasks::process::run_argv(
+        program,
+        args,
+        &std::env::temp_dir(),
+        Duration::from_secs(20),
+    )
+    .ok()?;
+    o.success()
+        .then(|| o.combined().lines().next().unwrap_or("").trim().to_string())
+}
+
+/// Runs every check. `url` is the backend to probe; `models` the ones that must be present.
+pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    let reach = backend::health(url, Duration::from_secs(5));
+    out.push(Check {
+        name: "backend".into(),
+        ok: reach.is_ok(),
+        detail: match &reach {
+            Ok(_) => format!(
+                "{url} answers (version {})",
+                backend::version(url).unwrap_or_else(|| "unknown".into())
+            ),
+            Err(e) => {
+                format!("{url} unreachable ({e:#}); `lrab run` will fall back to --backend sim")
+            }
+        },
+        required: false,
+    });
+    if reach.is_ok() {
+        for m in models {
+            let r = backend::check_models(url, std::slice::from_ref(m));
+            out.push(Check {
+                name: format!("model {m}"),
+                ok: r.is_ok(),
+                detail: match r {
+                    Ok(i) => format!(
+                        "present, digest {}",
+                        i[0].digest.clone().unwrap_or_default()
+                    ),
+                    Err(_) => format!("missing: `ollama pull {m}`"),
+                },
+                required: false,
+            });
+        }
+    }
+    match arms::load_dir(arms_dir) {
+        Err(e) => out.push(Check {
+            name: "arm files".into(),
+            ok: false,
+            detail: format!("{e:#}"),
+            required: true,
+        }),
+        Ok(list) => {
+            for a in &list {
+                let s = arms::status(a);
+                out.push(Check {
+                    name: format!("arm {}", a.name),
+                    ok: s.installed,
+                    detail: if s.installed {
+                        format!(
+                            "{} ({})",
+                            s.path.unwrap_or_default(),
+                            s.version.unwrap_or_else(|| "version unknown".into())
+                        )
+                    } else {
+                        format!("not installed: {}", a.install_hint)
+                    },
+                    required: a.name == "harness",
+                });
+            }
+        }
+    }
+    let py = cmd_version("python3", &["--version"]);
+    out.push(Check {
+        name: "python3".into(),
+        ok: py.is_some(),
+        detail: py.unwrap_or_else(|| "missing: checks that run code need python3".into()),
+        required: true,
+    });
+    let pt = cmd_version("python3", &["-m", "pytest", "--version"]);
+    out.push(Check {
+        name: "pytest".into(),
+        ok: pt.is_some(),
+        detail: pt.unwrap_or_else(|| "missing: `python3 -m pip install pytest`".into()),
+        required: true,
+    });
+    out
+}

@@ -1,0 +1,482 @@
+//! The run machinery behind `lrab run`, `plan`, `merge`, `proxy`, `arms` and `doctor`: one
+//! module per mechanism. [`execute`] is the orchestration: validate everything, write the
+//! manifest and plan, then run the pending cells (serially or with `jobs` workers).
+
+pub mod arms;
+pub mod backend;
+pub mod cell;
+pub mod doctor;
+pub mod manifest;
+pub mod matrix;
+pub mod merge;
+pub mod process;
+pub mod progress;
+pub mod proxy;
+pub mod quiet;
+pub mod resume;
+pub mod usage;
+
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use lrab_tasks::Pack;
+
+use arms::Arm;
+use backend::{Backend, BackendSpec};
+use cell::{CellConfig, CellEnv};
+use manifest::{Manifest, MatrixSpec};
+use matrix::{Cell, Shard};
+
+/// Everything `lrab run` needs (CLI flags and matrix file merged).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub arms_dir: PathBuf,
+    pub pack_dir: PathBuf,
+    /// None = every installed arm file.
+    pub arms: Option<Vec<String>>,
+    /// None = the backend's default four.
+    pub models: Option<Vec<String>>,
+    /// None = every task of the pack.
+    pub tasks: Option<Vec<String>>,
+    pub repeats: u32,
+    pub backend: BackendSpec,
+    /// How long the backend may take to answer before the run (upstream: 180 s).
+    pub backend_wait: Duration,
+    /// … and before every cell (upstream: 60 s).
+    pub cell_backend_wait: Duration,
+    pub cell: CellConfig,
+    pub out_root: PathBuf,
+    pub run_id: Option<String>,
+    pub shard: Option<Shard>,
+    pub jobs: usize,
+    pub fresh_backend: bool,
+    pub quiet: bool,
+    pub sim_seed: u64,
+}
+
+/// What a finished (or resumed) run reports.
+#[derive(Debug)]
+pub struct RunSummary {
+    pub run_dir: PathBuf,
+    pub simulated: bool,
+    pub attempts_run: usize,
+    pub cells_total: usize,
+    pub table: String,
+    pub mean_overhead: Option<Duration>,
+}
+
+/// A run folder held by one runner process (exclusive `flock` on `.lock`).
+pub struct RunLock {
+    _file: std::fs::File,
+}
+
+pub fn lock_run(dir: &Path) -> Result<RunLock> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))?;
+    // SAFETY: flock on our own descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!("{} is in use by another lrab run", dir.display());
+    }
+    Ok(RunLock { _file: f })
+}
+
+fn default_run_id(shard: Option<Shard>) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // UTC date-time from the epoch without a calendar crate.
+    let (d, s) = (secs / 86400, secs % 86400);
+    let (y, m, dd) = civil(d as i64);
+    let base = format!(
+        "run-{y:04}{m:02}{dd:02}-{:02}{:02}{:02}",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    );
+    match shard {
+        Some(sh) => format!("{base}-s{}of{}", sh.k, sh.n),
+        None => base,
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's algorithm).
+fn civil(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// The resolved, validated work of a run (before any cell starts).
+pub struct Prepared {
+    pub arms: Vec<Arm>,
+    pub skipped_arms: Vec<String>,
+    pub models: Vec<String>,
+    pub tasks: Vec<String>,
+    pub pack: Pack,
+    pub cells: Vec<Cell>,
+}
+
+/// Loads arms and pack and resolves names; every bad name is an error here.
+pub fn prepare(
+    opts: &RunOptions,
+    simulated_default: bool,
+    require_installed: bool,
+) -> Result<Prepared> {
+    let all = arms::load_dir(&opts.arms_dir)?;
+    let (arms, skipped) = match &opts.arms {
+        Some(names) => {
+            matrix::no_duplicates("arm", names)?;
+            let sel = arms::select(&all, names)?;
+            if require_installed {
+                for a in &sel {
+                    if a.locate().is_none() {
+                        bail!(
+                            "arm '{}' is not installed: program '{}' not found next to lrab or on PATH{}. {}",
+                            a.name,
+                            a.program,
+                            a.bin_env.as_ref().map(|v| format!(" (or set ${v})")).unwrap_or_default(),
+                            a.install_hint
+                        );
+                    }
+                }
+            }
+            (sel, Vec::new())
+        }
+        None => {
+            let (ok, missing): (Vec<Arm>, Vec<Arm>) = all
+                .into_iter()
+                .partition(|a| !require_installed || a.locate().is_some());
+            if ok.is_empty() {
+                bail!("no arm is installed (see `lrab arms check`)");
+            }
+            (ok, missing.into_iter().map(|a| a.name).collect())
+        }
+    };
+    let (pack, problems) = Pack::load_lenient(&opts.pack_dir);
+    let tasks = match &opts.tasks {
+        Some(t) => {
+            matrix::no_duplicates("task", t)?;
+            for id in t {
+                if pack.get(id).is_none() {
+                    let mine: Vec<String> = problems
+                        .iter()
+                        .filter(|p| p.file.starts_with(pack.root.join(id)))
+                        .map(|p| format!("  {p}"))
+                        .collect();
+                    if mine.is_empty() {
+                        bail!(
+                            "unknown task '{id}' in pack {} (known: {})",
+                            pack.root.display(),
+                            pack.tasks
+                                .iter()
+                                .map(|t| t.spec.id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    bail!("task {id} is invalid:\n{}", mine.join("\n"));
+                }
+            }
+            t.clone()
+        }
+        None => {
+            if pack.tasks.is_empty() {
+                bail!("pack {} has no valid task", pack.root.display());
+            }
+            pack.tasks.iter().map(|t| t.spec.id.clone()).collect()
+        }
+    };
+    let models = match &opts.models {
+        Some(m) => {
+            matrix::no_duplicates("model", m)?;
+            m.clone()
+        }
+        None if simulated_default => matrix::SIM_MODELS.iter().map(|s| s.to_string()).collect(),
+        None => matrix::UPSTREAM_MODELS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    };
+    if opts.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    let names: Vec<String> = arms.iter().map(|a| a.name.clone()).collect();
+    let mut cells = matrix::expand(&names, &models, &tasks, opts.repeats);
+    if let Some(s) = opts.shard {
+        cells = matrix::shard(&cells, s);
+    }
+    Ok(Prepared {
+        arms,
+        skipped_arms: skipped,
+        models,
+        tasks,
+        pack,
+        cells,
+    })
+}
+
+fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
+    MatrixSpec {
+        arms: p.arms.iter().map(|a| a.name.clone()).collect(),
+        models: p.models.clone(),
+        tasks: p.tasks.clone(),
+        repeats: opts.repeats,
+        shard: opts.shard.map(|s| format!("{}/{}", s.k, s.n)),
+        backend: match &opts.backend {
+            BackendSpec::Url(u) => u.clone(),
+            _ => backend.label.clone(),
+        },
+        budget_minutes: opts.cell.budget_minutes,
+        budget_minutes_lh: opts.cell.budget_minutes_lh,
+        kill_at_pct: opts.cell.kill_at_pct,
+        retries: opts.cell.retries,
+        num_ctx: opts.cell.num_ctx,
+        quiet_poll_ms: opts.cell.quiet.poll.as_millis() as u64,
+        quiet_stable_ms: opts.cell.quiet.stable.as_millis() as u64,
+        quiet_max_ms: opts.cell.quiet.max.as_millis() as u64,
+        grace_ms: opts.cell.grace.as_millis() as u64,
+        sim_seed: opts.sim_seed,
+        pack: opts.pack_dir.display().to_string(),
+        arms_dir: opts.arms_dir.display().to_string(),
+    }
+}
+
+/// Turns a manifest's matrix back into options (for `--resume`).
+pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Result<RunOptions> {
+    let s = &m.matrix;
+    let ms = |x: u64| Duration::from_millis(x);
+    Ok(RunOptions {
+        arms_dir: PathBuf::from(&s.arms_dir),
+        pack_dir: PathBuf::from(&s.pack),
+        arms: Some(s.arms.clone()),
+        models: Some(s.models.clone()),
+        tasks: Some(s.tasks.clone()),
+        repeats: s.repeats,
+        backend: s.backend.parse().map_err(anyhow::Error::msg)?,
+        backend_wait: Duration::from_secs(180),
+        cell_backend_wait: Duration::from_secs(60),
+        cell: CellConfig {
+            budget_minutes: s.budget_minutes,
+            budget_minutes_lh: s.budget_minutes_lh,
+            kill_at_pct: s.kill_at_pct,
+            quiet: quiet::QuietConfig {
+                poll: ms(s.quiet_poll_ms),
+                stable: ms(s.quiet_stable_ms),
+                max: ms(s.quiet_max_ms),
+            },
+            grace: ms(s.grace_ms),
+            retries: s.retries,
+            num_ctx: s.num_ctx,
+        },
+        out_root: out_root.to_path_buf(),
+        run_id: Some(m.run_id.clone()),
+        shard: s
+            .shard
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        jobs: 1,
+        fresh_backend: false,
+        quiet,
+        sim_seed: s.sim_seed,
+    })
+}
+
+/// Writes `plan.jsonl` (one cell per line, in plan order).
+pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
+    let mut text = String::new();
+    for c in cells {
+        text.push_str(&serde_json::to_string(c)?);
+        text.push('\n');
+    }
+    lrab_scorer::report::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("write {}", path.display()))
+}
+
+/// Runs (or resumes, when `run_dir` already holds a manifest) a matrix.
+pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary> {
+    // The backend first: its kind decides the default models.
+    let mut backend = Backend::start(&opts.backend, opts.backend_wait, opts.sim_seed)?;
+    let p = prepare(opts, backend.simulated, true)?;
+    if let Some(b) = backend.banner() {
+        eprintln!("{b}");
+    }
+    let model_info = backend::check_models(&backend.url, &p.models)?;
+    for id in &p.tasks {
+        // Every task must materialize before any cell starts (bad generator, manifest…).
+        let t = p.pack.get(id).expect("validated");
+        lrab_tasks::resolve_checks(t, None).with_context(|| format!("task {id}"))?;
+    }
+    let run_dir = match resuming {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let id = opts
+                .run_id
+                .clone()
+                .unwrap_or_else(|| default_run_id(opts.shard));
+            if id.is_empty() || id.contains('/') || id.starts_with('.') {
+                bail!("--run-id '{id}': must be a plain folder name");
+            }
+            let d = opts.out_root.join(&id);
+            if d.join("manifest.json").exists() {
+                bail!(
+                    "{} already holds a run; use --resume {} or another --run-id",
+                    d.display(),
+                    d.display()
+                );
+            }
+            d
+        }
+    };
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("create {}", run_dir.display()))?;
+    let _lock = lock_run(&run_dir)?;
+    let run_id = run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let arm_status: Vec<arms::ArmStatus> = p.arms.iter().map(arms::status).collect();
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        lrab_version: env!("CARGO_PKG_VERSION").into(),
+        suite_commit: manifest::suite_commit(),
+        simulated: backend.simulated,
+        backend_label: backend.label.clone(),
+        backend_url: backend.url.clone(),
+        backend_version: backend::version(&backend.url),
+        models: serde_json::to_value(&model_info)?,
+        arms: serde_json::to_value(&arm_status)?,
+        skipped_arms: p.skipped_arms.clone(),
+        matrix: spec_of(opts, &p, &backend),
+        cells_planned: p.cells.len(),
+        note: if backend.simulated {
+            "SIMULATED backend: these numbers are not results of real models".into()
+        } else {
+            String::new()
+        },
+    };
+    if resuming.is_none() {
+        manifest.write(&run_dir)?;
+        write_plan(&run_dir.join("plan.jsonl"), &p.cells)?;
+    } else {
+        // Keep the original manifest; record this session's backend next to it.
+        lrab_scorer::report::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
+    }
+    if !p.skipped_arms.is_empty() && !opts.quiet {
+        eprintln!(
+            "note: arms not installed, left out: {} (see `lrab arms check`)",
+            p.skipped_arms.join(", ")
+        );
+    }
+    let rows = resume::read_rows_lenient(&run_dir.join("cells.csv"))?;
+    let todo = resume::pending(&p.cells, &rows, opts.cell.retries);
+    let progress = progress::Progress::new(p.cells.len(), p.cells.len() - todo.len(), opts.quiet);
+    let arm_map: BTreeMap<String, Arm> =
+        p.arms.iter().map(|a| (a.name.clone(), a.clone())).collect();
+    let queue = Arc::new(Mutex::new(
+        todo.into_iter().collect::<std::collections::VecDeque<_>>(),
+    ));
+    let overheads = Arc::new(Mutex::new(Vec::<Duration>::new()));
+    let attempts_run = Arc::new(Mutex::new(0usize));
+    let first_error: Arc<Mutex<Option<anyhow::Error>>> = Arc::new(Mutex::new(None));
+    let jobs = if opts.fresh_backend {
+        1
+    } else {
+        opts.jobs.max(1)
+    };
+    let simulated_run = backend.simulated;
+    let backend_cell = Mutex::new(&mut backend);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                if first_error.lock().unwrap().is_some() {
+                    return;
+                }
+                let Some((c, first)) = queue.lock().unwrap().pop_front() else {
+                    return;
+                };
+                let (label, url, simulated) = {
+                    let mut b = backend_cell.lock().unwrap();
+                    if opts.fresh_backend {
+                        if let Err(e) = b.refresh(&p.models) {
+                            *first_error.lock().unwrap() = Some(e);
+                            return;
+                        }
+                    }
+                    if let Err(e) = backend::wait_healthy(&b.url, opts.cell_backend_wait) {
+                        *first_error.lock().unwrap() =
+                            Some(e.context(format!("backend {} stopped answering", b.url)));
+                        return;
+                    }
+                    (b.label.clone(), b.url.clone(), b.simulated)
+                };
+                let env = CellEnv {
+                    run_dir: &run_dir,
+                    run_id: &run_id,
+                    pack: &p.pack,
+                    backend_label: &label,
+                    backend_url: &url,
+                    simulated,
+                    config: &opts.cell,
+                };
+                progress.start_cell(&c.label());
+                let task = p.pack.get(&c.task).expect("validated");
+                let arm = &arm_map[&c.arm];
+                match cell::run_cell(&env, arm, task, &c, first) {
+                    Ok(results) => {
+                        let n = results.len();
+                        for (i, r) in results.iter().enumerate() {
+                            progress.attempt(&r.record, i + 1 == n);
+                            overheads.lock().unwrap().push(r.overhead);
+                        }
+                        *attempts_run.lock().unwrap() += n;
+                    }
+                    Err(e) => {
+                        *first_error.lock().unwrap() =
+                            Some(e.context(format!("cell {}", c.label())));
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    progress.finish();
+    if let Some(e) = first_error.lock().unwrap().take() {
+        return Err(e);
+    }
+    let rows = resume::read_rows_lenient(&run_dir.join("cells.csv"))?;
+    let table = progress::summary_table(&rows);
+    let mut md = String::new();
+    if simulated_run {
+        md.push_str("**SIMULATED backend — these scores are not results of real models.**\n\n");
+    }
+    md.push_str(&format!(
+        "# Run {run_id}\n\nMean score (latest attempt per cell) by arm × model.\n\n{table}"
+    ));
+    lrab_scorer::report::write_atomic(&run_dir.join("summary.md"), md.as_bytes())?;
+    let ov = overheads.lock().unwrap();
+    let mean_overhead = (!ov.is_empty()).then(|| ov.iter().sum::<Duration>() / ov.len() as u32);
+    let attempts_run = *attempts_run.lock().unwrap();
+    Ok(RunSummary {
+        run_dir,
+        simulated: simulated_run,
+        attempts_run,
+        cells_total: p.cells.len(),
+        table,
+        mean_overhead,
+    })
+}

@@ -1,0 +1,136 @@
+//! Resume: what is left to do in a run folder. `cells.csv` is the source of truth — a row is
+//! appended atomically only after the attempt's `score.json` is on disk, so after any crash
+//! (even SIGKILL) a cell is either recorded or rerun from a fresh attempt folder, never lost
+//! and never counted twice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use lrab_scorer::CellRecord;
+
+use super::cell::needs_retry;
+use super::matrix::Cell;
+
+/// Reads the rows of a `cells.csv`, skipping a torn line left by a writer that died mid-row.
+/// A missing file is an empty run.
+pub fn read_rows_lenient(path: &Path) -> Result<Vec<CellRecord>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let headers = r.headers()?.clone();
+    let want = lrab_scorer::HEADER.join(",");
+    if headers.iter().collect::<Vec<_>>().join(",") != want {
+        anyhow::bail!("{}: header is not the cells.csv format", path.display());
+    }
+    let mut out = Vec::new();
+    for rec in r.records() {
+        let Ok(rec) = rec else { continue };
+        if rec.len() != lrab_scorer::HEADER.len() {
+            continue;
+        }
+        if let Ok(row) = rec.deserialize::<CellRecord>(Some(&headers)) {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// Latest attempt row per (arm, model, task, repeat).
+pub fn latest(rows: &[CellRecord]) -> BTreeMap<(String, String, String, u32), CellRecord> {
+    let mut m: BTreeMap<_, CellRecord> = BTreeMap::new();
+    for r in rows {
+        let k = (r.arm.clone(), r.model.clone(), r.task.clone(), r.repeat);
+        match m.get(&k) {
+            Some(x) if x.attempt >= r.attempt => {}
+            _ => {
+                m.insert(k, r.clone());
+            }
+        }
+    }
+    m
+}
+
+/// For each planned cell still to do: the first attempt to run. Done cells are left out.
+pub fn pending(cells: &[Cell], rows: &[CellRecord], retries: u32) -> Vec<(Cell, u32)> {
+    let last = latest(rows);
+    cells
+        .iter()
+        .filter_map(|c| match last.get(&c.key()) {
+            None => Some((c.clone(), 0)),
+            Some(r) if needs_retry(r) && r.attempt < retries => Some((c.clone(), r.attempt + 1)),
+            Some(_) => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::matrix::expand;
+
+    fn row(task: &str, attempt: u32, fm: &str) -> CellRecord {
+        CellRecord {
+            run_id: "r".into(),
+            arm: "a".into(),
+            model: "m".into(),
+            task: task.into(),
+            tier: 1,
+            repeat: 0,
+            attempt,
+            score: 0.0,
+            milestone_score: (fm != "timeout").then_some(0.0),
+            final_score: (fm != "timeout").then_some(0.0),
+            wall_seconds: 1.0,
+            exit_code: Some(0),
+            failure_mode: fm.into(),
+            backend: "sim".into(),
+            simulated: true,
+            prompt_tokens: None,
+            completion_tokens: None,
+            model_calls: None,
+            tool_calls: None,
+            attempt_dir: "x".into(),
+        }
+    }
+
+    #[test]
+    fn pending_follows_the_retry_rule() {
+        let cells = expand(
+            &["a".into()],
+            &["m".into()],
+            &["T1".into(), "T2".into(), "T3".into(), "T4".into()],
+            1,
+        );
+        let rows = vec![
+            row("T1", 0, "completed"),
+            row("T2", 0, "timeout"),
+            row("T3", 0, "timeout"),
+            row("T3", 1, "timeout"),
+        ];
+        let p = pending(&cells, &rows, 1);
+        let got: Vec<(String, u32)> = p.iter().map(|(c, a)| (c.task.clone(), *a)).collect();
+        assert_eq!(got, vec![("T2".to_string(), 1), ("T4".to_string(), 0)]);
+    }
+
+    #[test]
+    fn torn_lines_are_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        lrab_scorer::append_row(&p, &row("T1", 0, "completed")).unwrap();
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"r,a,m,T2,1")
+            .unwrap();
+        assert_eq!(read_rows_lenient(&p).unwrap().len(), 1);
+        lrab_scorer::append_row(&p, &row("T3", 0, "completed")).unwrap();
+        assert_eq!(read_rows_lenient(&p).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,168 @@
+//! The normalizing proxy on the wire: a fake upstream records the exact bodies it receives;
+//! `lrab proxy` sits between it and a client.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+type Seen = Arc<Mutex<Vec<(String, serde_json::Value)>>>;
+
+/// Serves `n` connections: records (path, JSON body); answers /api/chat with two NDJSON lines
+/// 400 ms apart (so streaming can be observed) and /api/tags with a model list.
+fn fake_upstream(n: usize) -> (String, Seen) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen: Seen = Arc::default();
+    let s2 = seen.clone();
+    std::thread::spawn(move || {
+        for _ in 0..n {
+            let Ok((mut c, _)) = l.accept() else { return };
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                r.read_line(&mut h).unwrap();
+                if h.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0u8; len];
+            r.read_exact(&mut body).unwrap();
+            let v = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+            s2.lock().unwrap().push((path.clone(), v));
+            if path == "/api/chat" {
+                c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n").unwrap();
+                c.write_all(b"{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"hello\"},\"done\":false}\n").unwrap();
+                c.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(400));
+                c.write_all(b"{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\",\"prompt_eval_count\":11,\"eval_count\":3}\n").unwrap();
+            } else {
+                let b = b"{\"models\":[{\"name\":\"m:latest\"}]}";
+                c.write_all(format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", b.len()).as_bytes()).unwrap();
+                c.write_all(b).unwrap();
+            }
+        }
+    });
+    (url, seen)
+}
+
+struct Proxy(std::process::Child);
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_proxy(upstream: &str, log: &std::path::Path) -> (Proxy, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    drop(l);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
+        .args([
+            "proxy",
+            "--upstream",
+            upstream,
+            "--listen",
+            &addr,
+            "--num-ctx",
+            "8192",
+            "--log",
+        ])
+        .arg(log)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let p = Proxy(child);
+    let t = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (p, format!("http://{addr}"))
+}
+
+#[test]
+fn native_and_v1_requests_are_normalized_on_the_wire() {
+    let (up, seen) = fake_upstream(3);
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("proxy.jsonl");
+    let (_p, url) = start_proxy(&up, &log);
+
+    // 1. Native chat: sampling forced, other options kept, stream passed through as it comes.
+    let t0 = Instant::now();
+    let resp = ureq::post(&format!("{url}/api/chat"))
+        .send_json(serde_json::json!({"model": "m", "think": true, "messages": [{"role": "user", "content": "hi"}],
+            "options": {"temperature": 0.9, "top_p": 0.5}}))
+        .unwrap();
+    let mut r = BufReader::new(resp.into_reader());
+    let mut first = String::new();
+    r.read_line(&mut first).unwrap();
+    let first_at = t0.elapsed();
+    let mut rest = String::new();
+    r.read_to_string(&mut rest).unwrap();
+    let all_at = t0.elapsed();
+    assert!(first.contains("\"hello\""), "{first}");
+    assert!(rest.contains("\"done\":true"));
+    assert!(
+        all_at - first_at >= Duration::from_millis(300),
+        "first line came before the rest: streaming"
+    );
+    {
+        let s = seen.lock().unwrap();
+        let (path, body) = &s[0];
+        assert_eq!(path, "/api/chat");
+        assert_eq!(body["options"]["temperature"], 0);
+        assert_eq!(body["options"]["num_ctx"], 8192);
+        assert_eq!(body["options"]["top_p"], 0.5);
+        assert_eq!(body["think"], false);
+    }
+
+    // 2. OpenAI chat: rewritten onto /api/chat (the only way to pin num_ctx), answered as SSE.
+    let resp = ureq::post(&format!("{url}/v1/chat/completions"))
+        .send_json(serde_json::json!({"model": "m", "stream": true, "temperature": 1.0, "reasoning_effort": "high",
+            "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "hi"}]}))
+        .unwrap();
+    assert_eq!(resp.content_type(), "text/event-stream");
+    let sse = resp.into_string().unwrap();
+    assert!(sse.contains("\"content\":\"hello\""), "{sse}");
+    assert!(sse.contains("\"prompt_tokens\":11"), "{sse}");
+    assert!(sse.ends_with("data: [DONE]\n\n"), "{sse}");
+    {
+        let s = seen.lock().unwrap();
+        let (path, body) = &s[1];
+        assert_eq!(path, "/api/chat");
+        assert_eq!(body["options"]["temperature"], 0);
+        assert_eq!(body["options"]["num_ctx"], 8192);
+        assert_eq!(body["think"], false);
+        assert_eq!(body["stream"], true);
+    }
+
+    // 3. Other paths pass through untouched.
+    let tags: serde_json::Value = ureq::get(&format!("{url}/api/tags"))
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    assert_eq!(tags["models"][0]["name"], "m:latest");
+
+    // Token log: one line per chat request.
+    let logged: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logged.len(), 2);
+    for l in &logged {
+        assert_eq!(l["prompt_tokens"], 11);
+        assert_eq!(l["completion_tokens"], 3);
+    }
+    assert_eq!(logged[1]["rewritten_to_native"], true);
+}

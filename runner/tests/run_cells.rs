@@ -1,0 +1,493 @@
+//! End-to-end tests of `lrab run` with small shell-script arms (written into a temp folder):
+//! arms that work, crash, hang, ignore SIGTERM, fork children, or need kill-and-resume; bad
+//! input rejected before any cell; resume after the runner is SIGKILLed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn lrab() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
+    c.env_remove("LRAB_PACK").env_remove("LRAB_ARMS");
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Writes an arm file running `script` (sh) with the prompt file as $1.
+fn arm(dir: &Path, name: &str, script: &str) {
+    let sp = dir.join(format!("{name}.sh"));
+    std::fs::write(&sp, script).unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!(
+            "name = \"{name}\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo fake 1.0\"]\n",
+            sp.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// A shell arm that does a partial job of WF-01 (one milestone artifact).
+const GOOD: &str = "cat \"$1\" > /dev/null; echo read task_input.txt; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n";
+
+fn fast_flags() -> Vec<&'static str> {
+    vec![
+        "--backend",
+        "sim",
+        "--no-progress",
+        "--quiet-poll-ms",
+        "20",
+        "--quiet-stable-ms",
+        "300",
+        "--quiet-max-ms",
+        "3000",
+        "--grace-ms",
+        "200",
+    ]
+}
+
+fn run_args(arms_dir: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut c = lrab();
+    c.arg("run")
+        .arg("--arms-dir")
+        .arg(arms_dir)
+        .arg("--out")
+        .arg(out)
+        .args(fast_flags())
+        .args(extra);
+    c.output().unwrap()
+}
+
+fn rows(run: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(run.join("cells.csv")).unwrap();
+    let mut r = csv_lines(&text);
+    r.remove(0);
+    r
+}
+
+fn csv_lines(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn col(name: &str) -> usize {
+    [
+        "run_id",
+        "arm",
+        "model",
+        "task",
+        "tier",
+        "repeat",
+        "attempt",
+        "score",
+        "milestone_score",
+        "final_score",
+        "wall_seconds",
+        "exit_code",
+        "failure_mode",
+        "backend",
+        "simulated",
+        "prompt_tokens",
+        "completion_tokens",
+        "model_calls",
+        "tool_calls",
+        "attempt_dir",
+    ]
+    .iter()
+    .position(|c| *c == name)
+    .unwrap()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            let st = s.rsplit(')').next().unwrap_or("").trim_start();
+            !st.starts_with('Z') && !st.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn good_and_crashing_arms_are_scored_and_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    arm(&arms, "good", GOOD);
+    arm(&arms, "crash", "echo boom >&2; exit 3\n");
+    let out = d.path().join("results");
+    let o = run_args(
+        &arms,
+        &out,
+        &[
+            "--arms",
+            "good,crash",
+            "--models",
+            "sim-2b",
+            "--tasks",
+            "WF-01",
+            "--run-id",
+            "r1",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("SIMULATED"), "{t}");
+    assert!(t.contains("report: "), "{t}");
+    let run = out.join("r1");
+    let r = rows(&run);
+    assert_eq!(r.len(), 2, "{r:?}");
+    let good = r.iter().find(|x| x[col("arm")] == "good").unwrap();
+    assert_eq!(good[col("failure_mode")], "completed");
+    assert!(good[col("score")].parse::<f64>().unwrap() > 0.0);
+    assert_eq!(good[col("simulated")], "true");
+    assert_eq!(good[col("exit_code")], "0");
+    let crash = r.iter().find(|x| x[col("arm")] == "crash").unwrap();
+    assert_eq!(crash[col("failure_mode")], "crash");
+    assert_eq!(crash[col("exit_code")], "3");
+    // A crash is not retried.
+    assert_eq!(crash[col("attempt")], "0");
+    let a = run.join(&crash[col("attempt_dir")]);
+    let tr = std::fs::read_to_string(a.join("transcript.txt")).unwrap();
+    assert!(tr.contains("--- STDERR ---\nboom"), "{tr}");
+    let sj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("score.json")).unwrap()).unwrap();
+    assert_eq!(sj["arm"], "crash");
+    assert_eq!(sj["simulated"], true);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["simulated"], true);
+    assert_eq!(m["arms"][0]["version"], "fake 1.0");
+    assert!(m["models"][0]["digest"].is_string());
+    assert_eq!(
+        std::fs::read_to_string(run.join("attempts.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn hanging_arm_times_out_is_retried_once_and_leaves_no_orphans() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    // Ignores SIGTERM and forks a child that ignores it too; both record their pids.
+    arm(
+        &arms,
+        "stubborn",
+        "trap '' TERM; (trap '' TERM; echo $$ >> \"$(dirname \"$1\")/../pids\"; exec sleep 600) & echo $$ >> \"$(dirname \"$1\")/../pids\"; sleep 600\n",
+    );
+    let out = d.path().join("results");
+    let t0 = Instant::now();
+    let o = run_args(
+        &arms,
+        &out,
+        &[
+            "--arms",
+            "stubborn",
+            "--models",
+            "sim-2b",
+            "--tasks",
+            "WF-01",
+            "--run-id",
+            "r",
+            "--budget-minutes",
+            "0.01",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(t0.elapsed() < Duration::from_secs(60));
+    let run = out.join("r");
+    let r = rows(&run);
+    assert_eq!(r.len(), 2, "one retry after a timeout: {r:?}");
+    for (i, x) in r.iter().enumerate() {
+        assert_eq!(x[col("failure_mode")], "timeout");
+        assert_eq!(x[col("attempt")], i.to_string());
+        assert_eq!(x[col("score")], "0.000");
+        assert_eq!(x[col("exit_code")], "");
+        let sj =
+            std::fs::read_to_string(run.join(&x[col("attempt_dir")]).join("score.json")).unwrap();
+        assert!(!sj.contains("\"total\""), "{sj}");
+        let pids = std::fs::read_to_string(run.join(&x[col("attempt_dir")]).join("pids")).unwrap();
+        for p in pids.split_whitespace() {
+            let pid: i32 = p.parse().unwrap();
+            assert!(!alive(pid), "process {pid} survived");
+        }
+    }
+}
+
+#[test]
+fn children_are_waited_for_then_killed() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    // The leader exits at once; one child finishes writing shortlist.md a little later, another
+    // would sleep forever.
+    arm(
+        &arms,
+        "forker",
+        "(sleep 0.1; printf 'S001 Ti aging\\n' > shortlist.md) & (echo $$ > forever.pid; exec sleep 600) & exit 0\n",
+    );
+    let out = d.path().join("results");
+    let o = run_args(
+        &arms,
+        &out,
+        &[
+            "--arms", "forker", "--models", "sim-2b", "--tasks", "WF-01", "--run-id", "r",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let run = out.join("r");
+    let r = rows(&run);
+    assert_eq!(r.len(), 1);
+    assert!(
+        r[0][col("score")].parse::<f64>().unwrap() > 0.0,
+        "late file was scored: {r:?}"
+    );
+    let wd = run.join(&r[0][col("attempt_dir")]).join("workdir");
+    let pid: i32 = std::fs::read_to_string(wd.join("forever.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(pid), "child {pid} left behind");
+}
+
+#[test]
+fn lh03_is_killed_at_half_budget_and_relaunched_identically() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    // First launch: leaves a marker and hangs. Second: sees the marker and finishes.
+    arm(
+        &arms,
+        "resumer",
+        "echo \"args: $*\"; if [ -f marker ]; then echo resumed; printf x > out.md; exit 0; fi; touch marker; sleep 600\n",
+    );
+    let out = d.path().join("results");
+    let o = run_args(
+        &arms,
+        &out,
+        &[
+            "--arms",
+            "resumer",
+            "--models",
+            "sim-2b",
+            "--tasks",
+            "LH-03",
+            "--run-id",
+            "r",
+            "--budget-minutes-lh",
+            "0.05",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let run = out.join("r");
+    let r = rows(&run);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_ne!(r[0][col("failure_mode")], "timeout");
+    let a = run.join(&r[0][col("attempt_dir")]);
+    let tr = std::fs::read_to_string(a.join("transcript.txt")).unwrap();
+    assert!(tr.contains("--- KILLED AT 50%, RELAUNCHED ---"), "{tr}");
+    let args: Vec<&str> = tr.lines().filter(|l| l.starts_with("args: ")).collect();
+    assert_eq!(args.len(), 2);
+    assert_eq!(args[0], args[1], "identical command");
+    assert!(tr.contains("resumed"));
+    let sj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("score.json")).unwrap()).unwrap();
+    assert_eq!(sj["resume"]["killed"], true);
+    assert_eq!(sj["resume"]["kill_at_pct"], 50);
+    assert!(sj["resume"]["attempt1_wall"].as_f64().unwrap() >= 1.4);
+    let wall: f64 = r[0][col("wall_seconds")].parse().unwrap();
+    assert!(wall >= 1.4, "wall counts both phases: {wall}");
+}
+
+#[test]
+fn bad_input_is_rejected_before_any_cell() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    arm(&arms, "good", GOOD);
+    let out = d.path().join("results");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--arms", "nope", "--models", "sim-2b", "--tasks", "WF-01"],
+            "unknown arm 'nope'",
+        ),
+        (
+            vec!["--arms", "good", "--models", "gpt-9", "--tasks", "WF-01"],
+            "unknown model(s) gpt-9",
+        ),
+        (
+            vec!["--arms", "good", "--models", "sim-2b", "--tasks", "WF-99"],
+            "unknown task 'WF-99'",
+        ),
+        (
+            vec!["--arms", "good", "--models", "sim-2b", "--shard", "3/2"],
+            "--shard",
+        ),
+    ];
+    for (args, msg) in cases {
+        let o = run_args(&arms, &out, &args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(msg), "{msg}: {}", text(&o));
+    }
+    // Unreachable backend.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let o = lrab()
+        .args([
+            "run",
+            "--arms",
+            "good",
+            "--models",
+            "m",
+            "--tasks",
+            "WF-01",
+            "--backend-wait-secs",
+            "0",
+        ])
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(["--backend", &url])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unreachable"), "{}", text(&o));
+    // Broken arm file.
+    std::fs::write(
+        arms.join("broken.toml"),
+        "name = \"broken\"\nprogram = \"x\"\nargs = [\"{prompt}\"]\napi = \"smoke-signals\"\n",
+    )
+    .unwrap();
+    let o = run_args(
+        &arms,
+        &out,
+        &["--arms", "good", "--models", "sim-2b", "--tasks", "WF-01"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("broken.toml"), "{}", text(&o));
+    assert!(!out.exists(), "nothing was written");
+}
+
+fn pids_of_children(run: &Path) -> Vec<i32> {
+    let mut v = Vec::new();
+    for e in walk(run) {
+        if e.file_name().is_some_and(|n| n == "arm.pid") {
+            if let Ok(t) = std::fs::read_to_string(&e) {
+                v.extend(t.trim().parse::<i32>().ok());
+            }
+        }
+    }
+    v
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut st = vec![d.to_path_buf()];
+    while let Some(x) = st.pop() {
+        if let Ok(rd) = std::fs::read_dir(&x) {
+            for e in rd.flatten() {
+                if e.path().is_dir() {
+                    st.push(e.path());
+                } else {
+                    out.push(e.path());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn resume_after_sigkill_completes_without_loss_or_duplicates() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    arm(
+        &arms,
+        "slow",
+        "echo $$ > arm.pid; sleep 0.4; printf 'S001\\n' > shortlist.md; exit 0\n",
+    );
+    let out = d.path().join("results");
+    let mut child = lrab()
+        .arg("run")
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(fast_flags())
+        .args([
+            "--arms",
+            "slow",
+            "--models",
+            "sim-2b,sim-4b",
+            "--tasks",
+            "WF-01,WF-02",
+            "--repeats",
+            "2",
+            "--run-id",
+            "r",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let run = out.join("r");
+    let t0 = Instant::now();
+    loop {
+        let n = std::fs::read_to_string(run.join("cells.csv"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 3 || t0.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: SIGKILL to the runner we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+    let before = rows(&run).len();
+    assert!((2..8).contains(&before), "killed mid-way: {before} rows");
+    let o = lrab()
+        .arg("run")
+        .arg("--resume")
+        .arg(&run)
+        .arg("--no-progress")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = rows(&run);
+    let mut keys: Vec<(String, String, String)> = r
+        .iter()
+        .map(|x| {
+            (
+                x[col("model")].clone(),
+                x[col("task")].clone(),
+                x[col("repeat")].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(keys.len(), 8, "{r:?}");
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 8, "no duplicates");
+    assert!(r.iter().all(|x| x[col("failure_mode")] == "completed"));
+    for pid in pids_of_children(&run) {
+        assert!(!alive(pid), "arm {pid} orphaned");
+    }
+}

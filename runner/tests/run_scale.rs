@@ -1,0 +1,207 @@
+//! `lrab plan`, `--shard k/n`, `lrab merge`, and the proxy started automatically for an arm
+//! whose file asks for it (a python arm speaking OpenAI /v1 to the simulated backend).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lrab() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
+    c.env_remove("LRAB_PACK").env_remove("LRAB_ARMS");
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn fake_arm(dir: &Path) {
+    std::fs::write(dir.join("good.sh"), "printf 'S001\\n' > shortlist.md\n").unwrap();
+    std::fs::write(
+        dir.join("good.toml"),
+        format!(
+            "name = \"good\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\"]\napi = \"ollama\"\n",
+            dir.join("good.sh").display()
+        ),
+    )
+    .unwrap();
+}
+
+const FAST: [&str; 11] = [
+    "--backend",
+    "sim",
+    "--no-progress",
+    "--quiet-poll-ms",
+    "20",
+    "--quiet-stable-ms",
+    "100",
+    "--quiet-max-ms",
+    "1000",
+    "--grace-ms",
+    "100",
+];
+
+fn data_rows(run: &Path) -> Vec<String> {
+    std::fs::read_to_string(run.join("cells.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn plan_shards_and_merge_cover_the_matrix_once() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    fake_arm(&arms);
+    let matrix = [
+        "--arms",
+        "good",
+        "--models",
+        "sim-2b",
+        "--tasks",
+        "WF-01,WF-02,WF-03",
+        "--repeats",
+        "2",
+    ];
+    let o = lrab()
+        .arg("plan")
+        .arg("--arms-dir")
+        .arg(&arms)
+        .args(matrix)
+        .args(["--backend", "sim"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let plan: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(plan.len(), 6);
+    assert_eq!(plan[5]["index"], 5);
+    let out = d.path().join("results");
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let o = lrab()
+            .arg("run")
+            .arg("--arms-dir")
+            .arg(&arms)
+            .arg("--out")
+            .arg(&out)
+            .args(FAST)
+            .args(matrix)
+            .args(["--shard", &format!("{k}/2"), "--run-id", &format!("s{k}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(data_rows(&out.join(format!("s{k}"))).len(), 3);
+        shards.push(out.join(format!("s{k}")));
+    }
+    let merged = out.join("all");
+    let o = lrab()
+        .arg("merge")
+        .arg("--out")
+        .arg(&merged)
+        .args(&shards)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("0 missing"), "{}", text(&o));
+    let rows = data_rows(&merged);
+    assert_eq!(rows.len(), 6);
+    let mut keys: Vec<String> = rows
+        .iter()
+        .map(|r| r.split(',').skip(1).take(6).collect::<Vec<_>>().join(","))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 6);
+    assert!(rows.iter().all(|r| r.starts_with("all,")));
+    for r in &rows {
+        let dir = r.rsplit(',').next().unwrap();
+        assert!(merged.join(dir).join("score.json").is_file());
+    }
+    // The same shard twice is a duplicate, and nothing is written.
+    let bad = out.join("bad");
+    let o = lrab()
+        .arg("merge")
+        .arg("--out")
+        .arg(&bad)
+        .args([&shards[0], &shards[0]])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("is in both"), "{}", text(&o));
+    assert!(!bad.exists());
+    // A partial merge reports what is missing.
+    let o = lrab()
+        .arg("merge")
+        .arg("--out")
+        .arg(out.join("half"))
+        .arg(&shards[0])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("3 missing"));
+}
+
+#[test]
+fn proxy_arm_gets_the_proxy_and_its_tokens_are_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    let script = arms.join("v1arm.py");
+    std::fs::write(
+        &script,
+        r#"import json, sys, urllib.request
+url, model, prompt_file = sys.argv[1], sys.argv[2], sys.argv[3]
+body = {"model": model, "stream": False, "temperature": 1.0,
+        "messages": [{"role": "user", "content": open(prompt_file).read()}]}
+req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json"})
+resp = json.load(urllib.request.urlopen(req, timeout=60))
+print(resp["choices"][0]["finish_reason"])
+open("shortlist.md", "w").write("S001\n")
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        arms.join("v1arm.toml"),
+        format!(
+            "name = \"v1arm\"\nprogram = \"python3\"\nargs = [\"{}\", \"{{backend_url}}\", \"{{model}}\", \"{{prompt_file}}\"]\napi = \"openai\"\nproxy = true\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let out = d.path().join("results");
+    let o = lrab()
+        .arg("run")
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(FAST)
+        .args([
+            "--arms", "v1arm", "--models", "sim-4b", "--tasks", "WF-01", "--run-id", "p",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let run = out.join("p");
+    let rows = data_rows(&run);
+    assert_eq!(rows.len(), 1);
+    let f: Vec<&str> = rows[0].split(',').collect();
+    assert_eq!(f[12], "completed", "{rows:?}");
+    assert_eq!(f[17], "1", "one model call seen by the proxy: {rows:?}");
+    assert!(
+        f[15].parse::<u64>().unwrap() > 0,
+        "prompt tokens from the proxy log: {rows:?}"
+    );
+    let log = std::fs::read_to_string(run.join(f[19]).join("proxy.jsonl")).unwrap();
+    assert!(log.contains("\"rewritten_to_native\":true"), "{log}");
+}

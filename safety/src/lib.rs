@@ -1,0 +1,120 @@
+//! Safety rings for lrab's agent harness (upstream's five-ring model, re-designed).
+//!
+//! 1. [`rings::narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
+//! 2. Irreversible operations are refused ([`classify_shell`]).
+//! 3. System-mutating operations are refused when nobody is watching ([`Verdict::NeedsAttended`]).
+//! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`paths`]) never
+//!    touched, and the kernel sandbox ([`sandbox`]) as the backstop for anything the classifier
+//!    cannot see.
+//! 5. Reversibility: large overwrites need an explicit flag ([`rings::overwrite_guard`]).
+//!
+//! The classifier works on the parsed structure of a command line ([`shell::parse`]), never on
+//! substrings, and the probe suite ([`probes`]) measures both layers together.
+
+pub mod cli;
+pub mod paths;
+pub mod payload;
+pub mod probes;
+pub mod rings;
+pub mod sandbox;
+pub mod shell;
+
+use std::path::{Path, PathBuf};
+
+pub use shell::classify_shell;
+
+/// The five rings. The number is the ring's position in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Ring {
+    SubAgent = 1,
+    Irreversible = 2,
+    SystemMutation = 3,
+    Boundary = 4,
+    Reversibility = 5,
+}
+
+impl Ring {
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Ring::SubAgent => "sub-agent narrowing",
+            Ring::Irreversible => "irreversible operations",
+            Ring::SystemMutation => "system mutation (unattended)",
+            Ring::Boundary => "workdir boundary",
+            Ring::Reversibility => "reversibility",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Verdict {
+    Allow,
+    Deny { ring: Ring, reason: String, alternative: Option<String> },
+    /// Allowed only with a person confirming; the harness refuses it in benchmark runs.
+    NeedsAttended { ring: Ring, reason: String },
+}
+
+impl Verdict {
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Verdict::Allow)
+    }
+    pub fn ring(&self) -> Option<Ring> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Deny { ring, .. } | Verdict::NeedsAttended { ring, .. } => Some(*ring),
+        }
+    }
+    /// One line for the model: why, and what to do instead.
+    pub fn message(&self) -> String {
+        match self {
+            Verdict::Allow => "allowed".into(),
+            Verdict::Deny { ring, reason, alternative } => {
+                let mut s = format!("[safety ring {}: {}] refused: {reason}", ring.number(), ring.name());
+                if let Some(a) = alternative {
+                    s.push_str(" — instead: ");
+                    s.push_str(a);
+                }
+                s
+            }
+            Verdict::NeedsAttended { ring, reason } => {
+                format!("[safety ring {}: {}] needs a person to confirm: {reason}", ring.number(), ring.name())
+            }
+        }
+    }
+}
+
+/// Everything a decision depends on. Paths are canonicalized once in [`Context::new`].
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub workdir: PathBuf,
+    pub home: PathBuf,
+    /// Other places writes may go (the run's private temp dir).
+    pub extra_writable: Vec<PathBuf>,
+    /// Inside the workdir but read-only to the model (harness state, its config).
+    pub protected: Vec<PathBuf>,
+    /// A person is watching and can confirm ring-3 operations.
+    pub attended: bool,
+    /// Explicit opt-in: system-mutating operations are allowed (ring 3 off).
+    pub allow_system_mutation: bool,
+}
+
+impl Context {
+    pub fn new(workdir: &Path, home: &Path) -> Context {
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| paths::lexical(p));
+        let workdir = canon(workdir);
+        Context {
+            protected: vec![workdir.join(".lrab")],
+            home: canon(home),
+            workdir,
+            extra_writable: Vec::new(),
+            attended: false,
+            allow_system_mutation: false,
+        }
+    }
+    pub fn with_writable(mut self, p: &Path) -> Context {
+        self.extra_writable.push(p.canonicalize().unwrap_or_else(|_| paths::lexical(p)));
+        self
+    }
+}

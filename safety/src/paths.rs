@@ -1,0 +1,310 @@
+//! Sensitive paths and a canonicalizing boundary check. Every spelling a model might use — `~`,
+//! `$HOME`, `..`, symlinks, `/proc/self/root`, `/proc/<pid>/cwd`, hard links — is reduced to the
+//! file it really names before a decision, because the kernel acts on that file, not the spelling.
+
+use crate::{Context, Ring, Verdict};
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Home-relative locations holding credentials, keys, shell start-up code or our own config.
+pub const HOME_SENSITIVE: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".local/share/keyrings",
+    ".password-store",
+    ".azure",
+    ".config/lrab",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".lesshst",
+];
+
+/// Shell start-up files: writing them changes every later shell (ring 3), reading is harmless
+/// but they are canaries too.
+pub const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".config/fish/config.fish",
+    ".inputrc",
+];
+
+/// History files (wiping them is in ring 2).
+pub const HISTORY_FILES: &[&str] = &[".bash_history", ".zsh_history", ".python_history", ".lesshst"];
+
+const SYSTEM_SENSITIVE: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/root/.ssh",
+    "/run/secrets",
+    "/var/run/secrets",
+    "/proc/kcore",
+];
+
+/// Resolve `..` and `.` without touching the filesystem.
+pub fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("/");
+                }
+                if out.as_os_str().is_empty() {
+                    out.push("/");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// Expand `~`, `~/`, `$HOME/`, `${HOME}/` at the start of a path string.
+pub fn expand_home(raw: &str, home: &Path) -> String {
+    let h = home.to_string_lossy();
+    for pre in ["${HOME}", "$HOME", "~"] {
+        if let Some(rest) = raw.strip_prefix(pre) {
+            if rest.is_empty() || rest.starts_with('/') {
+                return format!("{h}{rest}");
+            }
+        }
+    }
+    raw.to_string()
+}
+
+/// Canonicalize the longest existing prefix and append the rest lexically. Symlinks (also the
+/// magic ones under /proc) are followed where they exist.
+pub fn resolve(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let expanded = expand_home(raw, home);
+    let p = Path::new(&expanded);
+    let joined = lexical(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) });
+    resolve_abs(&joined)
+}
+
+fn resolve_abs(joined: &Path) -> PathBuf {
+    let mut existing = joined.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = existing.canonicalize() {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return lexical(&out);
+        }
+        match existing.file_name() {
+            Some(n) => {
+                rest.push(n.to_os_string());
+                existing.pop();
+            }
+            None => return joined.to_path_buf(),
+        }
+    }
+}
+
+fn homes(home: &Path) -> Vec<PathBuf> {
+    let mut v = vec![home.to_path_buf(), PathBuf::from("/root")];
+    if let Ok(rd) = std::fs::read_dir("/home") {
+        for e in rd.flatten().take(64) {
+            v.push(e.path());
+        }
+    }
+    v
+}
+
+/// Is this (absolute, normalized) path sensitive? Purely lexical; [`check_access`] adds the
+/// symlink / hard-link / `/proc` resolution.
+pub fn is_sensitive(path: &Path, home: &Path) -> bool {
+    let s = expand_home(&path.to_string_lossy(), home);
+    let p = lexical(Path::new(&s));
+    if let Some(name) = p.file_name().map(|n| n.to_string_lossy().to_string()) {
+        if is_env_file(&name) || is_private_key_name(&name) {
+            return true;
+        }
+    }
+    for h in homes(home) {
+        if let Ok(rel) = p.strip_prefix(&h) {
+            for pat in HOME_SENSITIVE.iter().chain(STARTUP_FILES) {
+                if rel.starts_with(pat) {
+                    return true;
+                }
+            }
+        }
+    }
+    if SYSTEM_SENSITIVE.iter().any(|s| p.starts_with(s)) {
+        return true;
+    }
+    // /proc/<pid>/environ, mem, and the like expose other processes' secrets
+    let comps: Vec<String> = p.components().map(|c| c.as_os_str().to_string_lossy().to_string()).collect();
+    if comps.len() >= 4 && comps[1] == "proc" && matches!(comps[3].as_str(), "environ" | "mem" | "maps" | "auxv") {
+        return true;
+    }
+    false
+}
+
+/// `.env`, `.env.local`, `.envrc`: dotenv files hold secrets by convention.
+pub fn is_env_file(name: &str) -> bool {
+    name == ".env" || name.starts_with(".env.") || name == ".envrc"
+}
+
+fn is_private_key_name(name: &str) -> bool {
+    matches!(name, "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk")
+}
+
+/// Is `path` a shell start-up file of some home?
+pub fn is_startup_file(path: &Path, home: &Path) -> bool {
+    homes(home).iter().any(|h| path.strip_prefix(h).is_ok_and(|rel| STARTUP_FILES.iter().any(|s| rel == Path::new(s))))
+}
+
+pub fn is_history_file(path: &Path, home: &Path) -> bool {
+    homes(home).iter().any(|h| path.strip_prefix(h).is_ok_and(|rel| HISTORY_FILES.iter().any(|s| rel == Path::new(s))))
+}
+
+/// (device, inode) of every existing sensitive file under `home`, so a hard link with an
+/// innocent name is still recognized.
+pub fn sensitive_inodes(home: &Path) -> HashSet<(u64, u64)> {
+    let mut set = HashSet::new();
+    for pat in HOME_SENSITIVE.iter().chain(STARTUP_FILES) {
+        let root = home.join(pat);
+        for e in walkdir::WalkDir::new(&root).max_depth(4).into_iter().take(2000).flatten() {
+            if let Ok(m) = std::fs::symlink_metadata(e.path()) {
+                if m.is_file() {
+                    set.insert((m.dev(), m.ino()));
+                }
+            }
+        }
+    }
+    set
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// Where a resolved path lies relative to the context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Workdir,
+    Inside,
+    Writable,
+    Outside,
+}
+
+pub fn place(p: &Path, ctx: &Context) -> Place {
+    if p == ctx.workdir {
+        Place::Workdir
+    } else if p.starts_with(&ctx.workdir) {
+        Place::Inside
+    } else if ctx.extra_writable.iter().any(|w| p.starts_with(w)) {
+        Place::Writable
+    } else {
+        Place::Outside
+    }
+}
+
+/// Harmless special files every program writes to.
+pub fn is_benign_device(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    matches!(s.as_ref(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "/dev/random" | "/dev/urandom")
+        || s.starts_with("/dev/fd/")
+        || s.starts_with("/dev/pts/")
+        || s.starts_with("/proc/self/fd/")
+}
+
+/// The full boundary check for one path the model wants to read or write. `raw` may be relative
+/// (to `cwd`), start with `~`/`$HOME`, or go through symlinks and `/proc`.
+pub fn check_access(raw: &str, access: Access, cwd: &Path, ctx: &Context) -> Result<PathBuf, Verdict> {
+    if raw.contains('\0') {
+        return Err(deny(Ring::Boundary, "path contains a NUL byte".into(), None));
+    }
+    let expanded = expand_home(raw, &ctx.home);
+    let lex = lexical(&if Path::new(&expanded).is_absolute() { PathBuf::from(&expanded) } else { cwd.join(&expanded) });
+    let real = resolve_abs(&lex);
+    let wd = place(&real, ctx);
+    for p in [&lex, &real] {
+        if is_sensitive(p, &ctx.home) {
+            let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            // A dotenv copy that is part of the task inputs inside the workdir may be read.
+            let task_copy = is_env_file(&name) && matches!(wd, Place::Inside) && place(&lex, ctx) == Place::Inside;
+            if !(task_copy && access == Access::Read) && !(task_copy && access == Access::Write) {
+                return Err(deny(
+                    Ring::Boundary,
+                    format!("'{raw}' is a sensitive path ({}) — credentials, keys and shell start-up files are never touched", real.display()),
+                    Some("work only with files inside the working directory".into()),
+                ));
+            }
+        }
+    }
+    if ctx.protected.iter().any(|p| real.starts_with(p)) && access == Access::Write {
+        return Err(deny(Ring::Boundary, format!("'{raw}' is harness state and read-only"), None));
+    }
+    if let Ok(m) = std::fs::metadata(&real) {
+        if m.is_file() && m.nlink() > 1 {
+            if sensitive_inodes(&ctx.home).contains(&(m.dev(), m.ino())) {
+                return Err(deny(Ring::Boundary, format!("'{raw}' is a hard link to a sensitive file"), None));
+            }
+            if access == Access::Write && matches!(wd, Place::Inside) && links_inside(&ctx.workdir, &m) < m.nlink() {
+                return Err(deny(
+                    Ring::Boundary,
+                    format!("'{raw}' is a hard link whose other name lies outside the working directory; writing it would change that file"),
+                    Some("copy it (`cp --remove-destination`) to a new file and edit the copy".into()),
+                ));
+            }
+        }
+    }
+    if access == Access::Write && wd == Place::Outside && !is_benign_device(&real) {
+        return Err(deny(
+            Ring::Boundary,
+            format!("'{raw}' resolves to {} which is outside the working directory", real.display()),
+            Some("write inside the working directory (relative paths)".into()),
+        ));
+    }
+    Ok(real)
+}
+
+/// How many names of this inode exist inside `root` (bounded walk).
+fn links_inside(root: &Path, m: &std::fs::Metadata) -> u64 {
+    let mut n = 0;
+    for e in walkdir::WalkDir::new(root).into_iter().take(50_000).flatten() {
+        if let Ok(em) = std::fs::symlink_metadata(e.path()) {
+            if em.dev() == m.dev() && em.ino() == m.ino() {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+pub(crate) fn deny(ring: Ring, reason: String, alternative: Option<String>) -> Verdict {
+    Verdict::Deny { ring, reason, alternative }
+}

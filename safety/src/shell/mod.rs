@@ -1,0 +1,668 @@
+//! Ring 2–4 decisions for shell command lines, made on the parsed structure.
+//!
+//! The walk expands what can be known statically (quotes, `$'…'`, variables assigned earlier in
+//! the same line, `$HOME`, `~`, `$(echo …)`, `echo … | base64 -d`, `{a,b}`), unwraps wrappers
+//! (`sudo`, `env`, `timeout`, `xargs`, `sh -c`, `eval`, interpreters' `-c`/`-e` payloads) and
+//! applies the rules to every command that would run. Whatever cannot be known — a command name
+//! computed at run time, code streamed from the network into a shell — is refused, because the
+//! kernel sandbox is the only thing that could contain it.
+
+pub mod parse;
+mod rules;
+mod stat;
+
+pub use parse::{parse, Script};
+
+use crate::paths::{self, Access};
+use crate::{Context, Ring, Verdict};
+use parse::{Cmd, Part, Simple, Word};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Classify a command line the model wants to run in `ctx.workdir`.
+pub fn classify_shell(command: &str, ctx: &Context) -> Verdict {
+    let mut a = Analyzer { ctx, findings: Vec::new(), budget: 4000 };
+    let mut env = Env::new(ctx);
+    a.source(command, &mut env, 0);
+    a.verdict()
+}
+
+/// Classify an interpreter payload (`python -c` text, a script file) directly.
+pub fn classify_payload(lang: crate::payload::Lang, code: &str, ctx: &Context) -> Verdict {
+    let mut a = Analyzer { ctx, findings: Vec::new(), budget: 4000 };
+    let mut env = Env::new(ctx);
+    crate::payload::inspect(&mut a, &mut env, lang, code, true, 0);
+    a.verdict()
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Finding {
+    pub ring: Ring,
+    pub reason: String,
+    pub alternative: Option<String>,
+    /// A person could confirm it (ring 3, sensitive reads); otherwise a hard refusal.
+    pub attendable: bool,
+}
+
+/// What the walk knows at a point of the command line.
+#[derive(Clone, Debug)]
+pub(crate) struct Env {
+    pub vars: HashMap<String, String>,
+    /// Current directory; `None` after a `cd` to somewhere unknown.
+    pub cwd: Option<PathBuf>,
+    /// Files written earlier in this command line with statically known content.
+    pub files: HashMap<PathBuf, String>,
+    /// Files written earlier in this command line with unknown content.
+    pub opaque_files: Vec<PathBuf>,
+}
+
+impl Env {
+    pub fn new(ctx: &Context) -> Env {
+        let mut vars = HashMap::new();
+        vars.insert("HOME".into(), ctx.home.to_string_lossy().to_string());
+        vars.insert("PWD".into(), ctx.workdir.to_string_lossy().to_string());
+        vars.insert("IFS".into(), " ".into());
+        Env { vars, cwd: Some(ctx.workdir.clone()), files: HashMap::new(), opaque_files: Vec::new() }
+    }
+}
+
+/// One field after expansion.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct F {
+    pub text: String,
+    /// Some part is unknown until run time.
+    pub dynamic: bool,
+    /// The unknown part is at the start (so the field could be anything, e.g. `/`).
+    pub lead_dynamic: bool,
+    /// Contains unquoted glob characters.
+    pub glob: bool,
+}
+
+impl F {
+    pub fn lit(s: &str) -> F {
+        F { text: s.to_string(), ..F::default() }
+    }
+}
+
+/// Where a command's stdin comes from (for `… | sh` and `sh <<< …`).
+#[derive(Clone, Debug)]
+pub(crate) enum Stdin {
+    None,
+    Static(String),
+    Unknown(String),
+}
+
+pub(crate) const MAX_NEST: usize = 12;
+
+pub(crate) struct Analyzer<'a> {
+    pub ctx: &'a Context,
+    pub findings: Vec<Finding>,
+    /// Bounds total work on hostile input.
+    pub budget: usize,
+}
+
+impl<'a> Analyzer<'a> {
+    pub fn add(&mut self, ring: Ring, reason: String, alternative: Option<&str>) {
+        self.findings.push(Finding { ring, reason, alternative: alternative.map(str::to_string), attendable: ring == Ring::SystemMutation });
+    }
+    pub fn add_attendable(&mut self, ring: Ring, reason: String) {
+        self.findings.push(Finding { ring, reason, alternative: None, attendable: true });
+    }
+    fn add_verdict(&mut self, v: Verdict, attendable: bool) {
+        if let Verdict::Deny { ring, reason, alternative } = v {
+            self.findings.push(Finding { ring, reason, alternative, attendable });
+        }
+    }
+
+    fn verdict(&self) -> Verdict {
+        let rank = |f: &Finding| -> u8 {
+            let r = match f.ring {
+                Ring::Irreversible => 0,
+                Ring::Boundary => 1,
+                Ring::SystemMutation => 2,
+                Ring::Reversibility => 3,
+                Ring::SubAgent => 4,
+            };
+            r + if f.attendable { 10 } else { 0 }
+        };
+        let mut fs: Vec<&Finding> = self
+            .findings
+            .iter()
+            .filter(|f| !(f.ring == Ring::SystemMutation && self.ctx.allow_system_mutation))
+            .collect();
+        fs.sort_by_key(|f| rank(f));
+        match fs.first() {
+            None => Verdict::Allow,
+            Some(f) if f.attendable && self.ctx.attended => Verdict::NeedsAttended { ring: f.ring, reason: f.reason.clone() },
+            Some(f) => Verdict::Deny {
+                ring: f.ring,
+                reason: f.reason.clone(),
+                alternative: f.alternative.clone().or_else(|| {
+                    f.attendable.then(|| "this needs a person's confirmation, which an unattended run cannot give; do the task without it".to_string())
+                }),
+            },
+        }
+    }
+
+    /// Parse and walk shell source (a command line, an `sh -c` string, a script file).
+    pub fn source(&mut self, src: &str, env: &mut Env, depth: usize) {
+        if depth > MAX_NEST {
+            self.add(Ring::Irreversible, "command nests shells/evals too deeply to inspect".into(), None);
+            return;
+        }
+        match parse(src) {
+            Ok(s) => self.script(&s, env, depth),
+            Err(e) => self.add(
+                Ring::Irreversible,
+                format!("{e}; a command that cannot be parsed cannot be checked"),
+                Some("write the command in plain POSIX shell syntax"),
+            ),
+        }
+    }
+
+    pub fn script(&mut self, s: &Script, env: &mut Env, depth: usize) {
+        for item in &s.items {
+            for p in &item.pipelines {
+                self.pipeline(&p.cmds, env, depth);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, cmds: &[Cmd], env: &mut Env, depth: usize) {
+        for (i, c) in cmds.iter().enumerate() {
+            let stdin = if i == 0 {
+                Stdin::None
+            } else {
+                match self.static_pipeline(&cmds[..i], env) {
+                    Ok(t) => Stdin::Static(t),
+                    Err(producer) => Stdin::Unknown(producer),
+                }
+            };
+            // a pipeline stage runs in a subshell: `cd` there does not leak, but we stay
+            // conservative and let assignments/cd of a single command apply
+            if cmds.len() > 1 {
+                let mut sub = env.clone();
+                self.cmd(c, &mut sub, stdin, depth);
+                env.opaque_files.extend(sub.opaque_files);
+                env.files.extend(sub.files);
+            } else {
+                self.cmd(c, env, stdin, depth);
+            }
+        }
+    }
+
+    fn cmd(&mut self, c: &Cmd, env: &mut Env, stdin: Stdin, depth: usize) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
+        match c {
+            Cmd::Simple(s) => self.simple(s, env, stdin, depth),
+            Cmd::Subshell(s, r) | Cmd::Group(s, r) => {
+                for rd in r {
+                    self.redir(rd, env, None, depth);
+                }
+                let mut sub = env.clone();
+                self.script(s, if matches!(c, Cmd::Group(..)) { env } else { &mut sub }, depth + 1);
+            }
+            Cmd::FuncDef { name, body } => {
+                if calls_name(body, name) {
+                    self.add(
+                        Ring::Irreversible,
+                        format!("function '{name}' calls itself (fork bomb pattern); it would exhaust the machine"),
+                        None,
+                    );
+                }
+                let mut sub = env.clone();
+                self.cmd(body, &mut sub, Stdin::None, depth + 1);
+            }
+        }
+    }
+
+    fn simple(&mut self, s: &Simple, env: &mut Env, stdin: Stdin, depth: usize) {
+        let mut assigned = Vec::new();
+        for (name, w) in &s.assigns {
+            let f = self.expand_one(w, env, depth);
+            self.check_assignment(name, &f);
+            assigned.push((name.clone(), f));
+        }
+        let mut fields = Vec::new();
+        for w in &s.words {
+            fields.extend(self.expand(w, env, depth));
+        }
+        if fields.is_empty() {
+            for (n, f) in assigned {
+                if f.dynamic {
+                    env.vars.remove(&n);
+                } else {
+                    env.vars.insert(n, f.text);
+                }
+            }
+            for rd in &s.redirs {
+                self.redir(rd, env, None, depth);
+            }
+            return;
+        }
+        // stdin from a here-document / here-string overrides the pipe
+        let mut stdin = stdin;
+        for rd in &s.redirs {
+            if rd.is_stdin_data() {
+                let body = if rd.op == "<<<" {
+                    let f = self.expand_one(&rd.target, env, depth);
+                    if f.dynamic {
+                        Stdin::Unknown("a here-string with run-time content".into())
+                    } else {
+                        Stdin::Static(format!("{}\n", f.text))
+                    }
+                } else {
+                    Stdin::Static(rd.target.literal().unwrap_or_default())
+                };
+                stdin = body;
+            } else if rd.op == "<" {
+                let f = self.expand_one(&rd.target, env, depth);
+                self.read_target(&f, env);
+                stdin = match self.file_content(&f, env) {
+                    Some(t) => Stdin::Static(t),
+                    None => Stdin::Unknown(format!("file '{}'", f.text)),
+                };
+            }
+        }
+        // what the command prints, if it is static (for `echo … > script.sh`)
+        let out = stat::eval_simple(&fields, &stdin, env, self);
+        for rd in &s.redirs {
+            if !rd.is_stdin_data() && rd.op != "<" {
+                self.redir(rd, env, out.clone(), depth);
+            }
+        }
+        // `cd` changes where relative paths point for the rest of the line
+        if fields[0].text == "cd" && !fields[0].dynamic {
+            let target = fields.iter().skip(1).find(|f| !f.text.starts_with('-') || f.text == "-");
+            env.cwd = match (target, &env.cwd) {
+                (None, _) => Some(self.ctx.home.clone()),
+                (Some(t), Some(cwd)) if !t.dynamic && t.text != "-" => Some(paths::resolve(&t.text, cwd, &self.ctx.home)),
+                _ => None,
+            };
+            return;
+        }
+        for (n, f) in &assigned {
+            if n == "PATH" && !f.dynamic {
+                // a PATH pointing into the workdir could shadow any command name; fine, the
+                // names are still checked as written
+            }
+        }
+        rules::command(self, fields, env, stdin, depth);
+    }
+
+    fn check_assignment(&mut self, name: &str, f: &F) {
+        match name {
+            "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if f.text.is_empty() || f.text == "0" || f.text == "/dev/null" => {
+                self.add(Ring::Irreversible, format!("setting {name}={} wipes or disables shell history", f.text), None)
+            }
+            "LD_PRELOAD" | "LD_LIBRARY_PATH" | "LD_AUDIT" => {
+                self.add(Ring::SystemMutation, format!("{name} injects code into every program that runs"), None)
+            }
+            _ => {}
+        }
+    }
+
+    /// Redirection: writes are checked; a statically known output is remembered as file content.
+    fn redir(&mut self, rd: &parse::Redir, env: &mut Env, out: Option<String>, depth: usize) {
+        if rd.op == ">&" || rd.op == "<&" {
+            if let Some(t) = rd.target.literal() {
+                if t == "-" || t.chars().all(|c| c.is_ascii_digit()) {
+                    return;
+                }
+            }
+        }
+        if rd.is_stdin_data() {
+            return;
+        }
+        let f = self.expand_one(&rd.target, env, depth);
+        if rd.is_write() {
+            if let Some(p) = self.write_target(&f, env, "redirection") {
+                match out {
+                    Some(o) if rd.op == ">" || rd.op == ">|" => {
+                        env.files.insert(p, o);
+                    }
+                    _ => {
+                        env.files.remove(&p);
+                        env.opaque_files.push(p);
+                    }
+                }
+            }
+        } else {
+            self.read_target(&f, env);
+        }
+    }
+
+    // ---------- expansion ----------
+
+    pub fn expand_one(&mut self, w: &Word, env: &mut Env, depth: usize) -> F {
+        let fs = self.expand_inner(w, env, depth, false);
+        let mut out = F::default();
+        for (i, f) in fs.into_iter().enumerate() {
+            if i > 0 {
+                out.text.push(' ');
+            }
+            out.text.push_str(&f.text);
+            out.dynamic |= f.dynamic;
+            out.lead_dynamic |= i == 0 && f.lead_dynamic;
+            out.glob |= f.glob;
+        }
+        out
+    }
+
+    pub fn expand(&mut self, w: &Word, env: &mut Env, depth: usize) -> Vec<F> {
+        let fs = self.expand_inner(w, env, depth, true);
+        let all_unquoted = w.parts.iter().all(|p| matches!(p, Part::Lit { quoted: false, .. }));
+        if all_unquoted && fs.len() == 1 {
+            if let Some(v) = brace_expand(&fs[0].text) {
+                return v.into_iter().map(|t| F { glob: fs[0].glob, ..F::lit(&t) }).collect();
+            }
+        }
+        fs
+    }
+
+    fn expand_inner(&mut self, w: &Word, env: &mut Env, depth: usize, split: bool) -> Vec<F> {
+        let mut fields: Vec<F> = Vec::new();
+        let mut cur = F::default();
+        let mut started = false;
+        let push_split = |cur: &mut F, fields: &mut Vec<F>, started: &mut bool, text: &str, dynamic: bool| {
+            let mut first = true;
+            for piece in text.split([' ', '\t', '\n']) {
+                if !first && *started {
+                    fields.push(std::mem::take(cur));
+                }
+                if !first {
+                    *started = false;
+                }
+                first = false;
+                if !piece.is_empty() {
+                    if !*started && cur.text.is_empty() {
+                        cur.lead_dynamic = dynamic;
+                    }
+                    cur.text.push_str(piece);
+                    cur.dynamic |= dynamic;
+                    *started = true;
+                }
+            }
+        };
+        for p in &w.parts {
+            match p {
+                Part::Lit { text, quoted } => {
+                    if !quoted && text.chars().any(|c| matches!(c, '*' | '?' | '[')) {
+                        cur.glob = true;
+                    }
+                    cur.text.push_str(text);
+                    started = true;
+                }
+                Part::Tilde(user) => {
+                    let h = if user.is_empty() {
+                        self.ctx.home.to_string_lossy().to_string()
+                    } else if user == "root" {
+                        "/root".into()
+                    } else {
+                        format!("/home/{user}")
+                    };
+                    cur.text.push_str(&h);
+                    started = true;
+                }
+                Part::Param { name, default, quoted } => {
+                    let val = if name.contains('\u{0}') { None } else { env.vars.get(name).cloned() };
+                    let val = match val {
+                        Some(v) => Some(v),
+                        None => default.as_ref().and_then(|d| {
+                            let f = self.expand_one(d, env, depth);
+                            (!f.dynamic).then_some(f.text)
+                        }),
+                    };
+                    match val {
+                        Some(v) if split && !quoted => push_split(&mut cur, &mut fields, &mut started, &v, false),
+                        Some(v) => {
+                            cur.text.push_str(&v);
+                            started = true;
+                        }
+                        None => {
+                            if cur.text.is_empty() {
+                                cur.lead_dynamic = true;
+                            }
+                            cur.dynamic = true;
+                            started = true;
+                        }
+                    }
+                }
+                Part::Arith { .. } => {
+                    cur.text.push('0');
+                    started = true;
+                }
+                Part::CmdSub { script, quoted } => {
+                    // the substitution runs: check it
+                    let mut sub = env.clone();
+                    self.script(script, &mut sub, depth + 1);
+                    let val = self.static_script(script, env);
+                    match val {
+                        Ok(v) => {
+                            let v = v.trim_end_matches('\n').to_string();
+                            if split && !quoted {
+                                push_split(&mut cur, &mut fields, &mut started, &v, false)
+                            } else {
+                                cur.text.push_str(&v);
+                                started = true;
+                            }
+                        }
+                        Err(_) => {
+                            if cur.text.is_empty() {
+                                cur.lead_dynamic = true;
+                            }
+                            cur.dynamic = true;
+                            started = true;
+                        }
+                    }
+                }
+            }
+        }
+        if started || !cur.text.is_empty() || cur.dynamic {
+            fields.push(cur);
+        }
+        if !split && fields.is_empty() {
+            fields.push(F::default());
+        }
+        fields
+    }
+
+    /// Static stdout of a whole script (only for a single pipeline), or the first producer that
+    /// is not static.
+    pub fn static_script(&mut self, s: &Script, env: &mut Env) -> Result<String, String> {
+        if s.items.len() != 1 || s.items[0].pipelines.len() != 1 {
+            return Err("a compound command".into());
+        }
+        self.static_pipeline(&s.items[0].pipelines[0].cmds, env)
+    }
+
+    pub fn static_pipeline(&mut self, cmds: &[Cmd], env: &mut Env) -> Result<String, String> {
+        let mut stdin = Stdin::None;
+        for c in cmds {
+            let Cmd::Simple(s) = c else { return Err("a compound command".into()) };
+            let mut fields = Vec::new();
+            let saved = self.findings.len();
+            for w in &s.words {
+                fields.extend(self.expand(w, env, MAX_NEST));
+            }
+            // findings were already recorded by the main walk; do not double count
+            self.findings.truncate(saved);
+            for rd in &s.redirs {
+                if rd.op == "<<<" {
+                    let f = self.expand_one(&rd.target, env, MAX_NEST);
+                    self.findings.truncate(saved);
+                    stdin = if f.dynamic { Stdin::Unknown("here-string".into()) } else { Stdin::Static(format!("{}\n", f.text)) };
+                } else if rd.is_stdin_data() {
+                    stdin = Stdin::Static(rd.target.literal().unwrap_or_default());
+                }
+            }
+            if fields.is_empty() || fields.iter().any(|f| f.dynamic) {
+                return Err(fields.first().map(|f| f.text.clone()).unwrap_or_default());
+            }
+            match stat::eval_simple(&fields, &stdin, env, self) {
+                Some(o) => stdin = Stdin::Static(o),
+                None => return Err(fields[0].text.clone()),
+            }
+        }
+        match stdin {
+            Stdin::Static(s) => Ok(s),
+            _ => Err(String::new()),
+        }
+    }
+
+    // ---------- paths ----------
+
+    pub fn cwd<'e>(&self, env: &'e Env) -> Option<&'e Path> {
+        env.cwd.as_deref()
+    }
+
+    /// Resolve a field to a path if that is possible statically.
+    pub fn path_of(&self, f: &F, env: &Env) -> Option<PathBuf> {
+        if f.lead_dynamic || f.text.is_empty() {
+            return None;
+        }
+        let t = paths::expand_home(&f.text, &self.ctx.home);
+        if !t.starts_with('/') && env.cwd.is_none() {
+            return None;
+        }
+        let cwd = env.cwd.clone().unwrap_or_else(|| self.ctx.workdir.clone());
+        Some(paths::resolve(&t, &cwd, &self.ctx.home))
+    }
+
+    /// A write to `f`: ring 2 for raw devices and history, ring 3 for system configuration and
+    /// start-up files, ring 4 for anything else outside the workdir. Returns the resolved path.
+    pub fn write_target(&mut self, f: &F, env: &Env, what: &str) -> Option<PathBuf> {
+        if f.lead_dynamic || f.text.is_empty() {
+            return None;
+        }
+        let text = paths::expand_home(&f.text, &self.ctx.home);
+        let cwd = env.cwd.clone()?;
+        let real = paths::resolve(&text, &cwd, &self.ctx.home);
+        let lex = paths::lexical(&if text.starts_with('/') { PathBuf::from(&text) } else { cwd.join(&text) });
+        for p in [&lex, &real] {
+            let s = p.to_string_lossy();
+            if is_raw_device(&s) {
+                self.add(Ring::Irreversible, format!("{what} writes to the raw device {s}; this destroys data irreversibly"), None);
+                return None;
+            }
+            if s == "/proc/sysrq-trigger" || s.starts_with("/proc/sys/") || s.starts_with("/sys/") {
+                self.add(Ring::Irreversible, format!("{what} writes kernel control file {s}"), None);
+                return None;
+            }
+            if paths::is_history_file(p, &self.ctx.home) {
+                self.add(Ring::Irreversible, format!("{what} overwrites shell history {s}"), None);
+                return None;
+            }
+            if paths::is_startup_file(p, &self.ctx.home) {
+                self.add(Ring::SystemMutation, format!("{what} edits shell start-up file {s}, changing every later shell"), None);
+                return None;
+            }
+            if s.starts_with("/etc/") || s == "/etc" || s.starts_with("/usr/") || s.starts_with("/boot") || s.starts_with("/lib") {
+                self.add(Ring::SystemMutation, format!("{what} writes system file {s}"), None);
+                return None;
+            }
+        }
+        match paths::check_access(&text, Access::Write, &cwd, self.ctx) {
+            Ok(p) => Some(p),
+            Err(v) => {
+                self.add_verdict(v, false);
+                None
+            }
+        }
+    }
+
+    /// A read of `f`: only sensitive paths (and hard links to them) matter.
+    pub fn read_target(&mut self, f: &F, env: &Env) {
+        if f.lead_dynamic || f.text.is_empty() {
+            return;
+        }
+        let text = paths::expand_home(&f.text, &self.ctx.home);
+        let Some(cwd) = env.cwd.clone() else { return };
+        if let Err(v) = paths::check_access(&text, Access::Read, &cwd, self.ctx) {
+            self.add_verdict(v, false);
+        }
+    }
+
+    /// Content of a file for `sh FILE` / `python FILE`: written earlier in this line, or on disk.
+    pub fn file_content(&self, f: &F, env: &Env) -> Option<String> {
+        let p = self.path_of(f, env)?;
+        if let Some(c) = env.files.get(&p) {
+            return Some(c.clone());
+        }
+        if env.opaque_files.contains(&p) {
+            return None;
+        }
+        let m = std::fs::metadata(&p).ok()?;
+        if !m.is_file() || m.len() > 1_000_000 {
+            return None;
+        }
+        std::fs::read(&p).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// Walk shell source found inside a decoded payload without reporting parse errors (the
+    /// decoded text may just as well be code in the payload's own language).
+    pub fn source_quiet(&mut self, src: &str, env: &mut Env, depth: usize) {
+        if depth <= MAX_NEST {
+            if let Ok(s) = parse(src) {
+                self.script(&s, &mut env.clone(), depth);
+            }
+        }
+    }
+
+    pub fn written_opaque(&self, f: &F, env: &Env) -> bool {
+        self.path_of(f, env).is_some_and(|p| env.opaque_files.contains(&p))
+    }
+}
+
+/// Base64 decoding shared with the payload inspector.
+pub(crate) fn stat_b64(s: &str) -> Option<String> {
+    stat::b64(s).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+pub(crate) fn recursive_delete_pub(a: &mut Analyzer<'_>, f: &F, env: &Env, how: &str) {
+    rules::recursive_delete(a, f, env, how)
+}
+
+pub(crate) fn is_raw_device(s: &str) -> bool {
+    let Some(dev) = s.strip_prefix("/dev/") else { return false };
+    ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "md", "loop", "sr", "nbd", "disk/", "mapper/", "mem", "kmem", "port", "root"]
+        .iter()
+        .any(|p| dev.starts_with(p))
+}
+
+fn calls_name(c: &Cmd, name: &str) -> bool {
+    fn script_calls(s: &Script, name: &str) -> bool {
+        s.items.iter().any(|i| i.pipelines.iter().any(|p| p.cmds.iter().any(|c| calls_name(c, name))))
+    }
+    match c {
+        Cmd::Simple(s) => s.words.first().and_then(|w| w.literal()).is_some_and(|w| w == name),
+        Cmd::Subshell(s, _) | Cmd::Group(s, _) => script_calls(s, name),
+        Cmd::FuncDef { body, .. } => calls_name(body, name),
+    }
+}
+
+/// Bash brace expansion of one unquoted word (`{rm,-rf,/}` → three words, `a{b,c}` → two).
+fn brace_expand(t: &str) -> Option<Vec<String>> {
+    let open = t.find('{')?;
+    let close = open + t[open..].find('}')?;
+    let inner = &t[open + 1..close];
+    if !inner.contains(',') || inner.contains('{') {
+        return None;
+    }
+    let (pre, post) = (&t[..open], &t[close + 1..]);
+    let mut out = Vec::new();
+    for alt in inner.split(',') {
+        let w = format!("{pre}{alt}{post}");
+        match brace_expand(&w) {
+            Some(v) => out.extend(v),
+            None => out.push(w),
+        }
+        if out.len() > 256 {
+            return None;
+        }
+    }
+    Some(out)
+}

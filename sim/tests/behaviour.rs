@@ -1,0 +1,160 @@
+//! How the simulated models react to feedback, measured over many seeds with the policy
+//! called directly; and that renaming a harness's markers changes nothing.
+
+mod common;
+use common::*;
+
+use lrab_sim::convo::{Call, Conv, Msg};
+use lrab_sim::policy::{respond, Env};
+use lrab_sim::profile::REACT_2B;
+use lrab_sim::{FailureForm, ModelSpec, Profile, SimConfig, TaskIndex};
+use lrab_ollama::Tool;
+
+fn index() -> TaskIndex {
+    let (idx, notes) = TaskIndex::from_pack(&lrab_tasks::Pack::builtin_dir());
+    assert!(notes.is_empty(), "{notes:?}");
+    idx
+}
+
+fn rich_tools() -> Vec<Tool> {
+    tools_for(Toolset::Rich).into_iter().map(|v| serde_json::from_value(v).unwrap()).collect()
+}
+
+fn msg(role: &str, content: &str, calls: Vec<Call>) -> Msg {
+    Msg { role: role.into(), content: content.into(), calls }
+}
+
+/// The oracle's turns for `id`, each followed by a neutral successful result, until `stop`
+/// says so; returns the conversation so far.
+fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv {
+    let pack = pack();
+    let prompt = pack.get(id).unwrap().render_prompt();
+    let oracle = ModelSpec::new("sim-oracle", 35.0, false, Profile::oracle());
+    let mut conv = Conv {
+        messages: vec![msg("system", "You are an agent.", vec![]), msg("user", &prompt, vec![])],
+        tools: rich_tools(),
+        ..Default::default()
+    };
+    for _ in 0..40 {
+        let t = respond(&Env { model: &oracle, seed: 0, tasks: idx }, &conv);
+        let m = msg("assistant", &t.content, t.calls.clone());
+        let done = stop(&m);
+        conv.messages.push(m);
+        if done {
+            return conv;
+        }
+        conv.messages.push(msg("tool", "ok", vec![]));
+    }
+    panic!("stop condition never met");
+}
+
+fn reacting_model() -> ModelSpec {
+    // no spontaneous failure; only the 2B reactions to feedback
+    ModelSpec::new("sim-react", 2.0, false, Profile::only(FailureForm::EmptyTurn, 0.0, REACT_2B))
+}
+
+fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::policy::Turn) -> bool) -> f64 {
+    let model = reacting_model();
+    let n = 400;
+    let hits = (0..n).filter(|&seed| pred(&respond(&Env { model: &model, seed, tasks: idx }, conv))).count();
+    hits as f64 / n as f64
+}
+
+#[test]
+fn a_blocked_call_breaks_a_loop_more_often_than_a_warning() {
+    let idx = index();
+    let base = oracle_prefix(&idx, "WF-02", |m| !m.calls.is_empty());
+    let first = base.messages.last().unwrap().clone();
+    let with_feedback = |text: &str| {
+        let mut c = base.clone();
+        c.messages.push(msg("tool", "Wrote 1538 bytes to change_log.md", vec![]));
+        c.messages.push(first.clone());
+        c.messages.push(msg("tool", text, vec![]));
+        c
+    };
+    let repeats = |c: &Conv| share(&idx, c, |t| t.calls == first.calls);
+    let plain = repeats(&with_feedback("Wrote 1538 bytes to change_log.md"));
+    let warned = repeats(&with_feedback("Wrote 1538 bytes to change_log.md\nYou made this exact call before. Do not repeat it."));
+    let blocked = repeats(&with_feedback("This identical call was blocked and not executed."));
+    assert!((plain - REACT_2B.loop_stay_plain).abs() < 0.07, "plain {plain}");
+    assert!((warned - REACT_2B.loop_stay_warned).abs() < 0.07, "warned {warned}");
+    assert!((blocked - REACT_2B.loop_stay_blocked).abs() < 0.07, "blocked {blocked}");
+    assert!(plain > warned && warned > blocked);
+}
+
+#[test]
+fn a_precise_error_is_fixed_more_often_than_a_generic_one() {
+    let idx = index();
+    let base = oracle_prefix(&idx, "WF-01", |m| m.content.contains("running `python3 build_tables.py`"));
+    let with_feedback = |text: &str| {
+        let mut c = base.clone();
+        c.messages.push(msg("tool", text, vec![]));
+        c
+    };
+    let fixes = |c: &Conv| {
+        share(&idx, c, |t| t.calls.first().is_some_and(|c| c.args["path"] == "build_tables.py"))
+    };
+    let precise = fixes(&with_feedback(
+        "Traceback (most recent call last):\n  File \"build_tables.py\", line 12\n    def unfinished(:\nSyntaxError: invalid syntax",
+    ));
+    let generic = fixes(&with_feedback("The command failed; build_tables.py did not work."));
+    let unrelated = fixes(&with_feedback("(no output)"));
+    assert!((precise - REACT_2B.fix_precise).abs() < 0.07, "precise {precise}");
+    assert!((generic - REACT_2B.fix_generic).abs() < 0.07, "generic {generic}");
+    assert_eq!(unrelated, 0.0);
+}
+
+#[test]
+fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
+    let idx = index();
+    let pack = pack();
+    let prompt = pack.get("WF-03").unwrap().render_prompt();
+    let mut few = Conv {
+        messages: vec![msg("system", "agent", vec![]), msg("user", &prompt, vec![])],
+        tools: rich_tools(),
+        ..Default::default()
+    };
+    let text_call = |t: &lrab_sim::policy::Turn| {
+        matches!(t.form, Some(FailureForm::TextCallJson | FailureForm::TextCallPlaceholder | FailureForm::TextCallBare))
+    };
+    let rate = |model: &ModelSpec, c: &Conv| {
+        (0..2000u64).filter(|&s| text_call(&respond(&Env { model, seed: s, tasks: &idx }, c))).count() as f64 / 2000.0
+    };
+    let m2 = lrab_sim::catalog::builtin().into_iter().find(|m| m.name == "sim-2b").unwrap();
+    let m35 = lrab_sim::catalog::builtin().into_iter().find(|m| m.name == "sim-35b").unwrap();
+    let r_few = rate(&m2, &few);
+    let mut extra: Vec<Tool> = (0..12)
+        .map(|i| serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"])).unwrap())
+        .collect();
+    few.tools.append(&mut extra);
+    let r_many = rate(&m2, &few);
+    let r_big = rate(&m35, &few);
+    assert!(r_many > r_few * 1.5, "{r_few} -> {r_many}");
+    assert!(r_big < r_many / 5.0, "35b {r_big} vs 2b {r_many}");
+}
+
+#[test]
+fn renaming_the_harness_markers_changes_nothing() {
+    let sim = start(SimConfig { seed: 3, ..Default::default() });
+    let pack = pack();
+    for id in ["WF-02", "WF-04", "WF-12"] {
+        let prompt = pack.get(id).unwrap().render_prompt();
+        let run = |marker: &str, system: &str| {
+            let (_t, wd, _m) = fresh(&pack, id);
+            let mut a = Agent::new(&sim.url(), "sim-2b", Api::Native, Toolset::Rich);
+            a.marker = marker.into();
+            a.system = system.into();
+            a.block_repeats = true;
+            a.rescue_text_calls = true;
+            a.finish_gate = true;
+            a.nudges = 5;
+            a.max_turns = 40;
+            let tr = a.run(&prompt, &wd);
+            tr.messages.into_iter().filter(|m| m["role"] == "assistant").collect::<Vec<_>>()
+        };
+        let ours = run("[lrab-harness] ", "You are lrab-harness, an agent. Use the tools.");
+        let renamed = run("<<other agent>> ", "You are Zed, an agent. Use the tools.");
+        assert!(ours.len() > 3);
+        assert_eq!(ours, renamed, "{id}: behaviour changed when only markers were renamed");
+    }
+}
