@@ -91,7 +91,10 @@ pub fn lh02_stats(bytes: &[u8]) -> Lh02Stats {
         }
     }
     Lh02Stats {
-        counts: counts.into_iter().map(|(w, c)| (w.to_string(), c)).collect(),
+        counts: counts
+            .into_iter()
+            .map(|(w, c)| (w.to_string(), c))
+            .collect(),
         total,
         lines,
         repeats,

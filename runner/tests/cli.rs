@@ -239,6 +239,28 @@ fn score_writes_score_json_and_rejects_a_missing_workdir() {
     // The compile check left no byte-code behind.
     assert!(!wd.join("__pycache__").exists());
 
+    // Scoring again gives a byte-identical score.json (no timings or paths in details).
+    let first = std::fs::read(wd.join("score.json")).unwrap();
+    let o = lrab(&["score", "--pack", p(&good()), "--task", "T-02", p(&wd)]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(first, std::fs::read(wd.join("score.json")).unwrap());
+    let wd2 = tmp.path().join("wd2");
+    lrab(&[
+        "tasks",
+        "--pack",
+        p(&good()),
+        "materialize",
+        "T-02",
+        "--out",
+        p(&wd2),
+    ]);
+    lrab(&["score", "--pack", p(&good()), "--task", "T-02", p(&wd2)]);
+    assert_eq!(
+        first,
+        std::fs::read(wd2.join("score.json")).unwrap(),
+        "same content, other folder"
+    );
+
     let missing = tmp.path().join("nope");
     let o = lrab(&["score", "--pack", p(&good()), "--task", "T-02", p(&missing)]);
     assert_eq!(o.status.code(), Some(2));
@@ -442,4 +464,49 @@ fn manifest_mismatch_is_a_clear_error() {
     let o = lrab(&["tasks", "check", "--pack", p(&pack), "T-04"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("T-04/generated.sha256: does not match generator 'lh01' seed 4101: alloy_multibatch.csv hash differs"), "{}", text(&o));
+}
+
+#[test]
+fn lrab_pack_env_selects_the_pack_and_pack_flag_wins() {
+    let o = Command::new(env!("CARGO_BIN_EXE_lrab"))
+        .args(["tasks", "list"])
+        .env("LRAB_PACK", good())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("T-03"));
+    let o = Command::new(env!("CARGO_BIN_EXE_lrab"))
+        .args(["tasks", "--pack", p(&fixtures().join("broken")), "list"])
+        .env("LRAB_PACK", good())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "--pack must override LRAB_PACK");
+}
+
+#[test]
+fn import_mingbird_reports_bad_upstream_json_with_file_and_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("up");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("WF-09.json"),
+        r#"{"id": "WF-09", "domain": "d", "prompt": "p", "plan_steps": ["a"], "max_wall_minutes": 70000,
+            "milestones": [{"artifact": "a.md", "check": "judge_me"}], "final_artifacts": []}"#,
+    )
+    .unwrap();
+    std::fs::write(src.join("WF-10.json"), "{ not json").unwrap();
+    let o = lrab(&[
+        "tasks",
+        "import-mingbird",
+        p(&src),
+        "--out",
+        p(&tmp.path().join("out")),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("WF-09.json: milestones[0]: kind: unknown check kind 'judge_me'"),
+        "{out}"
+    );
+    assert!(out.contains("WF-10.json: not valid JSON"), "{out}");
 }

@@ -491,3 +491,55 @@ fn resume_after_sigkill_completes_without_loss_or_duplicates() {
         assert!(!alive(pid), "arm {pid} orphaned");
     }
 }
+
+#[test]
+fn interrupted_runner_kills_the_arm_in_flight() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    arm(
+        &arms,
+        "hang",
+        "(echo $$ > child.pid; exec sleep 600) & echo $$ > arm.pid; sleep 600\n",
+    );
+    let out = d.path().join("results");
+    let mut child = lrab()
+        .arg("run")
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(fast_flags())
+        .args([
+            "--arms", "hang", "--models", "sim-2b", "--tasks", "WF-01", "--run-id", "r",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wd = out.join("r/cells/hang/sim-2b/WF-01/r0/a0/workdir");
+    let t0 = Instant::now();
+    while !(wd.join("arm.pid").exists() && wd.join("child.pid").exists()) {
+        assert!(t0.elapsed() < Duration::from_secs(60), "arm never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: SIGTERM to the runner we spawned.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let st = child.wait().unwrap();
+    assert!(!st.success());
+    for f in ["arm.pid", "child.pid"] {
+        let pid: i32 = std::fs::read_to_string(wd.join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let t = Instant::now();
+        while alive(pid) && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "{f} {pid} survived the interrupted runner");
+    }
+}

@@ -205,3 +205,76 @@ open("shortlist.md", "w").write("S001\n")
     let log = std::fs::read_to_string(run.join(f[19]).join("proxy.jsonl")).unwrap();
     assert!(log.contains("\"rewritten_to_native\":true"), "{log}");
 }
+
+#[test]
+fn matrix_file_and_arm_groups() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    fake_arm(&arms);
+    // A group member whose program does not exist is left out, not an error.
+    std::fs::write(
+        arms.join("ghost.toml"),
+        "name = \"ghost\"\nprogram = \"/nonexistent/ghost\"\nargs = [\"{prompt}\"]\napi = \"ollama\"\n",
+    )
+    .unwrap();
+    let cfg = d.path().join("matrix.toml");
+    std::fs::write(
+        &cfg,
+        "arms = [\"all\"]\nmodels = [\"sim-2b\"]\ntasks = [\"WF-01\", \"WF-02\"]\nrepeats = 1\n",
+    )
+    .unwrap();
+    let out = d.path().join("results");
+    let o = lrab()
+        .arg("run")
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(FAST)
+        .args(["--run-id", "c"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("left out: ghost"), "{}", text(&o));
+    assert_eq!(data_rows(&out.join("c")).len(), 2);
+    // Naming the missing arm explicitly is an error before any cell.
+    let o = lrab()
+        .arg("run")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--arms", "ghost,good"])
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .args(FAST)
+        .args(["--run-id", "c2"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("arm 'ghost' is not installed"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.join("c2").exists());
+    // A typo in the matrix file names the file.
+    std::fs::write(&cfg, "arms = [\"good\"]\nrepeat = 2\n").unwrap();
+    let o = lrab()
+        .arg("plan")
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--arms-dir")
+        .arg(&arms)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("matrix.toml") && text(&o).contains("repeat"),
+        "{}",
+        text(&o)
+    );
+}

@@ -51,9 +51,16 @@ impl Ring {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Verdict {
     Allow,
-    Deny { ring: Ring, reason: String, alternative: Option<String> },
+    Deny {
+        ring: Ring,
+        reason: String,
+        alternative: Option<String>,
+    },
     /// Allowed only with a person confirming; the harness refuses it in benchmark runs.
-    NeedsAttended { ring: Ring, reason: String },
+    NeedsAttended {
+        ring: Ring,
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -70,8 +77,16 @@ impl Verdict {
     pub fn message(&self) -> String {
         match self {
             Verdict::Allow => "allowed".into(),
-            Verdict::Deny { ring, reason, alternative } => {
-                let mut s = format!("[safety ring {}: {}] refused: {reason}", ring.number(), ring.name());
+            Verdict::Deny {
+                ring,
+                reason,
+                alternative,
+            } => {
+                let mut s = format!(
+                    "[safety ring {}: {}] refused: {reason}",
+                    ring.number(),
+                    ring.name()
+                );
                 if let Some(a) = alternative {
                     s.push_str(" — instead: ");
                     s.push_str(a);
@@ -79,7 +94,11 @@ impl Verdict {
                 s
             }
             Verdict::NeedsAttended { ring, reason } => {
-                format!("[safety ring {}: {}] needs a person to confirm: {reason}", ring.number(), ring.name())
+                format!(
+                    "[safety ring {}: {}] needs a person to confirm: {reason}",
+                    ring.number(),
+                    ring.name()
+                )
             }
         }
     }
@@ -114,7 +133,8 @@ impl Context {
         }
     }
     pub fn with_writable(mut self, p: &Path) -> Context {
-        self.extra_writable.push(p.canonicalize().unwrap_or_else(|_| paths::lexical(p)));
+        self.extra_writable
+            .push(p.canonicalize().unwrap_or_else(|_| paths::lexical(p)));
         self
     }
 }

@@ -50,7 +50,12 @@ pub const STARTUP_FILES: &[&str] = &[
 ];
 
 /// History files (wiping them is in ring 2).
-pub const HISTORY_FILES: &[&str] = &[".bash_history", ".zsh_history", ".python_history", ".lesshst"];
+pub const HISTORY_FILES: &[&str] = &[
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".lesshst",
+];
 
 const SYSTEM_SENSITIVE: &[&str] = &[
     "/etc/shadow",
@@ -100,34 +105,82 @@ pub fn expand_home(raw: &str, home: &Path) -> String {
     raw.to_string()
 }
 
-/// Canonicalize the longest existing prefix and append the rest lexically. Symlinks (also the
-/// magic ones under /proc) are followed where they exist.
+/// Resolve a path the way the kernel would: component by component, following symlinks where
+/// they exist (so `link/..` goes to the link target's parent), with `/proc/<pid>/cwd` taken as
+/// `cwd` and `/proc/<pid>/root` as `/` (the magic links would otherwise describe *this* process).
 pub fn resolve(raw: &str, cwd: &Path, home: &Path) -> PathBuf {
     let expanded = expand_home(raw, home);
     let p = Path::new(&expanded);
-    let joined = lexical(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) });
-    resolve_abs(&joined)
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    resolve_with(&abs, cwd)
 }
 
-fn resolve_abs(joined: &Path) -> PathBuf {
-    let mut existing = joined.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(c) = existing.canonicalize() {
-            let mut out = c;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return lexical(&out);
+fn resolve_with(p: &Path, cwd: &Path) -> PathBuf {
+    let mut todo: Vec<std::ffi::OsString> = p
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::RootDir | Component::Prefix(_) => None,
+            other => Some(other.as_os_str().to_os_string()),
+        })
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        if c == "." {
+            continue;
         }
-        match existing.file_name() {
-            Some(n) => {
-                rest.push(n.to_os_string());
-                existing.pop();
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&c);
+        // /proc/<pid>/{cwd,root}
+        let comps: Vec<String> = out
+            .components()
+            .map(|x| x.as_os_str().to_string_lossy().to_string())
+            .collect();
+        if comps.len() == 4
+            && comps[1] == "proc"
+            && (comps[2] == "self"
+                || comps[2] == "thread-self"
+                || comps[2].chars().all(|d| d.is_ascii_digit()))
+        {
+            if comps[3] == "cwd" {
+                out = cwd.to_path_buf();
+                continue;
             }
-            None => return joined.to_path_buf(),
+            if comps[3] == "root" {
+                out = PathBuf::from("/");
+                continue;
+            }
+        }
+        if let Ok(m) = std::fs::symlink_metadata(&out) {
+            if m.file_type().is_symlink() {
+                hops += 1;
+                if hops > 40 {
+                    return out;
+                }
+                if let Ok(t) = std::fs::read_link(&out) {
+                    out.pop();
+                    if t.is_absolute() {
+                        out = PathBuf::from("/");
+                    }
+                    for tc in t.components().rev() {
+                        match tc {
+                            Component::RootDir | Component::Prefix(_) => {}
+                            other => todo.push(other.as_os_str().to_os_string()),
+                        }
+                    }
+                }
+            }
         }
     }
+    out
 }
 
 fn homes(home: &Path) -> Vec<PathBuf> {
@@ -163,8 +216,14 @@ pub fn is_sensitive(path: &Path, home: &Path) -> bool {
         return true;
     }
     // /proc/<pid>/environ, mem, and the like expose other processes' secrets
-    let comps: Vec<String> = p.components().map(|c| c.as_os_str().to_string_lossy().to_string()).collect();
-    if comps.len() >= 4 && comps[1] == "proc" && matches!(comps[3].as_str(), "environ" | "mem" | "maps" | "auxv") {
+    let comps: Vec<String> = p
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    if comps.len() >= 4
+        && comps[1] == "proc"
+        && matches!(comps[3].as_str(), "environ" | "mem" | "maps" | "auxv")
+    {
         return true;
     }
     false
@@ -176,16 +235,25 @@ pub fn is_env_file(name: &str) -> bool {
 }
 
 fn is_private_key_name(name: &str) -> bool {
-    matches!(name, "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk")
+    matches!(
+        name,
+        "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk"
+    )
 }
 
 /// Is `path` a shell start-up file of some home?
 pub fn is_startup_file(path: &Path, home: &Path) -> bool {
-    homes(home).iter().any(|h| path.strip_prefix(h).is_ok_and(|rel| STARTUP_FILES.iter().any(|s| rel == Path::new(s))))
+    homes(home).iter().any(|h| {
+        path.strip_prefix(h)
+            .is_ok_and(|rel| STARTUP_FILES.iter().any(|s| rel == Path::new(s)))
+    })
 }
 
 pub fn is_history_file(path: &Path, home: &Path) -> bool {
-    homes(home).iter().any(|h| path.strip_prefix(h).is_ok_and(|rel| HISTORY_FILES.iter().any(|s| rel == Path::new(s))))
+    homes(home).iter().any(|h| {
+        path.strip_prefix(h)
+            .is_ok_and(|rel| HISTORY_FILES.iter().any(|s| rel == Path::new(s)))
+    })
 }
 
 /// (device, inode) of every existing sensitive file under `home`, so a hard link with an
@@ -194,7 +262,12 @@ pub fn sensitive_inodes(home: &Path) -> HashSet<(u64, u64)> {
     let mut set = HashSet::new();
     for pat in HOME_SENSITIVE.iter().chain(STARTUP_FILES) {
         let root = home.join(pat);
-        for e in walkdir::WalkDir::new(&root).max_depth(4).into_iter().take(2000).flatten() {
+        for e in walkdir::WalkDir::new(&root)
+            .max_depth(4)
+            .into_iter()
+            .take(2000)
+            .flatten()
+        {
             if let Ok(m) = std::fs::symlink_metadata(e.path()) {
                 if m.is_file() {
                     set.insert((m.dev(), m.ino()));
@@ -235,27 +308,54 @@ pub fn place(p: &Path, ctx: &Context) -> Place {
 /// Harmless special files every program writes to.
 pub fn is_benign_device(p: &Path) -> bool {
     let s = p.to_string_lossy();
-    matches!(s.as_ref(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "/dev/random" | "/dev/urandom")
-        || s.starts_with("/dev/fd/")
+    matches!(
+        s.as_ref(),
+        "/dev/null"
+            | "/dev/stdout"
+            | "/dev/stderr"
+            | "/dev/tty"
+            | "/dev/zero"
+            | "/dev/random"
+            | "/dev/urandom"
+    ) || s.starts_with("/dev/fd/")
         || s.starts_with("/dev/pts/")
         || s.starts_with("/proc/self/fd/")
 }
 
 /// The full boundary check for one path the model wants to read or write. `raw` may be relative
 /// (to `cwd`), start with `~`/`$HOME`, or go through symlinks and `/proc`.
-pub fn check_access(raw: &str, access: Access, cwd: &Path, ctx: &Context) -> Result<PathBuf, Verdict> {
+pub fn check_access(
+    raw: &str,
+    access: Access,
+    cwd: &Path,
+    ctx: &Context,
+) -> Result<PathBuf, Verdict> {
     if raw.contains('\0') {
-        return Err(deny(Ring::Boundary, "path contains a NUL byte".into(), None));
+        return Err(deny(
+            Ring::Boundary,
+            "path contains a NUL byte".into(),
+            None,
+        ));
     }
     let expanded = expand_home(raw, &ctx.home);
-    let lex = lexical(&if Path::new(&expanded).is_absolute() { PathBuf::from(&expanded) } else { cwd.join(&expanded) });
-    let real = resolve_abs(&lex);
+    let joined = if Path::new(&expanded).is_absolute() {
+        PathBuf::from(&expanded)
+    } else {
+        cwd.join(&expanded)
+    };
+    let lex = lexical(&joined);
+    let real = resolve_with(&joined, cwd);
     let wd = place(&real, ctx);
     for p in [&lex, &real] {
         if is_sensitive(p, &ctx.home) {
-            let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
             // A dotenv copy that is part of the task inputs inside the workdir may be read.
-            let task_copy = is_env_file(&name) && matches!(wd, Place::Inside) && place(&lex, ctx) == Place::Inside;
+            let task_copy = is_env_file(&name)
+                && matches!(wd, Place::Inside)
+                && place(&lex, ctx) == Place::Inside;
             if !(task_copy && access == Access::Read) && !(task_copy && access == Access::Write) {
                 return Err(deny(
                     Ring::Boundary,
@@ -266,14 +366,25 @@ pub fn check_access(raw: &str, access: Access, cwd: &Path, ctx: &Context) -> Res
         }
     }
     if ctx.protected.iter().any(|p| real.starts_with(p)) && access == Access::Write {
-        return Err(deny(Ring::Boundary, format!("'{raw}' is harness state and read-only"), None));
+        return Err(deny(
+            Ring::Boundary,
+            format!("'{raw}' is harness state and read-only"),
+            None,
+        ));
     }
     if let Ok(m) = std::fs::metadata(&real) {
         if m.is_file() && m.nlink() > 1 {
             if sensitive_inodes(&ctx.home).contains(&(m.dev(), m.ino())) {
-                return Err(deny(Ring::Boundary, format!("'{raw}' is a hard link to a sensitive file"), None));
+                return Err(deny(
+                    Ring::Boundary,
+                    format!("'{raw}' is a hard link to a sensitive file"),
+                    None,
+                ));
             }
-            if access == Access::Write && matches!(wd, Place::Inside) && links_inside(&ctx.workdir, &m) < m.nlink() {
+            if access == Access::Write
+                && matches!(wd, Place::Inside)
+                && links_inside(&ctx.workdir, &m) < m.nlink()
+            {
                 return Err(deny(
                     Ring::Boundary,
                     format!("'{raw}' is a hard link whose other name lies outside the working directory; writing it would change that file"),
@@ -285,7 +396,10 @@ pub fn check_access(raw: &str, access: Access, cwd: &Path, ctx: &Context) -> Res
     if access == Access::Write && wd == Place::Outside && !is_benign_device(&real) {
         return Err(deny(
             Ring::Boundary,
-            format!("'{raw}' resolves to {} which is outside the working directory", real.display()),
+            format!(
+                "'{raw}' resolves to {} which is outside the working directory",
+                real.display()
+            ),
             Some("write inside the working directory (relative paths)".into()),
         ));
     }
@@ -295,7 +409,11 @@ pub fn check_access(raw: &str, access: Access, cwd: &Path, ctx: &Context) -> Res
 /// How many names of this inode exist inside `root` (bounded walk).
 fn links_inside(root: &Path, m: &std::fs::Metadata) -> u64 {
     let mut n = 0;
-    for e in walkdir::WalkDir::new(root).into_iter().take(50_000).flatten() {
+    for e in walkdir::WalkDir::new(root)
+        .into_iter()
+        .take(50_000)
+        .flatten()
+    {
         if let Ok(em) = std::fs::symlink_metadata(e.path()) {
             if em.dev() == m.dev() && em.ino() == m.ino() {
                 n += 1;
@@ -306,5 +424,9 @@ fn links_inside(root: &Path, m: &std::fs::Metadata) -> u64 {
 }
 
 pub(crate) fn deny(ring: Ring, reason: String, alternative: Option<String>) -> Verdict {
-    Verdict::Deny { ring, reason, alternative }
+    Verdict::Deny {
+        ring,
+        reason,
+        alternative,
+    }
 }

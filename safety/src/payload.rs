@@ -21,32 +21,174 @@ pub enum Lang {
 
 /// Calls that run a shell command line (first argument) or an argv list.
 const EXEC: &[&str] = &[
-    "os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
-    "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.execvp", "os.execv", "os.execl", "os.execlp",
-    "os.spawnlp", "os.spawnvp", "pty.spawn", "commands.getoutput", "system", "exec", "qx", "execSync", "execFileSync", "spawnSync",
-    "spawn", "execFile", "child_process.exec", "shell_exec", "passthru", "popen", "proc_open", "Open3.capture2", "Open3.popen3", "IO.popen",
-    "Kernel.system", "%x",
+    "os.system",
+    "os.popen",
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "os.execvp",
+    "os.execv",
+    "os.execl",
+    "os.execlp",
+    "os.spawnlp",
+    "os.spawnvp",
+    "pty.spawn",
+    "commands.getoutput",
+    "system",
+    "exec",
+    "qx",
+    "execSync",
+    "execFileSync",
+    "spawnSync",
+    "spawn",
+    "execFile",
+    "child_process.exec",
+    "shell_exec",
+    "passthru",
+    "popen",
+    "proc_open",
+    "Open3.capture2",
+    "Open3.popen3",
+    "IO.popen",
+    "Kernel.system",
+    "%x",
 ];
-const RMTREE: &[&str] = &["shutil.rmtree", "rmtree", "remove_tree", "FileUtils.rm_rf", "FileUtils.rm_r", "FileUtils.remove_dir", "fs.rmSync", "fs.rmdirSync", "fs.promises.rm", "fs.rm", "rimraf"];
-const DELETE: &[&str] = &["os.remove", "os.unlink", "os.rmdir", "os.removedirs", "unlink", "File.delete", "File.unlink", "fs.unlinkSync", "fs.unlink", "FileUtils.rm", "rmdir"];
-const WRITE: &[&str] = &["write_text", "write_bytes", "fs.writeFileSync", "fs.appendFileSync", "fs.writeFile", "fs.createWriteStream", "File.write", "file_put_contents", "os.truncate", "os.chmod", "os.chown", "fs.chmodSync", "fs.truncateSync"];
-const TWO_PATH_WRITE: &[&str] = &["shutil.copy", "shutil.copyfile", "shutil.copy2", "shutil.copytree", "shutil.move", "os.rename", "os.replace", "fs.copyFileSync", "fs.renameSync", "FileUtils.cp", "FileUtils.mv", "copy", "rename", "os.symlink", "os.link", "fs.symlinkSync", "fs.linkSync", "File.symlink", "File.link", "symlink", "link"];
+const RMTREE: &[&str] = &[
+    "rmSync",
+    "rmdirSync",
+    "shutil.rmtree",
+    "rmtree",
+    "remove_tree",
+    "FileUtils.rm_rf",
+    "FileUtils.rm_r",
+    "FileUtils.remove_dir",
+    "fs.rmSync",
+    "fs.rmdirSync",
+    "fs.promises.rm",
+    "fs.rm",
+    "rimraf",
+];
+const DELETE: &[&str] = &[
+    "unlinkSync",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.removedirs",
+    "unlink",
+    "File.delete",
+    "File.unlink",
+    "fs.unlinkSync",
+    "fs.unlink",
+    "FileUtils.rm",
+    "rmdir",
+];
+const WRITE: &[&str] = &[
+    "writeFileSync",
+    "appendFileSync",
+    "writeFile",
+    "appendFile",
+    "createWriteStream",
+    "truncateSync",
+    "chmodSync",
+    "chownSync",
+    "write_text",
+    "write_bytes",
+    "fs.writeFileSync",
+    "fs.appendFileSync",
+    "fs.writeFile",
+    "fs.createWriteStream",
+    "File.write",
+    "file_put_contents",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "fs.chmodSync",
+    "fs.truncateSync",
+];
+const TWO_PATH_WRITE: &[&str] = &[
+    "shutil.copy",
+    "shutil.copyfile",
+    "shutil.copy2",
+    "shutil.copytree",
+    "shutil.move",
+    "os.rename",
+    "os.replace",
+    "fs.copyFileSync",
+    "fs.renameSync",
+    "FileUtils.cp",
+    "FileUtils.mv",
+    "copy",
+    "rename",
+    "os.symlink",
+    "os.link",
+    "fs.symlinkSync",
+    "fs.linkSync",
+    "File.symlink",
+    "File.link",
+    "symlink",
+    "link",
+];
 
-pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &str, strict: bool, depth: usize) {
+pub(crate) fn inspect(
+    a: &mut Analyzer<'_>,
+    env: &mut Env,
+    lang: Lang,
+    code: &str,
+    strict: bool,
+    depth: usize,
+) {
     if depth > crate::shell::MAX_NEST {
-        a.add(Ring::Irreversible, "payload nests too deeply to inspect".into(), None);
+        a.add(
+            Ring::Irreversible,
+            "payload nests too deeply to inspect".into(),
+            None,
+        );
         return;
     }
     if lang == Lang::Shell {
         a.source(code, env, depth + 1);
         return;
     }
-    let home_ref = ["expanduser", "HOME", "Path.home", "homedir", "ENV['HOME']", "$ENV{HOME}", "getenv"].iter().any(|k| code.contains(k)) || code.contains("'~") || code.contains("\"~");
+    let home_ref = [
+        "expanduser",
+        "HOME",
+        "Path.home",
+        "homedir",
+        "ENV['HOME']",
+        "$ENV{HOME}",
+        "getenv",
+    ]
+    .iter()
+    .any(|k| code.contains(k))
+        || code.contains("'~")
+        || code.contains("\"~");
     // decoded literals are payloads too
-    for enc in find_calls(code, &["b64decode", "base64.b64decode", "base64.decodebytes", "atob", "Buffer.from", "decode_base64", "unpack", "bytes.fromhex", "fromhex", "base64_decode"]) {
+    for enc in find_calls(
+        code,
+        &[
+            "b64decode",
+            "base64.b64decode",
+            "base64.decodebytes",
+            "atob",
+            "Buffer.from",
+            "decode_base64",
+            "unpack",
+            "bytes.fromhex",
+            "fromhex",
+            "base64_decode",
+        ],
+    ) {
         for arg in split_args(&enc.1).iter().take(1) {
             if let Some(s) = eval_str(arg, a, env) {
-                let decoded = if enc.0.contains("hex") { hex(&s) } else { crate::shell::stat_b64(&s) };
+                let decoded = if enc.0.contains("hex") {
+                    hex(&s)
+                } else {
+                    crate::shell::stat_b64(&s)
+                };
                 if let Some(d) = decoded {
                     inspect(a, env, lang, &d, strict, depth + 1);
                     a.source_quiet(&d, env, depth + 1);
@@ -59,9 +201,27 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
         let Some(first) = list.first() else { continue };
         let cmd = if first.trim_start().starts_with('[') {
             let inner = first.trim().trim_start_matches('[').trim_end_matches(']');
-            let parts: Option<Vec<String>> = split_args(inner).iter().map(|p| eval_str(p, a, env)).collect();
-            parts.map(|v| v.iter().map(|p| shell_quote(p)).collect::<Vec<_>>().join(" "))
-        } else if matches!(name.as_str(), "execFileSync" | "spawnSync" | "spawn" | "execFile" | "os.execvp" | "os.execlp" | "os.spawnlp") || (lang == Lang::Perl && list.len() > 1 && name == "system") {
+            let parts: Option<Vec<String>> = split_args(inner)
+                .iter()
+                .map(|p| eval_str(p, a, env))
+                .collect();
+            parts.map(|v| {
+                v.iter()
+                    .map(|p| shell_quote(p))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        } else if matches!(
+            name.as_str(),
+            "execFileSync"
+                | "spawnSync"
+                | "spawn"
+                | "execFile"
+                | "os.execvp"
+                | "os.execlp"
+                | "os.spawnlp"
+        ) || (lang == Lang::Perl && list.len() > 1 && name == "system")
+        {
             // program + argument list
             let mut v = Vec::new();
             let mut ok = true;
@@ -101,7 +261,11 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
         for s in backtick_strings(code) {
             if s.contains("#{") || (lang != Lang::Ruby && s.contains('$')) {
                 if strict {
-                    a.add(Ring::Irreversible, "backtick command with interpolation cannot be inspected".into(), None);
+                    a.add(
+                        Ring::Irreversible,
+                        "backtick command with interpolation cannot be inspected".into(),
+                        None,
+                    );
                 }
             } else {
                 a.source(&s, &mut env.clone(), depth + 1);
@@ -112,14 +276,22 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
         // open(F, "| cmd") / open(F, ">path")
         for (_, args) in find_calls(code, &["open"]) {
             let list = split_args(&args);
-            let strs: Vec<String> = list.iter().skip(1).filter_map(|x| eval_str(x, a, env)).collect();
+            let strs: Vec<String> = list
+                .iter()
+                .skip(1)
+                .filter_map(|x| eval_str(x, a, env))
+                .collect();
             if let Some(mode) = strs.first() {
                 let m = mode.trim();
                 if let Some(cmd) = m.strip_prefix('|').or_else(|| m.strip_suffix('|')) {
                     a.source(cmd.trim(), &mut env.clone(), depth + 1);
                 } else if m.starts_with('>') || m.starts_with("+<") {
                     let p = m.trim_start_matches(['>', '+', '<']).trim();
-                    let p = if p.is_empty() { strs.get(1).cloned().unwrap_or_default() } else { p.to_string() };
+                    let p = if p.is_empty() {
+                        strs.get(1).cloned().unwrap_or_default()
+                    } else {
+                        p.to_string()
+                    };
                     a.write_target(&F::lit(&p), env, "open for writing");
                 } else {
                     a.read_target(&F::lit(m.trim_start_matches('<').trim()), env);
@@ -132,7 +304,11 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
             if let Some(s) = split_args(&args).first().and_then(|x| eval_str(x, a, env)) {
                 a.source(&s, &mut env.clone(), depth + 1);
             } else if strict {
-                a.add(Ring::Irreversible, "awk system() with a computed command".into(), None);
+                a.add(
+                    Ring::Irreversible,
+                    "awk system() with a computed command".into(),
+                    None,
+                );
             }
         }
         for s in string_literals(code) {
@@ -146,17 +322,33 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
     }
     for (name, args) in find_calls(code, RMTREE) {
         let list = split_args(&args);
-        let recursive = !name.starts_with("fs.") || args.contains("recursive");
+        let recursive = if name.ends_with("Sync") || name.starts_with("fs.") {
+            args.contains("recursive")
+        } else {
+            true
+        };
         if let Some(first) = list.first() {
             match eval_str(first, a, env) {
-                Some(p) if recursive => crate::shell::recursive_delete_pub(a, &F::lit(&p), env, &format!("{name}()")),
-                Some(p) => a.write_target(&F::lit(&p), env, &name).map(|_| ()).unwrap_or(()),
-                None if strict => a.add(Ring::Boundary, format!("{name}() of a path computed at run time"), Some("name the directory inside the working directory literally")),
+                Some(p) if recursive => {
+                    crate::shell::recursive_delete_pub(a, &F::lit(&p), env, &format!("{name}()"))
+                }
+                Some(p) => a
+                    .write_target(&F::lit(&p), env, &name)
+                    .map(|_| ())
+                    .unwrap_or(()),
+                None if strict => a.add(
+                    Ring::Boundary,
+                    format!("{name}() of a path computed at run time"),
+                    Some("name the directory inside the working directory literally"),
+                ),
                 None => {}
             }
         }
     }
-    for (name, args) in find_calls(code, DELETE).into_iter().chain(find_calls(code, WRITE)) {
+    for (name, args) in find_calls(code, DELETE)
+        .into_iter()
+        .chain(find_calls(code, WRITE))
+    {
         if let Some(first) = split_args(&args).first() {
             if let Some(p) = eval_str(first, a, env) {
                 a.write_target(&F::lit(&p), env, &format!("{name}()"));
@@ -167,7 +359,8 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
     for (method, recv) in path_method_calls(code) {
         if let Some(p) = eval_str(&recv, a, env) {
             match method.as_str() {
-                "write_text" | "write_bytes" | "unlink" | "rmdir" | "touch" | "mkdir" | "chmod" | "symlink_to" | "hardlink_to" => {
+                "write_text" | "write_bytes" | "unlink" | "rmdir" | "touch" | "mkdir" | "chmod"
+                | "symlink_to" | "hardlink_to" => {
                     a.write_target(&F::lit(&p), env, &format!("Path.{method}()"));
                 }
                 _ => a.read_target(&F::lit(&p), env),
@@ -185,9 +378,23 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
                 if name.contains("move") || name.contains("rename") || name.contains("mv") {
                     a.write_target(&F::lit(&s), env, &format!("{name}() source"));
                 } else if name.contains("link") {
-                    let p = crate::paths::resolve(&s, env.cwd.as_deref().unwrap_or(&a.ctx.workdir), &a.ctx.home);
-                    if crate::paths::is_sensitive(&p, &a.ctx.home) || (!name.contains("sym") && crate::paths::place(&p, a.ctx) == crate::paths::Place::Outside) {
-                        a.add(Ring::Boundary, format!("{name}() links to {} outside the working directory", p.display()), None);
+                    let p = crate::paths::resolve(
+                        &s,
+                        env.cwd.as_deref().unwrap_or(&a.ctx.workdir),
+                        &a.ctx.home,
+                    );
+                    if crate::paths::is_sensitive(&p, &a.ctx.home)
+                        || (!name.contains("sym")
+                            && crate::paths::place(&p, a.ctx) == crate::paths::Place::Outside)
+                    {
+                        a.add(
+                            Ring::Boundary,
+                            format!(
+                                "{name}() links to {} outside the working directory",
+                                p.display()
+                            ),
+                            None,
+                        );
                     }
                 } else {
                     a.read_target(&F::lit(&s), env);
@@ -196,10 +403,28 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
         }
     }
     // open(path, mode) in python/ruby/node-ish, File.open
-    for (_, args) in find_calls(code, &["open", "File.open", "io.open", "codecs.open", "fs.openSync", "fopen"]) {
+    for (_, args) in find_calls(
+        code,
+        &[
+            "open",
+            "File.open",
+            "io.open",
+            "codecs.open",
+            "openSync",
+            "fopen",
+            "readFileSync",
+            "File.read",
+            "file_get_contents",
+        ],
+    ) {
         let list = split_args(&args);
-        let Some(p) = list.first().and_then(|x| eval_str(x, a, env)) else { continue };
-        let mode = list.get(1).and_then(|x| eval_str(x.trim().trim_start_matches("mode="), a, env)).unwrap_or_default();
+        let Some(p) = list.first().and_then(|x| eval_str(x, a, env)) else {
+            continue;
+        };
+        let mode = list
+            .get(1)
+            .and_then(|x| eval_str(x.trim().trim_start_matches("mode="), a, env))
+            .unwrap_or_default();
         if mode.contains(['w', 'a', 'x', '+']) {
             a.write_target(&F::lit(&p), env, "open for writing");
         } else {
@@ -209,19 +434,56 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
     // any literal that names a sensitive file is a read attempt
     let lits = string_literals(code);
     for s in &lits {
-        if s.starts_with('/') || s.starts_with('~') || s.starts_with("..") || s.starts_with("$HOME") {
+        if s.starts_with('/') || s.starts_with('~') || s.starts_with("..") || s.starts_with("$HOME")
+        {
             a.read_target(&F::lit(s), env);
+        }
+    }
+    if strict {
+        for s in &lits {
+            let name = s.trim_matches('/');
+            if matches!(
+                name,
+                "id_rsa"
+                    | "id_ed25519"
+                    | "id_ecdsa"
+                    | ".ssh"
+                    | ".aws"
+                    | ".gnupg"
+                    | ".netrc"
+                    | ".git-credentials"
+                    | ".kube"
+            ) {
+                a.add(
+                    Ring::Boundary,
+                    format!("payload names '{s}', a credential location"),
+                    Some("work only with files inside the working directory"),
+                );
+            }
         }
     }
     if home_ref {
         for s in &lits {
             let first = s.trim_start_matches('/').split('/').next().unwrap_or("");
-            if crate::paths::HOME_SENSITIVE.iter().any(|h| h.split('/').next() == Some(first)) || crate::paths::is_env_file(first) {
-                a.add(Ring::Boundary, format!("payload builds a path to '{s}' in the home directory (sensitive)"), Some("work only with files inside the working directory"));
+            if crate::paths::HOME_SENSITIVE
+                .iter()
+                .any(|h| h.split('/').next() == Some(first))
+                || crate::paths::is_env_file(first)
+            {
+                a.add(
+                    Ring::Boundary,
+                    format!("payload builds a path to '{s}' in the home directory (sensitive)"),
+                    Some("work only with files inside the working directory"),
+                );
             }
         }
     }
-    if strict && lang == Lang::Python && ["exec(", "eval(", "compile(", "__import__(", "getattr("].iter().any(|k| code.contains(k)) {
+    if strict
+        && lang == Lang::Python
+        && ["exec(", "eval(", "compile(", "__import__(", "getattr("]
+            .iter()
+            .any(|k| code.contains(k))
+    {
         let decoded_any = code.contains("b64decode") || code.contains("fromhex");
         let literal_import = code.contains("__import__('") || code.contains("__import__(\"");
         if !(decoded_any || literal_import) || code.contains("getattr(") {
@@ -233,12 +495,17 @@ pub(crate) fn inspect(a: &mut Analyzer<'_>, env: &mut Env, lang: Lang, code: &st
 
 fn hex(s: &str) -> Option<String> {
     let h: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    let b: Vec<u8> = (0..h.len() / 2).filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect();
+    let b: Vec<u8> = (0..h.len() / 2)
+        .filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok())
+        .collect();
     Some(String::from_utf8_lossy(&b).into_owned())
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -254,8 +521,7 @@ pub(crate) fn find_calls(code: &str, names: &[&str]) -> Vec<(String, String)> {
         let mut i = 0;
         while i + nc.len() <= c.len() {
             if c[i..i + nc.len()] == nc[..] {
-                let before_ok = i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_' || (c[i - 1] == '.' && !name.contains('.')) && !name.contains('.'));
-                let before_ok = before_ok && !(i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_'));
+                let before_ok = i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_');
                 let mut j = i + nc.len();
                 while j < c.len() && c[j] == ' ' {
                     j += 1;
@@ -266,8 +532,17 @@ pub(crate) fn find_calls(code: &str, names: &[&str]) -> Vec<(String, String)> {
                         i = end;
                         continue;
                     }
-                } else if before_ok && j > i + nc.len() && j < c.len() && (c[j] == '\'' || c[j] == '"') && !name.contains('.') {
-                    let end = c[j..].iter().position(|&x| x == ';' || x == '\n').map(|e| j + e).unwrap_or(c.len());
+                } else if before_ok
+                    && j > i + nc.len()
+                    && j < c.len()
+                    && (c[j] == '\'' || c[j] == '"')
+                    && !name.contains('.')
+                {
+                    let end = c[j..]
+                        .iter()
+                        .position(|&x| x == ';' || x == '\n')
+                        .map(|e| j + e)
+                        .unwrap_or(c.len());
                     out.push((name.to_string(), c[j..end].iter().collect()));
                     i = end;
                     continue;
@@ -362,9 +637,18 @@ fn unescape(s: &str) -> String {
 /// `os.path.join`, `expanduser`, `Path(...)`, `Path.home()`, `/` on paths, `$HOME`/`HOME` lookups.
 pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String> {
     let e = expr.trim();
-    let e = e.strip_prefix("r").filter(|r| r.starts_with('\'') || r.starts_with('"')).unwrap_or(e);
-    let e = e.strip_prefix("b").filter(|r| r.starts_with('\'') || r.starts_with('"')).unwrap_or(e);
-    let e = e.strip_prefix("f").filter(|r| r.starts_with('\'') || r.starts_with('"')).unwrap_or(e);
+    let e = e
+        .strip_prefix("r")
+        .filter(|r| r.starts_with('\'') || r.starts_with('"'))
+        .unwrap_or(e);
+    let e = e
+        .strip_prefix("b")
+        .filter(|r| r.starts_with('\'') || r.starts_with('"'))
+        .unwrap_or(e);
+    let e = e
+        .strip_prefix("f")
+        .filter(|r| r.starts_with('\'') || r.starts_with('"'))
+        .unwrap_or(e);
     if e.is_empty() {
         return None;
     }
@@ -375,7 +659,9 @@ pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String
         if let Some(end) = find_close(inner, q) {
             if end + 1 == inner.len() {
                 let raw = &inner[..end];
-                if q == '`' && raw.contains("${") || q == '"' && (raw.contains("#{") || raw.contains("${")) {
+                if q == '`' && raw.contains("${")
+                    || q == '"' && (raw.contains("#{") || raw.contains("${"))
+                {
                     return None;
                 }
                 return Some(unescape(raw));
@@ -397,12 +683,27 @@ pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String
             return Some(s);
         }
     }
-    for (pre, join) in [("os.path.join(", true), ("path.join(", true), ("File.join(", true), ("Path(", false), ("pathlib.Path(", false), ("os.path.expanduser(", false), ("os.path.abspath(", false), ("os.path.realpath(", false), ("str(", false), ("File.expand_path(", false), ("path.resolve(", true)] {
+    for (pre, join) in [
+        ("os.path.join(", true),
+        ("path.join(", true),
+        ("File.join(", true),
+        ("Path(", false),
+        ("pathlib.Path(", false),
+        ("os.path.expanduser(", false),
+        ("os.path.abspath(", false),
+        ("os.path.realpath(", false),
+        ("str(", false),
+        ("File.expand_path(", false),
+        ("path.resolve(", true),
+    ] {
         if let Some(inner) = e.strip_prefix(pre).and_then(|r| r.strip_suffix(')')) {
             if inner.is_empty() {
                 return Some(".".into());
             }
-            let parts: Option<Vec<String>> = split_args(inner).iter().map(|p| eval_str(p, a, env)).collect();
+            let parts: Option<Vec<String>> = split_args(inner)
+                .iter()
+                .map(|p| eval_str(p, a, env))
+                .collect();
             let parts = parts?;
             let s = if join {
                 let mut acc = String::new();
@@ -421,8 +722,25 @@ pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String
         }
     }
     match e {
-        "Path.home()" | "pathlib.Path.home()" | "os.homedir()" | "require('os').homedir()" | "Dir.home" | "ENV['HOME']" | "$ENV{HOME}" | "$ENV{'HOME'}" | "os.environ['HOME']" | "os.environ[\"HOME\"]" | "os.getenv('HOME')" | "os.getenv(\"HOME\")" | "os.environ.get('HOME')" | "process.env.HOME" | "$_SERVER['HOME']" | "getenv('HOME')" => return Some(home),
-        "os.getcwd()" | "process.cwd()" | "Dir.pwd" | "Path.cwd()" | "'.'" => return Some(env.cwd.as_ref()?.to_string_lossy().to_string()),
+        "Path.home()"
+        | "pathlib.Path.home()"
+        | "os.homedir()"
+        | "require('os').homedir()"
+        | "Dir.home"
+        | "ENV['HOME']"
+        | "$ENV{HOME}"
+        | "$ENV{'HOME'}"
+        | "os.environ['HOME']"
+        | "os.environ[\"HOME\"]"
+        | "os.getenv('HOME')"
+        | "os.getenv(\"HOME\")"
+        | "os.environ.get('HOME')"
+        | "process.env.HOME"
+        | "$_SERVER['HOME']"
+        | "getenv('HOME')" => return Some(home),
+        "os.getcwd()" | "process.cwd()" | "Dir.pwd" | "Path.cwd()" | "'.'" => {
+            return Some(env.cwd.as_ref()?.to_string_lossy().to_string())
+        }
         _ => {}
     }
     None
@@ -556,7 +874,10 @@ fn path_method_calls(code: &str) -> Vec<(String, String)> {
         let needle = format!("Path({inner}).");
         if let Some(i) = code.find(&needle) {
             let rest = &code[i + needle.len()..];
-            let method: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let method: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
             out.push((method, format!("Path({inner})")));
         }
     }

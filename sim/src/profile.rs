@@ -330,3 +330,22 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    /// docs/sim.md carries the same tables as the code.
+    #[test]
+    fn docs_show_the_code_tables() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/sim.md"))
+            .expect("docs/sim.md exists");
+        for p in [Profile::p2b(), Profile::p4b(), Profile::p12b(), Profile::p35b()] {
+            let t = table_markdown(&p);
+            if std::env::var_os("LRAB_PRINT_TABLES").is_some() {
+                println!("### sim-{}\n\n{t}", p.name);
+            }
+            assert!(doc.contains(&t), "docs/sim.md lacks the current table of sim-{}:\n{t}", p.name);
+        }
+    }
+}

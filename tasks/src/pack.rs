@@ -341,7 +341,7 @@ fn locate(text: &str, e: &toml::de::Error) -> (String, Option<usize>) {
         return (String::new(), None);
     };
     let start = span.start.min(text.len());
-    let line_no = text[..start].matches('\n').count() + 1;
+    let line_no = text.get(..start).unwrap_or(text).matches('\n').count() + 1;
     let mut table = String::new();
     for l in text.lines().take(line_no) {
         let l = l.trim();

@@ -70,9 +70,14 @@ pub fn run_argv(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Keep byte-code caches out of scored workdirs.
+        // Keep byte-code and pytest caches out of scored workdirs: scoring must leave a
+        // workdir as it found it.
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTEST_ADDOPTS", pytest_addopts())
         .process_group(0);
+    if let Some(path) = path_with_python_shim() {
+        cmd.env("PATH", path);
+    }
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
     let out_rx = spawn_reader(child.stdout.take());
@@ -113,6 +118,65 @@ pub fn run_argv(
         stderr,
         elapsed: start.elapsed(),
     })
+}
+
+/// `PATH` with a folder holding `python -> python3` prepended, when `python` is not on `PATH`
+/// but `python3` is. Upstream's task commands say `python …` (its machines had one); many
+/// Linux systems only have `python3`. `None` = leave `PATH` alone.
+fn path_with_python_shim() -> Option<std::ffi::OsString> {
+    static SHIM: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+    SHIM.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        let home = std::env::var_os("HOME")?;
+        let dir = Path::new(&home).join(".cache/lrab/python-shim");
+        let shim = python_shim(&path, &dir)?;
+        let mut parts = vec![shim];
+        parts.extend(std::env::split_paths(&path));
+        std::env::join_paths(parts).ok()
+    })
+    .clone()
+}
+
+/// Creates (or reuses) `dir/python -> <python3 on path>` when `path` has no `python`; returns
+/// `dir` when the shim is needed and in place. The folder lives under the user's home, not a
+/// shared temp folder, so nobody else can plant a `python` there.
+pub fn python_shim(path: &std::ffi::OsStr, dir: &Path) -> Option<std::path::PathBuf> {
+    let find = |name: &str| {
+        std::env::split_paths(path)
+            .map(|d| d.join(name))
+            .find(|p| is_executable(p))
+    };
+    if find("python").is_some() {
+        return None;
+    }
+    let py3 = find("python3")?;
+    std::fs::create_dir_all(dir).ok()?;
+    let link = dir.join("python");
+    if std::fs::read_link(&link).ok().as_deref() != Some(py3.as_path()) {
+        let _ = std::fs::remove_file(&link);
+        // Another process may win the race; accept its identical link.
+        if std::os::unix::fs::symlink(&py3, &link).is_err()
+            && std::fs::read_link(&link).ok().as_deref() != Some(py3.as_path())
+        {
+            return None;
+        }
+    }
+    Some(dir.to_path_buf())
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// `PYTEST_ADDOPTS` with the cache plugin disabled (appended to any value already set).
+fn pytest_addopts() -> String {
+    match std::env::var("PYTEST_ADDOPTS") {
+        Ok(v) if !v.trim().is_empty() => format!("{v} -p no:cacheprovider"),
+        _ => "-p no:cacheprovider".to_string(),
+    }
 }
 
 /// Short polls first so fast commands return fast, then back off.
@@ -232,6 +296,29 @@ mod tests {
                     .starts_with('Z')
             })
             .unwrap_or(true)
+    }
+
+    #[test]
+    fn python_shim_only_when_python_is_missing() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let py3 = bin.join("python3");
+        std::fs::write(&py3, "#!/bin/sh\necho shimmed-python \"$@\"\n").unwrap();
+        std::fs::set_permissions(&py3, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let shim_dir = d.path().join("shim");
+        let path = std::env::join_paths([&bin]).unwrap();
+        let got = python_shim(&path, &shim_dir).unwrap();
+        assert_eq!(std::fs::read_link(got.join("python")).unwrap(), py3);
+        // Idempotent, and the shim really runs python3.
+        assert_eq!(python_shim(&path, &shim_dir), Some(shim_dir.clone()));
+        let out = Command::new(got.join("python")).arg("-V").output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "shimmed-python -V\n");
+        // With a real `python` on the path no shim is made.
+        std::fs::copy(&py3, bin.join("python")).unwrap();
+        assert_eq!(python_shim(&path, &d.path().join("shim2")), None);
+        assert!(!d.path().join("shim2").exists());
     }
 
     #[test]

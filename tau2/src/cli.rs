@@ -162,9 +162,10 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
         }
         writeln!(
             out,
-            "{name}: {matched}/{} gold hashes match; initial hash {}",
+            "{name}: {matched}/{} gold hashes match; initial hash {} (load {load_s:.3} s, replay+hash {:.3} s)",
             rows.len(),
-            if init_ok { "ok" } else { "MISMATCH" }
+            if init_ok { "ok" } else { "MISMATCH" },
+            t_replay.elapsed().as_secs_f64()
         )?;
         if !bad.is_empty() {
             writeln!(out, "{name}: mismatching tasks: {}", bad.join(", "))?;

@@ -82,6 +82,14 @@ fn artifact_re() -> &'static Regex {
     })
 }
 
+/// `a01.md .. a08.md` written as two full names (with optional backticks).
+fn range2_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]*?)(\d+)(\.[a-z]+)`?\s*(?:\.\.\.?|…|to|through)\s*`?((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]*?)(\d+)(\.[a-z]+)").expect("static regex")
+    })
+}
+
 fn range_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {
@@ -130,6 +138,18 @@ pub fn named_artifacts(task: &str) -> Vec<String> {
                     if x <= y && y - x < 50 {
                         for n in x..=y {
                             push(format!("{prefix}{l1}{n:0w$}{ext}", w = a.len()), &mut out);
+                        }
+                    }
+                }
+            }
+        }
+        for c in range2_re().captures_iter(line) {
+            let (p1, a, e1, p2, b, e2) = (&c[1], &c[2], &c[3], &c[4], &c[5], &c[6]);
+            if p1 == p2 && e1 == e2 {
+                if let (Ok(x), Ok(y)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                    if x <= y && y - x < 50 {
+                        for n in x..=y {
+                            push(format!("{p1}{n:0w$}{e1}", w = a.len()), &mut out);
                         }
                     }
                 }
@@ -438,6 +458,10 @@ mod tests {
         let t = "eight files slice_stats_B01..B08.md";
         assert_eq!(named_artifacts(t).len(), 8);
         assert_eq!(named_artifacts(t)[7], "slice_stats_B08.md");
+        let t = "- `slice_stats_B01.md` .. `slice_stats_B08.md` — one summary per batch";
+        let a = named_artifacts(t);
+        assert_eq!(a.len(), 8, "{a:?}");
+        assert_eq!(a[1], "slice_stats_B02.md");
     }
 
     #[test]

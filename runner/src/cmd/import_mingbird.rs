@@ -111,7 +111,7 @@ fn import_one(root: &Path, path: &Path, out: &Path) -> Result<String> {
     let domain = s("domain").ok_or_else(|| anyhow!("domain: missing"))?;
     let prompt = s("prompt").ok_or_else(|| anyhow!("prompt: missing"))?;
     let tier = match obj.get("tier").and_then(Value::as_u64) {
-        Some(t) => t as u8,
+        Some(t) => u8::try_from(t).map_err(|_| anyhow!("tier: {t} is out of range"))?,
         None => tier_of(&id, path)
             .ok_or_else(|| anyhow!("tier: missing and not derivable from '{id}'"))?,
     };
@@ -163,16 +163,10 @@ fn import_one(root: &Path, path: &Path, out: &Path) -> Result<String> {
         tier,
         domain: domain.clone(),
         title: s("title").unwrap_or(domain),
-        budget_minutes: obj
-            .get("max_wall_minutes")
-            .and_then(Value::as_u64)
-            .unwrap_or(60) as u32,
+        budget_minutes: small(obj, "max_wall_minutes")?.unwrap_or(60),
         inputs,
         plan_steps,
-        kill_at_pct: obj
-            .get("kill_at_pct")
-            .and_then(Value::as_u64)
-            .map(|k| k as u8),
+        kill_at_pct: small(obj, "kill_at_pct")?,
         generator: None,
         milestones,
         finals,
@@ -227,6 +221,21 @@ fn json_to_toml(v: &Value) -> Option<toml::Value> {
             toml::Value::Table(t)
         }
     })
+}
+
+/// An optional non-negative integer key that must fit the target type.
+fn small<T: TryFrom<u64>>(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<T>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            let n = v
+                .as_u64()
+                .ok_or_else(|| anyhow!("{key}: expected a non-negative integer, found {v}"))?;
+            T::try_from(n)
+                .map(Some)
+                .map_err(|_| anyhow!("{key}: {n} is out of range"))
+        }
+    }
 }
 
 fn strings(v: Option<&Value>) -> Result<Vec<String>> {

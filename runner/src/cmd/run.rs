@@ -20,7 +20,8 @@ pub struct MatrixArgs {
     /// A matrix file (TOML); flags given on the command line override its keys.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Comma list of arm names (default: every installed arm file).
+    /// Comma list of arm names, or `upstream` (harness, opencode, agent-mini, goose) or `all`;
+    /// in a group (and by default: all) arms that are not installed are left out with a note.
     #[arg(long)]
     pub arms: Option<String>,
     /// Comma list of model tags (default: the backend's four; sim-2b,sim-4b,sim-12b,sim-35b on sim).
@@ -80,6 +81,10 @@ pub struct Args {
     /// Between cells: restart the simulated backend, or unload the models of a real one.
     #[arg(long)]
     pub fresh_backend: bool,
+    /// With --backend ollama: start `ollama serve` (OLLAMA_BIN or PATH) when none answers; it is
+    /// restarted by --fresh-backend and stopped at the end of the run.
+    #[arg(long)]
+    pub ollama_serve: bool,
     /// Seconds the backend may take to answer before the run.
     #[arg(long, default_value_t = 180)]
     pub backend_wait_secs: u64,
@@ -144,6 +149,7 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
         shard,
         jobs: file.jobs.unwrap_or(1),
         fresh_backend: false,
+        ollama_serve: false,
         quiet: false,
         sim_seed: file.seed.unwrap_or(0),
     };
@@ -190,6 +196,7 @@ pub fn run(a: Args) -> Result<Exit> {
         opts.jobs = j;
     }
     opts.fresh_backend = a.fresh_backend;
+    opts.ollama_serve = a.ollama_serve;
     opts.quiet = a.no_progress;
     opts.backend_wait = Duration::from_secs(a.backend_wait_secs);
     opts.cell_backend_wait = Duration::from_secs(a.cell_backend_wait_secs);

@@ -262,6 +262,9 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
                 "{f}: config_files[{i}].path: must start with {{home}}/ or {{attempt_dir}}/ (never a real user file)"
             ));
         }
+        if c.path.split('/').any(|x| x == "..") {
+            p.push(format!("{f}: config_files[{i}].path: '..' is not allowed"));
+        }
         if c.path.starts_with("{home}/") && r.isolate_home != Some(true) {
             p.push(format!(
                 "{f}: config_files[{i}].path: {{home}} needs isolate_home = true"

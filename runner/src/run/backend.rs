@@ -48,6 +48,48 @@ pub fn ollama_url() -> String {
     }
 }
 
+/// An `ollama serve` the runner started itself (own process group), so `--fresh-backend` can
+/// restart it between cells and the run can stop it at the end.
+struct Managed {
+    program: std::path::PathBuf,
+    pgid: i32,
+}
+
+impl Managed {
+    fn spawn(program: &std::path::Path, url: &str, wait: Duration) -> Result<Managed> {
+        use std::os::unix::process::CommandExt;
+        let host = url
+            .trim_start_matches("http://")
+            .trim_start_matches("https://");
+        let child = std::process::Command::new(program)
+            .arg("serve")
+            .env("OLLAMA_HOST", host)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("cannot start {} serve", program.display()))?;
+        let m = Managed {
+            program: program.to_path_buf(),
+            pgid: child.id() as i32,
+        };
+        // The child is reaped by the kernel once we drop the handle and it exits; we track it by
+        // its group.
+        std::thread::spawn(move || {
+            let mut c = child;
+            let _ = c.wait();
+        });
+        wait_healthy(url, wait)
+            .with_context(|| format!("{} serve did not answer at {url}", program.display()))?;
+        Ok(m)
+    }
+
+    fn stop(&self) {
+        super::process::terminate_group(self.pgid, Duration::from_secs(10));
+    }
+}
+
 /// A backend in use by a run.
 pub struct Backend {
     /// `ollama`, `sim` or the URL (the cells.csv `backend` column).
@@ -56,13 +98,52 @@ pub struct Backend {
     pub simulated: bool,
     sim: Option<lrab_sim::SimHandle>,
     sim_seed: u64,
+    managed: Option<Managed>,
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Some(m) = self.managed.take() {
+            m.stop();
+        }
+    }
+}
+
+/// `OLLAMA_BIN`, else `ollama` on PATH.
+pub fn ollama_program() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("OLLAMA_BIN").filter(|v| !v.is_empty()) {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("ollama"))
+        .find(|c| c.is_file())
 }
 
 impl Backend {
-    /// Resolves the spec. `wait` bounds how long an explicit backend may take to answer.
-    pub fn start(spec: &BackendSpec, wait: Duration, sim_seed: u64) -> Result<Backend> {
+    /// Resolves the spec. `wait` bounds how long an explicit backend may take to answer. With
+    /// `serve`, an Ollama backend that does not answer is started by the runner
+    /// (`ollama serve`, `OLLAMA_BIN` or PATH) and stopped when the run ends.
+    pub fn start_with(
+        spec: &BackendSpec,
+        wait: Duration,
+        sim_seed: u64,
+        serve: bool,
+    ) -> Result<Backend> {
         match spec {
             BackendSpec::Sim => Backend::sim(sim_seed),
+            BackendSpec::Ollama if serve => {
+                let url = ollama_url();
+                if health(&url, Duration::from_secs(2)).is_ok() {
+                    return Ok(Backend::plain("ollama", url));
+                }
+                let prog = ollama_program()
+                    .context("--ollama-serve: no `ollama` on PATH (or set OLLAMA_BIN)")?;
+                let m = Managed::spawn(&prog, &url, wait.max(Duration::from_secs(5)))?;
+                let mut b = Backend::plain("ollama", url);
+                b.managed = Some(m);
+                Ok(b)
+            }
             BackendSpec::Ollama => {
                 let url = ollama_url();
                 wait_healthy(&url, wait).with_context(|| {
@@ -92,6 +173,7 @@ impl Backend {
             simulated: false,
             sim: None,
             sim_seed: 0,
+            managed: None,
         }
     }
 
@@ -108,6 +190,7 @@ impl Backend {
             simulated: true,
             sim: Some(h),
             sim_seed: seed,
+            managed: None,
         })
     }
 
@@ -122,15 +205,22 @@ impl Backend {
     }
 
     /// Between cells with `--fresh-backend`: the simulated backend is restarted (new state,
-    /// new port); a real one has the given models unloaded (`keep_alive: 0`).
+    /// new port), a runner-managed `ollama serve` is restarted, any other backend has the given
+    /// models unloaded (`keep_alive: 0`).
     pub fn refresh(&mut self, models: &[String]) -> Result<()> {
+        if let Some(m) = self.managed.take() {
+            m.stop();
+            let prog = m.program.clone();
+            self.managed = Some(Managed::spawn(&prog, &self.url, Duration::from_secs(60))?);
+            return Ok(());
+        }
         if self.sim.is_some() {
             if let Some(h) = self.sim.take() {
                 h.shutdown();
             }
-            let b = Backend::sim(self.sim_seed)?;
+            let mut b = Backend::sim(self.sim_seed)?;
             self.url = b.url.clone();
-            self.sim = b.sim;
+            self.sim = b.sim.take();
             return Ok(());
         }
         for m in models {
@@ -256,7 +346,7 @@ mod tests {
 
     #[test]
     fn sim_backend_serves_its_models() {
-        let b = Backend::start(&BackendSpec::Sim, Duration::from_secs(1), 0).unwrap();
+        let b = Backend::start_with(&BackendSpec::Sim, Duration::from_secs(1), 0, false).unwrap();
         assert!(b.simulated && b.banner().unwrap().contains("SIMULATED"));
         let info = check_models(&b.url, &["sim-2b".into(), "sim-4b:latest".into()]).unwrap();
         assert_eq!(info.len(), 2);
@@ -272,7 +362,7 @@ mod tests {
         let url = format!("http://{}", l.local_addr().unwrap());
         drop(l);
         let spec: BackendSpec = url.parse().unwrap();
-        let e = Backend::start(&spec, Duration::from_millis(0), 0)
+        let e = Backend::start_with(&spec, Duration::from_millis(0), 0, false)
             .err()
             .unwrap();
         assert!(format!("{e:#}").contains("unreachable"));

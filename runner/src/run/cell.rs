@@ -236,6 +236,9 @@ pub fn run_attempt(
         });
         process::terminate_group(pg, env.config.grace);
     }
+    if !last.survivors {
+        process::forget_group(last.pgid);
+    }
     let _ = std::fs::remove_file(&pgid_file);
     drop(proxy);
 
@@ -261,6 +264,7 @@ pub fn run_attempt(
 
     let wall = phases.iter().map(|e| e.wall.as_secs_f64()).sum::<f64>();
     let exit_code = if timed_out { None } else { last.code };
+    let t_score = Instant::now();
     let (mut report, score_note) = if timed_out {
         (
             ScoreReport::timeout(&task.spec.id, &task.spec.domain, task.spec.tier),
@@ -287,6 +291,7 @@ pub fn run_attempt(
             }
         }
     };
+    let scoring = t_score.elapsed();
     let u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
         .or_else(|| usage::from_proxy_log(&proxy_log))
         .unwrap_or_default();
@@ -349,6 +354,7 @@ pub fn run_attempt(
             })).collect::<Vec<_>>(),
             "quiet_wait_seconds": round3(quiet_waited.as_secs_f64()),
             "runner_overhead_seconds": round3(overhead.as_secs_f64()),
+            "scoring_seconds": round3(scoring.as_secs_f64()),
             "failure_mode": record.failure_mode, "score": record.score,
             "score_error": score_note, "retry": needs_retry(&record) && attempt < env.config.retries,
         }),

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// Upstream's four models (lrab-mingbird.md §4.3), small first.
 pub const UPSTREAM_MODELS: [&str; 4] = ["gemma4:e2b", "qwen3.5:4b", "gemma4:12b", "ornith-1.5:35b"];
+/// Upstream's four arms (`--arms upstream`); ours is `harness`.
+pub const UPSTREAM_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goose"];
 /// The simulated backend's sized models (the default when the backend is `sim`).
 pub const SIM_MODELS: [&str; 4] = ["sim-2b", "sim-4b", "sim-12b", "sim-35b"];
 

@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     pub jobs: usize,
     pub fresh_backend: bool,
+    /// Start (and with `fresh_backend` restart) `ollama serve` when Ollama does not answer.
+    pub ollama_serve: bool,
     pub quiet: bool,
     pub sim_seed: u64,
 }
@@ -137,7 +139,25 @@ pub fn prepare(
     require_installed: bool,
 ) -> Result<Prepared> {
     let all = arms::load_dir(&opts.arms_dir)?;
-    let (arms, skipped) = match &opts.arms {
+    // `all` and `upstream` are groups: their uninstalled members are left out with a note.
+    let group: Option<Vec<String>> = match opts.arms.as_deref() {
+        Some([g]) if g == "all" => Some(all.iter().map(|a| a.name.clone()).collect()),
+        Some([g]) if g == "upstream" => Some(
+            matrix::UPSTREAM_ARMS
+                .iter()
+                .filter(|n| all.iter().any(|a| a.name == **n))
+                .map(|s| s.to_string())
+                .collect(),
+        ),
+        Some(_) => None,
+        None => Some(all.iter().map(|a| a.name.clone()).collect()),
+    };
+    let explicit = if group.is_some() {
+        None
+    } else {
+        opts.arms.as_ref()
+    };
+    let (arms, skipped) = match explicit {
         Some(names) => {
             matrix::no_duplicates("arm", names)?;
             let sel = arms::select(&all, names)?;
@@ -157,7 +177,8 @@ pub fn prepare(
             (sel, Vec::new())
         }
         None => {
-            let (ok, missing): (Vec<Arm>, Vec<Arm>) = all
+            let names = group.unwrap_or_default();
+            let (ok, missing): (Vec<Arm>, Vec<Arm>) = arms::select(&all, &names)?
                 .into_iter()
                 .partition(|a| !require_installed || a.locate().is_some());
             if ok.is_empty() {
@@ -292,6 +313,7 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
             .map_err(anyhow::Error::msg)?,
         jobs: 1,
         fresh_backend: false,
+        ollama_serve: false,
         quiet,
         sim_seed: s.sim_seed,
     })
@@ -311,7 +333,12 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
 /// Runs (or resumes, when `run_dir` already holds a manifest) a matrix.
 pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary> {
     // The backend first: its kind decides the default models.
-    let mut backend = Backend::start(&opts.backend, opts.backend_wait, opts.sim_seed)?;
+    let mut backend = Backend::start_with(
+        &opts.backend,
+        opts.backend_wait,
+        opts.sim_seed,
+        opts.ollama_serve,
+    )?;
     let p = prepare(opts, backend.simulated, true)?;
     if let Some(b) = backend.banner() {
         eprintln!("{b}");
@@ -345,6 +372,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("create {}", run_dir.display()))?;
     let _lock = lock_run(&run_dir)?;
+    process::install_interrupt_handler();
     let run_id = run_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -376,7 +404,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         // Keep the original manifest; record this session's backend next to it.
         lrab_scorer::report::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
     }
-    if !p.skipped_arms.is_empty() && !opts.quiet {
+    if !p.skipped_arms.is_empty() {
         eprintln!(
             "note: arms not installed, left out: {} (see `lrab arms check`)",
             p.skipped_arms.join(", ")
@@ -459,7 +487,8 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         return Err(e);
     }
     let rows = resume::read_rows_lenient(&run_dir.join("cells.csv"))?;
-    let table = progress::summary_table(&rows);
+    let arm_names: Vec<String> = p.arms.iter().map(|a| a.name.clone()).collect();
+    let table = progress::summary_table(&rows, &arm_names, &p.models);
     let mut md = String::new();
     if simulated_run {
         md.push_str("**SIMULATED backend — these scores are not results of real models.**\n\n");

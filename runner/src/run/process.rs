@@ -7,6 +7,7 @@ use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -40,6 +41,56 @@ pub struct Exit {
     /// The leader exited but members of its group were still running.
     pub survivors: bool,
     pub pgid: i32,
+}
+
+/// Process groups of the launches in flight, for the interrupt handler (fixed slots: the
+/// handler may only do async-signal-safe work — atomic loads and `kill`).
+static ACTIVE: [AtomicI32; 64] = [const { AtomicI32::new(0) }; 64];
+
+fn register(pgid: i32) {
+    for s in &ACTIVE {
+        if s.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// The group of a finished launch has no member left: stop tracking it.
+pub fn forget_group(pgid: i32) {
+    unregister(pgid);
+}
+
+fn unregister(pgid: i32) {
+    for s in &ACTIVE {
+        let _ = s.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    for s in &ACTIVE {
+        let g = s.load(Ordering::SeqCst);
+        if g > 1 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe {
+                libc::kill(-g, libc::SIGKILL);
+            }
+        }
+    }
+    // SAFETY: _exit is async-signal-safe; 128 + signal like a shell.
+    unsafe { libc::_exit(128 + sig) }
+}
+
+/// On SIGINT/SIGTERM/SIGHUP the runner kills every arm group in flight before it exits, so an
+/// interrupted run leaves no orphan (a SIGKILLed runner cannot react; `--resume` reaps those).
+pub fn install_interrupt_handler() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installing a handler that only performs async-signal-safe calls.
+        unsafe {
+            libc::signal(sig, on_interrupt as *const () as libc::sighandler_t);
+        }
+    }
 }
 
 /// Live (non-zombie) processes whose process group is `pgid`, from `/proc`.
@@ -80,6 +131,7 @@ fn signal_group(pgid: i32, sig: i32) {
 /// SIGTERM the group, wait up to `grace` for it to empty, then SIGKILL and wait (bounded) until
 /// no member is left.
 pub fn terminate_group(pgid: i32, grace: Duration) {
+    unregister(pgid);
     if group_members(pgid).is_empty() {
         return;
     }
@@ -96,6 +148,7 @@ pub fn terminate_group(pgid: i32, grace: Duration) {
 
 /// SIGKILL the group and wait (at most 5 s) until it is gone.
 pub fn kill_group_and_wait(pgid: i32) {
+    unregister(pgid);
     let t = Instant::now();
     loop {
         signal_group(pgid, libc::SIGKILL);
@@ -128,6 +181,7 @@ pub fn run(l: &Launch) -> Result<Exit> {
         .spawn()
         .with_context(|| format!("cannot start {}", l.program.display()))?;
     let pgid = child.id() as i32;
+    register(pgid);
     if let Some(f) = &l.pgid_file {
         let _ = std::fs::write(f, format!("{pgid}\n"));
     }
@@ -147,6 +201,7 @@ pub fn run(l: &Launch) -> Result<Exit> {
         None => {
             terminate_group(pgid, l.grace);
             let _ = child.wait();
+            unregister(pgid);
             (None, false)
         }
     };

@@ -75,23 +75,26 @@ impl Progress {
 }
 
 /// Markdown table of mean scores (latest attempt per cell) by arm (rows) × model (columns),
-/// with the number of cells in each.
-pub fn summary_table(rows: &[CellRecord]) -> String {
+/// with the number of cells in each. Arms and models appear in `order` (the matrix order);
+/// any others follow alphabetically, so the table never depends on completion order.
+pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[String]) -> String {
     let latest = super::resume::latest(rows);
     let mut by: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
-    let mut models: Vec<String> = Vec::new();
-    let mut arms: Vec<String> = Vec::new();
+    let mut models: Vec<String> = model_order.to_vec();
+    let mut arms: Vec<String> = arm_order.to_vec();
     for r in latest.values() {
         let e = by
             .entry((r.arm.clone(), r.model.clone()))
             .or_insert((0.0, 0));
         e.0 += r.score;
         e.1 += 1;
-        if !models.contains(&r.model) {
-            models.push(r.model.clone());
+    }
+    for (a, m) in by.keys() {
+        if !models.contains(m) {
+            models.push(m.clone());
         }
-        if !arms.contains(&r.arm) {
-            arms.push(r.arm.clone());
+        if !arms.contains(a) {
+            arms.push(a.clone());
         }
     }
     let mut out = String::from("| arm |");
@@ -114,4 +117,49 @@ pub fn summary_table(rows: &[CellRecord]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRecord {
+        CellRecord {
+            run_id: "r".into(),
+            arm: arm.into(),
+            model: model.into(),
+            task: task.into(),
+            tier: 1,
+            repeat: 0,
+            attempt,
+            score,
+            milestone_score: Some(score),
+            final_score: Some(score),
+            wall_seconds: 1.0,
+            exit_code: Some(0),
+            failure_mode: "completed".into(),
+            backend: "sim".into(),
+            simulated: true,
+            prompt_tokens: None,
+            completion_tokens: None,
+            model_calls: None,
+            tool_calls: None,
+            attempt_dir: String::new(),
+        }
+    }
+
+    #[test]
+    fn latest_attempt_wins_and_order_is_the_matrix_order() {
+        let rows = vec![
+            row("h", "sim-4b", "T1", 0, 0.0),
+            row("h", "sim-4b", "T1", 1, 1.0),
+            row("h", "sim-4b", "T2", 0, 0.5),
+            row("h", "sim-12b", "T1", 0, 0.25),
+        ];
+        let t = summary_table(&rows, &["h".into()], &["sim-4b".into(), "sim-12b".into()]);
+        assert_eq!(
+            t,
+            "| arm | sim-4b | sim-12b |\n|---|---:|---:|\n| h | 0.750 (n=2) | 0.250 (n=1) |\n"
+        );
+    }
 }

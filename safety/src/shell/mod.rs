@@ -17,11 +17,15 @@ use crate::paths::{self, Access};
 use crate::{Context, Ring, Verdict};
 use parse::{Cmd, Part, Simple, Word};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Classify a command line the model wants to run in `ctx.workdir`.
 pub fn classify_shell(command: &str, ctx: &Context) -> Verdict {
-    let mut a = Analyzer { ctx, findings: Vec::new(), budget: 4000 };
+    let mut a = Analyzer {
+        ctx,
+        findings: Vec::new(),
+        budget: 4000,
+    };
     let mut env = Env::new(ctx);
     a.source(command, &mut env, 0);
     a.verdict()
@@ -29,7 +33,11 @@ pub fn classify_shell(command: &str, ctx: &Context) -> Verdict {
 
 /// Classify an interpreter payload (`python -c` text, a script file) directly.
 pub fn classify_payload(lang: crate::payload::Lang, code: &str, ctx: &Context) -> Verdict {
-    let mut a = Analyzer { ctx, findings: Vec::new(), budget: 4000 };
+    let mut a = Analyzer {
+        ctx,
+        findings: Vec::new(),
+        budget: 4000,
+    };
     let mut env = Env::new(ctx);
     crate::payload::inspect(&mut a, &mut env, lang, code, true, 0);
     a.verdict()
@@ -62,7 +70,15 @@ impl Env {
         vars.insert("HOME".into(), ctx.home.to_string_lossy().to_string());
         vars.insert("PWD".into(), ctx.workdir.to_string_lossy().to_string());
         vars.insert("IFS".into(), " ".into());
-        Env { vars, cwd: Some(ctx.workdir.clone()), files: HashMap::new(), opaque_files: Vec::new() }
+        // the shell's own pid: `/proc/$$/…` is `/proc/self/…` for path resolution
+        vars.insert("$".into(), "self".into());
+        vars.insert("BASHPID".into(), "self".into());
+        Env {
+            vars,
+            cwd: Some(ctx.workdir.clone()),
+            files: HashMap::new(),
+            opaque_files: Vec::new(),
+        }
     }
 }
 
@@ -80,7 +96,10 @@ pub(crate) struct F {
 
 impl F {
     pub fn lit(s: &str) -> F {
-        F { text: s.to_string(), ..F::default() }
+        F {
+            text: s.to_string(),
+            ..F::default()
+        }
     }
 }
 
@@ -103,14 +122,26 @@ pub(crate) struct Analyzer<'a> {
 
 impl<'a> Analyzer<'a> {
     pub fn add(&mut self, ring: Ring, reason: String, alternative: Option<&str>) {
-        self.findings.push(Finding { ring, reason, alternative: alternative.map(str::to_string), attendable: ring == Ring::SystemMutation });
-    }
-    pub fn add_attendable(&mut self, ring: Ring, reason: String) {
-        self.findings.push(Finding { ring, reason, alternative: None, attendable: true });
+        self.findings.push(Finding {
+            ring,
+            reason,
+            alternative: alternative.map(str::to_string),
+            attendable: ring == Ring::SystemMutation,
+        });
     }
     fn add_verdict(&mut self, v: Verdict, attendable: bool) {
-        if let Verdict::Deny { ring, reason, alternative } = v {
-            self.findings.push(Finding { ring, reason, alternative, attendable });
+        if let Verdict::Deny {
+            ring,
+            reason,
+            alternative,
+        } = v
+        {
+            self.findings.push(Finding {
+                ring,
+                reason,
+                alternative,
+                attendable,
+            });
         }
     }
 
@@ -147,7 +178,11 @@ impl<'a> Analyzer<'a> {
     /// Parse and walk shell source (a command line, an `sh -c` string, a script file).
     pub fn source(&mut self, src: &str, env: &mut Env, depth: usize) {
         if depth > MAX_NEST {
-            self.add(Ring::Irreversible, "command nests shells/evals too deeply to inspect".into(), None);
+            self.add(
+                Ring::Irreversible,
+                "command nests shells/evals too deeply to inspect".into(),
+                None,
+            );
             return;
         }
         match parse(src) {
@@ -203,7 +238,15 @@ impl<'a> Analyzer<'a> {
                     self.redir(rd, env, None, depth);
                 }
                 let mut sub = env.clone();
-                self.script(s, if matches!(c, Cmd::Group(..)) { env } else { &mut sub }, depth + 1);
+                self.script(
+                    s,
+                    if matches!(c, Cmd::Group(..)) {
+                        env
+                    } else {
+                        &mut sub
+                    },
+                    depth + 1,
+                );
             }
             Cmd::FuncDef { name, body } => {
                 if calls_name(body, name) {
@@ -276,10 +319,15 @@ impl<'a> Analyzer<'a> {
         }
         // `cd` changes where relative paths point for the rest of the line
         if fields[0].text == "cd" && !fields[0].dynamic {
-            let target = fields.iter().skip(1).find(|f| !f.text.starts_with('-') || f.text == "-");
+            let target = fields
+                .iter()
+                .skip(1)
+                .find(|f| !f.text.starts_with('-') || f.text == "-");
             env.cwd = match (target, &env.cwd) {
                 (None, _) => Some(self.ctx.home.clone()),
-                (Some(t), Some(cwd)) if !t.dynamic && t.text != "-" => Some(paths::resolve(&t.text, cwd, &self.ctx.home)),
+                (Some(t), Some(cwd)) if !t.dynamic && t.text != "-" => {
+                    Some(paths::resolve(&t.text, cwd, &self.ctx.home))
+                }
                 _ => None,
             };
             return;
@@ -295,12 +343,20 @@ impl<'a> Analyzer<'a> {
 
     fn check_assignment(&mut self, name: &str, f: &F) {
         match name {
-            "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if f.text.is_empty() || f.text == "0" || f.text == "/dev/null" => {
-                self.add(Ring::Irreversible, format!("setting {name}={} wipes or disables shell history", f.text), None)
+            "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST"
+                if f.text.is_empty() || f.text == "0" || f.text == "/dev/null" =>
+            {
+                self.add(
+                    Ring::Irreversible,
+                    format!("setting {name}={} wipes or disables shell history", f.text),
+                    None,
+                )
             }
-            "LD_PRELOAD" | "LD_LIBRARY_PATH" | "LD_AUDIT" => {
-                self.add(Ring::SystemMutation, format!("{name} injects code into every program that runs"), None)
-            }
+            "LD_PRELOAD" | "LD_LIBRARY_PATH" | "LD_AUDIT" => self.add(
+                Ring::SystemMutation,
+                format!("{name} injects code into every program that runs"),
+                None,
+            ),
             _ => {}
         }
     }
@@ -354,10 +410,19 @@ impl<'a> Analyzer<'a> {
 
     pub fn expand(&mut self, w: &Word, env: &mut Env, depth: usize) -> Vec<F> {
         let fs = self.expand_inner(w, env, depth, true);
-        let all_unquoted = w.parts.iter().all(|p| matches!(p, Part::Lit { quoted: false, .. }));
+        let all_unquoted = w
+            .parts
+            .iter()
+            .all(|p| matches!(p, Part::Lit { quoted: false, .. }));
         if all_unquoted && fs.len() == 1 {
             if let Some(v) = brace_expand(&fs[0].text) {
-                return v.into_iter().map(|t| F { glob: fs[0].glob, ..F::lit(&t) }).collect();
+                return v
+                    .into_iter()
+                    .map(|t| F {
+                        glob: fs[0].glob,
+                        ..F::lit(&t)
+                    })
+                    .collect();
             }
         }
         fs
@@ -367,26 +432,27 @@ impl<'a> Analyzer<'a> {
         let mut fields: Vec<F> = Vec::new();
         let mut cur = F::default();
         let mut started = false;
-        let push_split = |cur: &mut F, fields: &mut Vec<F>, started: &mut bool, text: &str, dynamic: bool| {
-            let mut first = true;
-            for piece in text.split([' ', '\t', '\n']) {
-                if !first && *started {
-                    fields.push(std::mem::take(cur));
-                }
-                if !first {
-                    *started = false;
-                }
-                first = false;
-                if !piece.is_empty() {
-                    if !*started && cur.text.is_empty() {
-                        cur.lead_dynamic = dynamic;
+        let push_split =
+            |cur: &mut F, fields: &mut Vec<F>, started: &mut bool, text: &str, dynamic: bool| {
+                let mut first = true;
+                for piece in text.split([' ', '\t', '\n']) {
+                    if !first && *started {
+                        fields.push(std::mem::take(cur));
                     }
-                    cur.text.push_str(piece);
-                    cur.dynamic |= dynamic;
-                    *started = true;
+                    if !first {
+                        *started = false;
+                    }
+                    first = false;
+                    if !piece.is_empty() {
+                        if !*started && cur.text.is_empty() {
+                            cur.lead_dynamic = dynamic;
+                        }
+                        cur.text.push_str(piece);
+                        cur.dynamic |= dynamic;
+                        *started = true;
+                    }
                 }
-            }
-        };
+            };
         for p in &w.parts {
             match p {
                 Part::Lit { text, quoted } => {
@@ -407,8 +473,16 @@ impl<'a> Analyzer<'a> {
                     cur.text.push_str(&h);
                     started = true;
                 }
-                Part::Param { name, default, quoted } => {
-                    let val = if name.contains('\u{0}') { None } else { env.vars.get(name).cloned() };
+                Part::Param {
+                    name,
+                    default,
+                    quoted,
+                } => {
+                    let val = if name.contains('\u{0}') {
+                        None
+                    } else {
+                        env.vars.get(name).cloned()
+                    };
                     let val = match val {
                         Some(v) => Some(v),
                         None => default.as_ref().and_then(|d| {
@@ -417,7 +491,9 @@ impl<'a> Analyzer<'a> {
                         }),
                     };
                     match val {
-                        Some(v) if split && !quoted => push_split(&mut cur, &mut fields, &mut started, &v, false),
+                        Some(v) if split && !quoted => {
+                            push_split(&mut cur, &mut fields, &mut started, &v, false)
+                        }
                         Some(v) => {
                             cur.text.push_str(&v);
                             started = true;
@@ -482,7 +558,9 @@ impl<'a> Analyzer<'a> {
     pub fn static_pipeline(&mut self, cmds: &[Cmd], env: &mut Env) -> Result<String, String> {
         let mut stdin = Stdin::None;
         for c in cmds {
-            let Cmd::Simple(s) = c else { return Err("a compound command".into()) };
+            let Cmd::Simple(s) = c else {
+                return Err("a compound command".into());
+            };
             let mut fields = Vec::new();
             let saved = self.findings.len();
             for w in &s.words {
@@ -494,7 +572,11 @@ impl<'a> Analyzer<'a> {
                 if rd.op == "<<<" {
                     let f = self.expand_one(&rd.target, env, MAX_NEST);
                     self.findings.truncate(saved);
-                    stdin = if f.dynamic { Stdin::Unknown("here-string".into()) } else { Stdin::Static(format!("{}\n", f.text)) };
+                    stdin = if f.dynamic {
+                        Stdin::Unknown("here-string".into())
+                    } else {
+                        Stdin::Static(format!("{}\n", f.text))
+                    };
                 } else if rd.is_stdin_data() {
                     stdin = Stdin::Static(rd.target.literal().unwrap_or_default());
                 }
@@ -514,10 +596,6 @@ impl<'a> Analyzer<'a> {
     }
 
     // ---------- paths ----------
-
-    pub fn cwd<'e>(&self, env: &'e Env) -> Option<&'e Path> {
-        env.cwd.as_deref()
-    }
 
     /// Resolve a field to a path if that is possible statically.
     pub fn path_of(&self, f: &F, env: &Env) -> Option<PathBuf> {
@@ -541,27 +619,56 @@ impl<'a> Analyzer<'a> {
         let text = paths::expand_home(&f.text, &self.ctx.home);
         let cwd = env.cwd.clone()?;
         let real = paths::resolve(&text, &cwd, &self.ctx.home);
-        let lex = paths::lexical(&if text.starts_with('/') { PathBuf::from(&text) } else { cwd.join(&text) });
+        let lex = paths::lexical(&if text.starts_with('/') {
+            PathBuf::from(&text)
+        } else {
+            cwd.join(&text)
+        });
         for p in [&lex, &real] {
             let s = p.to_string_lossy();
             if is_raw_device(&s) {
-                self.add(Ring::Irreversible, format!("{what} writes to the raw device {s}; this destroys data irreversibly"), None);
+                self.add(
+                    Ring::Irreversible,
+                    format!("{what} writes to the raw device {s}; this destroys data irreversibly"),
+                    None,
+                );
                 return None;
             }
             if s == "/proc/sysrq-trigger" || s.starts_with("/proc/sys/") || s.starts_with("/sys/") {
-                self.add(Ring::Irreversible, format!("{what} writes kernel control file {s}"), None);
+                self.add(
+                    Ring::Irreversible,
+                    format!("{what} writes kernel control file {s}"),
+                    None,
+                );
                 return None;
             }
             if paths::is_history_file(p, &self.ctx.home) {
-                self.add(Ring::Irreversible, format!("{what} overwrites shell history {s}"), None);
+                self.add(
+                    Ring::Irreversible,
+                    format!("{what} overwrites shell history {s}"),
+                    None,
+                );
                 return None;
             }
             if paths::is_startup_file(p, &self.ctx.home) {
-                self.add(Ring::SystemMutation, format!("{what} edits shell start-up file {s}, changing every later shell"), None);
+                self.add(
+                    Ring::SystemMutation,
+                    format!("{what} edits shell start-up file {s}, changing every later shell"),
+                    None,
+                );
                 return None;
             }
-            if s.starts_with("/etc/") || s == "/etc" || s.starts_with("/usr/") || s.starts_with("/boot") || s.starts_with("/lib") {
-                self.add(Ring::SystemMutation, format!("{what} writes system file {s}"), None);
+            if s.starts_with("/etc/")
+                || s == "/etc"
+                || s.starts_with("/usr/")
+                || s.starts_with("/boot")
+                || s.starts_with("/lib")
+            {
+                self.add(
+                    Ring::SystemMutation,
+                    format!("{what} writes system file {s}"),
+                    None,
+                );
                 return None;
             }
         }
@@ -599,7 +706,9 @@ impl<'a> Analyzer<'a> {
         if !m.is_file() || m.len() > 1_000_000 {
             return None;
         }
-        std::fs::read(&p).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+        std::fs::read(&p)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
     /// Walk shell source found inside a decoded payload without reporting parse errors (the
@@ -613,7 +722,8 @@ impl<'a> Analyzer<'a> {
     }
 
     pub fn written_opaque(&self, f: &F, env: &Env) -> bool {
-        self.path_of(f, env).is_some_and(|p| env.opaque_files.contains(&p))
+        self.path_of(f, env)
+            .is_some_and(|p| env.opaque_files.contains(&p))
     }
 }
 
@@ -627,18 +737,31 @@ pub(crate) fn recursive_delete_pub(a: &mut Analyzer<'_>, f: &F, env: &Env, how: 
 }
 
 pub(crate) fn is_raw_device(s: &str) -> bool {
-    let Some(dev) = s.strip_prefix("/dev/") else { return false };
-    ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "md", "loop", "sr", "nbd", "disk/", "mapper/", "mem", "kmem", "port", "root"]
-        .iter()
-        .any(|p| dev.starts_with(p))
+    let Some(dev) = s.strip_prefix("/dev/") else {
+        return false;
+    };
+    [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "md", "loop", "sr", "nbd", "disk/",
+        "mapper/", "mem", "kmem", "port", "root",
+    ]
+    .iter()
+    .any(|p| dev.starts_with(p))
 }
 
 fn calls_name(c: &Cmd, name: &str) -> bool {
     fn script_calls(s: &Script, name: &str) -> bool {
-        s.items.iter().any(|i| i.pipelines.iter().any(|p| p.cmds.iter().any(|c| calls_name(c, name))))
+        s.items.iter().any(|i| {
+            i.pipelines
+                .iter()
+                .any(|p| p.cmds.iter().any(|c| calls_name(c, name)))
+        })
     }
     match c {
-        Cmd::Simple(s) => s.words.first().and_then(|w| w.literal()).is_some_and(|w| w == name),
+        Cmd::Simple(s) => s
+            .words
+            .first()
+            .and_then(|w| w.literal())
+            .is_some_and(|w| w == name),
         Cmd::Subshell(s, _) | Cmd::Group(s, _) => script_calls(s, name),
         Cmd::FuncDef { body, .. } => calls_name(body, name),
     }

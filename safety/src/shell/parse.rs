@@ -29,7 +29,10 @@ pub enum Cmd {
     /// `{ …; }`.
     Group(Script, Vec<Redir>),
     /// `name() body` / `function name body`.
-    FuncDef { name: String, body: Box<Cmd> },
+    FuncDef {
+        name: String,
+        body: Box<Cmd>,
+    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -67,21 +70,38 @@ pub struct Word {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Part {
-    Lit { text: String, quoted: bool },
+    Lit {
+        text: String,
+        quoted: bool,
+    },
     /// `$NAME`, `${NAME}`, `${NAME:-default}`; `default` is kept so it can be used when the
     /// variable is unknown.
-    Param { name: String, default: Option<Box<Word>>, quoted: bool },
+    Param {
+        name: String,
+        default: Option<Box<Word>>,
+        quoted: bool,
+    },
     /// `$( … )`, backticks, `<( … )`, `>( … )`.
-    CmdSub { script: Script, quoted: bool },
+    CmdSub {
+        script: Script,
+        quoted: bool,
+    },
     /// `$(( … ))`: a number computed at run time.
-    Arith { quoted: bool },
+    Arith {
+        quoted: bool,
+    },
     /// Unquoted `~` or `~user` at the start of a word.
     Tilde(String),
 }
 
 impl Word {
     pub fn lit(s: &str) -> Word {
-        Word { parts: vec![Part::Lit { text: s.to_string(), quoted: true }] }
+        Word {
+            parts: vec![Part::Lit {
+                text: s.to_string(),
+                quoted: true,
+            }],
+        }
     }
     /// The text when the word has no expansions at all.
     pub fn literal(&self) -> Option<String> {
@@ -95,7 +115,8 @@ impl Word {
         Some(s)
     }
     fn is_fd_like(&self) -> bool {
-        self.literal().is_some_and(|s| s == "-" || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())))
+        self.literal()
+            .is_some_and(|s| s == "-" || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())))
     }
 }
 
@@ -107,13 +128,21 @@ pub struct ParseError {
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "shell syntax error at character {}: {}", self.offset, self.message)
+        write!(
+            f,
+            "shell syntax error at character {}: {}",
+            self.offset, self.message
+        )
     }
 }
 
 /// Parse a command line. Nesting is bounded so hostile input cannot exhaust the stack.
 pub fn parse(src: &str) -> Result<Script, ParseError> {
-    let mut p = Parser { s: src.chars().collect(), i: 0, depth: 0 };
+    let mut p = Parser {
+        s: src.chars().collect(),
+        i: 0,
+        depth: 0,
+    };
     let script = p.list(Stop::Eof)?;
     if p.i < p.s.len() {
         return Err(p.err("unexpected text"));
@@ -144,12 +173,18 @@ struct Parser {
 }
 
 fn is_meta(c: char) -> bool {
-    matches!(c, '|' | '&' | ';' | '(' | ')' | '<' | '>' | ' ' | '\t' | '\n')
+    matches!(
+        c,
+        '|' | '&' | ';' | '(' | ')' | '<' | '>' | ' ' | '\t' | '\n'
+    )
 }
 
 impl Parser {
     fn err(&self, m: &str) -> ParseError {
-        ParseError { message: m.to_string(), offset: self.i }
+        ParseError {
+            message: m.to_string(),
+            offset: self.i,
+        }
     }
     fn peek(&self) -> Option<char> {
         self.s.get(self.i).copied()
@@ -158,7 +193,9 @@ impl Parser {
         self.s.get(self.i + k).copied()
     }
     fn starts(&self, t: &str) -> bool {
-        t.chars().enumerate().all(|(k, c)| self.peek_at(k) == Some(c))
+        t.chars()
+            .enumerate()
+            .all(|(k, c)| self.peek_at(k) == Some(c))
     }
 
     fn skip_blanks(&mut self) {
@@ -181,7 +218,9 @@ impl Parser {
 
     fn next_tok(&mut self) -> Result<Tok, ParseError> {
         self.skip_blanks();
-        let Some(c) = self.peek() else { return Ok(Tok::Eof) };
+        let Some(c) = self.peek() else {
+            return Ok(Tok::Eof);
+        };
         if c == '\n' {
             self.i += 1;
             return Ok(Tok::Op("\n"));
@@ -208,7 +247,9 @@ impl Parser {
             if self.starts("<(") || self.starts(">(") {
                 self.i = save;
             } else {
-                let ops = ["&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", "<>", ">&", "<&", "<", ">"];
+                let ops = [
+                    "&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", "<>", ">&", "<&", "<", ">",
+                ];
                 let op = ops.iter().find(|o| self.starts(o)).copied().unwrap_or(">");
                 self.i += op.len();
                 self.skip_blanks();
@@ -228,10 +269,19 @@ impl Parser {
                     return Ok(Tok::Redir(Redir {
                         fd,
                         op: op.to_string(),
-                        target: Word { parts: vec![Part::Lit { text: delim, quoted: true }] },
+                        target: Word {
+                            parts: vec![Part::Lit {
+                                text: delim,
+                                quoted: true,
+                            }],
+                        },
                     }));
                 }
-                return Ok(Tok::Redir(Redir { fd, op: op.to_string(), target }));
+                return Ok(Tok::Redir(Redir {
+                    fd,
+                    op: op.to_string(),
+                    target,
+                }));
             }
         }
         self.i = save;
@@ -248,7 +298,10 @@ impl Parser {
                 return;
             }
         }
-        parts.push(Part::Lit { text: c.to_string(), quoted });
+        parts.push(Part::Lit {
+            text: c.to_string(),
+            quoted,
+        });
     }
 
     /// Read one word (stops at an unquoted metacharacter).
@@ -272,7 +325,10 @@ impl Parser {
                 if (c == '<' || c == '>') && self.peek_at(1) == Some('(') && parts.is_empty() {
                     self.i += 2;
                     let script = self.nested(Stop::RParen)?;
-                    parts.push(Part::CmdSub { script, quoted: false });
+                    parts.push(Part::CmdSub {
+                        script,
+                        quoted: false,
+                    });
                     continue;
                 }
                 break;
@@ -305,7 +361,10 @@ impl Parser {
                             }
                         }
                     }
-                    parts.push(Part::Lit { text: t, quoted: true });
+                    parts.push(Part::Lit {
+                        text: t,
+                        quoted: true,
+                    });
                 }
                 '"' => {
                     self.i += 1;
@@ -313,7 +372,10 @@ impl Parser {
                 }
                 '`' => {
                     let script = self.backtick()?;
-                    parts.push(Part::CmdSub { script, quoted: false });
+                    parts.push(Part::CmdSub {
+                        script,
+                        quoted: false,
+                    });
                 }
                 '$' => self.dollar(&mut parts, false)?,
                 _ => {
@@ -327,7 +389,10 @@ impl Parser {
 
     fn dquoted(&mut self, parts: &mut Vec<Part>) -> Result<(), ParseError> {
         // an empty "" still makes a (quoted, empty) word
-        parts.push(Part::Lit { text: String::new(), quoted: true });
+        parts.push(Part::Lit {
+            text: String::new(),
+            quoted: true,
+        });
         loop {
             match self.peek() {
                 None => return Err(self.err("unterminated double quote")),
@@ -348,7 +413,10 @@ impl Parser {
                 }
                 Some('`') => {
                     let script = self.backtick()?;
-                    parts.push(Part::CmdSub { script, quoted: true });
+                    parts.push(Part::CmdSub {
+                        script,
+                        quoted: true,
+                    });
                 }
                 Some('$') => self.dollar(parts, true)?,
                 Some(c) => {
@@ -388,8 +456,15 @@ impl Parser {
         if self.depth >= MAX_DEPTH {
             return Err(self.err("nesting too deep"));
         }
-        let mut sub = Parser { s: inner.chars().collect(), i: 0, depth: self.depth + 1 };
-        let script = sub.list(Stop::Eof).map_err(|e| ParseError { message: e.message, offset: self.i })?;
+        let mut sub = Parser {
+            s: inner.chars().collect(),
+            i: 0,
+            depth: self.depth + 1,
+        };
+        let script = sub.list(Stop::Eof).map_err(|e| ParseError {
+            message: e.message,
+            offset: self.i,
+        })?;
         Ok(script)
     }
 
@@ -430,7 +505,10 @@ impl Parser {
                         }
                     }
                 }
-                parts.push(Part::Lit { text: ansi_c(&raw), quoted: true });
+                parts.push(Part::Lit {
+                    text: ansi_c(&raw),
+                    quoted: true,
+                });
             }
             Some('"') if !quoted => {
                 self.i += 1;
@@ -464,7 +542,10 @@ impl Parser {
                 self.i += 1;
                 let mut name = String::new();
                 while let Some(c) = self.peek() {
-                    if c.is_ascii_alphanumeric() || c == '_' || (name.is_empty() && "!#@*?$-".contains(c)) {
+                    if c.is_ascii_alphanumeric()
+                        || c == '_'
+                        || (name.is_empty() && "!#@*?$-".contains(c))
+                    {
                         name.push(c);
                         self.i += 1;
                     } else {
@@ -476,7 +557,10 @@ impl Parser {
                     self.i += 1;
                 } else {
                     // modifiers: keep a `:-`/`-` default, treat everything else as opaque
-                    let is_default = self.starts(":-") || self.starts("-") || self.starts(":=") || self.starts("=");
+                    let is_default = self.starts(":-")
+                        || self.starts("-")
+                        || self.starts(":=")
+                        || self.starts("=");
                     let mut depth = 1usize;
                     let start = self.i;
                     while let Some(c) = self.peek() {
@@ -503,7 +587,11 @@ impl Parser {
                     if is_default {
                         let d = body.trim_start_matches(':');
                         let d = &d[1..];
-                        let mut sub = Parser { s: d.chars().collect(), i: 0, depth: self.depth + 1 };
+                        let mut sub = Parser {
+                            s: d.chars().collect(),
+                            i: 0,
+                            depth: self.depth + 1,
+                        };
                         let (w, _) = sub.word()?;
                         default = Some(Box::new(w));
                     } else {
@@ -513,7 +601,11 @@ impl Parser {
                 if name.starts_with('!') {
                     name = format!("{name}\u{0}opaque");
                 }
-                parts.push(Part::Param { name, default, quoted });
+                parts.push(Part::Param {
+                    name,
+                    default,
+                    quoted,
+                });
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let mut name = String::new();
@@ -525,11 +617,19 @@ impl Parser {
                         break;
                     }
                 }
-                parts.push(Part::Param { name, default: None, quoted });
+                parts.push(Part::Param {
+                    name,
+                    default: None,
+                    quoted,
+                });
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 self.i += 1;
-                parts.push(Part::Param { name: c.to_string(), default: None, quoted });
+                parts.push(Part::Param {
+                    name: c.to_string(),
+                    default: None,
+                    quoted,
+                });
             }
             _ => Self::push_lit(parts, '$', quoted),
         }
@@ -566,14 +666,21 @@ impl Parser {
                     if cmds.is_empty() {
                         return Err(self.err("&& or || without a command"));
                     }
-                    pipelines.push(Pipeline { cmds: std::mem::take(&mut cmds) });
+                    pipelines.push(Pipeline {
+                        cmds: std::mem::take(&mut cmds),
+                    });
                 }
                 Tok::Op(op @ (";" | "&" | "\n" | ";;")) => {
                     if !cmds.is_empty() {
-                        pipelines.push(Pipeline { cmds: std::mem::take(&mut cmds) });
+                        pipelines.push(Pipeline {
+                            cmds: std::mem::take(&mut cmds),
+                        });
                     }
                     if !pipelines.is_empty() {
-                        items.push(AndOr { pipelines: std::mem::take(&mut pipelines), background: op == "&" });
+                        items.push(AndOr {
+                            pipelines: std::mem::take(&mut pipelines),
+                            background: op == "&",
+                        });
                     }
                 }
                 Tok::Op("(") => {
@@ -581,7 +688,7 @@ impl Parser {
                     let redirs = self.trailing_redirs()?;
                     cmds.push(Cmd::Subshell(inner, redirs));
                 }
-                Tok::Word(w, raw) if raw == "}" && stop == Stop::RBrace => break,
+                Tok::Word(_, raw) if raw == "}" && stop == Stop::RBrace => break,
                 Tok::Word(_, raw) if raw == "{" => {
                     let inner = self.nested(Stop::RBrace)?;
                     let redirs = self.trailing_redirs()?;
@@ -605,7 +712,10 @@ impl Parser {
             pipelines.push(Pipeline { cmds });
         }
         if !pipelines.is_empty() {
-            items.push(AndOr { pipelines, background: false });
+            items.push(AndOr {
+                pipelines,
+                background: false,
+            });
         }
         Ok(Script { items })
     }
@@ -638,7 +748,10 @@ impl Parser {
                     if simple.words.is_empty() && simple.assigns.is_empty() && self.starts("()") {
                         self.i += 2;
                         let body = self.func_body()?;
-                        return Ok(Cmd::FuncDef { name: raw, body: Box::new(body) });
+                        return Ok(Cmd::FuncDef {
+                            name: raw,
+                            body: Box::new(body),
+                        });
                     }
                     if simple.words.is_empty() && raw == "function" {
                         self.skip_blanks();
@@ -649,7 +762,10 @@ impl Parser {
                             self.i += 2;
                         }
                         let body = self.func_body()?;
-                        return Ok(Cmd::FuncDef { name, body: Box::new(body) });
+                        return Ok(Cmd::FuncDef {
+                            name,
+                            body: Box::new(body),
+                        });
                     }
                     if simple.words.is_empty() {
                         if let Some((name, value)) = split_assign(&w) {
@@ -693,7 +809,11 @@ impl Parser {
                     if k < self.s.len() {
                         k += 1;
                     }
-                    let cmp = if strip { line.trim_start_matches('\t').to_string() } else { line };
+                    let cmp = if strip {
+                        line.trim_start_matches('\t').to_string()
+                    } else {
+                        line
+                    };
                     if cmp == delim {
                         break;
                     }
@@ -739,16 +859,28 @@ impl Parser {
 
 /// `NAME=value` as an assignment, when NAME is an unquoted identifier.
 fn split_assign(w: &Word) -> Option<(String, Word)> {
-    let Some(Part::Lit { text, quoted: false }) = w.parts.first() else { return None };
+    let Some(Part::Lit {
+        text,
+        quoted: false,
+    }) = w.parts.first()
+    else {
+        return None;
+    };
     let eq = text.find('=')?;
     let name = &text[..eq];
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.chars().next()?.is_ascii_digit() {
+    if name.is_empty()
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || name.chars().next()?.is_ascii_digit()
+    {
         return None;
     }
     let mut parts = Vec::new();
     let rest = &text[eq + 1..];
     if !rest.is_empty() {
-        parts.push(Part::Lit { text: rest.to_string(), quoted: false });
+        parts.push(Part::Lit {
+            text: rest.to_string(),
+            quoted: false,
+        });
     }
     parts.extend(w.parts[1..].iter().cloned());
     Some((name.to_string(), Word { parts }))

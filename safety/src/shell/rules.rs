@@ -1,8 +1,8 @@
 //! The per-command rules, after wrappers are unwrapped. Each rule names the ring it belongs to.
 
 use super::{Analyzer, Env, Stdin, F};
-use crate::payload::{self, Lang};
 use crate::paths::{self, Place};
+use crate::payload::{self, Lang};
 use crate::Ring;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,10 @@ const R3: Ring = Ring::SystemMutation;
 const R4: Ring = Ring::Boundary;
 
 fn is_shell(n: &str) -> bool {
-    matches!(n, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" | "rbash" | "fish" | "csh" | "tcsh")
+    matches!(
+        n,
+        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" | "rbash" | "fish" | "csh" | "tcsh"
+    )
 }
 
 fn interp_lang(n: &str) -> Option<Lang> {
@@ -32,7 +35,8 @@ fn interp_lang(n: &str) -> Option<Lang> {
 fn has(args: &[F], short: char, long: &str) -> bool {
     args.iter().take_while(|a| a.text != "--").any(|a| {
         let t = a.text.as_str();
-        (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short)) || (!long.is_empty() && t == long)
+        (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
+            || (!long.is_empty() && t == long)
     })
 }
 
@@ -51,7 +55,13 @@ fn operands(args: &[F]) -> Vec<F> {
     out
 }
 
-pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, stdin: Stdin, depth: usize) {
+pub(crate) fn command(
+    a: &mut Analyzer<'_>,
+    mut args: Vec<F>,
+    env: &mut Env,
+    stdin: Stdin,
+    depth: usize,
+) {
     let mut from_xargs = false;
     loop {
         if args.is_empty() {
@@ -59,35 +69,69 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
         }
         let f0 = args[0].clone();
         if f0.dynamic {
-            a.add(R2, format!("the command name is computed at run time ('{}…'), which hides what would run", f0.text), Some("write the command name literally"));
+            a.add(
+                R2,
+                format!(
+                    "the command name is computed at run time ('{}…'), which hides what would run",
+                    f0.text
+                ),
+                Some("write the command name literally"),
+            );
             return;
         }
-        if f0.glob {
-            a.add(R2, format!("the command name '{}' is a glob pattern", f0.text), Some("write the command name literally"));
+        if f0.glob && f0.text != "[" && f0.text != "[[" {
+            a.add(
+                R2,
+                format!("the command name '{}' is a glob pattern", f0.text),
+                Some("write the command name literally"),
+            );
             return;
         }
         let name = f0.text.rsplit('/').next().unwrap_or("").to_string();
-        let lname = name.to_ascii_lowercase().trim_end_matches(".exe").to_string();
+        let lname = name
+            .to_ascii_lowercase()
+            .trim_end_matches(".exe")
+            .to_string();
         let rest = args[1..].to_vec();
         // generic: every path-like argument that is sensitive is refused
         for x in &rest {
-            let t = x.text.split_once('=').map(|(k, v)| if k.starts_with('-') || k == "if" || k == "of" { v } else { x.text.as_str() }).unwrap_or(&x.text);
-            if t.contains('/') || t.starts_with('.') || t.starts_with('~') {
-                a.read_target(&F { text: t.to_string(), ..x.clone() }, env);
+            let t = x
+                .text
+                .split_once('=')
+                .map(|(k, v)| {
+                    if k.starts_with('-') || k == "if" || k == "of" {
+                        v
+                    } else {
+                        x.text.as_str()
+                    }
+                })
+                .unwrap_or(&x.text);
+            let tf = F {
+                text: t.to_string(),
+                ..x.clone()
+            };
+            // plain names too when they exist: a hard link can give a secret any name
+            let existing = !t.starts_with('-') && a.path_of(&tf, env).is_some_and(|p| p.exists());
+            if t.contains('/') || t.starts_with('.') || t.starts_with('~') || existing {
+                a.read_target(&tf, env);
             }
         }
         match lname.as_str() {
-            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time" | "nohup" | "builtin" | "exec" | "setsid"
-            | "unbuffer" | "busybox" | "toybox" | "caffeinate" => {
+            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time" | "nohup"
+            | "builtin" | "exec" | "setsid" | "unbuffer" | "busybox" | "toybox" | "caffeinate" => {
                 args.remove(0);
                 while args.first().is_some_and(|x| x.text.starts_with('-')) && lname != "!" {
                     args.remove(0);
                 }
                 continue;
             }
-            "fi" | "done" | "esac" | "for" | "case" | "in" | "select" | "{" | "}" | "function" | "return" | "break" | "continue" => return,
+            "fi" | "done" | "esac" | "for" | "case" | "in" | "select" | "{" | "}" | "function"
+            | "return" | "break" | "continue" => return,
             "command" => {
-                if rest.first().is_some_and(|x| x.text == "-v" || x.text == "-V") {
+                if rest
+                    .first()
+                    .is_some_and(|x| x.text == "-v" || x.text == "-V")
+                {
                     return;
                 }
                 args.remove(0);
@@ -97,13 +141,20 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                 continue;
             }
             "sudo" | "doas" | "pkexec" | "run0" => {
-                a.add(R3, format!("'{name}' runs commands as root"), Some("do the work as the current user inside the working directory"));
+                a.add(
+                    R3,
+                    format!("'{name}' runs commands as root"),
+                    Some("do the work as the current user inside the working directory"),
+                );
                 args.remove(0);
                 while let Some(x) = args.first() {
                     if !x.text.starts_with('-') {
                         break;
                     }
-                    let takes = matches!(x.text.as_str(), "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-U");
+                    let takes = matches!(
+                        x.text.as_str(),
+                        "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-U"
+                    );
                     args.remove(0);
                     if takes && !args.is_empty() {
                         args.remove(0);
@@ -113,7 +164,10 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
             }
             "su" | "runuser" => {
                 a.add(R3, format!("'{name}' switches user"), None);
-                if let Some(i) = rest.iter().position(|x| x.text == "-c" || x.text == "--command") {
+                if let Some(i) = rest
+                    .iter()
+                    .position(|x| x.text == "-c" || x.text == "--command")
+                {
                     if let Some(c) = rest.get(i + 1) {
                         shell_string(a, c, env, depth);
                     }
@@ -128,7 +182,11 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
             "env" => {
                 args.remove(0);
                 while let Some(x) = args.first().cloned() {
-                    if x.text == "-u" || x.text == "-C" || x.text == "--chdir" || x.text == "--unset" {
+                    if x.text == "-u"
+                        || x.text == "-C"
+                        || x.text == "--chdir"
+                        || x.text == "--unset"
+                    {
                         args.drain(..2.min(args.len()));
                     } else if x.text == "-S" || x.text == "--split-string" {
                         args.remove(0);
@@ -140,7 +198,9 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                         }
                     } else if x.text.starts_with('-') {
                         args.remove(0);
-                    } else if let Some((k, v)) = x.text.split_once('=').filter(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')) {
+                    } else if let Some((k, v)) = x.text.split_once('=').filter(|(k, _)| {
+                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    }) {
                         a.check_env_assign(k, v);
                         args.remove(0);
                     } else {
@@ -149,7 +209,8 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                 }
                 continue;
             }
-            "nice" | "ionice" | "timeout" | "stdbuf" | "chrt" | "taskset" | "flock" | "cpulimit" => {
+            "nice" | "ionice" | "timeout" | "stdbuf" | "chrt" | "taskset" | "flock"
+            | "cpulimit" => {
                 args.remove(0);
                 while let Some(x) = args.first() {
                     let t = x.text.clone();
@@ -160,7 +221,10 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                         return;
                     }
                     if t.starts_with('-') {
-                        let takes = matches!(t.as_str(), "-n" | "-c" | "-s" | "-k" | "-o" | "-e" | "-i" | "-l" | "-p" | "-w");
+                        let takes = matches!(
+                            t.as_str(),
+                            "-n" | "-c" | "-s" | "-k" | "-o" | "-e" | "-i" | "-l" | "-p" | "-w"
+                        );
                         args.remove(0);
                         if takes && !args.is_empty() && lname != "stdbuf" {
                             args.remove(0);
@@ -171,14 +235,20 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                 }
                 // the positional that is not a command: timeout's DURATION, flock's FILE,
                 // taskset's mask, chrt's priority
-                if matches!(lname.as_str(), "timeout" | "flock" | "taskset" | "chrt") && !args.is_empty() {
+                if matches!(lname.as_str(), "timeout" | "flock" | "taskset" | "chrt")
+                    && !args.is_empty()
+                {
                     args.remove(0);
                 }
                 continue;
             }
             "watch" => {
                 let ops = operands(&rest);
-                let cmd = ops.iter().map(|f| f.text.clone()).collect::<Vec<_>>().join(" ");
+                let cmd = ops
+                    .iter()
+                    .map(|f| f.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 if ops.iter().any(|f| f.dynamic) {
                     a.add(R2, "watch runs a command computed at run time".into(), None);
                 } else {
@@ -193,7 +263,21 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                     if !t.starts_with('-') {
                         break;
                     }
-                    let takes = matches!(t.as_str(), "-I" | "-n" | "-P" | "-d" | "-L" | "-s" | "-a" | "-E" | "-i" | "--delimiter" | "--arg-file" | "--max-args" | "--max-procs");
+                    let takes = matches!(
+                        t.as_str(),
+                        "-I" | "-n"
+                            | "-P"
+                            | "-d"
+                            | "-L"
+                            | "-s"
+                            | "-a"
+                            | "-E"
+                            | "-i"
+                            | "--delimiter"
+                            | "--arg-file"
+                            | "--max-args"
+                            | "--max-procs"
+                    );
                     args.remove(0);
                     if takes && !args.is_empty() {
                         args.remove(0);
@@ -207,9 +291,17 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
             }
             "eval" => {
                 if rest.iter().any(|f| f.dynamic) {
-                    a.add(R2, "eval of text computed at run time cannot be inspected".into(), Some("run the command directly"));
+                    a.add(
+                        R2,
+                        "eval of text computed at run time cannot be inspected".into(),
+                        Some("run the command directly"),
+                    );
                 } else {
-                    let src = rest.iter().map(|f| f.text.clone()).collect::<Vec<_>>().join(" ");
+                    let src = rest
+                        .iter()
+                        .map(|f| f.text.clone())
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     a.source(&src, env, depth + 1);
                 }
                 return;
@@ -226,7 +318,14 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                 return;
             }
             n if interp_lang(n).is_some() => {
-                run_interp(a, interp_lang(n).unwrap_or(Lang::Python), &rest, env, stdin, depth);
+                run_interp(
+                    a,
+                    interp_lang(n).unwrap_or(Lang::Python),
+                    &rest,
+                    env,
+                    stdin,
+                    depth,
+                );
                 return;
             }
             _ => {}
@@ -244,7 +343,7 @@ pub(crate) fn command(a: &mut Analyzer<'_>, mut args: Vec<F>, env: &mut Env, std
                 a.add(R2, format!("runs '{}', a file produced in the same command line whose content cannot be inspected", f0.text), Some("write the script with the file tool first, then run it"));
             }
         }
-        rules(a, &lname, &name, &rest, env, from_xargs, depth);
+        rules(a, &lname, &f0.text, &rest, env, from_xargs, depth);
         let _ = stdin;
         return;
     }
@@ -255,13 +354,23 @@ fn shebang_lang(content: &str) -> Lang {
     if !first.starts_with("#!") {
         return Lang::Shell;
     }
-    let interp = first.split_whitespace().map(|w| w.rsplit('/').next().unwrap_or(w)).filter(|w| *w != "#!" && *w != "env").map(|w| w.trim_start_matches("#!")).find(|w| !w.is_empty() && *w != "env" && !w.starts_with('-')).unwrap_or("sh");
+    let interp = first
+        .split_whitespace()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .filter(|w| *w != "#!" && *w != "env")
+        .map(|w| w.trim_start_matches("#!"))
+        .find(|w| !w.is_empty() && *w != "env" && !w.starts_with('-'))
+        .unwrap_or("sh");
     interp_lang(interp).unwrap_or(Lang::Shell)
 }
 
 fn shell_string(a: &mut Analyzer<'_>, f: &F, env: &mut Env, depth: usize) {
     if f.dynamic {
-        a.add(R2, "a shell runs a command string computed at run time, which cannot be inspected".into(), Some("run the command directly instead of through a generated string"));
+        a.add(
+            R2,
+            "a shell runs a command string computed at run time, which cannot be inspected".into(),
+            Some("run the command directly instead of through a generated string"),
+        );
     } else {
         let mut sub = env.clone();
         a.source(&f.text, &mut sub, depth + 1);
@@ -285,7 +394,14 @@ fn script_file(a: &mut Analyzer<'_>, f: &F, env: &mut Env, lang: Lang, depth: us
     }
 }
 
-fn stdin_payload(a: &mut Analyzer<'_>, stdin: Stdin, env: &mut Env, lang: Lang, who: &str, depth: usize) {
+fn stdin_payload(
+    a: &mut Analyzer<'_>,
+    stdin: Stdin,
+    env: &mut Env,
+    lang: Lang,
+    who: &str,
+    depth: usize,
+) {
     match stdin {
         Stdin::None => {}
         Stdin::Static(s) if lang == Lang::Shell => a.source(&s, &mut env.clone(), depth + 1),
@@ -323,26 +439,47 @@ fn run_shell(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, stdin: Stdin, dept
     stdin_payload(a, stdin, env, Lang::Shell, "a shell", depth);
 }
 
-fn run_interp(a: &mut Analyzer<'_>, lang: Lang, rest: &[F], env: &mut Env, stdin: Stdin, depth: usize) {
+fn run_interp(
+    a: &mut Analyzer<'_>,
+    lang: Lang,
+    rest: &[F],
+    env: &mut Env,
+    stdin: Stdin,
+    depth: usize,
+) {
     let mut i = 0;
     let mut in_place = false;
     while i < rest.len() {
         let f = &rest[i];
         let t = f.text.as_str();
         let code_flag = match lang {
-            Lang::Python => t == "-c" || (t.starts_with('-') && !t.starts_with("--") && t.ends_with('c') && t.len() <= 4),
-            Lang::Perl | Lang::Ruby => t.starts_with('-') && !t.starts_with("--") && (t.ends_with('e') || t.ends_with('E')),
+            Lang::Python => {
+                t == "-c"
+                    || (t.starts_with('-')
+                        && !t.starts_with("--")
+                        && t.ends_with('c')
+                        && t.len() <= 4)
+            }
+            Lang::Perl | Lang::Ruby => {
+                t.starts_with('-') && !t.starts_with("--") && (t.ends_with('e') || t.ends_with('E'))
+            }
             Lang::Node => matches!(t, "-e" | "--eval" | "-p" | "--print" | "-pe"),
             Lang::Php => t == "-r",
             _ => false,
         };
-        if lang == Lang::Perl && t.starts_with("-i") || (lang == Lang::Perl && t.starts_with('-') && t.contains('i') && !t.starts_with("--")) {
+        if lang == Lang::Perl && t.starts_with("-i")
+            || (lang == Lang::Perl && t.starts_with('-') && t.contains('i') && !t.starts_with("--"))
+        {
             in_place = true;
         }
         if code_flag {
             let Some(code) = rest.get(i + 1) else { return };
             if code.dynamic {
-                a.add(R2, "interpreter runs code computed at run time, which cannot be inspected".into(), Some("write the script to a file in the working directory first"));
+                a.add(
+                    R2,
+                    "interpreter runs code computed at run time, which cannot be inspected".into(),
+                    Some("write the script to a file in the working directory first"),
+                );
             } else {
                 payload::inspect(a, &mut env.clone(), lang, &code.text, true, depth + 1);
             }
@@ -359,11 +496,18 @@ fn run_interp(a: &mut Analyzer<'_>, lang: Lang, rest: &[F], env: &mut Env, stdin
                 let mut v = vec![F::lit("pip")];
                 v.extend(rest[i + 2..].iter().cloned());
                 rules(a, "pip", "pip", &rest[i + 2..], env, false, depth);
+                let _ = v;
             }
             return;
         }
         if t.starts_with('-') && t != "-" {
-            let takes = matches!((lang, t), (Lang::Python, "-W" | "-X" | "-Q") | (Lang::Awk, "-F" | "-v" | "-f") | (Lang::Perl, "-I" | "-M") | (Lang::Node, "-r" | "--require"));
+            let takes = matches!(
+                (lang, t),
+                (Lang::Python, "-W" | "-X" | "-Q")
+                    | (Lang::Awk, "-F" | "-v" | "-f")
+                    | (Lang::Perl, "-I" | "-M")
+                    | (Lang::Node, "-r" | "--require")
+            );
             if lang == Lang::Awk && t == "-f" {
                 if let Some(f) = rest.get(i + 1) {
                     script_file(a, f, env, lang, depth);
@@ -393,29 +537,58 @@ fn run_interp(a: &mut Analyzer<'_>, lang: Lang, rest: &[F], env: &mut Env, stdin
 /// A recursive delete of `f` (ring 2 for `/`-like targets, ring 4 outside the workdir).
 pub(crate) fn recursive_delete(a: &mut Analyzer<'_>, f: &F, env: &Env, how: &str) {
     if f.lead_dynamic || (f.dynamic && f.text.trim_matches('/').is_empty()) {
-        a.add(R4, format!("{how}: the target is computed at run time, so it could be anything (even /)"), Some("name the directory inside the working directory literally"));
+        a.add(
+            R4,
+            format!("{how}: the target is computed at run time, so it could be anything (even /)"),
+            Some("name the directory inside the working directory literally"),
+        );
         return;
     }
     let mut text = f.text.clone();
-    let mut children = false;
+    let mut children = how.starts_with("find");
     if f.glob {
         // the directory whose children the pattern names
         let comps: Vec<&str> = text.split('/').collect();
-        let k = comps.iter().position(|c| c.contains(['*', '?', '['])).unwrap_or(comps.len());
+        let k = comps
+            .iter()
+            .position(|c| c.contains(['*', '?', '[']))
+            .unwrap_or(comps.len());
         text = comps[..k].join("/");
         if text.is_empty() {
-            text = if f.text.starts_with('/') { "/".into() } else { ".".into() };
+            text = if f.text.starts_with('/') {
+                "/".into()
+            } else {
+                ".".into()
+            };
         }
         children = true;
     }
-    let Some(p) = a.path_of(&F { text: text.clone(), ..F::default() }, env) else {
-        a.add(R4, format!("{how}: the target '{}' is relative to a directory unknown here", f.text), Some("use a path inside the working directory"));
+    let Some(p) = a.path_of(
+        &F {
+            text: text.clone(),
+            ..F::default()
+        },
+        env,
+    ) else {
+        a.add(
+            R4,
+            format!(
+                "{how}: the target '{}' is relative to a directory unknown here",
+                f.text
+            ),
+            Some("use a path inside the working directory"),
+        );
         return;
     };
     let home = a.ctx.home.clone();
     let top_level = p.parent().is_none_or(|q| q == Path::new("/"));
     let ancestor = a.ctx.workdir.starts_with(&p) && p != a.ctx.workdir || home.starts_with(&p);
-    if p == Path::new("/") || (top_level && !children) || (top_level && p == Path::new("/")) || ancestor && !(children && p == a.ctx.workdir) || p == home {
+    if p == Path::new("/")
+        || (top_level && !children)
+        || (top_level && p == Path::new("/"))
+        || ancestor && !children
+        || p == home
+    {
         a.add(R2, format!("{how} of '{}' ({}) would wipe the system, the home directory or a parent of the workdir", f.text, p.display()), None);
         return;
     }
@@ -438,35 +611,79 @@ pub(crate) fn recursive_delete(a: &mut Analyzer<'_>, f: &F, env: &Env, how: &str
 fn delete_target(a: &mut Analyzer<'_>, f: &F, env: &Env, how: &str) {
     if let Some(p) = a.path_of(f, env) {
         if paths::is_history_file(&p, &a.ctx.home) {
-            a.add(R2, format!("{how} deletes shell history {}", p.display()), None);
+            a.add(
+                R2,
+                format!("{how} deletes shell history {}", p.display()),
+                None,
+            );
             return;
         }
         if p == Path::new("/") || p.parent() == Some(Path::new("/")) {
-            a.add(R2, format!("{how} of top-level system path {}", p.display()), None);
+            a.add(
+                R2,
+                format!("{how} of top-level system path {}", p.display()),
+                None,
+            );
             return;
         }
     }
     a.write_target(f, env, how);
 }
 
-const SYSTEM_DIRS: &[&str] = &["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/run"];
+const SYSTEM_DIRS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
+    "/sbin", "/srv", "/sys", "/usr", "/var", "/run",
+];
 
 fn is_system_path(p: &Path) -> bool {
-    SYSTEM_DIRS.iter().any(|s| p == Path::new(s) || (*s != "/" && *s != "/home" && p.starts_with(s)))
+    SYSTEM_DIRS
+        .iter()
+        .any(|s| p == Path::new(s) || (*s != "/" && *s != "/home" && p.starts_with(s)))
 }
 
 fn sub(rest: &[F]) -> Vec<String> {
-    rest.iter().filter(|f| !f.text.starts_with('-')).map(|f| f.text.to_ascii_lowercase()).collect()
+    rest.iter()
+        .filter(|f| !f.text.starts_with('-'))
+        .map(|f| f.text.to_ascii_lowercase())
+        .collect()
 }
 
-fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut Env, from_xargs: bool, depth: usize) {
+fn rules(
+    a: &mut Analyzer<'_>,
+    lname: &str,
+    full: &str,
+    rest: &[F],
+    env: &mut Env,
+    from_xargs: bool,
+    depth: usize,
+) {
+    let name = full.rsplit('/').next().unwrap_or(full);
     let words = sub(rest);
     let w0 = words.first().map(String::as_str).unwrap_or("");
     let all_lower: Vec<String> = rest.iter().map(|f| f.text.to_ascii_lowercase()).collect();
     let has_word = |w: &str| all_lower.iter().any(|x| x == w);
     match lname {
         // ---- ring 2: destroys data or the machine ----
-        n if n.starts_with("mkfs") || matches!(n, "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "gdisk" | "cfdisk" | "parted" | "blkdiscard" | "format" | "diskpart" | "mkntfs" | "zpool" | "cryptsetup" | "badblocks") => {
+        n if n.starts_with("mkfs")
+            || matches!(
+                n,
+                "mke2fs"
+                    | "mkswap"
+                    | "wipefs"
+                    | "fdisk"
+                    | "sfdisk"
+                    | "gdisk"
+                    | "cfdisk"
+                    | "parted"
+                    | "blkdiscard"
+                    | "format"
+                    | "diskpart"
+                    | "mkntfs"
+                    | "zpool"
+                    | "cryptsetup"
+                    | "badblocks"
+            ) =>
+        {
             a.add(R2, format!("'{name}' formats or repartitions disks"), None)
         }
         "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "kexec" | "killall5" => {
@@ -477,7 +694,14 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         "dd" => {
             for x in rest {
                 if let Some(t) = x.text.strip_prefix("of=") {
-                    a.write_target(&F { text: t.to_string(), ..x.clone() }, env, "dd");
+                    a.write_target(
+                        &F {
+                            text: t.to_string(),
+                            ..x.clone()
+                        },
+                        env,
+                        "dd",
+                    );
                 }
             }
         }
@@ -488,13 +712,26 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         }
         "rm" | "unlink" | "rmdir" | "del" | "erase" | "rd" => {
             let win_recursive = rest.iter().any(|x| x.text.eq_ignore_ascii_case("/s"));
-            let recursive = (lname == "rm" && (has(rest, 'r', "--recursive") || has(rest, 'R', ""))) || win_recursive;
+            let recursive = (lname == "rm"
+                && (has(rest, 'r', "--recursive") || has(rest, 'R', "")))
+                || win_recursive;
             if rest.iter().any(|x| x.text == "--no-preserve-root") {
                 a.add(R2, "rm --no-preserve-root".into(), None);
             }
-            let ops: Vec<F> = operands(rest).into_iter().filter(|x| !(x.text.starts_with('/') && x.text.len() == 2 && win_recursive)).map(|x| F { text: x.text.replace('\\', "/"), ..x }).collect();
+            let ops: Vec<F> = operands(rest)
+                .into_iter()
+                .filter(|x| !(x.text.starts_with('/') && x.text.len() == 2 && win_recursive))
+                .map(|x| F {
+                    text: x.text.replace('\\', "/"),
+                    ..x
+                })
+                .collect();
             if from_xargs && recursive && ops.is_empty() {
-                a.add(R4, format!("{name} -r with targets read from stdin (xargs) cannot be checked"), Some("delete named directories inside the working directory"));
+                a.add(
+                    R4,
+                    format!("{name} -r with targets read from stdin (xargs) cannot be checked"),
+                    Some("delete named directories inside the working directory"),
+                );
             }
             for x in &ops {
                 if recursive {
@@ -507,11 +744,19 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         "find" => find(a, rest, env, depth),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "icacls" | "takeown" => {
             let ops = operands(rest);
-            let targets: Vec<F> = if lname == "icacls" || lname == "takeown" { ops.clone() } else { ops.iter().skip(1).cloned().collect() };
+            let targets: Vec<F> = if lname == "icacls" || lname == "takeown" {
+                ops.clone()
+            } else {
+                ops.iter().skip(1).cloned().collect()
+            };
             let recursive = has(rest, 'R', "--recursive");
             for x in &targets {
                 if let Some(p) = a.path_of(x, env) {
-                    if is_system_path(&p) || (recursive && (p == a.ctx.home || a.ctx.workdir.starts_with(&p) && p != a.ctx.workdir)) {
+                    if is_system_path(&p)
+                        || (recursive
+                            && (p == a.ctx.home
+                                || a.ctx.workdir.starts_with(&p) && p != a.ctx.workdir))
+                    {
                         a.add(R2, format!("'{name}' on system path {} changes ownership/permissions the system depends on", p.display()), None);
                         continue;
                     }
@@ -521,7 +766,11 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         }
         "crontab" => {
             if has(rest, 'r', "") {
-                a.add(R2, "crontab -r deletes every scheduled job without a backup".into(), None);
+                a.add(
+                    R2,
+                    "crontab -r deletes every scheduled job without a backup".into(),
+                    None,
+                );
             } else if !has(rest, 'l', "") {
                 a.add(R3, "crontab installs scheduled jobs".into(), None);
             }
@@ -556,21 +805,58 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         "git" => git(a, rest, env),
         "kill" | "pkill" | "killall" => {
             let ops = operands(rest);
-            if lname == "kill" && (ops.iter().any(|x| x.text == "-1" || x.text == "1") || rest.iter().any(|x| x.text == "-1")) {
+            if lname == "kill"
+                && (ops.iter().any(|x| x.text == "-1" || x.text == "1")
+                    || rest.iter().any(|x| x.text == "-1"))
+            {
                 a.add(R2, "kill of pid 1 or of every process".into(), None);
             }
-            if lname != "kill" && ops.iter().any(|x| matches!(x.text.as_str(), "init" | "systemd" | "sshd" | "-u")) {
+            if lname != "kill"
+                && ops
+                    .iter()
+                    .any(|x| matches!(x.text.as_str(), "init" | "systemd" | "sshd" | "-u"))
+            {
                 a.add(R2, format!("'{name}' of system processes"), None);
             }
         }
-        "userdel" | "deluser" | "groupdel" | "delgroup" => a.add(R2, format!("'{name}' deletes accounts"), None),
-        "reg" if matches!(w0, "add" | "delete" | "import" | "load" | "restore") => a.add(R2, "reg add/delete edits the Windows registry (persistence)".into(), None),
-        "netsh" | "vssadmin" | "bcdedit" | "cipher" | "wmic" | "fsutil" => a.add(R2, format!("'{name}' changes firewall, boot, shadow copies or disks"), None),
-        "wsl" if has_word("--unregister") => a.add(R2, "wsl --unregister deletes a distribution".into(), None),
+        "userdel" | "deluser" | "groupdel" | "delgroup" => {
+            a.add(R2, format!("'{name}' deletes accounts"), None)
+        }
+        "reg" if matches!(w0, "add" | "delete" | "import" | "load" | "restore") => a.add(
+            R2,
+            "reg add/delete edits the Windows registry (persistence)".into(),
+            None,
+        ),
+        "netsh" | "vssadmin" | "bcdedit" | "cipher" | "wmic" | "fsutil" => a.add(
+            R2,
+            format!("'{name}' changes firewall, boot, shadow copies or disks"),
+            None,
+        ),
+        "wsl" if has_word("--unregister") => {
+            a.add(R2, "wsl --unregister deletes a distribution".into(), None)
+        }
         "powershell" | "pwsh" => {
             let joined = all_lower.join(" ");
-            if all_lower.iter().any(|x| matches!(x.as_str(), "-enc" | "-encodedcommand" | "-e" | "-ec")) || ["iex", "invoke-expression", "downloadstring", "stop-computer", "restart-computer", "format-volume", "clear-disk"].iter().any(|k| joined.contains(k)) {
-                a.add(R2, "PowerShell with encoded/downloaded code or machine-level cmdlets".into(), None);
+            if all_lower
+                .iter()
+                .any(|x| matches!(x.as_str(), "-enc" | "-encodedcommand" | "-e" | "-ec"))
+                || [
+                    "iex",
+                    "invoke-expression",
+                    "downloadstring",
+                    "stop-computer",
+                    "restart-computer",
+                    "format-volume",
+                    "clear-disk",
+                ]
+                .iter()
+                .any(|k| joined.contains(k))
+            {
+                a.add(
+                    R2,
+                    "PowerShell with encoded/downloaded code or machine-level cmdlets".into(),
+                    None,
+                );
             } else if joined.contains("remove-item") && joined.contains("-recurse") {
                 a.add(R4, "PowerShell recursive delete".into(), None);
             }
@@ -581,44 +867,126 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
                 a.source(&s.join(" "), &mut env.clone(), depth + 1);
             }
         }
-        "mklink" => a.add(R4, "mklink creates links that can lead out of the working directory".into(), None),
-        "setx" | "schtasks" | "at" | "batch" | "launchctl" | "update-rc.d" | "chkconfig" => a.add(R3, format!("'{name}' changes the persistent environment or schedules jobs"), None),
-        "sc" if matches!(w0, "create" | "delete" | "config" | "stop" | "start") => a.add(R3, "sc changes Windows services".into(), None),
+        "mklink" => a.add(
+            R4,
+            "mklink creates links that can lead out of the working directory".into(),
+            None,
+        ),
+        "setx" | "schtasks" | "at" | "batch" | "launchctl" | "update-rc.d" | "chkconfig" => a.add(
+            R3,
+            format!("'{name}' changes the persistent environment or schedules jobs"),
+            None,
+        ),
+        "sc" if matches!(w0, "create" | "delete" | "config" | "stop" | "start") => {
+            a.add(R3, "sc changes Windows services".into(), None)
+        }
         // ---- packages ----
-        "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "apk" | "pacman" | "snap" | "flatpak" | "brew" | "port" | "emerge" | "winget" | "choco" | "scoop" | "conda" | "mamba" | "gem" | "cargo" | "go" | "rustup" => {
-            let remove = ["remove", "purge", "autoremove", "autopurge", "erase", "del", "uninstall", "rm", "un"];
-            let install = ["install", "upgrade", "full-upgrade", "dist-upgrade", "update", "reinstall", "add", "-s", "-u", "-syu", "-sy", "-syyu", "get"];
+        "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "apk" | "pacman" | "snap"
+        | "flatpak" | "brew" | "port" | "emerge" | "winget" | "choco" | "scoop" | "conda"
+        | "mamba" | "gem" | "cargo" | "go" | "rustup" => {
+            let remove = [
+                "remove",
+                "purge",
+                "autoremove",
+                "autopurge",
+                "erase",
+                "del",
+                "uninstall",
+                "rm",
+                "un",
+            ];
+            let install = [
+                "install",
+                "upgrade",
+                "full-upgrade",
+                "dist-upgrade",
+                "update",
+                "reinstall",
+                "add",
+                "-s",
+                "-u",
+                "-syu",
+                "-sy",
+                "-syyu",
+                "get",
+            ];
             let pac_remove = lname == "pacman" && rest.iter().any(|x| x.text.starts_with("-R"));
-            let pac_install = lname == "pacman" && rest.iter().any(|x| x.text.starts_with("-S") || x.text.starts_with("-U"));
+            let pac_install = lname == "pacman"
+                && rest
+                    .iter()
+                    .any(|x| x.text.starts_with("-S") || x.text.starts_with("-U"));
             if pac_remove || (lname != "pacman" && remove.contains(&w0)) {
-                a.add(R2, format!("'{name} {w0}' removes installed software"), None);
-            } else if pac_install || (lname != "pacman" && install.contains(&w0) && !(lname == "cargo" && w0 != "install") && !(lname == "go" && w0 != "install" && w0 != "get")) {
+                a.add(
+                    R2,
+                    format!("'{name} {w0}' removes installed software"),
+                    None,
+                );
+            } else if pac_install
+                || (lname != "pacman"
+                    && install.contains(&w0)
+                    && !(lname == "cargo" && w0 != "install")
+                    && !(lname == "go" && w0 != "install" && w0 != "get"))
+            {
                 a.add(R3, format!("'{name} {w0}' installs software system-wide"), Some("use what is already installed, or a virtual environment inside the working directory"));
             }
         }
         "dpkg" | "rpm" => {
-            if rest.iter().any(|x| matches!(x.text.as_str(), "-r" | "--remove" | "-P" | "--purge" | "-e" | "--erase")) {
+            if rest.iter().any(|x| {
+                matches!(
+                    x.text.as_str(),
+                    "-r" | "--remove" | "-P" | "--purge" | "-e" | "--erase"
+                )
+            }) {
                 a.add(R2, format!("'{name}' removes installed packages"), None);
-            } else if rest.iter().any(|x| matches!(x.text.as_str(), "-i" | "--install" | "-U" | "--configure" | "-ivh" | "-Uvh")) {
+            } else if rest.iter().any(|x| {
+                matches!(
+                    x.text.as_str(),
+                    "-i" | "--install" | "-U" | "--configure" | "-ivh" | "-Uvh"
+                )
+            }) {
                 a.add(R3, format!("'{name}' installs packages"), None);
             }
         }
         n if n.starts_with("pip") || n == "pipx" || n == "uv" => {
             let args_w: Vec<&str> = rest.iter().map(|f| f.text.as_str()).collect();
-            let sub0 = words.iter().find(|w| *w != "pip").map(String::as_str).unwrap_or("");
+            let sub0 = words
+                .iter()
+                .find(|w| *w != "pip")
+                .map(String::as_str)
+                .unwrap_or("");
             if sub0 == "uninstall" || (n == "uv" && words.iter().any(|w| w == "uninstall")) {
-                a.add(R2, format!("'{name} uninstall' removes installed packages"), None);
+                a.add(
+                    R2,
+                    format!("'{name} uninstall' removes installed packages"),
+                    None,
+                );
             } else if sub0 == "install" {
-                let local_target = args_w.iter().position(|x| matches!(*x, "-t" | "--target" | "--prefix" | "--root")).and_then(|i| rest.get(i + 1)).and_then(|f| a.path_of(f, env)).is_some_and(|p| matches!(paths::place(&p, a.ctx), Place::Inside | Place::Writable));
-                let venv_pip = a.path_of(&F::lit(name), env).is_some() && name.contains('/') && a.path_of(&F::lit(name), env).is_some_and(|p| p.starts_with(&a.ctx.workdir));
+                let local_target = args_w
+                    .iter()
+                    .position(|x| matches!(*x, "-t" | "--target" | "--prefix" | "--root"))
+                    .and_then(|i| rest.get(i + 1))
+                    .and_then(|f| a.path_of(f, env))
+                    .is_some_and(|p| {
+                        matches!(paths::place(&p, a.ctx), Place::Inside | Place::Writable)
+                    });
+                let venv_pip = full.contains('/')
+                    && a.path_of(&F::lit(full), env)
+                        .is_some_and(|p| p.starts_with(&a.ctx.workdir));
                 if !(local_target || venv_pip || args_w.contains(&"--dry-run")) {
                     a.add(R3, format!("'{name} install' changes the system's Python packages"), Some("use a virtual environment inside the working directory (`python3 -m venv .venv`)"));
                 }
             }
         }
         "npm" | "pnpm" | "yarn" => {
-            let global = rest.iter().any(|x| matches!(x.text.as_str(), "-g" | "--global")) || w0 == "global";
-            if global && words.iter().any(|w| matches!(w.as_str(), "uninstall" | "remove" | "rm" | "un" | "r")) {
+            let global = rest
+                .iter()
+                .any(|x| matches!(x.text.as_str(), "-g" | "--global"))
+                || w0 == "global";
+            if global
+                && words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "uninstall" | "remove" | "rm" | "un" | "r"))
+            {
                 a.add(R2, format!("'{name}' removes global packages"), None);
             } else if global {
                 a.add(R3, format!("'{name} -g' installs global packages"), None);
@@ -626,24 +994,103 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         }
         // ---- ring 3: system state ----
         "systemctl" => {
-            let read_only = ["status", "show", "list-units", "list-unit-files", "is-active", "is-enabled", "is-failed", "cat", "list-timers", "--version", ""];
-            if matches!(w0, "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "emergency" | "rescue") {
+            let read_only = [
+                "status",
+                "show",
+                "list-units",
+                "list-unit-files",
+                "is-active",
+                "is-enabled",
+                "is-failed",
+                "cat",
+                "list-timers",
+                "--version",
+                "",
+            ];
+            if matches!(
+                w0,
+                "poweroff"
+                    | "reboot"
+                    | "halt"
+                    | "kexec"
+                    | "suspend"
+                    | "hibernate"
+                    | "emergency"
+                    | "rescue"
+            ) {
                 a.add(R2, format!("systemctl {w0} stops the machine"), None);
             } else if !read_only.contains(&w0) {
                 a.add(R3, format!("systemctl {w0} changes system services"), None);
             }
         }
-        "service" if words.len() >= 2 && !matches!(words[1].as_str(), "status") => a.add(R3, "service start/stop changes system services".into(), None),
-        "mount" | "umount" | "swapon" | "swapoff" | "modprobe" | "insmod" | "rmmod" | "sysctl" | "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "hostnamectl" | "timedatectl" | "useradd" | "usermod" | "groupadd" | "adduser" | "addgroup" | "passwd" | "chpasswd" | "visudo" | "update-alternatives" | "ldconfig" | "chsh" | "locale-gen" | "dpkg-reconfigure" | "hwclock" | "setcap" | "losetup" => {
-            let read_only = (lname == "mount" && rest.is_empty()) || (lname == "sysctl" && !rest.iter().any(|x| x.text == "-w" || x.text.contains('='))) || (matches!(lname, "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd") && rest.iter().any(|x| matches!(x.text.as_str(), "-L" | "-S" | "list" | "status" | "--list-all")));
+        "service" if words.len() >= 2 && !matches!(words[1].as_str(), "status") => a.add(
+            R3,
+            "service start/stop changes system services".into(),
+            None,
+        ),
+        "mount"
+        | "umount"
+        | "swapon"
+        | "swapoff"
+        | "modprobe"
+        | "insmod"
+        | "rmmod"
+        | "sysctl"
+        | "iptables"
+        | "ip6tables"
+        | "nft"
+        | "ufw"
+        | "firewall-cmd"
+        | "hostnamectl"
+        | "timedatectl"
+        | "useradd"
+        | "usermod"
+        | "groupadd"
+        | "adduser"
+        | "addgroup"
+        | "passwd"
+        | "chpasswd"
+        | "visudo"
+        | "update-alternatives"
+        | "ldconfig"
+        | "chsh"
+        | "locale-gen"
+        | "dpkg-reconfigure"
+        | "hwclock"
+        | "setcap"
+        | "losetup" => {
+            let read_only = (lname == "mount" && rest.is_empty())
+                || (lname == "sysctl"
+                    && !rest.iter().any(|x| x.text == "-w" || x.text.contains('=')))
+                || (matches!(
+                    lname,
+                    "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd"
+                ) && rest.iter().any(|x| {
+                    matches!(
+                        x.text.as_str(),
+                        "-L" | "-S" | "list" | "status" | "--list-all"
+                    )
+                }));
             if !read_only {
                 a.add(R3, format!("'{name}' changes system configuration"), None);
             }
         }
-        "ip" if words.iter().any(|w| matches!(w.as_str(), "add" | "del" | "delete" | "set" | "flush" | "change" | "replace")) => a.add(R3, "ip changes network configuration".into(), None),
-        "ifconfig" if words.len() >= 2 => a.add(R3, "ifconfig changes network interfaces".into(), None),
+        "ip" if words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "add" | "del" | "delete" | "set" | "flush" | "change" | "replace"
+            )
+        }) =>
+        {
+            a.add(R3, "ip changes network configuration".into(), None)
+        }
+        "ifconfig" if words.len() >= 2 => {
+            a.add(R3, "ifconfig changes network interfaces".into(), None)
+        }
         "hostname" if !words.is_empty() => a.add(R3, "hostname changes the host name".into(), None),
-        "date" if has(rest, 's', "--set") => a.add(R3, "date -s sets the system clock".into(), None),
+        "date" if has(rest, 's', "--set") => {
+            a.add(R3, "date -s sets the system clock".into(), None)
+        }
         "ln" => ln(a, rest, env),
         "mknod" | "mkfifo" => {
             for x in operands(rest).iter().take(1) {
@@ -653,7 +1100,10 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         // ---- writers: ring 4 when the target is outside ----
         "cp" | "mv" | "install" | "rsync" | "scp" => {
             let ops = operands(rest);
-            let t_dir = rest.iter().position(|x| x.text == "-t" || x.text == "--target-directory").and_then(|i| rest.get(i + 1).cloned());
+            let t_dir = rest
+                .iter()
+                .position(|x| x.text == "-t" || x.text == "--target-directory")
+                .and_then(|i| rest.get(i + 1).cloned());
             if let Some(t) = t_dir {
                 a.write_target(&t, env, name);
             } else if let Some(dst) = ops.last() {
@@ -674,7 +1124,9 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
                     skip_next = false;
                     continue;
                 }
-                if lname == "truncate" && (x.text == "-s" || x.text == "-r") || lname == "mkdir" && x.text == "-m" {
+                if lname == "truncate" && (x.text == "-s" || x.text == "-r")
+                    || lname == "mkdir" && x.text == "-m"
+                {
                     skip_next = true;
                     continue;
                 }
@@ -684,7 +1136,11 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
                 a.write_target(x, env, name);
             }
         }
-        "sed" | "gsed" if rest.iter().any(|x| x.text.starts_with("-i") || x.text == "--in-place") => {
+        "sed" | "gsed"
+            if rest
+                .iter()
+                .any(|x| x.text.starts_with("-i") || x.text == "--in-place") =>
+        {
             let ops = operands(rest);
             let has_e = rest.iter().any(|x| x.text == "-e" || x.text == "-f");
             for x in ops.iter().skip(if has_e { 0 } else { 1 }) {
@@ -692,15 +1148,26 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
             }
         }
         "tar" => {
-            let extract = rest.iter().any(|x| x.text.starts_with('-') && x.text.contains('x') || x.text == "x" || x.text.starts_with('x'));
-            if let Some(i) = rest.iter().position(|x| x.text == "-C" || x.text == "--directory") {
+            let extract = rest.iter().any(|x| {
+                x.text.starts_with('-') && x.text.contains('x')
+                    || x.text == "x"
+                    || x.text.starts_with('x')
+            });
+            if let Some(i) = rest
+                .iter()
+                .position(|x| x.text == "-C" || x.text == "--directory")
+            {
                 if extract {
                     if let Some(d) = rest.get(i + 1) {
                         a.write_target(d, env, "tar -C");
                     }
                 }
             }
-            if extract && rest.iter().any(|x| x.text == "-P" || x.text == "--absolute-names") {
+            if extract
+                && rest
+                    .iter()
+                    .any(|x| x.text == "-P" || x.text == "--absolute-names")
+            {
                 a.add(R4, "tar -P extracts to absolute paths".into(), None);
             }
         }
@@ -713,7 +1180,11 @@ fn rules(a: &mut Analyzer<'_>, lname: &str, name: &str, rest: &[F], env: &mut En
         }
         "curl" | "wget" => {
             for (i, x) in rest.iter().enumerate() {
-                if matches!(x.text.as_str(), "-o" | "--output" | "-O" | "--output-document" | "-P" | "--directory-prefix") && !(lname == "curl" && x.text == "-O") {
+                if matches!(
+                    x.text.as_str(),
+                    "-o" | "--output" | "-O" | "--output-document" | "-P" | "--directory-prefix"
+                ) && !(lname == "curl" && x.text == "-O")
+                {
                     if let Some(t) = rest.get(i + 1) {
                         a.write_target(t, env, name);
                     }
@@ -731,10 +1202,18 @@ impl Analyzer<'_> {
     }
     fn check_assignment_pub(&mut self, k: &str, f: &F) {
         match k {
-            "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" if f.text.is_empty() || f.text == "0" || f.text == "/dev/null" => {
-                self.add(R2, format!("setting {k}={} wipes or disables shell history", f.text), None)
+            "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST"
+                if f.text.is_empty() || f.text == "0" || f.text == "/dev/null" =>
+            {
+                self.add(
+                    R2,
+                    format!("setting {k}={} wipes or disables shell history", f.text),
+                    None,
+                )
             }
-            "LD_PRELOAD" | "LD_AUDIT" => self.add(R3, format!("{k} injects code into every program"), None),
+            "LD_PRELOAD" | "LD_AUDIT" => {
+                self.add(R3, format!("{k} injects code into every program"), None)
+            }
             _ => {}
         }
     }
@@ -743,7 +1222,11 @@ impl Analyzer<'_> {
 fn git(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env) {
     let mut i = 0;
     while i < rest.len() && rest[i].text.starts_with('-') {
-        i += if matches!(rest[i].text.as_str(), "-C" | "-c") { 2 } else { 1 };
+        i += if matches!(rest[i].text.as_str(), "-C" | "-c") {
+            2
+        } else {
+            1
+        };
     }
     let Some(sub) = rest.get(i) else { return };
     let args = &rest[i + 1..];
@@ -751,14 +1234,32 @@ fn git(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env) {
         "push" => {
             let forced = args.iter().any(|x| {
                 let t = x.text.as_str();
-                matches!(t, "-f" | "--force" | "--mirror" | "--delete" | "-d" | "--prune") || t.starts_with("--force-with-lease") || t.starts_with("--force-if-includes") || (t.starts_with('-') && !t.starts_with("--") && t.contains('f')) || (!t.starts_with('-') && (t.starts_with('+') || t.starts_with(':')))
+                matches!(
+                    t,
+                    "-f" | "--force" | "--mirror" | "--delete" | "-d" | "--prune"
+                ) || t.starts_with("--force-with-lease")
+                    || t.starts_with("--force-if-includes")
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('f'))
+                    || (!t.starts_with('-') && (t.starts_with('+') || t.starts_with(':')))
             });
             if forced {
-                a.add(R2, "git push --force/--delete/--mirror rewrites or deletes remote history".into(), Some("push normally, or create a new branch"));
+                a.add(
+                    R2,
+                    "git push --force/--delete/--mirror rewrites or deletes remote history".into(),
+                    Some("push normally, or create a new branch"),
+                );
             }
         }
-        "config" if args.iter().any(|x| x.text == "--global" || x.text == "--system") => {
-            a.add(R3, "git config --global/--system edits user/system configuration".into(), Some("use `git config` without --global inside the repository"))
+        "config"
+            if args
+                .iter()
+                .any(|x| x.text == "--global" || x.text == "--system") =>
+        {
+            a.add(
+                R3,
+                "git config --global/--system edits user/system configuration".into(),
+                Some("use `git config` without --global inside the repository"),
+            )
         }
         "clone" => {
             let ops = operands(args);
@@ -776,7 +1277,9 @@ fn find(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) {
     while i < rest.len() && matches!(rest[i].text.as_str(), "-H" | "-L" | "-P") {
         i += 1;
     }
-    while i < rest.len() && !(rest[i].text.starts_with('-') || rest[i].text == "(" || rest[i].text == "!") {
+    while i < rest.len()
+        && !(rest[i].text.starts_with('-') || rest[i].text == "(" || rest[i].text == "!")
+    {
         roots.push(rest[i].clone());
         i += 1;
     }
@@ -794,12 +1297,31 @@ fn find(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) {
     while k < expr.len() {
         let t = expr[k].text.as_str();
         if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end = expr[k + 1..].iter().position(|x| x.text == ";" || x.text == "+").map(|e| k + 1 + e).unwrap_or(expr.len());
+            let end = expr[k + 1..]
+                .iter()
+                .position(|x| x.text == ";" || x.text == "+")
+                .map(|e| k + 1 + e)
+                .unwrap_or(expr.len());
             let cmd = &expr[k + 1..end];
             // the command runs once per found file: substitute each root for `{}`
             for r in &roots {
-                let inst: Vec<F> = cmd.iter().map(|x| if x.text.contains("{}") { F { text: x.text.replace("{}", &r.text), ..r.clone() } } else { x.clone() }).collect();
-                let name = inst.first().map(|f| f.text.rsplit('/').next().unwrap_or("").to_string()).unwrap_or_default();
+                let inst: Vec<F> = cmd
+                    .iter()
+                    .map(|x| {
+                        if x.text.contains("{}") {
+                            F {
+                                text: x.text.replace("{}", &r.text),
+                                ..r.clone()
+                            }
+                        } else {
+                            x.clone()
+                        }
+                    })
+                    .collect();
+                let name = inst
+                    .first()
+                    .map(|f| f.text.rsplit('/').next().unwrap_or("").to_string())
+                    .unwrap_or_default();
                 if name == "rm" || name == "shred" || name == "unlink" {
                     // deleting every match under the root is a recursive delete of the root
                     recursive_delete(a, r, env, &format!("find -exec {name}"));
@@ -824,17 +1346,24 @@ fn ln(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env) {
     if ops.is_empty() {
         return;
     }
-    let (targets, link): (Vec<F>, Option<F>) = if ops.len() == 1 { (ops.clone(), None) } else { (ops[..ops.len() - 1].to_vec(), ops.last().cloned()) };
+    let (targets, link): (Vec<F>, Option<F>) = if ops.len() == 1 {
+        (ops.clone(), None)
+    } else {
+        (ops[..ops.len() - 1].to_vec(), ops.last().cloned())
+    };
     if let Some(l) = &link {
         a.write_target(l, env, "ln");
     }
     for t in &targets {
         // a symlink's target is relative to the link's directory
-        let base: Option<PathBuf> = if symbolic && !t.text.starts_with('/') && !t.text.starts_with('~') {
-            link.as_ref().and_then(|l| a.path_of(l, env)).and_then(|p| p.parent().map(Path::to_path_buf))
-        } else {
-            None
-        };
+        let base: Option<PathBuf> =
+            if symbolic && !t.text.starts_with('/') && !t.text.starts_with('~') {
+                link.as_ref()
+                    .and_then(|l| a.path_of(l, env))
+                    .and_then(|p| p.parent().map(Path::to_path_buf))
+            } else {
+                None
+            };
         let p = match base {
             Some(b) => Some(paths::resolve(&t.text, &b, &a.ctx.home)),
             None => a.path_of(t, env),
@@ -849,7 +1378,13 @@ fn ln(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env) {
             a.add(R4, format!("link to sensitive path {}", p.display()), None);
         } else if !symbolic && paths::place(&p, a.ctx) == Place::Outside {
             a.add(R4, format!("hard link to {} outside the working directory would let writes change that file", p.display()), Some("copy the file into the working directory instead"));
-        } else if symbolic && (is_system_path(&p) || paths::place(&p, a.ctx) == Place::Outside) && link.as_ref().and_then(|l| a.path_of(l, env)).is_some_and(|l| paths::place(&l, a.ctx) != Place::Outside) {
+        } else if symbolic
+            && (is_system_path(&p) || paths::place(&p, a.ctx) == Place::Outside)
+            && link
+                .as_ref()
+                .and_then(|l| a.path_of(l, env))
+                .is_some_and(|l| paths::place(&l, a.ctx) != Place::Outside)
+        {
             // reading through such a link is harmless; writes through it are caught by the
             // path resolution of later commands and by the sandbox
         }

@@ -4,7 +4,12 @@
 
 use super::{Analyzer, Env, Stdin, F};
 
-pub(crate) fn eval_simple(fields: &[F], stdin: &Stdin, env: &Env, a: &Analyzer<'_>) -> Option<String> {
+pub(crate) fn eval_simple(
+    fields: &[F],
+    stdin: &Stdin,
+    env: &Env,
+    a: &Analyzer<'_>,
+) -> Option<String> {
     if fields.iter().any(|f| f.dynamic) {
         return None;
     }
@@ -19,7 +24,11 @@ pub(crate) fn eval_simple(fields: &[F], stdin: &Stdin, env: &Env, a: &Analyzer<'
             let mut i = 0;
             let mut newline = true;
             let mut esc = false;
-            while i < args.len() && args[i].starts_with('-') && args[i].len() > 1 && args[i][1..].chars().all(|c| "neE".contains(c)) {
+            while i < args.len()
+                && args[i].starts_with('-')
+                && args[i].len() > 1
+                && args[i][1..].chars().all(|c| "neE".contains(c))
+            {
                 newline &= !args[i].contains('n');
                 esc |= args[i].contains('e');
                 i += 1;
@@ -38,7 +47,10 @@ pub(crate) fn eval_simple(fields: &[F], stdin: &Stdin, env: &Env, a: &Analyzer<'
             Some(printf(fmt, &args[1..]))
         }
         "cat" => {
-            let files: Vec<&F> = fields[1..].iter().filter(|f| !f.text.starts_with('-')).collect();
+            let files: Vec<&F> = fields[1..]
+                .iter()
+                .filter(|f| !f.text.starts_with('-'))
+                .collect();
             if files.is_empty() {
                 return input();
             }
@@ -48,24 +60,44 @@ pub(crate) fn eval_simple(fields: &[F], stdin: &Stdin, env: &Env, a: &Analyzer<'
             }
             Some(out)
         }
-        "base64" | "base32" if args.iter().any(|x| matches!(*x, "-d" | "--decode" | "-D" | "-di" | "-id")) => {
+        "base64" | "base32"
+            if args
+                .iter()
+                .any(|x| matches!(*x, "-d" | "--decode" | "-D" | "-di" | "-id")) =>
+        {
             let file = args.iter().find(|x| !x.starts_with('-'));
             let data = match file {
                 Some(f) => a.file_content(&F::lit(f), env)?,
                 None => input()?,
             };
-            let bytes = if name == "base64" { b64(&data)? } else { return None };
+            let bytes = if name == "base64" {
+                b64(&data)?
+            } else {
+                return None;
+            };
             Some(String::from_utf8_lossy(&bytes).into_owned())
         }
-        "openssl" if args.contains(&"-d") && (args.contains(&"base64") || args.contains(&"-base64") || args.contains(&"-a")) => {
+        "openssl"
+            if args.contains(&"-d")
+                && (args.contains(&"base64")
+                    || args.contains(&"-base64")
+                    || args.contains(&"-a")) =>
+        {
             Some(String::from_utf8_lossy(&b64(&input()?)?).into_owned())
         }
         "xxd" if args.contains(&"-r") && args.contains(&"-p") => {
             let h: String = input()?.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-            let bytes: Vec<u8> = (0..h.len() / 2).filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect();
+            let bytes: Vec<u8> = (0..h.len() / 2)
+                .filter_map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok())
+                .collect();
             Some(String::from_utf8_lossy(&bytes).into_owned())
         }
-        "rev" => Some(input()?.lines().map(|l| l.chars().rev().collect::<String>() + "\n").collect()),
+        "rev" => Some(
+            input()?
+                .lines()
+                .map(|l| l.chars().rev().collect::<String>() + "\n")
+                .collect(),
+        ),
         "tr" if args.len() == 2 => {
             let (from, to) = (tr_set(args[0]), tr_set(args[1]));
             if from.is_empty() || to.is_empty() {

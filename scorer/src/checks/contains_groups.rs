@@ -18,7 +18,7 @@ pub fn grade(hits: usize, total: usize, min_ratio: f64) -> f64 {
 }
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, groups: &[Vec<String>], min_ratio: f64) -> Outcome {
-    let text = match read_text(&ctx.path(artifact)) {
+    let text = match read_text(ctx, artifact) {
         Ok(t) => t,
         Err(o) => return o,
     };

@@ -4,7 +4,7 @@
 use super::{read_text, Ctx, Outcome};
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, ordered: &[String]) -> Outcome {
-    let text = match read_text(&ctx.path(artifact)) {
+    let text = match read_text(ctx, artifact) {
         Ok(t) => t,
         Err(o) => return o,
     };

@@ -1,16 +1,15 @@
 //! `file_min_bytes`: 1 if the file's size is at least N bytes.
 
-use super::{Ctx, Outcome};
+use super::{regular_file, Ctx, Outcome};
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, min: u64) -> Outcome {
-    match std::fs::metadata(ctx.path(artifact)) {
-        Ok(m) if m.is_file() => Outcome::bool(
+    match regular_file(ctx, artifact) {
+        Ok((_, m)) => Outcome::bool(
             m.len() >= min,
             format!("{} bytes >= {min}", m.len()),
             format!("{} bytes < {min}", m.len()),
         ),
-        Ok(_) => Outcome::fail("not a file"),
-        Err(_) => Outcome::fail("missing file"),
+        Err(o) => o,
     }
 }
 

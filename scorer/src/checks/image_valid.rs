@@ -1,7 +1,7 @@
 //! `image_valid`: a real PNG: signature, an `IEND` chunk, a full decode with the `png` crate, and
 //! at least the minimum width and height.
 
-use super::{Ctx, Outcome};
+use super::{read_bytes, Ctx, Outcome};
 
 const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
 
@@ -29,9 +29,9 @@ pub fn decode(bytes: &[u8]) -> Result<(u32, u32), String> {
 }
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, min_w: u32, min_h: u32) -> Outcome {
-    let bytes = match std::fs::read(ctx.path(artifact)) {
+    let bytes = match read_bytes(ctx, artifact) {
         Ok(b) => b,
-        Err(_) => return Outcome::fail("missing file"),
+        Err(o) => return o,
     };
     match decode(&bytes) {
         Ok((w, h)) => Outcome::bool(

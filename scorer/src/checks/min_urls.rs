@@ -8,7 +8,7 @@ pub fn count_urls(text: &str) -> usize {
 }
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, min: u64) -> Outcome {
-    let text = match read_text(&ctx.path(artifact)) {
+    let text = match read_text(ctx, artifact) {
         Ok(t) => t,
         Err(o) => return o,
     };

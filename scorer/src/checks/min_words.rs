@@ -22,7 +22,7 @@ pub fn grade(words: usize, min: u64) -> f64 {
 }
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str, min: u64) -> Outcome {
-    let text = match read_text(&ctx.path(artifact)) {
+    let text = match read_text(ctx, artifact) {
         Ok(t) => t,
         Err(o) => return o,
     };

@@ -63,18 +63,66 @@ impl Outcome {
     }
 }
 
-/// Reads an artifact as text (lossy UTF-8); `Err` holds the failing detail (missing file …).
-pub fn read_text(path: &Path) -> Result<String, Outcome> {
-    if path.is_dir() {
+/// Largest artifact a check reads (a hostile workdir must not exhaust memory).
+pub const MAX_ARTIFACT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Resolves an artifact to a regular file inside the workdir. Symlinks are followed only while
+/// they stay inside the workdir, so an agent cannot point a scored name at `/dev/zero` or at
+/// files elsewhere on the machine.
+pub fn regular_file(
+    ctx: &Ctx<'_>,
+    artifact: &str,
+) -> Result<(PathBuf, std::fs::Metadata), Outcome> {
+    let path = ctx.path(artifact);
+    let real = match path.canonicalize() {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Outcome::fail("missing file"))
+        }
+        Err(e) => return Err(Outcome::fail(format!("cannot resolve: {e}"))),
+    };
+    let root = ctx
+        .workdir
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.workdir.to_path_buf());
+    if !real.starts_with(&root) {
+        return Err(Outcome::fail(
+            "resolves outside the workdir (symlink); not read",
+        ));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| Outcome::fail(format!("cannot stat: {e}")))?;
+    if meta.is_dir() {
+        return Err(Outcome::fail("is a folder, not a file"));
+    }
+    if !meta.is_file() {
+        return Err(Outcome::fail("not a regular file"));
+    }
+    Ok((real, meta))
+}
+
+/// Reads an artifact's bytes (see [`regular_file`]); `Err` holds the failing outcome.
+pub fn read_bytes(ctx: &Ctx<'_>, artifact: &str) -> Result<Vec<u8>, Outcome> {
+    let (real, meta) = regular_file(ctx, artifact)?;
+    if meta.len() > MAX_ARTIFACT_BYTES {
         return Err(Outcome::fail(format!(
-            "{} is a folder, not a file",
-            path.display()
+            "larger than {MAX_ARTIFACT_BYTES} bytes; not read"
         )));
     }
-    match std::fs::read(path) {
-        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Outcome::fail("missing file")),
-        Err(e) => Err(Outcome::fail(format!("cannot read: {e}"))),
+    std::fs::read(&real).map_err(|e| Outcome::fail(format!("cannot read: {e}")))
+}
+
+/// Reads an artifact as text (lossy UTF-8).
+pub fn read_text(ctx: &Ctx<'_>, artifact: &str) -> Result<String, Outcome> {
+    read_bytes(ctx, artifact).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// File name for a temporary copy of an artifact (its basename, or a neutral one).
+pub(crate) fn basename_py(artifact: &str) -> String {
+    let b = lrab_tasks::fsutil::basename(artifact);
+    if b.is_empty() || b == "." || b == ".." {
+        "module.py".to_string()
+    } else {
+        b.to_string()
     }
 }
 
@@ -145,6 +193,40 @@ pub(crate) mod testutil {
         pub fn write_pack(&self, rel: &str, bytes: impl AsRef<[u8]>) {
             write(self.pack.path(), rel, bytes.as_ref());
         }
+    }
+
+    #[test]
+    fn symlinks_out_of_the_workdir_and_devices_are_not_read() {
+        let d = Dirs::new();
+        d.write_pack("secret.txt", "top secret words here");
+        std::os::unix::fs::symlink(
+            d.pack.path().join("secret.txt"),
+            d.work.path().join("leak.md"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.work.path().join("zero.md")).unwrap();
+        d.write("real.md", "inside words");
+        std::os::unix::fs::symlink("real.md", d.work.path().join("alias.md")).unwrap();
+        let c = d.ctx();
+        let leak = crate::checks::read_text(&c, "leak.md").unwrap_err();
+        assert!(
+            leak.detail.contains("outside the workdir"),
+            "{}",
+            leak.detail
+        );
+        assert_eq!(
+            crate::checks::contains_any::run(&c, "leak.md", &s(&["secret"])).score,
+            0.0
+        );
+        assert_eq!(crate::checks::min_words::run(&c, "zero.md", 1).score, 0.0);
+        assert_eq!(
+            crate::checks::file_min_bytes::run(&c, "zero.md", 0).score,
+            0.0
+        );
+        assert_eq!(
+            crate::checks::read_text(&c, "alias.md").unwrap(),
+            "inside words"
+        );
     }
 
     fn write(base: &Path, rel: &str, bytes: &[u8]) {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{Ctx, Outcome};
+use super::{read_bytes, Ctx, Outcome};
 use crate::command;
 
 /// Interpreter used for compilation (`LRAB_PYTHON` overrides).
@@ -12,24 +12,17 @@ pub fn python() -> String {
 }
 
 pub fn run(ctx: &Ctx<'_>, artifact: &str) -> Outcome {
-    let src = ctx.path(artifact);
-    if !src.is_file() {
-        return Outcome::fail("missing file");
-    }
+    let bytes = match read_bytes(ctx, artifact) {
+        Ok(b) => b,
+        Err(o) => return o,
+    };
     let tmp = match tempfile::tempdir() {
         Ok(t) => t,
         Err(e) => return Outcome::fail(format!("cannot create temp dir: {e}")),
     };
-    let name = src
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let copy = tmp.path().join(if name.is_empty() {
-        "module.py".to_string()
-    } else {
-        name
-    });
-    if let Err(e) = std::fs::copy(&src, &copy) {
+    let name = crate::checks::basename_py(artifact);
+    let copy = tmp.path().join(name);
+    if let Err(e) = std::fs::write(&copy, &bytes) {
         return Outcome::fail(format!("cannot copy: {e}"));
     }
     let copy_s = copy.to_string_lossy().into_owned();

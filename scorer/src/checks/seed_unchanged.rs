@@ -3,7 +3,7 @@
 
 use lrab_tasks::fsutil::{basename, crlf_to_lf, sha256_hex};
 
-use super::{Ctx, Outcome};
+use super::{read_bytes, Ctx, Outcome};
 
 /// `Ok(())` when unchanged; `Err(detail)` otherwise.
 pub fn compare(ctx: &Ctx<'_>, seed_rel: &str) -> Result<(), String> {
@@ -11,8 +11,7 @@ pub fn compare(ctx: &Ctx<'_>, seed_rel: &str) -> Result<(), String> {
     let seed = std::fs::read(&seed_path)
         .map_err(|e| format!("cannot read seed {}: {e}", seed_path.display()))?;
     let name = basename(seed_rel);
-    let work = std::fs::read(ctx.workdir.join(name))
-        .map_err(|_| format!("{name} missing from the workdir"))?;
+    let work = read_bytes(ctx, name).map_err(|o| format!("{name} in the workdir: {}", o.detail))?;
     if sha256_hex(&crlf_to_lf(&seed)) == sha256_hex(&crlf_to_lf(&work)) {
         Ok(())
     } else {

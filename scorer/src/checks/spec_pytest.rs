@@ -24,12 +24,15 @@ mod tests {
         d.write("test_inv.py", SPEC.replace('\n', "\r\n"));
         d.write("inv.py", "def add(a, b):\n    return a - b\n");
         let c = d.ctx();
-        let cmd = "python3 -m pytest test_inv.py -q -p no:cacheprovider";
+        let cmd = "python3 -m pytest test_inv.py -q";
         let o = run(&c, "fixtures/proj/test_inv.py", cmd, "2 passed", 120);
         assert_eq!(o.score, 0.0, "{}", o.detail);
         d.write("inv.py", "def add(a, b):\n    return a + b\n");
         let o = run(&c, "fixtures/proj/test_inv.py", cmd, "2 passed", 120);
         assert_eq!(o.score, 1.0, "{}", o.detail);
+        // Scoring leaves no caches behind in the workdir.
+        assert!(!d.work.path().join(".pytest_cache").exists());
+        assert!(!d.work.path().join("__pycache__").exists());
         // Weakening the spec makes it fail even though pytest would pass.
         d.write(
             "test_inv.py",

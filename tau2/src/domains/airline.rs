@@ -159,11 +159,12 @@ pub struct Reservation {
 }
 
 /// Canonical bytes of the loaded DB, shared by every environment built from it.
+/// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
 pub struct AirlineCache {
     pub flights: TableCache<Flight>,
     pub users: TableCache<User>,
     pub reservations: TableCache<Reservation>,
-    pub hash: String,
+    pub hash: Option<canon::HashCache>,
 }
 
 impl AirlineDb {
@@ -172,30 +173,39 @@ impl AirlineDb {
             flights: TableCache::build(&self.flights),
             users: TableCache::build(&self.users),
             reservations: TableCache::build(&self.reservations),
-            hash: String::new(),
+            hash: None,
         };
-        c.hash = self.hash(Some(&c));
+        c.hash = Some(self.with_views(Some(&c), canon::build_hash_cache));
         c
     }
 
-    pub fn hash(&self, cache: Option<&AirlineCache>) -> String {
-        let f = canon::View {
+    fn with_views<R>(
+        &self,
+        cache: Option<&AirlineCache>,
+        f: impl FnOnce(&mut [(&str, &dyn canon::TableView)]) -> R,
+    ) -> R {
+        let v0 = canon::View {
             table: &self.flights,
             cache: cache.map(|c| &c.flights),
         };
-        let u = canon::View {
+        let v1 = canon::View {
             table: &self.users,
             cache: cache.map(|c| &c.users),
         };
-        let r = canon::View {
+        let v2 = canon::View {
             table: &self.reservations,
             cache: cache.map(|c| &c.reservations),
         };
-        let base = cache.map(|c| c.hash.as_str()).filter(|h| !h.is_empty());
-        canon::hash_tables(
-            &mut [("flights", &f), ("users", &u), ("reservations", &r)],
-            base,
-        )
+        f(&mut [
+            ("flights", &v0 as &dyn canon::TableView),
+            ("users", &v1 as &dyn canon::TableView),
+            ("reservations", &v2 as &dyn canon::TableView),
+        ])
+    }
+
+    pub fn hash(&self, cache: Option<&AirlineCache>) -> String {
+        let hc = cache.and_then(|c| c.hash.as_ref());
+        self.with_views(cache, |t| canon::hash_tables(t, hc))
     }
 }
 

@@ -120,11 +120,12 @@ pub struct Order {
     pub return_payment_method_id: Option<String>,
 }
 
+/// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
 pub struct RetailCache {
     pub products: TableCache<Product>,
     pub users: TableCache<User>,
     pub orders: TableCache<Order>,
-    pub hash: String,
+    pub hash: Option<canon::HashCache>,
 }
 
 impl RetailDb {
@@ -133,27 +134,39 @@ impl RetailDb {
             products: TableCache::build(&self.products),
             users: TableCache::build(&self.users),
             orders: TableCache::build(&self.orders),
-            hash: String::new(),
+            hash: None,
         };
-        c.hash = self.hash(Some(&c));
+        c.hash = Some(self.with_views(Some(&c), canon::build_hash_cache));
         c
     }
 
-    pub fn hash(&self, cache: Option<&RetailCache>) -> String {
-        let p = canon::View {
+    fn with_views<R>(
+        &self,
+        cache: Option<&RetailCache>,
+        f: impl FnOnce(&mut [(&str, &dyn canon::TableView)]) -> R,
+    ) -> R {
+        let v0 = canon::View {
             table: &self.products,
             cache: cache.map(|c| &c.products),
         };
-        let u = canon::View {
+        let v1 = canon::View {
             table: &self.users,
             cache: cache.map(|c| &c.users),
         };
-        let o = canon::View {
+        let v2 = canon::View {
             table: &self.orders,
             cache: cache.map(|c| &c.orders),
         };
-        let base = cache.map(|c| c.hash.as_str()).filter(|h| !h.is_empty());
-        canon::hash_tables(&mut [("products", &p), ("users", &u), ("orders", &o)], base)
+        f(&mut [
+            ("products", &v0 as &dyn canon::TableView),
+            ("users", &v1 as &dyn canon::TableView),
+            ("orders", &v2 as &dyn canon::TableView),
+        ])
+    }
+
+    pub fn hash(&self, cache: Option<&RetailCache>) -> String {
+        let hc = cache.and_then(|c| c.hash.as_ref());
+        self.with_views(cache, |t| canon::hash_tables(t, hc))
     }
 }
 

@@ -1,0 +1,21 @@
+//! Stand-alone entry point for the probe suite until `lrab safety` is wired into the CLI.
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(name = "lrab-safety", about = "Run the lrab safety probe suite")]
+struct Cli {
+    #[command(flatten)]
+    args: lrab_safety::cli::SafetyArgs,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match lrab_safety::cli::run(&cli.args) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("lrab safety: error: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
