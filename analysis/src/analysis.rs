@@ -273,12 +273,15 @@ fn grid(cells: &[Cell]) -> Grid<'_> {
     g
 }
 
+/// One paired task: (task, tier, focal score, other score).
+type Pair = (String, u8, f64, f64);
+
 /// Paired differences (a - b) over the tasks both have, in task order, with their tiers, plus
 /// the tasks only one side has.
 fn paired<'a>(
     a: Option<&BTreeMap<&'a str, &'a Cell>>,
     b: Option<&BTreeMap<&'a str, &'a Cell>>,
-) -> (Vec<(String, u8, f64, f64)>, Vec<String>) {
+) -> (Vec<Pair>, Vec<String>) {
     let empty = BTreeMap::new();
     let (a, b) = (a.unwrap_or(&empty), b.unwrap_or(&empty));
     let mut out = Vec::new();
@@ -293,7 +296,7 @@ fn paired<'a>(
     (out, unpaired)
 }
 
-fn by_tier(pairs: &[(String, u8, f64, f64)]) -> Vec<Vec<f64>> {
+fn by_tier(pairs: &[Pair]) -> Vec<Vec<f64>> {
     let mut m: BTreeMap<u8, Vec<f64>> = BTreeMap::new();
     for (_, tier, a, b) in pairs {
         m.entry(*tier).or_default().push(a - b);

@@ -43,6 +43,9 @@ pub struct AnalyzeArgs {
     /// Do not print the summary tables to stdout.
     #[arg(long)]
     pub quiet: bool,
+    /// Print the wall time of each phase (load, statistics, figures, report) to stderr.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 impl AnalyzeArgs {
@@ -59,6 +62,7 @@ impl AnalyzeArgs {
             rng: RngKind::Chacha,
             no_figures: false,
             quiet: false,
+            timings: false,
         }
     }
 }
@@ -94,7 +98,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     if args.resamples == 0 {
         bail!("--resamples must be at least 1");
     }
+    let t0 = std::time::Instant::now();
     let ds = crate::load::load(&args.inputs)?;
+    let t_load = t0.elapsed();
     if ds.cells.is_empty() && ds.tau.is_empty() && ds.ablations.is_empty() {
         bail!("no data rows in the inputs");
     }
@@ -107,7 +113,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         rng: args.rng,
         ..Config::default()
     };
+    let t1 = std::time::Instant::now();
     let a = analyze(&ds, &cfg);
+    let t_stats = t1.elapsed();
+    let t2 = std::time::Instant::now();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("{}: cannot create output directory", args.out.display()))?;
     let mut files = Vec::new();
@@ -139,6 +148,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
             svgs.push((rel, svg));
         }
     }
+    let t_figs = t2.elapsed();
+    let t3 = std::time::Instant::now();
     let prov = Provenance {
         sources: ds.sources.clone(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -158,6 +169,17 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         files.push(p);
     }
     let summary = tables_markdown(&a);
+    if args.timings {
+        eprintln!(
+            "timings: load {:.3} s, statistics {:.3} s, figures {:.3} s, report {:.3} s, total {:.3} s ({} cells)",
+            t_load.as_secs_f64(),
+            t_stats.as_secs_f64(),
+            t_figs.as_secs_f64(),
+            t3.elapsed().as_secs_f64(),
+            t0.elapsed().as_secs_f64(),
+            ds.cells.len()
+        );
+    }
     if !args.quiet {
         print!("{summary}");
         for c in &a.caveats {

@@ -40,6 +40,8 @@ fn colour(i: usize) -> RGBColor {
 }
 
 type Area<DB> = DrawingArea<DB, Shift>;
+/// Optional (lo, hi) whisker per bar, per series.
+type Whiskers = [Vec<Option<(f64, f64)>>];
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing failed: {e:?}")
@@ -99,7 +101,7 @@ fn grouped_bars<DB: DrawingBackend>(
     y_desc: &str,
     cats: &[String],
     series: &[(String, Vec<Option<f64>>)],
-    whiskers: Option<&[Vec<Option<(f64, f64)>>]>,
+    whiskers: Option<&Whiskers>,
     y_range: (f64, f64),
     value_labels: bool,
 ) -> Result<()> {

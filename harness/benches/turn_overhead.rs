@@ -55,19 +55,28 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
-fn bench(c: &mut Criterion) {
+fn report(label: &str, ablate: &str) {
     let mut all = Vec::new();
     for _ in 0..10 {
-        all.extend(conversation());
+        all.extend(conversation_with(ablate));
     }
     all.sort();
     println!(
-        "turn overhead over {} turns: p50 {:?}, p99 {:?}, max {:?}",
+        "turn overhead ({label}) over {} turns: p50 {:?}, p99 {:?}, max {:?}",
         all.len(),
         pct(&all, 0.50),
         pct(&all, 0.99),
         all.last().unwrap()
     );
+}
+
+fn bench(c: &mut Criterion) {
+    report("all mechanisms", "");
+    if std::env::var("LRAB_BENCH_BREAKDOWN").is_ok() {
+        report("no checkpoint", "resilience");
+        report("no backups", "edit_safety");
+        report("no checkpoint, no backups", "resilience,edit_safety");
+    }
     let mut g = c.benchmark_group("turn_overhead");
     g.sample_size(10);
     g.bench_function("100_turn_conversation", |b| b.iter(conversation));

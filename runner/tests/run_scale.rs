@@ -278,3 +278,25 @@ fn matrix_file_and_arm_groups() {
         text(&o)
     );
 }
+
+#[test]
+fn relative_out_folder_gives_arms_absolute_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    std::fs::write(
+        arms.join("strict.toml"),
+        "name = \"strict\"\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"test -f \\\"$0\\\" && test -d \\\"$1\\\" || exit 7; printf 'S001\\\\n' > shortlist.md\", \"{prompt_file}\", \"{workdir}\"]\napi = \"ollama\"\n",
+    )
+    .unwrap();
+    let o = lrab()
+        .current_dir(d.path())
+        .args(["run", "--arms-dir", "arms", "--out", "results", "--arms", "strict"])
+        .args(["--models", "sim-2b", "--tasks", "WF-01", "--run-id", "rel"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = data_rows(&d.path().join("results/rel"));
+    assert!(rows[0].contains(",0,completed,"), "{rows:?}");
+}

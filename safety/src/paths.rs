@@ -356,7 +356,7 @@ pub fn check_access(
             let task_copy = is_env_file(&name)
                 && matches!(wd, Place::Inside)
                 && place(&lex, ctx) == Place::Inside;
-            if !(task_copy && access == Access::Read) && !(task_copy && access == Access::Write) {
+            if !task_copy {
                 return Err(deny(
                     Ring::Boundary,
                     format!("'{raw}' is a sensitive path ({}) — credentials, keys and shell start-up files are never touched", real.display()),
@@ -429,4 +429,91 @@ pub(crate) fn deny(ring: Ring, reason: String, alternative: Option<String>) -> V
         reason,
         alternative,
     }
+}
+
+/// Shell-style match of one path component (`*`, `?`, `[...]`); a leading dot must be matched
+/// explicitly, as in the shell.
+pub fn glob_match(pat: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pat.starts_with('.') {
+        return false;
+    }
+    fn m(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|k| m(&p[1..], &n[k..])),
+            Some('?') => !n.is_empty() && m(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(end) = p.iter().position(|&c| c == ']') else {
+                    return !n.is_empty() && n[0] == '[' && m(&p[1..], &n[1..]);
+                };
+                if n.is_empty() {
+                    return false;
+                }
+                let set = &p[1..end];
+                let (neg, set) = if set.first() == Some(&'!') || set.first() == Some(&'^') {
+                    (true, &set[1..])
+                } else {
+                    (false, set)
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == '-' {
+                        hit |= set[i] <= n[0] && n[0] <= set[i + 2];
+                        i += 3;
+                    } else {
+                        hit |= set[i] == n[0];
+                        i += 1;
+                    }
+                }
+                hit != neg && m(&p[end + 1..], &n[1..])
+            }
+            Some(c) => !n.is_empty() && n[0] == *c && m(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pat.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    m(&p, &n)
+}
+
+/// Expand a glob pattern against the filesystem (bounded), the way the shell would before the
+/// command sees it. Returns absolute paths; no match → empty.
+pub fn glob_expand(pattern: &str, cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    let expanded = expand_home(pattern, home);
+    let abs = if expanded.starts_with('/') {
+        PathBuf::from(&expanded)
+    } else {
+        cwd.join(&expanded)
+    };
+    let mut cur = vec![PathBuf::from("/")];
+    for c in abs.components() {
+        let Component::Normal(os) = c else {
+            if c == Component::ParentDir {
+                cur = cur.into_iter().map(|p| p.join("..")).collect();
+            }
+            continue;
+        };
+        let part = os.to_string_lossy();
+        if part.contains(['*', '?', '[']) {
+            let mut next = Vec::new();
+            for d in &cur {
+                if let Ok(rd) = std::fs::read_dir(d) {
+                    for e in rd.flatten().take(2000) {
+                        if glob_match(&part, &e.file_name().to_string_lossy()) {
+                            next.push(e.path());
+                        }
+                    }
+                }
+            }
+            next.sort();
+            next.truncate(500);
+            cur = next;
+        } else {
+            cur = cur.into_iter().map(|p| p.join(os)).collect();
+        }
+        if cur.is_empty() {
+            break;
+        }
+    }
+    cur
 }

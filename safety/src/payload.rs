@@ -248,10 +248,8 @@ pub(crate) fn inspect(
         };
         match cmd {
             Some(c) => a.source(&c, &mut env.clone(), depth + 1),
-            None if strict || name == "exec" && lang == Lang::Python => {
-                if !(name == "exec" && lang == Lang::Python && !strict) {
-                    a.add(Ring::Irreversible, format!("{name}(…) runs a command or code built at run time, which cannot be inspected"), Some("write the literal command"));
-                }
+            None if strict => {
+                a.add(Ring::Irreversible, format!("{name}(…) runs a command or code built at run time, which cannot be inspected"), Some("write the literal command"));
             }
             None => {}
         }

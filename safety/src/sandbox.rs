@@ -24,7 +24,7 @@ pub enum Sandbox {
     None,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Policy {
     pub network: bool,
     /// Paths that must not be readable (e.g. the real `~/.ssh`).
@@ -33,17 +33,6 @@ pub struct Policy {
     pub force: Option<Sandbox>,
     /// Run without confinement when none is available.
     pub allow_unconfined: bool,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            network: false,
-            hide: Vec::new(),
-            force: None,
-            allow_unconfined: false,
-        }
-    }
 }
 
 fn landlock_abi() -> i32 {

@@ -155,6 +155,18 @@ fn cli_runs_and_writes_json() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["results"].as_array().unwrap().len() >= 48);
+    // deterministic: a second run gives byte-identical JSON
+    let json2 = d.path().join("r2.json");
+    let args2 = lrab_safety::cli::SafetyArgs {
+        prompts: None,
+        json: Some(json2.clone()),
+        backend: None,
+    };
+    assert_eq!(lrab_safety::cli::run(&args2).unwrap(), 0);
+    assert_eq!(
+        std::fs::read(&json).unwrap(),
+        std::fs::read(&json2).unwrap()
+    );
     let bad = lrab_safety::cli::SafetyArgs {
         prompts: None,
         json: None,

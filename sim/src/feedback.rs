@@ -59,10 +59,15 @@ const REPEAT: &[&str] = &[
     "duplicate call",
 ];
 
-fn precise_re() -> &'static Regex {
+fn line_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?i)\bline \d+|\.[a-z]{1,5}:\d+").expect("valid regex"))
+}
+
+fn file_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"(?i)[\w./-]+\.[a-z]{1,5}"?(, line |:| line )\d+"#).expect("valid regex")
+        Regex::new(r"(?i)\b[\w-]+\.(py|md|txt|csv|json|yaml|yml|toml|sh|js|ts|html|tsv|log)\b").expect("valid regex")
     })
 }
 
@@ -92,7 +97,7 @@ pub fn classify(text: &str) -> Feedback {
         present: true,
         not_run: has(NOT_RUN),
         error,
-        precise: error && precise_re().is_match(&lower),
+        precise: error && line_re().is_match(&lower) && file_re().is_match(&lower),
         repeat_warning: has(REPEAT),
     }
 }
@@ -138,6 +143,9 @@ mod tests {
         assert!(classify("9 passed, 1 failed").error);
         let f = classify("FAILED test_inventory.py::test_add - AssertionError\ntest_inventory.py:42: AssertionError");
         assert!(f.precise);
+        let f = classify("warning: m.py does not parse as Python: File \"<unknown>\", line 71\nSyntaxError: invalid syntax");
+        assert!(f.precise);
+        assert!(!classify("SyntaxError on line 3").precise);
     }
 
     #[test]

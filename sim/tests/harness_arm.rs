@@ -77,6 +77,9 @@ fn harness_recovers_from_each_failure_form_it_targets() {
         let (s, out) = run_harness(&sim.url(), model, task);
         report.push(format!("{model} {task} {s}"));
         if s < 1.0 {
+            if let Some(dir) = std::env::var_os("LRAB_SIM_TEST_LOG") {
+                let _ = std::fs::write(PathBuf::from(dir).join(format!("{model}-{task}.txt")), &out);
+            }
             eprintln!("--- {model} on {task} scored {s}\n{}", out.lines().rev().take(25).collect::<Vec<_>>().join("\n"));
         }
     }

@@ -148,7 +148,7 @@ impl<M: Model> HarnessAgent<M> {
             .push(format!("context: dropped {dropped} old messages"));
     }
 
-    fn to_message(&mut self, text: &str, calls: Vec<HCall>) -> Message {
+    fn make_message(&mut self, text: &str, calls: Vec<HCall>) -> Message {
         let content = (!text.trim().is_empty()).then(|| text.to_string());
         if calls.is_empty() {
             return Message {
@@ -253,7 +253,7 @@ impl<M: Model> Agent for HarnessAgent<M> {
                     | LoopVerdict::Paused { .. } => {
                         self.events.push(format!("anti_loop: {}", c.name));
                         if fallback.is_none() {
-                            fallback = Some(self.to_message("", calls.clone()));
+                            fallback = Some(self.make_message("", calls.clone()));
                         }
                         nudges.push(HMsg::assistant("", calls.clone()));
                         for call in &calls {
@@ -270,13 +270,13 @@ impl<M: Model> Agent for HarnessAgent<M> {
             } else if last_text.as_deref() == Some(rescued_text.trim()) {
                 self.events.push("repeat_nudge".into());
                 if fallback.is_none() {
-                    fallback = Some(self.to_message(&rescued_text, vec![]));
+                    fallback = Some(self.make_message(&rescued_text, vec![]));
                 }
                 nudges.push(HMsg::assistant(rescued_text.clone(), vec![]));
                 nudges.push(HMsg::nudge(REPEAT_NUDGE));
                 continue;
             }
-            return Ok(self.to_message(&rescued_text, calls));
+            return Ok(self.make_message(&rescued_text, calls));
         }
         // Out of re-asks: let the first answer through rather than stall the conversation.
         fallback.ok_or_else(|| anyhow!("no usable reply after {MAX_REASKS} re-asks"))

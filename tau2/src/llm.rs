@@ -82,6 +82,9 @@ fn to_ollama(m: &WireMsg) -> Value {
     }
     if let Some(obj) = o.as_object_mut() {
         obj.remove("tool_call_id");
+        if let Some(Value::String(n)) = obj.remove(TOOL_NAME_KEY) {
+            obj.insert("tool_name".into(), json!(n));
+        }
         if obj.get("content").is_some_and(|c| c.is_null()) {
             obj.insert("content".into(), json!(""));
         }
@@ -118,8 +121,18 @@ pub fn chat(b: &Backend, messages: &[WireMsg], tools: &[Value]) -> Result<Reply>
             ("/api/chat", body)
         }
         Api::OpenAi => {
+            let clean: Vec<Value> = messages
+                .iter()
+                .map(|m| {
+                    let mut m = m.clone();
+                    if let Some(o) = m.as_object_mut() {
+                        o.remove(TOOL_NAME_KEY);
+                    }
+                    m
+                })
+                .collect();
             let mut body =
-                json!({"model": b.model, "messages": messages, "temperature": b.temperature});
+                json!({"model": b.model, "messages": clean, "temperature": b.temperature});
             if let Some(s) = b.seed {
                 body["seed"] = json!(s);
             }
@@ -200,7 +213,11 @@ fn parse_reply(api: Api, text: &str) -> Result<Reply> {
 /// The agent's view of the trajectory in OpenAI shape (tool calls with ids, tool results).
 pub fn agent_view(system: &str, traj: &[Message]) -> Vec<WireMsg> {
     let mut out = vec![json!({"role": "system", "content": system})];
+    let mut names = std::collections::HashMap::new();
     for m in traj {
+        for c in m.tool_calls.iter().flatten() {
+            names.insert(c.id.clone(), c.name.clone());
+        }
         match m.role.as_str() {
             "assistant" => {
                 let mut w = json!({"role": "assistant", "content": m.content});
@@ -211,13 +228,18 @@ pub fn agent_view(system: &str, traj: &[Message]) -> Vec<WireMsg> {
             }
             "user" if !m.is_tool_call() => out.push(json!({"role": "user", "content": m.content})),
             "tool" if m.requestor.as_deref() != Some("user") => {
-                out.push(json!({"role": "tool", "tool_call_id": m.id, "content": m.content}))
+                let name = m.id.as_ref().and_then(|id| names.get(id)).cloned();
+                out.push(json!({"role": "tool", "tool_call_id": m.id, "content": m.content, TOOL_NAME_KEY: name}))
             }
             _ => {}
         }
     }
     out
 }
+
+/// Private key carrying a tool result's tool name: sent as `tool_name` to Ollama, dropped
+/// for OpenAI-compatible servers (which match results by `tool_call_id`).
+const TOOL_NAME_KEY: &str = "_tool_name";
 
 /// The agent instruction block wrapped around the policy (upstream's LLM agent shape,
 /// in our own words).

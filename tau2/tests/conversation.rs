@@ -31,7 +31,6 @@ fn converse(
 
 #[test]
 fn gold_agent_reaches_reward_one() {
-    let dir = common::data_dir();
     let cases = [
         (DomainKind::Airline, vec!["7", "14", "23", "11"]),
         (DomainKind::Retail, vec!["33", "34"]),
@@ -130,7 +129,7 @@ impl Agent for Looper {
 fn max_steps_ends_the_run_with_reward_zero() {
     let d = common::domain(DomainKind::Airline);
     let (out, ev) = converse(
-        &d,
+        d,
         "0",
         &mut Looper(0),
         &Limits {

@@ -103,6 +103,24 @@ fn run_mock(api: Api) {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(u["messages"][1]["content"], GREETING);
+    // The tool result reaches the agent with its call id (OpenAI) or tool name (Ollama).
+    let (_, after_tool) = log.iter().rfind(|(_, b)| !is_user_request(b)).unwrap();
+    let tool_msg = after_tool["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(tool_msg.get("_tool_name").is_none());
+    if openai {
+        assert!(tool_msg["tool_call_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("assistant_call_"));
+        assert!(tool_msg.get("tool_name").is_none());
+    } else {
+        assert_eq!(tool_msg["tool_name"], "create_task");
+    }
     if openai {
         assert_eq!(a["seed"], 7);
     } else {
@@ -181,7 +199,7 @@ fn nl_assertions_need_a_judge_and_use_it_when_given() {
             backend: Backend::new(&url, Api::Ollama, "judge"),
         };
         let ev = evaluate(
-            &d,
+            d,
             task,
             &out.messages,
             &out.termination,

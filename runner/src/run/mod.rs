@@ -271,9 +271,17 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         quiet_max_ms: opts.cell.quiet.max.as_millis() as u64,
         grace_ms: opts.cell.grace.as_millis() as u64,
         sim_seed: opts.sim_seed,
-        pack: opts.pack_dir.display().to_string(),
-        arms_dir: opts.arms_dir.display().to_string(),
+        pack: absolute(&opts.pack_dir),
+        arms_dir: absolute(&opts.arms_dir),
     }
+}
+
+/// A path as an absolute string (so `--resume` works from any folder).
+fn absolute(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
 }
 
 /// Turns a manifest's matrix back into options (for `--resume`).
@@ -371,6 +379,9 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         }
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("create {}", run_dir.display()))?;
+    // Arms run with cwd = their workdir: every path handed to them must be absolute.
+    let run_dir = std::fs::canonicalize(&run_dir)
+        .with_context(|| format!("resolve {}", run_dir.display()))?;
     let _lock = lock_run(&run_dir)?;
     process::install_interrupt_handler();
     let run_id = run_dir

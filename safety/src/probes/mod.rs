@@ -927,6 +927,14 @@ pub fn run_probe(
                 .join(", "),
         )
     };
+    // temp paths differ between runs; the report must not
+    let mut detail = detail;
+    for b in [
+        base.canonicalize().unwrap_or_else(|_| base.to_path_buf()),
+        base.to_path_buf(),
+    ] {
+        detail = detail.replace(&*b.to_string_lossy(), "<probes>");
+    }
     let detail = if irr_blocked < irr_steps {
         format!("irreversible step allowed by the classifier (not executed); {detail}")
     } else {

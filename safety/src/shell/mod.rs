@@ -616,6 +616,16 @@ impl<'a> Analyzer<'a> {
         if f.lead_dynamic || f.text.is_empty() {
             return None;
         }
+        if f.text.contains(['*', '?', '[']) {
+            let cwd = env.cwd.clone()?;
+            for p in paths::glob_expand(&f.text, &cwd, &self.ctx.home) {
+                let before = self.findings.len();
+                self.write_target(&F::lit(&p.to_string_lossy()), env, what);
+                if self.findings.len() > before {
+                    return None;
+                }
+            }
+        }
         let text = paths::expand_home(&f.text, &self.ctx.home);
         let cwd = env.cwd.clone()?;
         let real = paths::resolve(&text, &cwd, &self.ctx.home);
@@ -685,6 +695,18 @@ impl<'a> Analyzer<'a> {
     pub fn read_target(&mut self, f: &F, env: &Env) {
         if f.lead_dynamic || f.text.is_empty() {
             return;
+        }
+        if f.text.contains(['*', '?', '[']) {
+            if let Some(cwd) = env.cwd.clone() {
+                for p in paths::glob_expand(&f.text, &cwd, &self.ctx.home) {
+                    if let Err(v) =
+                        paths::check_access(&p.to_string_lossy(), Access::Read, &cwd, self.ctx)
+                    {
+                        self.add_verdict(v, false);
+                        return;
+                    }
+                }
+            }
         }
         let text = paths::expand_home(&f.text, &self.ctx.home);
         let Some(cwd) = env.cwd.clone() else { return };

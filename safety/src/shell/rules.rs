@@ -193,7 +193,7 @@ pub(crate) fn command(
                         if let Some(s) = args.first().cloned() {
                             args.remove(0);
                             let mut split: Vec<F> = s.text.split_whitespace().map(F::lit).collect();
-                            split.extend(args.drain(..));
+                            split.append(&mut args);
                             args = split;
                         }
                     } else if x.text.starts_with('-') {
@@ -307,9 +307,8 @@ pub(crate) fn command(
                 return;
             }
             "source" | "." => {
-                match rest.first() {
-                    Some(f) => script_file(a, f, env, Lang::Shell, depth),
-                    None => {}
+                if let Some(f) = rest.first() {
+                    script_file(a, f, env, Lang::Shell, depth);
                 }
                 return;
             }
@@ -686,10 +685,10 @@ fn rules(
         {
             a.add(R2, format!("'{name}' formats or repartitions disks"), None)
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "kexec" | "killall5" => {
-            if !(lname == "init" && !matches!(w0, "0" | "6" | "1" | "s")) {
-                a.add(R2, format!("'{name}' stops or restarts the machine"), None)
-            }
+        "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" | "kexec" | "killall5"
+            if lname != "init" || matches!(w0, "0" | "6" | "1" | "s") =>
+        {
+            a.add(R2, format!("'{name}' stops or restarts the machine"), None)
         }
         "dd" => {
             for x in rest {
@@ -775,15 +774,11 @@ fn rules(
                 a.add(R3, "crontab installs scheduled jobs".into(), None);
             }
         }
-        "history" => {
-            if has(rest, 'c', "") || has(rest, 'd', "") || has(rest, 'w', "") {
-                a.add(R2, "history -c/-d/-w wipes shell history".into(), None);
-            }
+        "history" if has(rest, 'c', "") || has(rest, 'd', "") || has(rest, 'w', "") => {
+            a.add(R2, "history -c/-d/-w wipes shell history".into(), None);
         }
-        "unset" => {
-            if words.iter().any(|w| w == "histfile") {
-                a.add(R2, "unset HISTFILE disables shell history".into(), None);
-            }
+        "unset" if words.iter().any(|w| w == "histfile") => {
+            a.add(R2, "unset HISTFILE disables shell history".into(), None);
         }
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             for x in rest {
@@ -797,10 +792,8 @@ fn rules(
                 }
             }
         }
-        "set" => {
-            if words.iter().any(|w| w == "history") && rest.iter().any(|f| f.text == "+o") {
-                a.add(R2, "set +o history disables shell history".into(), None);
-            }
+        "set" if words.iter().any(|w| w == "history") && rest.iter().any(|f| f.text == "+o") => {
+            a.add(R2, "set +o history disables shell history".into(), None);
         }
         "git" => git(a, rest, env),
         "kill" | "pkill" | "killall" => {

@@ -116,6 +116,7 @@ pub(crate) fn eval_simple(
         "which" | "type" => Some(format!("{}\n", args.iter().find(|x| !x.starts_with('-'))?)),
         "command" if args.first() == Some(&"-v") => Some(format!("{}\n", args.get(1)?)),
         "true" | ":" => Some(String::new()),
+        "pwd" => Some(format!("{}\n", env.cwd.as_ref()?.display())),
         _ => None,
     }
 }

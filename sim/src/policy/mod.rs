@@ -417,30 +417,19 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     let n = plan.steps.len();
     let react = &prof.reactions;
 
-    // 1. inside a loop: keep repeating or break out, depending on what came back
-    if let (Some(last), false) = (&hist.last, oracle) {
-        if hist.repeat_run >= 2 && hist.repeat_run < 12 && !last.calls.is_empty() {
-            let stay = if hist.last_fb.not_run {
-                react.loop_stay_blocked
-            } else if hist.last_fb.repeat_warning {
-                react.loop_stay_warned
-            } else {
-                react.loop_stay_plain
-            };
-            if draw(d.h, "loop") < stay {
-                return repeat_of(last, conv, FailureForm::RepeatCall);
-            }
-        }
-    }
-
-    // 2. an error in the result of a step that names a file the model wrote: fix that file,
-    //    more often when the error is precise (file and line)
-    if hist.last_fb.error && matches!(hist.last_action, Some(Action::Step(_))) {
-        let target = (0..n).find(|&k| {
-            hist.written[k]
-                && hist.attempts[k] < 5
+    // 1. an error that names a file the model wrote: fix that file, more often when the error
+    //    is precise (file and line). A generic error counts only as the result of a step (a
+    //    restated task after a finish mentions files and failure words without reporting one).
+    if hist.last_fb.error && (hist.last_fb.precise || matches!(hist.last_action, Some(Action::Step(_)))) {
+        let named = |k: usize| {
+            hist.attempts[k] >= 1
+                && hist.attempts[k] < 12
                 && plan.steps[k].path().is_some_and(|p| mentions(&hist.last_fb_text, p))
-        });
+        };
+        let target = match hist.last_action {
+            Some(Action::Step(k)) if named(k) => Some(k),
+            _ => (0..n).find(|&k| named(k)),
+        };
         if let Some(w) = target {
             let p = if hist.last_fb.precise {
                 react.fix_precise
@@ -451,6 +440,26 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
                 if let Some(call) = canonical(&plan.steps[w], &kit) {
                     return step_turn(conv, plan, w, call, None);
                 }
+            }
+        }
+    }
+
+    // 2. inside a loop of step calls: keep repeating or break out, depending on what came back
+    if let (Some(last), false) = (&hist.last, oracle) {
+        if hist.repeat_run >= 2
+            && hist.repeat_run < 12
+            && !last.calls.is_empty()
+            && matches!(hist.last_action, Some(Action::Step(_)) | None)
+        {
+            let stay = if hist.last_fb.not_run {
+                react.loop_stay_blocked
+            } else if hist.last_fb.repeat_warning {
+                react.loop_stay_warned
+            } else {
+                react.loop_stay_plain
+            };
+            if draw(d.h, "loop") < stay {
+                return repeat_of(last, conv, FailureForm::RepeatCall);
             }
         }
     }
