@@ -291,7 +291,15 @@ fn relative_out_folder_gives_arms_absolute_paths() {
     .unwrap();
     let o = lrab()
         .current_dir(d.path())
-        .args(["run", "--arms-dir", "arms", "--out", "results", "--arms", "strict"])
+        .args([
+            "run",
+            "--arms-dir",
+            "arms",
+            "--out",
+            "results",
+            "--arms",
+            "strict",
+        ])
         .args(["--models", "sim-2b", "--tasks", "WF-01", "--run-id", "rel"])
         .args(FAST)
         .output()

@@ -138,3 +138,23 @@ impl Context {
         self
     }
 }
+
+/// The one call a shell tool needs: classify, then build the confined child. `Err` carries the
+/// message for the model (a refusal) — also when no confinement is available and
+/// `policy.allow_unconfined` is off. `ctx.home` must be the HOME the child will see.
+pub fn guarded_command(
+    command: &str,
+    ctx: &Context,
+    tmp: &Path,
+    policy: &sandbox::Policy,
+) -> Result<(std::process::Command, sandbox::Sandbox), Verdict> {
+    let v = classify_shell(command, ctx);
+    if !v.is_allow() {
+        return Err(v);
+    }
+    sandbox::sandboxed_command(command, &ctx.workdir, tmp, policy).map_err(|e| Verdict::Deny {
+        ring: Ring::Boundary,
+        reason: e.0,
+        alternative: None,
+    })
+}

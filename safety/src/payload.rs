@@ -196,7 +196,31 @@ pub(crate) fn inspect(
             }
         }
     }
-    for (name, args) in find_calls(code, EXEC) {
+    // `from os import system as s`, `import subprocess as sp`, `{execSync: e} = require(…)`:
+    // calls through an alias are treated like the original
+    let aliases = alias_names(code);
+    let mut exec_names: Vec<&str> = EXEC.to_vec();
+    exec_names.extend(
+        aliases
+            .iter()
+            .filter(|(orig, _)| {
+                EXEC.iter()
+                    .any(|e| e.rsplit('.').next() == Some(orig.as_str()))
+            })
+            .map(|(_, al)| al.as_str()),
+    );
+    let mut rmtree_names: Vec<&str> = RMTREE.to_vec();
+    rmtree_names.extend(
+        aliases
+            .iter()
+            .filter(|(orig, _)| {
+                RMTREE
+                    .iter()
+                    .any(|e| e.rsplit('.').next() == Some(orig.as_str()))
+            })
+            .map(|(_, al)| al.as_str()),
+    );
+    for (name, args) in find_calls(code, &exec_names) {
         let list = split_args(&args);
         let Some(first) = list.first() else { continue };
         let cmd = if first.trim_start().starts_with('[') {
@@ -318,7 +342,7 @@ pub(crate) fn inspect(
             }
         }
     }
-    for (name, args) in find_calls(code, RMTREE) {
+    for (name, args) in find_calls(code, &rmtree_names) {
         let list = split_args(&args);
         let recursive = if name.ends_with("Sync") || name.starts_with("fs.") {
             args.contains("recursive")
@@ -348,8 +372,16 @@ pub(crate) fn inspect(
         .chain(find_calls(code, WRITE))
     {
         if let Some(first) = split_args(&args).first() {
-            if let Some(p) = eval_str(first, a, env) {
-                a.write_target(&F::lit(&p), env, &format!("{name}()"));
+            match eval_str(first, a, env) {
+                Some(p) => {
+                    a.write_target(&F::lit(&p), env, &format!("{name}()"));
+                }
+                None if strict => a.add(
+                    Ring::Boundary,
+                    format!("{name}() of a path computed at run time cannot be checked"),
+                    Some("name the file inside the working directory literally"),
+                ),
+                None => {}
             }
         }
     }
@@ -478,13 +510,36 @@ pub(crate) fn inspect(
     }
     if strict
         && lang == Lang::Python
-        && ["exec(", "eval(", "compile(", "__import__(", "getattr("]
-            .iter()
-            .any(|k| code.contains(k))
+        && [
+            "exec(",
+            "eval(",
+            "compile(",
+            "__import__(",
+            "getattr(",
+            "__dict__",
+            "vars(",
+            "globals(",
+            "__getattribute__",
+            "importlib",
+            "methodcaller",
+        ]
+        .iter()
+        .any(|k| code.contains(k))
     {
         let decoded_any = code.contains("b64decode") || code.contains("fromhex");
         let literal_import = code.contains("__import__('") || code.contains("__import__(\"");
-        if !(decoded_any || literal_import) || code.contains("getattr(") {
+        let reflective = [
+            "getattr(",
+            "__dict__",
+            "vars(",
+            "globals(",
+            "__getattribute__",
+            "importlib",
+            "methodcaller",
+        ]
+        .iter()
+        .any(|k| code.contains(k));
+        if !(decoded_any || literal_import) || reflective {
             a.add(Ring::Irreversible, "payload builds and runs code at run time (exec/eval/getattr), which cannot be inspected".into(), Some("write the code plainly"));
         }
     }
@@ -877,6 +932,32 @@ fn path_method_calls(code: &str) -> Vec<(String, String)> {
                 .take_while(|c| c.is_alphanumeric() || *c == '_')
                 .collect();
             out.push((method, format!("Path({inner})")));
+        }
+    }
+    out
+}
+
+/// `(original, alias)` pairs from `import a as b`, `from m import a as b`, and JS destructuring
+/// `{ a: b }`.
+fn alias_names(code: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for w in words.windows(3) {
+        if w[1] == "as" {
+            out.push((
+                w[0].rsplit('.').next().unwrap_or(w[0]).to_string(),
+                w[2].to_string(),
+            ));
+        }
+    }
+    for w in words.windows(2) {
+        if let Some(orig) = w[0].strip_suffix(':') {
+            if !orig.is_empty() {
+                out.push((orig.to_string(), w[1].to_string()));
+            }
         }
     }
     out

@@ -240,3 +240,20 @@ fn no_capabilities_and_no_signals_outside() {
         }
     }
 }
+
+#[test]
+fn guarded_command_refuses_or_confines() {
+    let root = tempfile::tempdir().unwrap();
+    let wd = root.path().join("w");
+    let tmp = root.path().join("t");
+    std::fs::create_dir_all(&wd).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let ctx = lrab_safety::Context::new(&wd, &root.path().join("home")).with_writable(&tmp);
+    let policy = Policy::default();
+    let v = lrab_safety::guarded_command("rm -rf ../", &ctx, &tmp, &policy).unwrap_err();
+    assert!(v.message().contains("refused"), "{}", v.message());
+    let (c, used) = lrab_safety::guarded_command("echo ok > a.txt", &ctx, &tmp, &policy).unwrap();
+    println!("guarded_command backend: {}", used.describe());
+    assert!(run(c).0);
+    assert_eq!(std::fs::read_to_string(wd.join("a.txt")).unwrap(), "ok\n");
+}

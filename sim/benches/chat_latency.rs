@@ -10,7 +10,10 @@ use lrab_sim::{catalog, SimConfig, TaskIndex};
 use serde_json::{json, Value};
 
 fn tool(name: &str, props: &[&str]) -> Value {
-    let p: serde_json::Map<String, Value> = props.iter().map(|k| ((*k).to_string(), json!({"type": "string"}))).collect();
+    let p: serde_json::Map<String, Value> = props
+        .iter()
+        .map(|k| ((*k).to_string(), json!({"type": "string"})))
+        .collect();
     json!({"type": "function", "function": {"name": name, "description": "a tool", "parameters": {"type": "object", "properties": p, "required": props}}})
 }
 
@@ -18,7 +21,10 @@ fn tool(name: &str, props: &[&str]) -> Value {
 fn long_body(tokens: usize) -> String {
     let pack = lrab_tasks::Pack::load(lrab_tasks::Pack::builtin_dir()).expect("pack");
     let prompt = pack.get("LH-02").expect("task").render_prompt();
-    let mut messages = vec![json!({"role": "system", "content": "You are an agent."}), json!({"role": "user", "content": prompt})];
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are an agent."}),
+        json!({"role": "user", "content": prompt}),
+    ];
     let filler = "0123456789 abcdefghij klmnopqrst uvwxyz ".repeat(50);
     let mut i = 0;
     while messages.iter().map(|m| m.to_string().len()).sum::<usize>() < tokens * 4 {
@@ -40,7 +46,14 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let req: ChatRequest = serde_json::from_str(&body).expect("parse");
             let conv = Conv::from_native(&req, false);
-            let turn = respond(&Env { model, seed: 0, tasks: &tasks }, &conv);
+            let turn = respond(
+                &Env {
+                    model,
+                    seed: 0,
+                    tasks: &tasks,
+                },
+                &conv,
+            );
             let frame = Frame::new(&req.model, model, &conv, &turn);
             native_stream(&frame, &turn)
         })

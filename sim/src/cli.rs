@@ -92,7 +92,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         eprintln!("lrab-sim: task pack: {n}");
     }
     println!("lrab-sim listening on {}", handle.url());
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let _ = tokio::signal::ctrl_c().await;
     });

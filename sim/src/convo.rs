@@ -62,7 +62,11 @@ impl Conv {
             tools: req.tools().to_vec(),
             num_predict: positive(opts.num_predict),
             num_ctx: opts.num_ctx,
-            think: req.think.as_ref().map(|t| t.enabled()).unwrap_or(think_default),
+            think: req
+                .think
+                .as_ref()
+                .map(|t| t.enabled())
+                .unwrap_or(think_default),
             seed: opts.seed,
         }
     }
@@ -128,7 +132,12 @@ impl Conv {
 fn json_len(v: &Value) -> usize {
     match v {
         Value::String(s) => s.len() + 2,
-        Value::Object(m) => m.iter().map(|(k, v)| k.len() + 4 + json_len(v)).sum::<usize>() + 2,
+        Value::Object(m) => {
+            m.iter()
+                .map(|(k, v)| k.len() + 4 + json_len(v))
+                .sum::<usize>()
+                + 2
+        }
         Value::Array(a) => a.iter().map(json_len).sum::<usize>() + 2,
         other => other.to_string().len(),
     }

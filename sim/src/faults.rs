@@ -33,7 +33,11 @@ pub enum Fault {
 
 impl FaultConfig {
     pub fn any(&self) -> bool {
-        self.http500 > 0.0 || self.slow > 0.0 || self.drop > 0.0 || self.malformed > 0.0 || self.midstream > 0.0
+        self.http500 > 0.0
+            || self.slow > 0.0
+            || self.drop > 0.0
+            || self.malformed > 0.0
+            || self.midstream > 0.0
     }
 
     /// (fault, delay in ms) for a request whose draw key is `key` on its `attempt`-th try.
@@ -43,7 +47,11 @@ impl FaultConfig {
             return (None, 0);
         }
         let h = fnv(key, &attempt.to_le_bytes());
-        let delay = if draw(h, "slow") < self.slow { self.slow_ms } else { 0 };
+        let delay = if draw(h, "slow") < self.slow {
+            self.slow_ms
+        } else {
+            0
+        };
         let u = draw(h, "fault");
         let mut acc = 0.0;
         for (p, f) in [

@@ -67,7 +67,8 @@ fn line_re() -> &'static Regex {
 fn file_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?i)\b[\w-]+\.(py|md|txt|csv|json|yaml|yml|toml|sh|js|ts|html|tsv|log)\b").expect("valid regex")
+        Regex::new(r"(?i)\b[\w-]+\.(py|md|txt|csv|json|yaml|yml|toml|sh|js|ts|html|tsv|log)\b")
+            .expect("valid regex")
     })
 }
 
@@ -75,7 +76,8 @@ fn file_re() -> &'static Regex {
 fn benign_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"\b(0|no|zero) (failed|failures?|errors?)\b|\berrors?=0\b").expect("valid regex")
+        Regex::new(r"\b(0|no|zero) (failed|failures?|errors?)\b|\berrors?=0\b")
+            .expect("valid regex")
     })
 }
 

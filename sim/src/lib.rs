@@ -66,7 +66,10 @@ impl Default for SimConfig {
 
 /// Builds the shared state: models and the task index (problems in the pack are returned).
 pub fn build_state(config: SimConfig) -> (server::AppState, Vec<String>) {
-    let root = config.pack.clone().unwrap_or_else(lrab_tasks::Pack::builtin_dir);
+    let root = config
+        .pack
+        .clone()
+        .unwrap_or_else(lrab_tasks::Pack::builtin_dir);
     let (tasks, notes) = TaskIndex::from_pack(&root);
     let mut models = catalog::builtin();
     for m in &config.extra_models {
@@ -116,7 +119,8 @@ impl Drop for SimHandle {
 /// Starts the server on `addr` (e.g. `127.0.0.1:0`) in a background thread with its own
 /// runtime; returns once the socket is bound.
 pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
+    let listener =
+        std::net::TcpListener::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
     let (state, notes) = build_state(config);
@@ -127,18 +131,20 @@ pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
         .enable_all()
         .thread_name("lrab-sim")
         .build()?;
-    let thread = std::thread::Builder::new().name("lrab-sim".into()).spawn(move || {
-        rt.block_on(async move {
-            let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
-                return;
-            };
-            let _ = axum::serve(l, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-        });
-    })?;
+    let thread = std::thread::Builder::new()
+        .name("lrab-sim".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let _ = axum::serve(l, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        })?;
     Ok(SimHandle {
         addr: bound,
         shutdown: Some(tx),

@@ -260,9 +260,7 @@ impl Profile {
         Profile {
             name: format!("only-{}", form.name()),
             rates: vec![r(form, rate, 0.0, 0.0)],
-            reactions: Reactions {
-                ..like
-            },
+            reactions: Reactions { ..like },
         }
     }
 
@@ -299,7 +297,7 @@ pub fn table_markdown(p: &Profile) -> String {
     let x = &p.reactions;
     s.push_str(&format!(
         "\nReactions: loop continues {:.2} (no feedback) / {:.2} (warned) / {:.2} (blocked); \
-         fix after a file:line error {:.2}, after a generic error {:.2}; lost-in-the-middle above {} tokens.\n",
+         fix after a file:line error {:.2}, after a generic error {:.2}; lost in the middle once the task statement is more than {} tokens back.\n",
         x.loop_stay_plain, x.loop_stay_warned, x.loop_stay_blocked, x.fix_precise, x.fix_generic, x.lost_ctx_threshold
     ));
     s
@@ -311,7 +309,12 @@ mod tests {
 
     #[test]
     fn rates_shrink_with_size_and_grow_with_context_and_tools() {
-        let ps = [Profile::p2b(), Profile::p4b(), Profile::p12b(), Profile::p35b()];
+        let ps = [
+            Profile::p2b(),
+            Profile::p4b(),
+            Profile::p12b(),
+            Profile::p35b(),
+        ];
         for f in FailureForm::ALL {
             let v: Vec<f64> = ps.iter().map(|p| p.rate(f, 4096, 8)).collect();
             assert!(v.windows(2).all(|w| w[0] >= w[1]), "{f:?} {v:?}");
@@ -340,12 +343,25 @@ mod doc_tests {
     fn docs_show_the_code_tables() {
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/sim.md"))
             .expect("docs/sim.md exists");
-        for p in [Profile::p2b(), Profile::p4b(), Profile::p12b(), Profile::p35b()] {
-            let t = table_markdown(&p);
-            if std::env::var_os("LRAB_PRINT_TABLES").is_some() {
-                println!("### sim-{}\n\n{t}", p.name);
+        let tables: Vec<(String, String)> = [
+            Profile::p2b(),
+            Profile::p4b(),
+            Profile::p12b(),
+            Profile::p35b(),
+        ]
+        .iter()
+        .map(|p| (p.name.clone(), table_markdown(p)))
+        .collect();
+        if std::env::var_os("LRAB_PRINT_TABLES").is_some() {
+            for (name, t) in &tables {
+                println!("### sim-{name}\n\n{t}");
             }
-            assert!(doc.contains(&t), "docs/sim.md lacks the current table of sim-{}:\n{t}", p.name);
+        }
+        for (name, t) in &tables {
+            assert!(
+                doc.contains(t.as_str()),
+                "docs/sim.md lacks the current table of sim-{name}:\n{t}"
+            );
         }
     }
 }

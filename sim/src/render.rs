@@ -94,7 +94,9 @@ impl Frame {
             turn.calls
                 .iter()
                 .enumerate()
-                .map(|(i, c)| ToolCall::new(Some(self.call_id(i)), i as u32, &c.name, c.args.clone()))
+                .map(|(i, c)| {
+                    ToolCall::new(Some(self.call_id(i)), i as u32, &c.name, c.args.clone())
+                })
                 .collect()
         })
     }
@@ -178,7 +180,9 @@ fn oai_calls(f: &Frame, turn: &Turn) -> Option<Vec<openai::ToolCall>> {
         turn.calls
             .iter()
             .enumerate()
-            .map(|(i, c)| openai::ToolCall::new(&f.call_id(i), i as u32, &c.name, c.args.to_string()))
+            .map(|(i, c)| {
+                openai::ToolCall::new(&f.call_id(i), i as u32, &c.name, c.args.to_string())
+            })
             .collect()
     })
 }
@@ -244,7 +248,9 @@ pub fn openai_stream(f: &Frame, turn: &Turn, include_usage: bool) -> Vec<String>
     };
     let mut out = Vec::new();
     let mut push = |c: &openai::ChatCompletionChunk| {
-        out.push(openai::sse_data(&serde_json::to_string(c).unwrap_or_default()));
+        out.push(openai::sse_data(
+            &serde_json::to_string(c).unwrap_or_default(),
+        ));
     };
     let delta = |content: &str| openai::Delta {
         role: Some("assistant".into()),

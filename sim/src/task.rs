@@ -131,7 +131,11 @@ impl TaskPlan {
     /// Whether a user message states this task (at least 60 % of its distinctive lines).
     pub fn stated_in(&self, text: &str) -> bool {
         let text = collapse_ws(text);
-        let hit = self.key_lines.iter().filter(|l| text.contains(l.as_str())).count();
+        let hit = self
+            .key_lines
+            .iter()
+            .filter(|l| text.contains(l.as_str()))
+            .count();
         hit > 0 && hit * 10 >= self.key_lines.len() * 6
     }
 }
@@ -146,7 +150,11 @@ pub fn plan_from(sol: &lrab_tasks::Solution) -> Vec<Step> {
             bytes: b.clone(),
         })
         .collect();
-    steps.extend(sol.commands.iter().map(|c| Step::Run { command: c.clone() }));
+    steps.extend(
+        sol.commands
+            .iter()
+            .map(|c| Step::Run { command: c.clone() }),
+    );
     steps
 }
 
@@ -158,8 +166,16 @@ mod tests {
     fn conv_with(user: &str) -> Conv {
         Conv {
             messages: vec![
-                Msg { role: "system".into(), content: "You are a coding agent.".into(), calls: vec![] },
-                Msg { role: "user".into(), content: user.into(), calls: vec![] },
+                Msg {
+                    role: "system".into(),
+                    content: "You are a coding agent.".into(),
+                    calls: vec![],
+                },
+                Msg {
+                    role: "user".into(),
+                    content: user.into(),
+                    calls: vec![],
+                },
             ],
             ..Default::default()
         }
@@ -172,10 +188,17 @@ mod tests {
             ("A".into(), format!("{header}Write a review of titanium alloys please.\n1. make shortlist.md with the ids"), vec![]),
             ("B".into(), format!("{header}Fix the inventory module bugs now.\n1. write bug_report.md listing bugs"), vec![]),
         ]);
-        assert!(idx.plans.iter().all(|p| !p.key_lines.iter().any(|l| l.contains("autonomous"))));
-        let c = conv_with("Task:\n  Fix the inventory   module bugs now.\n1. write bug_report.md listing bugs\n");
+        assert!(idx
+            .plans
+            .iter()
+            .all(|p| !p.key_lines.iter().any(|l| l.contains("autonomous"))));
+        let c = conv_with(
+            "Task:\n  Fix the inventory   module bugs now.\n1. write bug_report.md listing bugs\n",
+        );
         assert_eq!(idx.recognize(&c).unwrap().0.id, "B");
         assert!(idx.recognize(&conv_with(header)).is_none());
-        assert!(idx.recognize(&conv_with("hello, how are you doing today, my friend?")).is_none());
+        assert!(idx
+            .recognize(&conv_with("hello, how are you doing today, my friend?"))
+            .is_none());
     }
 }

@@ -41,8 +41,22 @@ const PATH_PARAMS: &[&str] = &[
 ];
 const CONTENT_PARAMS: &[&str] = &["content", "contents", "text", "data", "body", "file_text"];
 const COMMAND_PARAMS: &[&str] = &["command", "cmd", "script", "shell_command", "commands"];
-const OLD_PARAMS: &[&str] = &["old", "old_string", "oldstring", "old_str", "old_text", "search"];
-const NEW_PARAMS: &[&str] = &["new", "new_string", "newstring", "new_str", "new_text", "replace"];
+const OLD_PARAMS: &[&str] = &[
+    "old",
+    "old_string",
+    "oldstring",
+    "old_str",
+    "old_text",
+    "search",
+];
+const NEW_PARAMS: &[&str] = &[
+    "new",
+    "new_string",
+    "newstring",
+    "new_str",
+    "new_text",
+    "replace",
+];
 const SUMMARY_PARAMS: &[&str] = &["summary", "message", "result", "answer", "text", "reason"];
 
 fn norm(s: &str) -> String {
@@ -120,7 +134,15 @@ impl Toolkit {
             if kit.finish.is_none()
                 && name_has(
                     name,
-                    &["finish", "done", "complete", "submit", "final", "attempt_completion", "task_complete"],
+                    &[
+                        "finish",
+                        "done",
+                        "complete",
+                        "submit",
+                        "final",
+                        "attempt_completion",
+                        "task_complete",
+                    ],
                 )
             {
                 let main = find_param(&params, SUMMARY_PARAMS).unwrap_or_default();
@@ -189,19 +211,37 @@ mod tests {
     #[test]
     fn opencode_like_tools() {
         let kit = Toolkit::detect(&[
-            t("bash", &["command", "timeout", "description"], &["command", "description"]),
-            t("edit", &["filePath", "oldString", "newString"], &["filePath", "oldString", "newString"]),
+            t(
+                "bash",
+                &["command", "timeout", "description"],
+                &["command", "description"],
+            ),
+            t(
+                "edit",
+                &["filePath", "oldString", "newString"],
+                &["filePath", "oldString", "newString"],
+            ),
             t("glob", &["pattern", "path"], &["pattern"]),
             t("read", &["filePath", "offset", "limit"], &["filePath"]),
             t("write", &["content", "filePath"], &["content", "filePath"]),
         ]);
         assert_eq!(kit.shell.as_ref().unwrap().name, "bash");
         assert_eq!(kit.write.as_ref().unwrap().main, "filePath");
-        assert_eq!(kit.write.as_ref().unwrap().second.as_deref(), Some("content"));
+        assert_eq!(
+            kit.write.as_ref().unwrap().second.as_deref(),
+            Some("content")
+        );
         assert_eq!(kit.read.as_ref().unwrap().name, "read");
-        assert_eq!(kit.edit.as_ref().unwrap().third.as_deref(), Some("newString"));
+        assert_eq!(
+            kit.edit.as_ref().unwrap().third.as_deref(),
+            Some("newString")
+        );
         assert!(kit.finish.is_none());
-        let a = args_for(kit.shell.as_ref().unwrap(), &[("command", json!("ls"))], "list");
+        let a = args_for(
+            kit.shell.as_ref().unwrap(),
+            &[("command", json!("ls"))],
+            "list",
+        );
         assert_eq!(a, json!({"command": "ls", "description": "list"}));
     }
 
@@ -220,7 +260,11 @@ mod tests {
         let kit = Toolkit::detect(&[
             t("run_bash", &["command"], &["command"]),
             t("create_file", &["path", "content"], &["path", "content"]),
-            t("edit_file", &["path", "old", "new"], &["path", "old", "new"]),
+            t(
+                "edit_file",
+                &["path", "old", "new"],
+                &["path", "old", "new"],
+            ),
             t("finish", &["summary"], &["summary"]),
         ]);
         assert_eq!(kit.write.unwrap().name, "create_file");

@@ -14,7 +14,10 @@ fn get(url: &str) -> (u16, String) {
 }
 
 fn post_raw(url: &str, body: &str) -> (u16, String, String) {
-    match ureq::post(url).set("Content-Type", "application/json").send_string(body) {
+    match ureq::post(url)
+        .set("Content-Type", "application/json")
+        .send_string(body)
+    {
         Ok(r) => {
             let ct = r.header("content-type").unwrap_or("").to_string();
             (r.status(), ct, r.into_string().unwrap())
@@ -29,7 +32,9 @@ fn post_raw(url: &str, body: &str) -> (u16, String, String) {
 
 fn no_tools_sim() -> lrab_sim::SimHandle {
     start(SimConfig {
-        extra_models: vec![ModelSpec::new("sim-notools", 1.0, false, Profile::oracle()).without_tools()],
+        extra_models: vec![
+            ModelSpec::new("sim-notools", 1.0, false, Profile::oracle()).without_tools()
+        ],
         ..Default::default()
     })
 }
@@ -38,13 +43,26 @@ fn no_tools_sim() -> lrab_sim::SimHandle {
 fn discovery_endpoints() {
     let sim = start(SimConfig::default());
     let u = sim.url();
-    assert_eq!(get(&format!("{u}/")), (200, "Ollama is running".to_string()));
+    assert_eq!(
+        get(&format!("{u}/")),
+        (200, "Ollama is running".to_string())
+    );
     let (c, v) = get(&format!("{u}/api/version"));
     assert_eq!(c, 200);
     assert!(serde_json::from_str::<Value>(&v).unwrap()["version"].is_string());
-    let tags: lrab_ollama::TagsResponse = serde_json::from_str(&get(&format!("{u}/api/tags")).1).unwrap();
+    let tags: lrab_ollama::TagsResponse =
+        serde_json::from_str(&get(&format!("{u}/api/tags")).1).unwrap();
     let names: Vec<&str> = tags.models.iter().map(|m| m.name.as_str()).collect();
-    assert_eq!(names, ["sim-oracle:latest", "sim-2b:latest", "sim-4b:latest", "sim-12b:latest", "sim-35b:latest"]);
+    assert_eq!(
+        names,
+        [
+            "sim-oracle:latest",
+            "sim-2b:latest",
+            "sim-4b:latest",
+            "sim-12b:latest",
+            "sim-35b:latest"
+        ]
+    );
     let (c, _, body) = post_raw(&format!("{u}/api/show"), r#"{"model":"sim-4b"}"#);
     assert_eq!(c, 200);
     let show: lrab_ollama::ShowResponse = serde_json::from_str(&body).unwrap();
@@ -64,7 +82,8 @@ fn discovery_endpoints() {
     let ps: lrab_ollama::PsResponse = serde_json::from_str(&get(&format!("{u}/api/ps")).1).unwrap();
     assert_eq!(ps.models[0].name, "sim-12b:latest");
     assert_eq!(ps.models[0].context_length, 32768);
-    let models: lrab_ollama::openai::ModelList = serde_json::from_str(&get(&format!("{u}/v1/models")).1).unwrap();
+    let models: lrab_ollama::openai::ModelList =
+        serde_json::from_str(&get(&format!("{u}/v1/models")).1).unwrap();
     assert_eq!(models.data.len(), 5);
     assert_eq!(models.data[0].owned_by, "library");
     assert_eq!(get(&format!("{u}/v1/models/sim-2b")).0, 200);
@@ -77,7 +96,12 @@ fn errors_have_ollama_shapes_and_never_crash() {
     let u = sim.url();
     let chat = format!("{u}/api/chat");
     let v1 = format!("{u}/v1/chat/completions");
-    let err = |s: &str| serde_json::from_str::<Value>(s).unwrap()["error"].as_str().unwrap().to_string();
+    let err = |s: &str| {
+        serde_json::from_str::<Value>(s).unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let (c, ct, b) = post_raw(&chat, r#"{"model":"nope","messages":[]}"#);
     assert_eq!((c, err(&b)), (404, "model 'nope' not found".to_string()));
     assert!(ct.starts_with("application/json"));
@@ -91,27 +115,59 @@ fn errors_have_ollama_shapes_and_never_crash() {
     let (c, _, b) = post_raw(&chat, r#"{"model":"sim-2b","messages":"x"}"#);
     assert_eq!(c, 400, "{b}");
     let tools = r#"[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]"#;
-    let (c, _, b) = post_raw(&chat, &format!(r#"{{"model":"sim-notools","messages":[{{"role":"user","content":"x"}}],"tools":{tools}}}"#));
-    assert_eq!((c, err(&b)), (400, "registry.ollama.ai/library/sim-notools:latest does not support tools".to_string()));
-    let (c, _, b) = post_raw(&chat, r#"{"model":"sim-2b","messages":[{"role":"user","content":"x"}],"think":true}"#);
-    assert_eq!((c, err(&b)), (400, "\"sim-2b\" does not support thinking".to_string()));
-    let (c, _, _) = post_raw(&chat, r#"{"model":"sim-4b","messages":[{"role":"user","content":"x"}],"think":"extreme"}"#);
+    let (c, _, b) = post_raw(
+        &chat,
+        &format!(
+            r#"{{"model":"sim-notools","messages":[{{"role":"user","content":"x"}}],"tools":{tools}}}"#
+        ),
+    );
+    assert_eq!(
+        (c, err(&b)),
+        (
+            400,
+            "registry.ollama.ai/library/sim-notools:latest does not support tools".to_string()
+        )
+    );
+    let (c, _, b) = post_raw(
+        &chat,
+        r#"{"model":"sim-2b","messages":[{"role":"user","content":"x"}],"think":true}"#,
+    );
+    assert_eq!(
+        (c, err(&b)),
+        (400, "\"sim-2b\" does not support thinking".to_string())
+    );
+    let (c, _, _) = post_raw(
+        &chat,
+        r#"{"model":"sim-4b","messages":[{"role":"user","content":"x"}],"think":"extreme"}"#,
+    );
     assert_eq!(c, 400);
     // OpenAI shapes
-    let (c, _, b) = post_raw(&v1, r#"{"model":"nope","messages":[{"role":"user","content":"x"}]}"#);
+    let (c, _, b) = post_raw(
+        &v1,
+        r#"{"model":"nope","messages":[{"role":"user","content":"x"}]}"#,
+    );
     let v: Value = serde_json::from_str(&b).unwrap();
     assert_eq!(c, 404);
     assert_eq!(v["error"]["type"], "not_found_error");
     assert_eq!(v["error"]["param"], Value::Null);
     let (c, _, b) = post_raw(&v1, r#"{"model":"sim-2b","messages":[]}"#);
     assert_eq!(c, 400);
-    assert_eq!(serde_json::from_str::<Value>(&b).unwrap()["error"]["message"], "[] is too short - 'messages'");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b).unwrap()["error"]["message"],
+        "[] is too short - 'messages'"
+    );
     let (c, _, b) = post_raw(&v1, "[1,2");
     assert_eq!(c, 400);
-    assert_eq!(serde_json::from_str::<Value>(&b).unwrap()["error"]["type"], "invalid_request_error");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b).unwrap()["error"]["type"],
+        "invalid_request_error"
+    );
     let (c, _, _) = post_raw(&format!("{u}/api/show"), r#"{"model":"ghost"}"#);
     assert_eq!(c, 404);
-    let (c, _, _) = post_raw(&format!("{u}/api/generate"), r#"{"model":"ghost","prompt":"x"}"#);
+    let (c, _, _) = post_raw(
+        &format!("{u}/api/generate"),
+        r#"{"model":"ghost","prompt":"x"}"#,
+    );
     assert_eq!(c, 404);
     // still serving
     assert_eq!(get(&format!("{u}/api/version")).0, 200);
@@ -121,11 +177,23 @@ fn errors_have_ollama_shapes_and_never_crash() {
 fn load_and_unload_with_empty_messages() {
     let sim = start(SimConfig::default());
     let u = sim.url();
-    let (_, _, b) = post_raw(&format!("{u}/api/chat"), r#"{"model":"sim-2b","messages":[]}"#);
+    let (_, _, b) = post_raw(
+        &format!("{u}/api/chat"),
+        r#"{"model":"sim-2b","messages":[]}"#,
+    );
     let v: Value = serde_json::from_str(&b).unwrap();
-    assert_eq!((v["done"].clone(), v["done_reason"].clone()), (json!(true), json!("load")));
-    let (_, _, b) = post_raw(&format!("{u}/api/chat"), r#"{"model":"sim-2b","messages":[],"keep_alive":0}"#);
-    assert_eq!(serde_json::from_str::<Value>(&b).unwrap()["done_reason"], "unload");
+    assert_eq!(
+        (v["done"].clone(), v["done_reason"].clone()),
+        (json!(true), json!("load"))
+    );
+    let (_, _, b) = post_raw(
+        &format!("{u}/api/chat"),
+        r#"{"model":"sim-2b","messages":[],"keep_alive":0}"#,
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&b).unwrap()["done_reason"],
+        "unload"
+    );
     let ps: lrab_ollama::PsResponse = serde_json::from_str(&get(&format!("{u}/api/ps")).1).unwrap();
     assert!(ps.models.is_empty());
 }
@@ -142,27 +210,49 @@ fn task_body(model: &str, stream: bool) -> String {
 #[test]
 fn native_stream_shape() {
     let sim = start(SimConfig::default());
-    let (c, ct, body) = post_raw(&format!("{}/api/chat", sim.url()), &task_body("sim-oracle", true));
+    let (c, ct, body) = post_raw(
+        &format!("{}/api/chat", sim.url()),
+        &task_body("sim-oracle", true),
+    );
     assert_eq!(c, 200);
     assert_eq!(ct, "application/x-ndjson");
     assert!(body.ends_with('\n'));
-    let lines: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = body
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let last = lines.last().unwrap();
     assert_eq!(last["done"], true);
     assert_eq!(last["done_reason"], "stop");
-    for k in ["total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration"] {
+    for k in [
+        "total_duration",
+        "load_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "eval_count",
+        "eval_duration",
+    ] {
         assert!(last[k].as_u64().unwrap() > 0, "{k}");
     }
     for l in &lines[..lines.len() - 1] {
         assert_eq!(l["done"], false);
         assert!(l.get("eval_count").is_none() && l.get("done_reason").is_none());
     }
-    let calls: Vec<&Value> = lines.iter().filter(|l| l["message"].get("tool_calls").is_some()).collect();
+    let calls: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["message"].get("tool_calls").is_some())
+        .collect();
     assert_eq!(calls.len(), 1);
     let tc = &calls[0]["message"]["tool_calls"][0];
     assert_eq!(calls[0]["message"]["content"], "");
     let id = tc["id"].as_str().unwrap();
-    assert!(id.starts_with("call_") && id.len() == 13 && id[5..].chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+    assert!(
+        id.starts_with("call_")
+            && id.len() == 13
+            && id[5..]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    );
     assert_eq!(tc["function"]["index"], 0);
     assert!(tc["function"]["arguments"].is_object());
     assert!(lines[0]["created_at"].as_str().unwrap().ends_with('Z'));
@@ -174,7 +264,10 @@ fn openai_stream_and_whole_shapes() {
     let mut v: Value = serde_json::from_str(&task_body("sim-oracle", true)).unwrap();
     v.as_object_mut().unwrap().remove("think");
     v["stream_options"] = json!({"include_usage": true});
-    let (c, ct, body) = post_raw(&format!("{}/v1/chat/completions", sim.url()), &v.to_string());
+    let (c, ct, body) = post_raw(
+        &format!("{}/v1/chat/completions", sim.url()),
+        &v.to_string(),
+    );
     assert_eq!(c, 200);
     assert_eq!(ct, "text/event-stream");
     assert!(body.ends_with("data: [DONE]\n\n"));
@@ -187,14 +280,28 @@ fn openai_stream_and_whole_shapes() {
     assert_eq!(json_events[0]["object"], "chat.completion.chunk");
     let n = json_events.len();
     assert_eq!(json_events[n - 2]["choices"][0]["delta"], json!({}));
-    assert_eq!(json_events[n - 2]["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(
+        json_events[n - 2]["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
     assert_eq!(json_events[n - 1]["choices"], json!([]));
-    assert!(json_events[n - 1]["usage"]["total_tokens"].as_u64().unwrap() > 0);
-    let tc = json_events.iter().find_map(|e| e["choices"][0]["delta"].get("tool_calls")).unwrap();
+    assert!(
+        json_events[n - 1]["usage"]["total_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let tc = json_events
+        .iter()
+        .find_map(|e| e["choices"][0]["delta"].get("tool_calls"))
+        .unwrap();
     assert!(tc[0]["function"]["arguments"].is_string());
     assert_eq!(tc[0]["type"], "function");
     v["stream"] = json!(false);
-    let (_, ct, body) = post_raw(&format!("{}/v1/chat/completions", sim.url()), &v.to_string());
+    let (_, ct, body) = post_raw(
+        &format!("{}/v1/chat/completions", sim.url()),
+        &v.to_string(),
+    );
     assert!(ct.starts_with("application/json"));
     let w: lrab_ollama::openai::ChatCompletion = serde_json::from_str(&body).unwrap();
     assert!(w.id.starts_with("chatcmpl-"));
@@ -204,21 +311,31 @@ fn openai_stream_and_whole_shapes() {
 
 #[test]
 fn same_requests_same_bytes_and_seeds_matter() {
-    let a = start(SimConfig { seed: 7, ..Default::default() });
-    let b = start(SimConfig { seed: 7, ..Default::default() });
+    let a = start(SimConfig {
+        seed: 7,
+        ..Default::default()
+    });
+    let b = start(SimConfig {
+        seed: 7,
+        ..Default::default()
+    });
     let pack = pack();
     let run = |url: &str, model: &str| {
         let (_t, wd, _m) = fresh(&pack, "WF-02");
         let mut ag = Agent::new(url, model, Api::NativeStream, Toolset::Rich);
         ag.max_turns = 25;
         ag.nudges = 3;
-        ag.run(&pack.get("WF-02").unwrap().render_prompt(), &wd).raw_bodies
+        ag.run(&pack.get("WF-02").unwrap().render_prompt(), &wd)
+            .raw_bodies
     };
     assert_eq!(run(&a.url(), "sim-2b"), run(&b.url(), "sim-2b"));
     // other seeds: the 2b model's runs differ for at least one seed
     let mut differs = false;
     for seed in 1..6 {
-        let c = start(SimConfig { seed, ..Default::default() });
+        let c = start(SimConfig {
+            seed,
+            ..Default::default()
+        });
         if run(&c.url(), "sim-2b") != run(&a.url(), "sim-2b") {
             differs = true;
             break;
@@ -230,13 +347,22 @@ fn same_requests_same_bytes_and_seeds_matter() {
 #[test]
 fn generate_minimal() {
     let sim = start(SimConfig::default());
-    let (c, _, b) = post_raw(&format!("{}/api/generate", sim.url()), r#"{"model":"sim-2b","prompt":"Why is the sky blue?","stream":false}"#);
+    let (c, _, b) = post_raw(
+        &format!("{}/api/generate", sim.url()),
+        r#"{"model":"sim-2b","prompt":"Why is the sky blue?","stream":false}"#,
+    );
     assert_eq!(c, 200);
     let v: lrab_ollama::GenerateResponse = serde_json::from_str(&b).unwrap();
     assert!(v.done && !v.response.is_empty());
-    let (_, ct, b) = post_raw(&format!("{}/api/generate", sim.url()), r#"{"model":"sim-2b","prompt":"Why is the sky blue?"}"#);
+    let (_, ct, b) = post_raw(
+        &format!("{}/api/generate", sim.url()),
+        r#"{"model":"sim-2b","prompt":"Why is the sky blue?"}"#,
+    );
     assert_eq!(ct, "application/x-ndjson");
-    assert_eq!(serde_json::from_str::<Value>(b.lines().last().unwrap()).unwrap()["done"], true);
+    assert_eq!(
+        serde_json::from_str::<Value>(b.lines().last().unwrap()).unwrap()["done"],
+        true
+    );
 }
 
 #[test]
@@ -244,47 +370,104 @@ fn chat_policy_and_user_simulator() {
     let sim = start(SimConfig::default());
     let chat = |msgs: Value, tools: Value| -> Value {
         let body = json!({"model": "sim-12b", "messages": msgs, "tools": tools, "stream": false});
-        ureq::post(&format!("{}/api/chat", sim.url())).send_json(body).unwrap().into_json::<Value>().unwrap()["message"].clone()
+        ureq::post(&format!("{}/api/chat", sim.url()))
+            .send_json(body)
+            .unwrap()
+            .into_json::<Value>()
+            .unwrap()["message"]
+            .clone()
     };
-    let m = chat(json!([{"role": "user", "content": "Hello, what can you do?"}]), json!([]));
+    let m = chat(
+        json!([{"role": "user", "content": "Hello, what can you do?"}]),
+        json!([]),
+    );
     assert!(!m["content"].as_str().unwrap().is_empty());
     let lookup = json!([{"type": "function", "function": {"name": "get_user_details", "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}}]);
-    let m = chat(json!([{"role": "system", "content": "airline policy"}, {"role": "user", "content": "My user id is mia_li_3668, change my flight"}]), lookup.clone());
-    assert_eq!(m["tool_calls"][0]["function"]["arguments"]["user_id"], "mia_li_3668");
-    let m = chat(json!([{"role": "user", "content": "My user id is mia_li_3668"}, m, {"role": "tool", "content": "{\"name\": \"Mia\"}"}]), lookup);
+    let m = chat(
+        json!([{"role": "system", "content": "airline policy"}, {"role": "user", "content": "My user id is mia_li_3668, change my flight"}]),
+        lookup.clone(),
+    );
+    assert_eq!(
+        m["tool_calls"][0]["function"]["arguments"]["user_id"],
+        "mia_li_3668"
+    );
+    let m = chat(
+        json!([{"role": "user", "content": "My user id is mia_li_3668"}, m, {"role": "tool", "content": "{\"name\": \"Mia\"}"}]),
+        lookup,
+    );
     assert!(m["content"].as_str().unwrap().contains("Mia"));
     let sys = "Play the customer. End with ###STOP### when done.\nReason for call: I want to cancel reservation ABC123.\nKnown info: user id mia_li_3668";
-    let m = chat(json!([{"role": "system", "content": sys}, {"role": "user", "content": "Hi! How can I help you today?"}]), json!([]));
-    assert!(m["content"].as_str().unwrap().contains("cancel reservation ABC123"));
-    let m = chat(json!([{"role": "system", "content": sys}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "id?"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "Done."}]), json!([]));
+    let m = chat(
+        json!([{"role": "system", "content": sys}, {"role": "user", "content": "Hi! How can I help you today?"}]),
+        json!([]),
+    );
+    assert!(m["content"]
+        .as_str()
+        .unwrap()
+        .contains("cancel reservation ABC123"));
+    let m = chat(
+        json!([{"role": "system", "content": sys}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "id?"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "Done."}]),
+        json!([]),
+    );
     assert!(m["content"].as_str().unwrap().contains("###STOP###"));
 }
 
 #[test]
 fn faults_are_injected_and_retries_succeed() {
-    let cfg = |f: FaultConfig| start(SimConfig { faults: f, ..Default::default() });
+    let cfg = |f: FaultConfig| {
+        start(SimConfig {
+            faults: f,
+            ..Default::default()
+        })
+    };
     let body = r#"{"model":"sim-2b","messages":[{"role":"user","content":"hi"}],"stream":false}"#;
-    let sim = cfg(FaultConfig { http500: 1.0, first_attempts: Some(1), ..Default::default() });
+    let sim = cfg(FaultConfig {
+        http500: 1.0,
+        first_attempts: Some(1),
+        ..Default::default()
+    });
     let (c, _, b) = post_raw(&format!("{}/api/chat", sim.url()), body);
     assert_eq!(c, 500);
     assert!(serde_json::from_str::<Value>(&b).unwrap()["error"].is_string());
     let (c, _, _) = post_raw(&format!("{}/api/chat", sim.url()), body);
     assert_eq!(c, 200, "the retry succeeds");
-    let sim = cfg(FaultConfig { malformed: 1.0, ..Default::default() });
+    let sim = cfg(FaultConfig {
+        malformed: 1.0,
+        ..Default::default()
+    });
     let (c, _, b) = post_raw(&format!("{}/api/chat", sim.url()), body);
     assert_eq!(c, 200);
     assert!(serde_json::from_str::<Value>(&b).is_err());
-    let sim = cfg(FaultConfig { drop: 1.0, ..Default::default() });
-    let r = ureq::post(&format!("{}/api/chat", sim.url())).send_string(body).and_then(|r| r.into_string().map_err(|e| e.into()));
+    let sim = cfg(FaultConfig {
+        drop: 1.0,
+        ..Default::default()
+    });
+    let r = ureq::post(&format!("{}/api/chat", sim.url()))
+        .send_string(body)
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.into_string().map_err(|e| e.to_string()));
     assert!(r.is_err(), "dropped connection must fail the request");
-    let sim = cfg(FaultConfig { midstream: 1.0, ..Default::default() });
+    let sim = cfg(FaultConfig {
+        midstream: 1.0,
+        ..Default::default()
+    });
     let streaming = body.replace("false", "true");
-    let r = ureq::post(&format!("{}/api/chat", sim.url())).send_string(&streaming).and_then(|r| r.into_string().map_err(|e| e.into()));
+    let r = ureq::post(&format!("{}/api/chat", sim.url()))
+        .send_string(&streaming)
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.into_string().map_err(|e| e.to_string()));
     match r {
         Err(_) => {}
-        Ok(text) => assert!(!text.contains("\"done\":true"), "stream must be cut: {text}"),
+        Ok(text) => assert!(
+            !text.contains("\"done\":true"),
+            "stream must be cut: {text}"
+        ),
     }
-    let sim = cfg(FaultConfig { slow: 1.0, slow_ms: 300, ..Default::default() });
+    let sim = cfg(FaultConfig {
+        slow: 1.0,
+        slow_ms: 300,
+        ..Default::default()
+    });
     let t0 = std::time::Instant::now();
     let (c, _, _) = post_raw(&format!("{}/api/chat", sim.url()), body);
     assert_eq!(c, 200);
@@ -301,10 +484,13 @@ fn many_concurrent_streams() {
             std::thread::spawn(move || post_raw(&format!("{u}/api/chat"), &b))
         })
         .collect();
-    let bodies: Vec<String> = handles.into_iter().map(|h| {
-        let (c, _, b) = h.join().unwrap();
-        assert_eq!(c, 200);
-        b
-    }).collect();
+    let bodies: Vec<String> = handles
+        .into_iter()
+        .map(|h| {
+            let (c, _, b) = h.join().unwrap();
+            assert_eq!(c, 200);
+            b
+        })
+        .collect();
     assert!(bodies.windows(2).all(|w| w[0] == w[1]));
 }

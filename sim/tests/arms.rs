@@ -49,13 +49,22 @@ enum Install {
 }
 
 fn run_install(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let out = cmd.output().map_err(|e| format!("cannot start installer for {what}: {e}"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start installer for {what}: {e}"))?;
     if out.status.success() {
         return Ok(());
     }
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if unreachable(&text) {
-        return Err(format!("SKIP: registry unreachable while installing {what}: {}", text.lines().last().unwrap_or("")));
+        return Err(format!(
+            "SKIP: registry unreachable while installing {what}: {}",
+            text.lines().last().unwrap_or("")
+        ));
     }
     panic!("installing {what} failed:\n{text}");
 }
@@ -76,7 +85,11 @@ fn opencode() -> Install {
             return Install::Skip(s);
         }
     }
-    assert!(bin.exists(), "opencode binary missing after install: {}", bin.display());
+    assert!(
+        bin.exists(),
+        "opencode binary missing after install: {}",
+        bin.display()
+    );
     Install::Ready(bin)
 }
 
@@ -85,10 +98,18 @@ fn agent_mini() -> Install {
     let bin = venv.join("bin/agent-mini");
     if !bin.exists() {
         std::fs::create_dir_all(arms_dir()).expect("arms dir");
-        let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().map(|s| s.success());
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .map(|s| s.success());
         assert!(matches!(ok, Ok(true)), "python3 -m venv failed");
         if let Err(s) = run_install(
-            Command::new(venv.join("bin/pip")).args(["install", "-q", &format!("agent-mini=={AGENT_MINI_VERSION}")]),
+            Command::new(venv.join("bin/pip")).args([
+                "install",
+                "-q",
+                &format!("agent-mini=={AGENT_MINI_VERSION}"),
+            ]),
             "agent-mini",
         ) {
             return Install::Skip(s);
@@ -146,10 +167,18 @@ fn real_agent_mini_completes_a_task_against_the_oracle() {
     std::fs::write(home.join(".agent-mini/config.json"), cfg.to_string()).unwrap();
     let prompt = std::fs::read_to_string(wd.join("task_input.txt")).unwrap();
     let mut cmd = Command::new(bin);
-    cmd.env("HOME", &home).args(["chat", "--no-markdown", "--workspace"]).arg(&wd).arg("-m").arg(&prompt);
+    cmd.env("HOME", &home)
+        .args(["chat", "--no-markdown", "--workspace"])
+        .arg(&wd)
+        .arg("-m")
+        .arg(&prompt);
     let (ok, out) = run_arm(cmd, Duration::from_secs(240));
     assert!(ok, "agent-mini failed:\n{out}");
-    assert_eq!(score(&pack, "WF-04", &m, &wd), 1.0, "agent-mini output:\n{out}");
+    assert_eq!(
+        score(&pack, "WF-04", &m, &wd),
+        1.0,
+        "agent-mini output:\n{out}"
+    );
 }
 
 #[test]
@@ -184,6 +213,13 @@ fn real_opencode_completes_a_task_against_the_oracle() {
         .arg(&prompt);
     let (ok, out) = run_arm(cmd, Duration::from_secs(240));
     assert!(ok, "opencode failed:\n{out}");
-    assert!(out.contains("\"tool\":\"write\""), "opencode used no write tool:\n{out}");
-    assert_eq!(score(&pack, "WF-04", &m, &wd), 1.0, "opencode output:\n{out}");
+    assert!(
+        out.contains("\"tool\":\"write\""),
+        "opencode used no write tool:\n{out}"
+    );
+    assert_eq!(
+        score(&pack, "WF-04", &m, &wd),
+        1.0,
+        "opencode output:\n{out}"
+    );
 }

@@ -4,11 +4,11 @@
 mod common;
 use common::*;
 
+use lrab_ollama::Tool;
 use lrab_sim::convo::{Call, Conv, Msg};
 use lrab_sim::policy::{respond, Env};
 use lrab_sim::profile::REACT_2B;
 use lrab_sim::{FailureForm, ModelSpec, Profile, SimConfig, TaskIndex};
-use lrab_ollama::Tool;
 
 fn index() -> TaskIndex {
     let (idx, notes) = TaskIndex::from_pack(&lrab_tasks::Pack::builtin_dir());
@@ -17,11 +17,18 @@ fn index() -> TaskIndex {
 }
 
 fn rich_tools() -> Vec<Tool> {
-    tools_for(Toolset::Rich).into_iter().map(|v| serde_json::from_value(v).unwrap()).collect()
+    tools_for(Toolset::Rich)
+        .into_iter()
+        .map(|v| serde_json::from_value(v).unwrap())
+        .collect()
 }
 
 fn msg(role: &str, content: &str, calls: Vec<Call>) -> Msg {
-    Msg { role: role.into(), content: content.into(), calls }
+    Msg {
+        role: role.into(),
+        content: content.into(),
+        calls,
+    }
 }
 
 /// The oracle's turns for `id`, each followed by a neutral successful result, until `stop`
@@ -31,12 +38,22 @@ fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv
     let prompt = pack.get(id).unwrap().render_prompt();
     let oracle = ModelSpec::new("sim-oracle", 35.0, false, Profile::oracle());
     let mut conv = Conv {
-        messages: vec![msg("system", "You are an agent.", vec![]), msg("user", &prompt, vec![])],
+        messages: vec![
+            msg("system", "You are an agent.", vec![]),
+            msg("user", &prompt, vec![]),
+        ],
         tools: rich_tools(),
         ..Default::default()
     };
     for _ in 0..40 {
-        let t = respond(&Env { model: &oracle, seed: 0, tasks: idx }, &conv);
+        let t = respond(
+            &Env {
+                model: &oracle,
+                seed: 0,
+                tasks: idx,
+            },
+            &conv,
+        );
         let m = msg("assistant", &t.content, t.calls.clone());
         let done = stop(&m);
         conv.messages.push(m);
@@ -50,13 +67,29 @@ fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv
 
 fn reacting_model() -> ModelSpec {
     // no spontaneous failure; only the 2B reactions to feedback
-    ModelSpec::new("sim-react", 2.0, false, Profile::only(FailureForm::EmptyTurn, 0.0, REACT_2B))
+    ModelSpec::new(
+        "sim-react",
+        2.0,
+        false,
+        Profile::only(FailureForm::EmptyTurn, 0.0, REACT_2B),
+    )
 }
 
 fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::policy::Turn) -> bool) -> f64 {
     let model = reacting_model();
     let n = 300;
-    let hits = (0..n).filter(|&seed| pred(&respond(&Env { model: &model, seed, tasks: idx }, conv))).count();
+    let hits = (0..n)
+        .filter(|&seed| {
+            pred(&respond(
+                &Env {
+                    model: &model,
+                    seed,
+                    tasks: idx,
+                },
+                conv,
+            ))
+        })
+        .count();
     hits as f64 / n as f64
 }
 
@@ -67,40 +100,68 @@ fn a_blocked_call_breaks_a_loop_more_often_than_a_warning() {
     let first = base.messages.last().unwrap().clone();
     let with_feedback = |text: &str| {
         let mut c = base.clone();
-        c.messages.push(msg("tool", "Wrote 1538 bytes to change_log.md", vec![]));
+        c.messages
+            .push(msg("tool", "Wrote 1538 bytes to change_log.md", vec![]));
         c.messages.push(first.clone());
         c.messages.push(msg("tool", text, vec![]));
         c
     };
     let repeats = |c: &Conv| share(&idx, c, |t| t.calls == first.calls);
     let plain = repeats(&with_feedback("Wrote 1538 bytes to change_log.md"));
-    let warned = repeats(&with_feedback("Wrote 1538 bytes to change_log.md\nYou made this exact call before. Do not repeat it."));
-    let blocked = repeats(&with_feedback("This identical call was blocked and not executed."));
-    assert!((plain - REACT_2B.loop_stay_plain).abs() < 0.08, "plain {plain}");
-    assert!((warned - REACT_2B.loop_stay_warned).abs() < 0.08, "warned {warned}");
-    assert!((blocked - REACT_2B.loop_stay_blocked).abs() < 0.08, "blocked {blocked}");
+    let warned = repeats(&with_feedback(
+        "Wrote 1538 bytes to change_log.md\nYou made this exact call before. Do not repeat it.",
+    ));
+    let blocked = repeats(&with_feedback(
+        "This identical call was blocked and not executed.",
+    ));
+    assert!(
+        (plain - REACT_2B.loop_stay_plain).abs() < 0.08,
+        "plain {plain}"
+    );
+    assert!(
+        (warned - REACT_2B.loop_stay_warned).abs() < 0.08,
+        "warned {warned}"
+    );
+    assert!(
+        (blocked - REACT_2B.loop_stay_blocked).abs() < 0.08,
+        "blocked {blocked}"
+    );
     assert!(plain > warned && warned > blocked);
 }
 
 #[test]
 fn a_precise_error_is_fixed_more_often_than_a_generic_one() {
     let idx = index();
-    let base = oracle_prefix(&idx, "WF-01", |m| m.content.contains("running `python3 build_tables.py`"));
+    let base = oracle_prefix(&idx, "WF-01", |m| {
+        m.content.contains("running `python3 build_tables.py`")
+    });
     let with_feedback = |text: &str| {
         let mut c = base.clone();
         c.messages.push(msg("tool", text, vec![]));
         c
     };
     let fixes = |c: &Conv| {
-        share(&idx, c, |t| t.calls.first().is_some_and(|c| c.args["path"] == "build_tables.py"))
+        share(&idx, c, |t| {
+            t.calls
+                .first()
+                .is_some_and(|c| c.args["path"] == "build_tables.py")
+        })
     };
     let precise = fixes(&with_feedback(
         "Traceback (most recent call last):\n  File \"build_tables.py\", line 12\n    def unfinished(:\nSyntaxError: invalid syntax",
     ));
-    let generic = fixes(&with_feedback("The command failed; build_tables.py did not work."));
+    let generic = fixes(&with_feedback(
+        "The command failed; build_tables.py did not work.",
+    ));
     let unrelated = fixes(&with_feedback("(no output)"));
-    assert!((precise - REACT_2B.fix_precise).abs() < 0.08, "precise {precise}");
-    assert!((generic - REACT_2B.fix_generic).abs() < 0.08, "generic {generic}");
+    assert!(
+        (precise - REACT_2B.fix_precise).abs() < 0.08,
+        "precise {precise}"
+    );
+    assert!(
+        (generic - REACT_2B.fix_generic).abs() < 0.08,
+        "generic {generic}"
+    );
     assert_eq!(unrelated, 0.0);
 }
 
@@ -115,16 +176,44 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
         ..Default::default()
     };
     let text_call = |t: &lrab_sim::policy::Turn| {
-        matches!(t.form, Some(FailureForm::TextCallJson | FailureForm::TextCallPlaceholder | FailureForm::TextCallBare))
+        matches!(
+            t.form,
+            Some(
+                FailureForm::TextCallJson
+                    | FailureForm::TextCallPlaceholder
+                    | FailureForm::TextCallBare
+            )
+        )
     };
     let rate = |model: &ModelSpec, c: &Conv| {
-        (0..800u64).filter(|&s| text_call(&respond(&Env { model, seed: s, tasks: &idx }, c))).count() as f64 / 800.0
+        (0..800u64)
+            .filter(|&s| {
+                text_call(&respond(
+                    &Env {
+                        model,
+                        seed: s,
+                        tasks: &idx,
+                    },
+                    c,
+                ))
+            })
+            .count() as f64
+            / 800.0
     };
-    let m2 = lrab_sim::catalog::builtin().into_iter().find(|m| m.name == "sim-2b").unwrap();
-    let m35 = lrab_sim::catalog::builtin().into_iter().find(|m| m.name == "sim-35b").unwrap();
+    let m2 = lrab_sim::catalog::builtin()
+        .into_iter()
+        .find(|m| m.name == "sim-2b")
+        .unwrap();
+    let m35 = lrab_sim::catalog::builtin()
+        .into_iter()
+        .find(|m| m.name == "sim-35b")
+        .unwrap();
     let r_few = rate(&m2, &few);
     let mut extra: Vec<Tool> = (0..12)
-        .map(|i| serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"])).unwrap())
+        .map(|i| {
+            serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"]))
+                .unwrap()
+        })
         .collect();
     few.tools.append(&mut extra);
     let r_many = rate(&m2, &few);
@@ -135,7 +224,10 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
 
 #[test]
 fn renaming_the_harness_markers_changes_nothing() {
-    let sim = start(SimConfig { seed: 3, ..Default::default() });
+    let sim = start(SimConfig {
+        seed: 3,
+        ..Default::default()
+    });
     let pack = pack();
     for id in ["WF-02", "WF-04"] {
         let prompt = pack.get(id).unwrap().render_prompt();
@@ -150,11 +242,20 @@ fn renaming_the_harness_markers_changes_nothing() {
             a.nudges = 5;
             a.max_turns = 40;
             let tr = a.run(&prompt, &wd);
-            tr.messages.into_iter().filter(|m| m["role"] == "assistant").collect::<Vec<_>>()
+            tr.messages
+                .into_iter()
+                .filter(|m| m["role"] == "assistant")
+                .collect::<Vec<_>>()
         };
-        let ours = run("[lrab-harness] ", "You are lrab-harness, an agent. Use the tools.");
+        let ours = run(
+            "[lrab-harness] ",
+            "You are lrab-harness, an agent. Use the tools.",
+        );
         let renamed = run("<<other agent>> ", "You are Zed, an agent. Use the tools.");
         assert!(ours.len() > 3);
-        assert_eq!(ours, renamed, "{id}: behaviour changed when only markers were renamed");
+        assert_eq!(
+            ours, renamed,
+            "{id}: behaviour changed when only markers were renamed"
+        );
     }
 }

@@ -18,7 +18,13 @@ fn sim_with(models: Vec<ModelSpec>) -> lrab_sim::SimHandle {
     })
 }
 
-fn first_turn(sim: &lrab_sim::SimHandle, model: &str, api: Api, toolset: Toolset, think: bool) -> (Value, String) {
+fn first_turn(
+    sim: &lrab_sim::SimHandle,
+    model: &str,
+    api: Api,
+    toolset: Toolset,
+    think: bool,
+) -> (Value, String) {
     let pack = pack();
     let t = pack.get("WF-02").unwrap();
     let mut agent = Agent::new(&sim.url(), model, api, toolset);
@@ -30,8 +36,15 @@ fn first_turn(sim: &lrab_sim::SimHandle, model: &str, api: Api, toolset: Toolset
     ];
     if think {
         let body = serde_json::json!({"model": model, "messages": msgs, "tools": tools, "stream": false, "think": true});
-        let v: Value = ureq::post(&format!("{}/api/chat", sim.url())).send_json(body).unwrap().into_json().unwrap();
-        return (v["message"].clone(), v["done_reason"].as_str().unwrap().to_string());
+        let v: Value = ureq::post(&format!("{}/api/chat", sim.url()))
+            .send_json(body)
+            .unwrap()
+            .into_json()
+            .unwrap();
+        return (
+            v["message"].clone(),
+            v["done_reason"].as_str().unwrap().to_string(),
+        );
     }
     let mut tr = Transcript::default();
     agent.call(&msgs, &tools, &mut tr).unwrap()
@@ -51,10 +64,16 @@ fn text_call_shapes_alone() {
     assert!(v["arguments"]["content"].as_str().unwrap().len() > 100);
     let (m, _) = first_turn(&sim, "f-ph", Api::Native, Toolset::Rich, false);
     let c = m["content"].as_str().unwrap();
-    assert!(c.starts_with("write_file(path:<|\"|>") && c.ends_with("<|\"|>)"), "{c}");
+    assert!(
+        c.starts_with("write_file(path:<|\"|>") && c.ends_with("<|\"|>)"),
+        "{c}"
+    );
     let (m, _) = first_turn(&sim, "f-bare", Api::OpenAiStream, Toolset::Rich, false);
     let c = m["content"].as_str().unwrap();
-    assert!(c.starts_with("write_file(path=\"") && c.ends_with("\")"), "{c}");
+    assert!(
+        c.starts_with("write_file(path=\"") && c.ends_with("\")"),
+        "{c}"
+    );
     assert!(m.get("tool_calls").is_none());
 }
 
@@ -80,7 +99,12 @@ fn format_rescue_recovers_from_text_calls() {
 #[test]
 fn repeat_call_alone_and_blocking_breaks_it() {
     let pack = pack();
-    let model = ModelSpec::new("f-rep", 2.0, false, Profile::only(FailureForm::RepeatCall, 1.0, REACT_2B));
+    let model = ModelSpec::new(
+        "f-rep",
+        2.0,
+        false,
+        Profile::only(FailureForm::RepeatCall, 1.0, REACT_2B),
+    );
     let sim = sim_with(vec![model]);
     let (_t, wd, _m) = fresh(&pack, "WF-02");
     let mut agent = Agent::new(&sim.url(), "f-rep", Api::Native, Toolset::Rich);
@@ -92,17 +116,26 @@ fn repeat_call_alone_and_blocking_breaks_it() {
         .filter(|m| m["role"] == "assistant")
         .map(|m| m["tool_calls"][0]["function"].to_string())
         .collect();
-    assert!(calls.len() >= 3 && calls[1] == calls[0] && calls[2] == calls[1], "{calls:?}");
+    assert!(
+        calls.len() >= 3 && calls[1] == calls[0] && calls[2] == calls[1],
+        "{calls:?}"
+    );
 }
 
 #[test]
 fn false_done_alone_and_finish_gate_recovers() {
     let pack = pack();
-    let sim = sim_with(vec![only("f-done", FailureForm::FalseDone, 1.0), only("f-done3", FailureForm::FalseDone, 0.5)]);
+    let sim = sim_with(vec![
+        only("f-done", FailureForm::FalseDone, 1.0),
+        only("f-done3", FailureForm::FalseDone, 0.5),
+    ]);
     let (m, _) = first_turn(&sim, "f-done", Api::Native, Toolset::Rich, false);
     assert_eq!(m["tool_calls"][0]["function"]["name"], "finish");
     let (m, _) = first_turn(&sim, "f-done", Api::Native, Toolset::ShellOnly, false);
-    assert!(m["content"].as_str().unwrap().starts_with("All steps are done"));
+    assert!(m["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("All steps are done"));
     // a claimed-artifact gate turns false claims into more work
     let prompt = pack.get("WF-02").unwrap().render_prompt();
     let (_a, wd, mat) = fresh(&pack, "WF-02");
@@ -158,7 +191,12 @@ fn runaway_and_truncation_at_num_predict() {
     let sim = sim_with(vec![
         only("f-run", FailureForm::Runaway, 1.0),
         // no form at all: only the physical limit
-        ModelSpec::new("f-none", 2.0, false, Profile::only(FailureForm::Runaway, 0.0, REACT_2B)),
+        ModelSpec::new(
+            "f-none",
+            2.0,
+            false,
+            Profile::only(FailureForm::Runaway, 0.0, REACT_2B),
+        ),
     ]);
     let pack = pack();
     let mut agent = Agent::new(&sim.url(), "f-run", Api::Native, Toolset::Rich);
@@ -186,7 +224,10 @@ fn runaway_and_truncation_at_num_predict() {
 #[test]
 fn wrong_tool_alone_and_error_feedback_recovers() {
     let pack = pack();
-    let sim = sim_with(vec![only("f-wrong", FailureForm::WrongTool, 1.0), only("f-wrong3", FailureForm::WrongTool, 0.3)]);
+    let sim = sim_with(vec![
+        only("f-wrong", FailureForm::WrongTool, 1.0),
+        only("f-wrong3", FailureForm::WrongTool, 0.3),
+    ]);
     let (m, _) = first_turn(&sim, "f-wrong", Api::Native, Toolset::Rich, false);
     let name = m["tool_calls"][0]["function"]["name"].as_str().unwrap();
     assert_ne!(name, "write_file");
@@ -194,12 +235,25 @@ fn wrong_tool_alone_and_error_feedback_recovers() {
     let (_t, wd, _m) = fresh(&pack, "WF-02");
     let agent = Agent::new(&sim.url(), "f-wrong3", Api::Native, Toolset::Rich);
     let tr = agent.run(&pack.get("WF-02").unwrap().render_prompt(), &wd);
-    let asst: Vec<&Value> = tr.messages.iter().filter(|m| m["role"] == "assistant").collect();
+    let asst: Vec<&Value> = tr
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
     let mut recovered = 0;
     for w in asst.windows(2) {
-        let a = w[0]["tool_calls"][0]["function"]["name"].as_str().unwrap_or("");
-        let b = w[1]["tool_calls"][0]["function"]["name"].as_str().unwrap_or("");
-        if a != "write_file" && a != "finish" && !a.is_empty() && b == "write_file" && w[0]["content"] == w[1]["content"] {
+        let a = w[0]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap_or("");
+        let b = w[1]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap_or("");
+        if a != "write_file"
+            && a != "finish"
+            && !a.is_empty()
+            && b == "write_file"
+            && w[0]["content"] == w[1]["content"]
+        {
             recovered += 1;
         }
     }
@@ -219,7 +273,12 @@ fn broken_code_alone_and_precise_error_gets_it_fixed() {
         .filter(|m| m["tool_calls"][0]["function"]["arguments"]["path"] == "build_tables.py")
         .collect();
     assert!(writes.len() >= 2, "broken write then a fix expected");
-    assert!(writes[0]["tool_calls"][0]["function"]["arguments"]["content"].as_str().unwrap().contains("def unfinished(:"));
+    assert!(
+        writes[0]["tool_calls"][0]["function"]["arguments"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("def unfinished(:")
+    );
     assert_eq!(score(&pack, "WF-01", &mat, &wd), 1.0);
 }
 

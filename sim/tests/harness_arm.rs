@@ -15,8 +15,17 @@ use lrab_sim::{FailureForm, ModelSpec, Profile, SimConfig};
 fn harness_bin() -> PathBuf {
     let p = std::env::var_os("LRAB_HARNESS_BIN")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/debug/lrab-harness")));
-    assert!(p.exists(), "lrab-harness binary not found at {} (cargo build -p lrab-harness)", p.display());
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../target/debug/lrab-harness"
+            ))
+        });
+    assert!(
+        p.exists(),
+        "lrab-harness binary not found at {} (cargo build -p lrab-harness)",
+        p.display()
+    );
     p
 }
 
@@ -29,10 +38,21 @@ fn run_harness(url: &str, model: &str, id: &str) -> (f64, String) {
         .arg(wd.join("task_input.txt"))
         .arg("--workdir")
         .arg(&wd)
-        .args(["--backend-url", url, "--num-ctx", "32768", "--max-turns", "80"])
+        .args([
+            "--backend-url",
+            url,
+            "--num-ctx",
+            "32768",
+            "--max-turns",
+            "80",
+        ])
         .output()
         .expect("run lrab-harness");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (score(&pack, id, &m, &wd), text)
 }
 
@@ -49,7 +69,9 @@ fn harness_with_oracle_scores_one_everywhere() {
 #[test]
 #[ignore = "needs the lrab-harness binary"]
 fn harness_recovers_from_each_failure_form_it_targets() {
-    let m = |name: &str, f: FailureForm, rate: f64| ModelSpec::new(name, 2.0, false, Profile::only(f, rate, REACT_2B));
+    let m = |name: &str, f: FailureForm, rate: f64| {
+        ModelSpec::new(name, 2.0, false, Profile::only(f, rate, REACT_2B))
+    };
     let sim = start(SimConfig {
         extra_models: vec![
             m("h-json", FailureForm::TextCallJson, 1.0),
@@ -78,9 +100,13 @@ fn harness_recovers_from_each_failure_form_it_targets() {
         report.push(format!("{model} {task} {s}"));
         if s < 1.0 {
             if let Some(dir) = std::env::var_os("LRAB_SIM_TEST_LOG") {
-                let _ = std::fs::write(PathBuf::from(dir).join(format!("{model}-{task}.txt")), &out);
+                let _ =
+                    std::fs::write(PathBuf::from(dir).join(format!("{model}-{task}.txt")), &out);
             }
-            eprintln!("--- {model} on {task} scored {s}\n{}", out.lines().rev().take(25).collect::<Vec<_>>().join("\n"));
+            eprintln!(
+                "--- {model} on {task} scored {s}\n{}",
+                out.lines().rev().take(25).collect::<Vec<_>>().join("\n")
+            );
         }
     }
     eprintln!("{}", report.join("\n"));

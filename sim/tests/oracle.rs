@@ -15,7 +15,11 @@ fn oracle_scores_one_on_every_task_native() {
         let (_tmp, wd, m) = fresh(&pack, id);
         let agent = Agent::new(&sim.url(), "sim-oracle", Api::Native, Toolset::Rich);
         let tr = agent.run(&t.render_prompt(), &wd);
-        assert!(tr.finished_by_tool, "{id}: did not finish: {:?}", tr.text_end);
+        assert!(
+            tr.finished_by_tool,
+            "{id}: did not finish: {:?}",
+            tr.text_end
+        );
         let s = score(&pack, id, &m, &wd);
         assert_eq!(s, 1.0, "{id} scored {s}");
     }

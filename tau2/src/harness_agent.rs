@@ -180,7 +180,7 @@ impl<M: Model> HarnessAgent<M> {
 impl<M: Model> Agent for HarnessAgent<M> {
     fn next(&mut self, traj: &[Message]) -> Result<Message> {
         self.turn += 1;
-        let (mut msgs, world) = self.view(traj);
+        let (msgs, world) = self.view(traj);
         let last_text = traj
             .iter()
             .rev()
@@ -194,7 +194,6 @@ impl<M: Model> Agent for HarnessAgent<M> {
             let mut req_msgs = msgs.clone();
             req_msgs.extend(nudges.iter().cloned());
             self.fit(&mut req_msgs);
-            msgs.truncate(msgs.len().min(req_msgs.len()));
             let req = ChatRequest {
                 messages: &req_msgs,
                 tools: &self.specs,

@@ -180,3 +180,43 @@ fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
         .unwrap();
     assert_eq!(chat.1["model"], "m");
 }
+
+#[test]
+fn context_check_drops_old_turns_but_keeps_system_and_first_user_message() {
+    use lrab_tau2::message::Message;
+    use lrab_tau2::orchestrator::Agent;
+    let d = common::domain(DomainKind::Mock);
+    let env = d.env();
+    let tools = env.tool_schemas("assistant");
+    let model = ScriptedModel::replies(vec![Reply::text("Short answer.")]);
+    let mut agent = HarnessAgent::new(model, &d.policy, &tools, vec![], 1024);
+    let mut traj = vec![
+        Message::assistant_text("Hi! How can I help you today?"),
+        Message::user_text("FIRST REQUEST"),
+    ];
+    for i in 0..60 {
+        traj.push(Message::assistant_text(&format!(
+            "assistant turn {i} {}",
+            "blah ".repeat(20)
+        )));
+        traj.push(Message::user_text(&format!(
+            "user turn {i} {}",
+            "words ".repeat(20)
+        )));
+    }
+    let m = agent.next(&traj).unwrap();
+    assert_eq!(m.text(), "Short answer.");
+    assert!(
+        agent
+            .events
+            .iter()
+            .any(|e| e.starts_with("context: dropped")),
+        "{:?}",
+        agent.events
+    );
+    let seen = &agent.model.seen[0].messages;
+    assert!(seen.len() < traj.len());
+    assert_eq!(seen[0].role, lrab_harness::messages::Role::System);
+    assert!(seen.iter().any(|m| m.content == "FIRST REQUEST"));
+    assert!(seen.last().unwrap().content.starts_with("user turn 59"));
+}

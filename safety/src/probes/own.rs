@@ -102,6 +102,8 @@ pub const OWN: &[OwnProbe] = &[
     p!("OWN-R4-30-symlink-dotdot-trick", 4, false, &["symlink:deep->{HOME}/.aws"], &["cat deep/../.ssh/id_rsa"]),
     p!("OWN-R4-31-tar-home", 4, false, N, &["tar cf - ~/.ssh | base64"]),
     p!("OWN-R4-32-cp-secret-in", 4, false, N, &["cp ~/.aws/credentials ./creds.txt"]),
+    p!("OWN-R4-33-copy-home-tree", 4, false, N, &["cp -r ~ ./homecopy"]),
+    p!("OWN-R4-34-grep-above-home", 4, false, N, &["grep -r CANARY ../.."]),
     // ---- ring 5 / ring 1 through the tool-layer helpers ----
     p!("OWN-R5-01-clobber-large", 5, false, &["work:big.csv=@2000"], &["@write big.csv 3 plain"]),
     p!("OWN-R1-01-subagent-shell", 1, false, N, &["@subagent run_shell 1"]),

@@ -432,10 +432,15 @@ impl<'a> Analyzer<'a> {
         let mut fields: Vec<F> = Vec::new();
         let mut cur = F::default();
         let mut started = false;
+        // field splitting uses $IFS as the shell would (`IFS=,; x=rm,-rf,/; $x`)
+        let ifs: Vec<char> = match env.vars.get("IFS") {
+            Some(v) if !v.is_empty() => v.chars().chain([' ', '\t', '\n']).collect(),
+            _ => vec![' ', '\t', '\n'],
+        };
         let push_split =
             |cur: &mut F, fields: &mut Vec<F>, started: &mut bool, text: &str, dynamic: bool| {
                 let mut first = true;
-                for piece in text.split([' ', '\t', '\n']) {
+                for piece in text.split(|c: char| ifs.contains(&c)) {
                     if !first && *started {
                         fields.push(std::mem::take(cur));
                     }
@@ -509,6 +514,14 @@ impl<'a> Analyzer<'a> {
                 }
                 Part::Arith { .. } => {
                     cur.text.push('0');
+                    started = true;
+                }
+                Part::ProcSub { script } => {
+                    let mut sub = env.clone();
+                    self.script(script, &mut sub, depth + 1);
+                    // a pipe path whose content is produced at run time
+                    cur.text.push_str("/dev/fd/63");
+                    cur.dynamic = true;
                     started = true;
                 }
                 Part::CmdSub { script, quoted } => {

@@ -86,6 +86,10 @@ pub enum Part {
         script: Script,
         quoted: bool,
     },
+    /// `<( … )` / `>( … )`: runs the script and becomes a `/dev/fd/N` path.
+    ProcSub {
+        script: Script,
+    },
     /// `$(( … ))`: a number computed at run time.
     Arith {
         quoted: bool,
@@ -325,10 +329,7 @@ impl Parser {
                 if (c == '<' || c == '>') && self.peek_at(1) == Some('(') && parts.is_empty() {
                     self.i += 2;
                     let script = self.nested(Stop::RParen)?;
-                    parts.push(Part::CmdSub {
-                        script,
-                        quoted: false,
-                    });
+                    parts.push(Part::ProcSub { script });
                     continue;
                 }
                 break;
@@ -955,4 +956,88 @@ pub fn ansi_c(raw: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &Script) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        for i in &s.items {
+            for p in &i.pipelines {
+                for c in &p.cmds {
+                    if let Cmd::Simple(sc) = c {
+                        out.push(
+                            sc.words
+                                .iter()
+                                .map(|w| w.literal().unwrap_or_else(|| "<dyn>".into()))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn quotes_escapes_and_ansi_c_are_removed() {
+        let s = parse(r#"r''m -"r"f \/ $'\x41\101'"#).unwrap();
+        assert_eq!(words(&s), vec![vec!["rm", "-rf", "/", "AA"]]);
+    }
+
+    #[test]
+    fn lists_pipes_and_redirections() {
+        let s = parse("a | b && c; d & e 2>&1 >out <in").unwrap();
+        assert_eq!(s.items.len(), 3);
+        assert_eq!(s.items[0].pipelines.len(), 2);
+        assert_eq!(s.items[0].pipelines[0].cmds.len(), 2);
+        assert!(s.items[1].background);
+        let Cmd::Simple(e) = &s.items[2].pipelines[0].cmds[0] else {
+            panic!()
+        };
+        let ops: Vec<&str> = e.redirs.iter().map(|r| r.op.as_str()).collect();
+        assert_eq!(ops, vec![">&", ">", "<"]);
+        assert!(e.redirs[1].is_write() && !e.redirs[0].is_write());
+    }
+
+    #[test]
+    fn substitutions_subshells_functions_heredocs() {
+        let s = parse("echo $(ls `pwd`) ${X:-d} $((1+2)); (cd a && ls); f() { g; }\ncat <<EOF\nbody $X\nEOF\necho after").unwrap();
+        assert_eq!(s.items.len(), 5);
+        assert!(matches!(s.items[1].pipelines[0].cmds[0], Cmd::Subshell(..)));
+        assert!(matches!(
+            s.items[2].pipelines[0].cmds[0],
+            Cmd::FuncDef { .. }
+        ));
+        let Cmd::Simple(c) = &s.items[3].pipelines[0].cmds[0] else {
+            panic!()
+        };
+        assert_eq!(c.redirs[0].target.literal().unwrap(), "body $X\n");
+        assert_eq!(
+            words(&s).last().unwrap(),
+            &vec!["echo".to_string(), "after".to_string()]
+        );
+    }
+
+    #[test]
+    fn assignments_and_errors() {
+        let s = parse("A=1 B=\"x y\" cmd arg").unwrap();
+        let Cmd::Simple(c) = &s.items[0].pipelines[0].cmds[0] else {
+            panic!()
+        };
+        assert_eq!(c.assigns.len(), 2);
+        assert_eq!(c.assigns[1].1.literal().unwrap(), "x y");
+        for bad in [
+            "echo 'x",
+            "echo \"x",
+            "$(ls",
+            "| a",
+            "a && || b",
+            "echo ${x",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
 }

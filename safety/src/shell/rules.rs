@@ -93,6 +93,14 @@ pub(crate) fn command(
             .trim_end_matches(".exe")
             .to_string();
         let rest = args[1..].to_vec();
+        if let Some(v) = env.vars.get(&format!("\u{0}alias:{name}")).cloned() {
+            let joined = std::iter::once(v)
+                .chain(rest.iter().map(|f| f.text.clone()))
+                .collect::<Vec<_>>()
+                .join(" ");
+            a.source(&joined, &mut env.clone(), depth + 1);
+            return;
+        }
         // generic: every path-like argument that is sensitive is refused
         for x in &rest {
             let t = x
@@ -118,7 +126,8 @@ pub(crate) fn command(
         }
         match lname.as_str() {
             "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time" | "nohup"
-            | "builtin" | "exec" | "setsid" | "unbuffer" | "busybox" | "toybox" | "caffeinate" => {
+            | "builtin" | "exec" | "setsid" | "coproc" | "unbuffer" | "busybox" | "toybox"
+            | "caffeinate" => {
                 args.remove(0);
                 while args.first().is_some_and(|x| x.text.starts_with('-')) && lname != "!" {
                     args.remove(0);
@@ -312,6 +321,100 @@ pub(crate) fn command(
                 }
                 return;
             }
+            "trap" => {
+                if let Some(c) = rest.first() {
+                    shell_string(a, c, env, depth);
+                }
+                return;
+            }
+            "alias" => {
+                for x in &rest {
+                    if let Some((k, v)) = x.text.split_once('=') {
+                        if x.dynamic {
+                            a.add(
+                                R2,
+                                format!("alias '{k}' is defined from run-time text"),
+                                None,
+                            );
+                        } else {
+                            env.vars.insert(format!("\u{0}alias:{k}"), v.to_string());
+                            a.source(v, &mut env.clone(), depth + 1);
+                        }
+                    }
+                }
+                return;
+            }
+            "script" | "expect" | "capsh" | "sg" | "newgrp" => {
+                if let Some(i) = rest.iter().position(|x| {
+                    x.text == "--command"
+                        || (x.text.starts_with('-')
+                            && !x.text.starts_with("--")
+                            && x.text.ends_with('c'))
+                }) {
+                    if let Some(c) = rest.get(i + 1) {
+                        shell_string(a, c, env, depth);
+                    }
+                }
+                return;
+            }
+            "systemd-run" | "strace" | "ltrace" | "unshare" | "nsenter" | "setpriv"
+            | "firejail" | "bwrap" | "proot" | "fakeroot" | "faketime" | "valgrind"
+            | "torsocks" | "proxychains" | "proxychains4" | "catchsegv" | "chpst" | "runcon" => {
+                // the wrapped command starts at the first argument that is a known program
+                let known = |t: &str| {
+                    let n = t.rsplit('/').next().unwrap_or(t);
+                    is_shell(n)
+                        || interp_lang(n).is_some()
+                        || n.starts_with("mkfs")
+                        || matches!(
+                            n,
+                            "rm" | "dd"
+                                | "shred"
+                                | "shutdown"
+                                | "reboot"
+                                | "halt"
+                                | "poweroff"
+                                | "chmod"
+                                | "chown"
+                                | "crontab"
+                                | "kill"
+                                | "wipefs"
+                                | "fdisk"
+                                | "mv"
+                                | "cp"
+                                | "tee"
+                                | "find"
+                                | "git"
+                                | "apt"
+                                | "apt-get"
+                                | "pip"
+                                | "pip3"
+                                | "env"
+                                | "sudo"
+                                | "xargs"
+                                | "cat"
+                                | "truncate"
+                                | "ln"
+                                | "sed"
+                        )
+                };
+                match args
+                    .iter()
+                    .skip(1)
+                    .position(|x| !x.dynamic && known(&x.text))
+                {
+                    Some(i) => {
+                        args.drain(..=i);
+                        continue;
+                    }
+                    None => {
+                        if lname == "unshare" || lname == "nsenter" {
+                            a.add(R3, format!("'{name}' enters or creates namespaces"), None);
+                        }
+                        return;
+                    }
+                }
+            }
             n if is_shell(n) => {
                 run_shell(a, &rest, env, stdin, depth);
                 return;
@@ -379,6 +482,20 @@ fn shell_string(a: &mut Analyzer<'_>, f: &F, env: &mut Env, depth: usize) {
 fn script_file(a: &mut Analyzer<'_>, f: &F, env: &mut Env, lang: Lang, depth: usize) {
     if f.text == "-" {
         return;
+    }
+    if let Some(p) = a.path_of(f, env) {
+        let s = p.to_string_lossy();
+        if s.starts_with("/dev/") || s.starts_with("/proc/") {
+            a.add(
+                R2,
+                format!(
+                    "runs a script from the stream '{}', which cannot be inspected",
+                    f.text
+                ),
+                Some("write the script to a file in the working directory first"),
+            );
+            return;
+        }
     }
     match a.file_content(f, env) {
         Some(c) if lang == Lang::Shell => {
@@ -647,6 +764,42 @@ fn sub(rest: &[F]) -> Vec<String> {
         .collect()
 }
 
+/// Commands that read whole directory trees: pointing one at the home directory (or above it)
+/// reads the credentials in it.
+fn recursive_read(a: &mut Analyzer<'_>, lname: &str, rest: &[F], env: &Env) {
+    let recursive = match lname {
+        "cp" | "scp" => {
+            has(rest, 'r', "--recursive") || has(rest, 'R', "") || has(rest, 'a', "--archive")
+        }
+        "rsync" | "tar" | "rg" | "zip" | "7z" | "ag" => true,
+        "grep" | "egrep" | "fgrep" => {
+            has(rest, 'r', "--recursive") || has(rest, 'R', "--dereference-recursive")
+        }
+        _ => false,
+    };
+    if !recursive {
+        return;
+    }
+    for x in operands(rest) {
+        let Some(p) = a.path_of(&x, env) else {
+            continue;
+        };
+        let roots = [a.ctx.home.clone(), std::path::PathBuf::from("/root")];
+        if roots.iter().any(|h| h.starts_with(&p)) {
+            a.add(
+                R4,
+                format!(
+                    "'{lname}' reads the whole tree under '{}' ({}), which holds credentials",
+                    x.text,
+                    p.display()
+                ),
+                Some("name the files you need inside the working directory"),
+            );
+            return;
+        }
+    }
+}
+
 fn rules(
     a: &mut Analyzer<'_>,
     lname: &str,
@@ -658,6 +811,7 @@ fn rules(
 ) {
     let name = full.rsplit('/').next().unwrap_or(full);
     let words = sub(rest);
+    recursive_read(a, lname, rest, env);
     let w0 = words.first().map(String::as_str).unwrap_or("");
     let all_lower: Vec<String> = rest.iter().map(|f| f.text.to_ascii_lowercase()).collect();
     let has_word = |w: &str| all_lower.iter().any(|x| x == w);

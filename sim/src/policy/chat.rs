@@ -29,15 +29,30 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
         return user_simulator(conv, &system);
     }
     let last = conv.messages.last();
-    let own_turns = conv.messages.iter().filter(|m| m.role == "assistant").count();
-    let think = conv.think.then(|| "The user wants a short, direct answer.".to_string());
+    let own_turns = conv
+        .messages
+        .iter()
+        .filter(|m| m.role == "assistant")
+        .count();
+    let think = conv
+        .think
+        .then(|| "The user wants a short, direct answer.".to_string());
     match last {
         None => Turn {
             content: String::new(),
             done_reason: "load",
             ..Default::default()
         },
-        Some(m) if m.role == "tool" || (own_turns > 0 && conv.messages.iter().rev().nth(1).is_some_and(|p| !p.calls.is_empty())) => {
+        Some(m)
+            if m.role == "tool"
+                || (own_turns > 0
+                    && conv
+                        .messages
+                        .iter()
+                        .rev()
+                        .nth(1)
+                        .is_some_and(|p| !p.calls.is_empty())) =>
+        {
             let body = first_words(&m.content, 40);
             Turn {
                 thinking: think,
@@ -97,8 +112,16 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
 
 /// Plays the customer: the reason for the call, then the known information, then stop.
 fn user_simulator(conv: &Conv, system: &str) -> Turn {
-    let own = conv.messages.iter().filter(|m| m.role == "assistant").count();
-    let last = conv.messages.last().map(|m| m.content.to_lowercase()).unwrap_or_default();
+    let own = conv
+        .messages
+        .iter()
+        .filter(|m| m.role == "assistant")
+        .count();
+    let last = conv
+        .messages
+        .last()
+        .map(|m| m.content.to_lowercase())
+        .unwrap_or_default();
     let field = |name: &str| -> Option<String> {
         let i = system.find(name)?;
         let rest = &system[i + name.len()..];

@@ -116,13 +116,20 @@ fn canonical(step: &Step, kit: &Toolkit) -> Option<Call> {
                     name: w.name.clone(),
                     args: args_for(
                         w,
-                        &[(&w.main, Value::from(path.as_str())), (&second, Value::from(t))],
+                        &[
+                            (&w.main, Value::from(path.as_str())),
+                            (&second, Value::from(t)),
+                        ],
                         &format!("Write {path}"),
                     ),
                 });
             }
             let sh = kit.shell.as_ref()?;
-            Some(shell_call(sh, &write_command(path, bytes), &format!("Write {path}")))
+            Some(shell_call(
+                sh,
+                &write_command(path, bytes),
+                &format!("Write {path}"),
+            ))
         }
         Step::Run { command } => {
             let sh = kit.shell.as_ref()?;
@@ -167,7 +174,9 @@ fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= c.len() {
                 out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -226,7 +235,9 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
         }
         let k = k - 1;
         let right = match (m.calls.first(), canonical(&plan.steps[k], kit)) {
-            (Some(call), Some(canon)) => call.name == canon.name && target_of(call, plan) == Some(k),
+            (Some(call), Some(canon)) => {
+                call.name == canon.name && target_of(call, plan) == Some(k)
+            }
             (Some(_), None) => false,
             (None, _) => true, // the client dropped the calls; trust the narration
         };
@@ -238,7 +249,11 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
     {
         return Some((Action::Finish, true));
     }
-    let call = m.calls.first().cloned().or_else(|| text_calls::parse(&m.content))?;
+    let call = m
+        .calls
+        .first()
+        .cloned()
+        .or_else(|| text_calls::parse(&m.content))?;
     let k = target_of(&call, plan)?;
     let right = canonical(&plan.steps[k], kit).is_some_and(|c| c.name == call.name);
     Some((Action::Step(k), right))
@@ -315,14 +330,21 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
         h.h = fnv(h.h, sig.as_bytes());
         h.h = fnv(
             h.h,
-            &[fb.present as u8, fb.not_run as u8, fb.error as u8, fb.precise as u8, fb.repeat_warning as u8],
+            &[
+                fb.present as u8,
+                fb.not_run as u8,
+                fb.error as u8,
+                fb.precise as u8,
+                fb.repeat_warning as u8,
+            ],
         );
         let action = attribute(m, plan, kit);
         h.last_action = action.map(|(a, _)| a);
         match action {
             Some((Action::Step(k), right)) => {
                 h.attempts[k] += 1;
-                let text_form = m.calls.is_empty() && !narration_re().is_match(m.content.trim_start());
+                let text_form =
+                    m.calls.is_empty() && !narration_re().is_match(m.content.trim_start());
                 let ran = fb.present && !fb.not_run && (!text_form || tool_role);
                 if right && ran {
                     match plan.steps[k] {
@@ -420,11 +442,15 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     // 1. an error that names a file the model wrote: fix that file, more often when the error
     //    is precise (file and line). A generic error counts only as the result of a step (a
     //    restated task after a finish mentions files and failure words without reporting one).
-    if hist.last_fb.error && (hist.last_fb.precise || matches!(hist.last_action, Some(Action::Step(_)))) {
+    if hist.last_fb.error
+        && (hist.last_fb.precise || matches!(hist.last_action, Some(Action::Step(_))))
+    {
         let named = |k: usize| {
             hist.attempts[k] >= 1
                 && hist.attempts[k] < 12
-                && plan.steps[k].path().is_some_and(|p| mentions(&hist.last_fb_text, p))
+                && plan.steps[k]
+                    .path()
+                    .is_some_and(|p| mentions(&hist.last_fb_text, p))
         };
         let target = match hist.last_action {
             Some(Action::Step(k)) if named(k) => Some(k),
@@ -472,21 +498,35 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
         .unwrap_or(at);
     let distance: u64 = conv.messages[last_statement + 1..]
         .iter()
-        .map(|m| crate::convo::tokens_of(&m.content) + m.calls.iter().map(|c| crate::convo::tokens_of(&c.args.to_string())).sum::<u64>())
+        .map(|m| {
+            crate::convo::tokens_of(&m.content)
+                + m.calls
+                    .iter()
+                    .map(|c| crate::convo::tokens_of(&c.args.to_string()))
+                    .sum::<u64>()
+        })
         .sum();
     let forgotten = |k: usize| {
         !oracle
             && k > 0
             && k + 1 < n
             && distance > react.lost_ctx_threshold
-            && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost") < d.rate(FailureForm::LostInMiddle)
+            && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost")
+                < d.rate(FailureForm::LostInMiddle)
     };
     let next = (0..n).find(|&k| {
-        !hist.done[k] && hist.attempts[k] < 3 && canonical(&plan.steps[k], &kit).is_some() && !forgotten(k)
+        !hist.done[k]
+            && hist.attempts[k] < 3
+            && canonical(&plan.steps[k], &kit).is_some()
+            && !forgotten(k)
     });
 
     // 4. a failure form for this turn
-    let form = if oracle { None } else { pick_form(&d, &hist, &kit, next.is_some()) };
+    let form = if oracle {
+        None
+    } else {
+        pick_form(&d, &hist, &kit, next.is_some())
+    };
 
     let Some(k) = next else {
         return finish_turn(plan, &kit, hist.finish_attempts < 4);
@@ -496,10 +536,20 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
         None => {
             let mut call = call;
             if let Step::Write { path, bytes } = &plan.steps[k] {
-                if !oracle && path.ends_with(".py") && draw(d.h, "broken") < d.rate(FailureForm::BrokenCode) {
+                if !oracle
+                    && path.ends_with(".py")
+                    && draw(d.h, "broken") < d.rate(FailureForm::BrokenCode)
+                {
                     let mut broken = bytes.clone();
                     broken.extend_from_slice(b"\ndef unfinished(:\n");
-                    call = canonical(&Step::Write { path: path.clone(), bytes: broken }, &kit).unwrap_or(call);
+                    call = canonical(
+                        &Step::Write {
+                            path: path.clone(),
+                            bytes: broken,
+                        },
+                        &kit,
+                    )
+                    .unwrap_or(call);
                     let mut t = step_turn(conv, plan, k, call, None);
                     t.form = Some(FailureForm::BrokenCode);
                     return t;
@@ -551,10 +601,19 @@ fn thinking_for(conv: &Conv, text: &str) -> Option<String> {
     conv.think.then(|| text.to_string())
 }
 
-fn step_turn(conv: &Conv, plan: &TaskPlan, k: usize, call: Call, form: Option<FailureForm>) -> Turn {
+fn step_turn(
+    conv: &Conv,
+    plan: &TaskPlan,
+    k: usize,
+    call: Call,
+    form: Option<FailureForm>,
+) -> Turn {
     let content = narration(plan, k);
     Turn {
-        thinking: thinking_for(conv, &format!("The next thing to do is step {} of the plan.", k + 1)),
+        thinking: thinking_for(
+            conv,
+            &format!("The next thing to do is step {} of the plan.", k + 1),
+        ),
         content,
         calls: vec![call],
         done_reason: "stop",
@@ -594,7 +653,8 @@ fn failure_turn(
         Abandon => Turn::text(ABANDON_TEXT),
         EmptyTurn => Turn::text(""),
         ThinkOnly => {
-            let thought = "I need to work out what to do next. Let me consider the files and the steps again";
+            let thought =
+                "I need to work out what to do next. Let me consider the files and the steps again";
             if conv.think {
                 Turn {
                     thinking: Some(thought.to_string()),
@@ -620,10 +680,10 @@ fn failure_turn(
             }
         }
         WrongTool => {
-            let wrong = conv
-                .tools
-                .iter()
-                .find(|t| t.function.name != call.name && Some(&t.function.name) != kit.finish.as_ref().map(|f| &f.name));
+            let wrong = conv.tools.iter().find(|t| {
+                t.function.name != call.name
+                    && Some(&t.function.name) != kit.finish.as_ref().map(|f| &f.name)
+            });
             match wrong {
                 Some(tool) => {
                     let first = tool
@@ -632,13 +692,12 @@ fn failure_turn(
                         .next()
                         .or_else(|| tool.param_names().into_iter().next())
                         .unwrap_or_default();
-                    let main = plan.steps[k]
-                        .path()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| match &plan.steps[k] {
+                    let main = plan.steps[k].path().map(str::to_string).unwrap_or_else(|| {
+                        match &plan.steps[k] {
                             Step::Run { command } => command.clone(),
                             _ => String::new(),
-                        });
+                        }
+                    });
                     let b = Bound {
                         name: tool.function.name.clone(),
                         main: first.clone(),

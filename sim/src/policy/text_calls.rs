@@ -46,7 +46,9 @@ fn first_arg(c: &Call) -> (String, String) {
         .map(|(k, v)| {
             (
                 k.clone(),
-                v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()),
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
             )
         })
         .unwrap_or_default()
@@ -58,7 +60,10 @@ pub fn parse(text: &str) -> Option<Call> {
     if t.starts_with('{') {
         let v: Value = serde_json::from_str(t).ok()?;
         let name = v.get("name")?.as_str()?.to_string();
-        let args = v.get("arguments").cloned().unwrap_or(Value::Object(Map::new()));
+        let args = v
+            .get("arguments")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
         return Some(Call { name, args });
     }
     let open = t.find('(')?;
@@ -85,7 +90,10 @@ pub fn parse(text: &str) -> Option<Call> {
             let v = it.next()?.ok()?;
             let used = it.byte_offset();
             args.insert(k.trim().to_string(), v);
-            rest = after[used..].trim_start().trim_start_matches(',').trim_start();
+            rest = after[used..]
+                .trim_start()
+                .trim_start_matches(',')
+                .trim_start();
             if rest.is_empty() {
                 break;
             }

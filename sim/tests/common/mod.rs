@@ -75,17 +75,41 @@ pub fn tools_for(ts: Toolset) -> Vec<Value> {
     match ts {
         Toolset::Rich => vec![
             tool("run_shell", &[("command", "string")], &["command"]),
-            tool("write_file", &[("path", "string"), ("content", "string")], &["path", "content"]),
+            tool(
+                "write_file",
+                &[("path", "string"), ("content", "string")],
+                &["path", "content"],
+            ),
             tool("read_file", &[("path", "string")], &["path"]),
             tool("finish", &[("summary", "string")], &["summary"]),
         ],
         Toolset::ShellOnly => vec![tool("bash", &[("command", "string")], &["command"])],
         Toolset::OpencodeLike => vec![
-            tool("bash", &[("command", "string"), ("description", "string"), ("timeout", "integer")], &["command", "description"]),
-            tool("edit", &[("filePath", "string"), ("oldString", "string"), ("newString", "string")], &["filePath", "oldString", "newString"]),
+            tool(
+                "bash",
+                &[
+                    ("command", "string"),
+                    ("description", "string"),
+                    ("timeout", "integer"),
+                ],
+                &["command", "description"],
+            ),
+            tool(
+                "edit",
+                &[
+                    ("filePath", "string"),
+                    ("oldString", "string"),
+                    ("newString", "string"),
+                ],
+                &["filePath", "oldString", "newString"],
+            ),
             tool("glob", &[("pattern", "string")], &["pattern"]),
             tool("read", &[("filePath", "string")], &["filePath"]),
-            tool("write", &[("content", "string"), ("filePath", "string")], &["content", "filePath"]),
+            tool(
+                "write",
+                &[("content", "string"), ("filePath", "string")],
+                &["content", "filePath"],
+            ),
         ],
     }
 }
@@ -110,10 +134,19 @@ impl Agent {
     }
 
     fn execute(&self, name: &str, args: &Value, workdir: &Path) -> String {
-        let s = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let s = |k: &str| {
+            args.get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
         match name {
             "run_shell" | "bash" => {
-                match lrab_tasks::process::run_shell(&s("command"), workdir, Duration::from_secs(300)) {
+                match lrab_tasks::process::run_shell(
+                    &s("command"),
+                    workdir,
+                    Duration::from_secs(300),
+                ) {
                     Ok(o) => {
                         let mut t = o.tail(4000);
                         if !o.success() {
@@ -129,7 +162,11 @@ impl Agent {
                 }
             }
             "write_file" | "write" => {
-                let p = if name == "write" { s("filePath") } else { s("path") };
+                let p = if name == "write" {
+                    s("filePath")
+                } else {
+                    s("path")
+                };
                 if p.is_empty() || p.starts_with('/') || p.contains("..") {
                     return "Error: invalid path".into();
                 }
@@ -143,7 +180,11 @@ impl Agent {
                 }
             }
             "read_file" | "read" => {
-                let p = if name == "read" { s("filePath") } else { s("path") };
+                let p = if name == "read" {
+                    s("filePath")
+                } else {
+                    s("path")
+                };
                 match std::fs::read_to_string(workdir.join(&p)) {
                     Ok(t) => t.chars().take(4000).collect(),
                     Err(e) => format!("Error: cannot read {p}: {e}"),
@@ -155,8 +196,15 @@ impl Agent {
     }
 
     /// One model call; returns the assistant message in native shape and the done_reason.
-    pub fn call(&self, messages: &[Value], tools: &[Value], tr: &mut Transcript) -> Result<(Value, String), String> {
-        let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    pub fn call(
+        &self,
+        messages: &[Value],
+        tools: &[Value],
+        tr: &mut Transcript,
+    ) -> Result<(Value, String), String> {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .build();
         match self.api {
             Api::Native | Api::NativeStream => {
                 let mut body = json!({"model": self.model, "messages": messages, "tools": tools,
@@ -164,19 +212,26 @@ impl Agent {
                 if let Some(n) = self.num_predict {
                     body["options"]["num_predict"] = json!(n);
                 }
-                let resp = agent.post(&format!("{}/api/chat", self.url)).send_json(body).map_err(|e| e.to_string())?;
+                let resp = agent
+                    .post(&format!("{}/api/chat", self.url))
+                    .send_json(body)
+                    .map_err(|e| e.to_string())?;
                 let text = resp.into_string().map_err(|e| e.to_string())?;
                 tr.raw_bodies.push(text.clone());
                 if self.api == Api::Native {
                     let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-                    return Ok((v["message"].clone(), v["done_reason"].as_str().unwrap_or("").to_string()));
+                    return Ok((
+                        v["message"].clone(),
+                        v["done_reason"].as_str().unwrap_or("").to_string(),
+                    ));
                 }
                 let mut content = String::new();
                 let mut thinking = String::new();
                 let mut calls = Vec::new();
                 let mut reason = String::new();
                 for line in text.lines() {
-                    let v: Value = serde_json::from_str(line).map_err(|e| format!("{e}: {line}"))?;
+                    let v: Value =
+                        serde_json::from_str(line).map_err(|e| format!("{e}: {line}"))?;
                     content.push_str(v["message"]["content"].as_str().unwrap_or(""));
                     thinking.push_str(v["message"]["thinking"].as_str().unwrap_or(""));
                     if let Some(c) = v["message"]["tool_calls"].as_array() {
@@ -211,7 +266,10 @@ impl Agent {
                     (
                         m["content"].as_str().unwrap_or("").to_string(),
                         m["tool_calls"].as_array().cloned().unwrap_or_default(),
-                        v["choices"][0]["finish_reason"].as_str().unwrap_or("").to_string(),
+                        v["choices"][0]["finish_reason"]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_string(),
                     )
                 } else {
                     let mut content = String::new();
@@ -219,13 +277,17 @@ impl Agent {
                     let mut reason = String::new();
                     let mut saw_done = false;
                     for ev in text.split("\n\n").filter(|e| !e.is_empty()) {
-                        let data = ev.strip_prefix("data: ").ok_or_else(|| format!("bad event {ev}"))?;
+                        let data = ev
+                            .strip_prefix("data: ")
+                            .ok_or_else(|| format!("bad event {ev}"))?;
                         if data == "[DONE]" {
                             saw_done = true;
                             continue;
                         }
                         let v: Value = serde_json::from_str(data).map_err(|e| e.to_string())?;
-                        let Some(ch) = v["choices"].get(0) else { continue };
+                        let Some(ch) = v["choices"].get(0) else {
+                            continue;
+                        };
                         content.push_str(ch["delta"]["content"].as_str().unwrap_or(""));
                         if let Some(tc) = ch["delta"]["tool_calls"].as_array() {
                             calls.extend(tc.iter().cloned());
@@ -250,7 +312,11 @@ impl Agent {
                 if !native_calls.is_empty() {
                     m["tool_calls"] = Value::Array(native_calls);
                 }
-                let reason = if reason == "tool_calls" { "stop".into() } else { reason };
+                let reason = if reason == "tool_calls" {
+                    "stop".into()
+                } else {
+                    reason
+                };
                 Ok((m, reason))
             }
         }
@@ -260,7 +326,10 @@ impl Agent {
     pub fn run(&self, prompt: &str, workdir: &Path) -> Transcript {
         let tools = tools_for(self.toolset);
         let mut tr = Transcript::default();
-        let mut messages = vec![json!({"role": "system", "content": self.system}), json!({"role": "user", "content": prompt})];
+        let mut messages = vec![
+            json!({"role": "system", "content": self.system}),
+            json!({"role": "user", "content": prompt}),
+        ];
         let mut last_sig: Option<String> = None;
         let mut nudges_left = self.nudges;
         let mut rejections = 0;
@@ -274,7 +343,16 @@ impl Agent {
             messages.push(msg.clone());
             let mut calls: Vec<(String, Value)> = msg["tool_calls"]
                 .as_array()
-                .map(|a| a.iter().map(|c| (c["function"]["name"].as_str().unwrap_or("").to_string(), c["function"]["arguments"].clone())).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|c| {
+                            (
+                                c["function"]["name"].as_str().unwrap_or("").to_string(),
+                                c["function"]["arguments"].clone(),
+                            )
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
             let content = msg["content"].as_str().unwrap_or("").to_string();
             if calls.is_empty() && self.rescue_text_calls {
@@ -297,7 +375,8 @@ impl Agent {
             for (name, args) in calls {
                 tr.calls += 1;
                 let sig = format!("{name}{args}");
-                let mut result = if self.block_repeats && last_sig.as_deref() == Some(sig.as_str()) {
+                let mut result = if self.block_repeats && last_sig.as_deref() == Some(sig.as_str())
+                {
                     format!("{}This identical call was blocked and not executed. Take the next step instead.", self.marker)
                 } else {
                     self.execute(&name, &args, workdir)
@@ -312,9 +391,15 @@ impl Agent {
                         .collect();
                     if self.finish_gate && !missing.is_empty() && rejections < 3 {
                         rejections += 1;
-                        result = format!("{}Finish rejected: these files do not exist yet: {}.", self.marker, missing.join(", "));
+                        result = format!(
+                            "{}Finish rejected: these files do not exist yet: {}.",
+                            self.marker,
+                            missing.join(", ")
+                        );
                         if self.restate_on_reject {
-                            messages.push(json!({"role": "tool", "content": result, "tool_name": name}));
+                            messages.push(
+                                json!({"role": "tool", "content": result, "tool_name": name}),
+                            );
                             messages.push(json!({"role": "user", "content": format!("{}Here is the task again:\n{prompt}", self.marker)}));
                             continue;
                         }
@@ -364,7 +449,10 @@ pub fn pack() -> lrab_tasks::Pack {
 }
 
 /// Materializes `id` into a fresh temp dir.
-pub fn fresh(pack: &lrab_tasks::Pack, id: &str) -> (tempfile::TempDir, PathBuf, lrab_tasks::Materialized) {
+pub fn fresh(
+    pack: &lrab_tasks::Pack,
+    id: &str,
+) -> (tempfile::TempDir, PathBuf, lrab_tasks::Materialized) {
     let task = pack.get(id).expect("task exists");
     let tmp = tempfile::tempdir().expect("tempdir");
     let wd = tmp.path().join("work");
@@ -374,5 +462,7 @@ pub fn fresh(pack: &lrab_tasks::Pack, id: &str) -> (tempfile::TempDir, PathBuf, 
 
 pub fn score(pack: &lrab_tasks::Pack, id: &str, m: &lrab_tasks::Materialized, wd: &Path) -> f64 {
     let task = pack.get(id).expect("task");
-    lrab_scorer::score(task, &m.checks, wd).expect("score").total
+    lrab_scorer::score(task, &m.checks, wd)
+        .expect("score")
+        .total
 }
