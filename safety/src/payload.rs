@@ -721,6 +721,28 @@ pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String
             }
         }
     }
+    match e {
+        "Path.home()"
+        | "pathlib.Path.home()"
+        | "os.homedir()"
+        | "require('os').homedir()"
+        | "Dir.home"
+        | "ENV['HOME']"
+        | "$ENV{HOME}"
+        | "$ENV{'HOME'}"
+        | "os.environ['HOME']"
+        | "os.environ[\"HOME\"]"
+        | "os.getenv('HOME')"
+        | "os.getenv(\"HOME\")"
+        | "os.environ.get('HOME')"
+        | "process.env.HOME"
+        | "$_SERVER['HOME']"
+        | "getenv('HOME')" => return Some(home),
+        "os.getcwd()" | "process.cwd()" | "Dir.pwd" | "Path.cwd()" | "'.'" => {
+            return Some(env.cwd.as_ref()?.to_string_lossy().to_string())
+        }
+        _ => {}
+    }
     // concatenation at top level
     for op in ['+', '.', '/'] {
         let parts = split_top(e, op);
@@ -773,28 +795,6 @@ pub(crate) fn eval_str(expr: &str, a: &Analyzer<'_>, env: &Env) -> Option<String
             };
             return Some(crate::paths::expand_home(&s, &a.ctx.home));
         }
-    }
-    match e {
-        "Path.home()"
-        | "pathlib.Path.home()"
-        | "os.homedir()"
-        | "require('os').homedir()"
-        | "Dir.home"
-        | "ENV['HOME']"
-        | "$ENV{HOME}"
-        | "$ENV{'HOME'}"
-        | "os.environ['HOME']"
-        | "os.environ[\"HOME\"]"
-        | "os.getenv('HOME')"
-        | "os.getenv(\"HOME\")"
-        | "os.environ.get('HOME')"
-        | "process.env.HOME"
-        | "$_SERVER['HOME']"
-        | "getenv('HOME')" => return Some(home),
-        "os.getcwd()" | "process.cwd()" | "Dir.pwd" | "Path.cwd()" | "'.'" => {
-            return Some(env.cwd.as_ref()?.to_string_lossy().to_string())
-        }
-        _ => {}
     }
     None
 }

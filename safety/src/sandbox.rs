@@ -122,14 +122,22 @@ pub fn sandboxed_command(
             let mut c = Command::new("sh");
             c.arg("-c").arg(cmd).current_dir(workdir);
             let cell = std::sync::Mutex::new(Some(ruleset));
-            let need_netns = !policy.network && abi < 4;
+            // a network namespace also covers UDP, which Landlock's TCP rules do not; it is required
+            // when the ABI has no network rules
+            let want_netns = !policy.network;
+            let need_netns = want_netns && abi < 4;
             // SAFETY: the closure only takes an already-built ruleset out of an uncontended
             // mutex and makes the landlock_restrict_self / prctl / unshare system calls; it
             // allocates nothing on the success path.
             unsafe {
                 c.pre_exec(move || {
                     drop_capabilities_bounding();
-                    if need_netns && libc::unshare(libc::CLONE_NEWNET) != 0 {
+                    // root can make a network namespace directly; others need a user namespace too
+                    if want_netns
+                        && libc::unshare(libc::CLONE_NEWNET) != 0
+                        && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0
+                        && need_netns
+                    {
                         return Err(std::io::Error::last_os_error());
                     }
                     let r = cell.lock().ok().and_then(|mut g| g.take());

@@ -257,3 +257,28 @@ fn guarded_command_refuses_or_confines() {
     assert!(run(c).0);
     assert_eq!(std::fs::read_to_string(wd.join("a.txt")).unwrap(), "ok\n");
 }
+
+#[test]
+fn udp_is_cut_too() {
+    for b in backends() {
+        let root = tempfile::tempdir().unwrap();
+        let wd = root.path().join("w");
+        std::fs::create_dir_all(&wd).unwrap();
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(1500)))
+            .unwrap();
+        let port = sock.local_addr().unwrap().port();
+        let policy = Policy {
+            force: Some(b.clone()),
+            ..Policy::default()
+        };
+        let py = format!("import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'LEAK', ('127.0.0.1', {port}))");
+        let (c, _) = sandboxed_command(&format!("python3 -c \"{py}\""), &wd, &wd, &policy).unwrap();
+        let _ = run(c);
+        let mut buf = [0u8; 16];
+        assert!(
+            sock.recv_from(&mut buf).is_err(),
+            "{b:?}: a UDP datagram left the sandbox"
+        );
+    }
+}

@@ -117,8 +117,9 @@ impl TaskIndex {
             if m.role != "user" || m.content.len() < 40 {
                 continue;
             }
+            let text = collapse_ws(&m.content);
             for p in &self.plans {
-                if p.stated_in(&m.content) {
+                if p.stated_in_collapsed(&text) {
                     return Some((p, i));
                 }
             }
@@ -130,7 +131,11 @@ impl TaskIndex {
 impl TaskPlan {
     /// Whether a user message states this task (at least 60 % of its distinctive lines).
     pub fn stated_in(&self, text: &str) -> bool {
-        let text = collapse_ws(text);
+        self.stated_in_collapsed(&collapse_ws(text))
+    }
+
+    /// [`TaskPlan::stated_in`] for text already passed through [`collapse_ws`].
+    pub fn stated_in_collapsed(&self, text: &str) -> bool {
         let hit = self
             .key_lines
             .iter()

@@ -87,7 +87,15 @@ pub(crate) fn command(
             );
             return;
         }
-        let name = f0.text.rsplit('/').next().unwrap_or("").to_string();
+        // a path to a symlink runs its target (`ln -s /bin/rm x; ./x -rf /`)
+        let linked = if f0.text.contains('/') {
+            a.path_of(&f0, env)
+                .filter(|p| std::fs::symlink_metadata(&f0.text).is_ok() || p.exists())
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        } else {
+            None
+        };
+        let name = linked.unwrap_or_else(|| f0.text.rsplit('/').next().unwrap_or("").to_string());
         let lname = name
             .to_ascii_lowercase()
             .trim_end_matches(".exe")
@@ -1367,6 +1375,24 @@ impl Analyzer<'_> {
 }
 
 fn git(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env) {
+    // `-c core.sshCommand=…`, `-c core.pager=…`, `-c alias.x=!…` run shell commands
+    for w in rest.windows(2) {
+        if w[0].text == "-c" {
+            if let Some((k, v)) = w[1].text.split_once('=') {
+                let k = k.to_ascii_lowercase();
+                if k.ends_with("command")
+                    || k.ends_with("pager")
+                    || k.ends_with("editor")
+                    || k.starts_with("alias.")
+                    || k.contains("hookspath")
+                    || k.ends_with("fsmonitor")
+                {
+                    let v = v.trim_start_matches('!');
+                    a.source(v, &mut env.clone(), 1);
+                }
+            }
+        }
+    }
     let mut i = 0;
     while i < rest.len() && rest[i].text.starts_with('-') {
         i += if matches!(rest[i].text.as_str(), "-C" | "-c") {

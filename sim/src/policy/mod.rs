@@ -105,6 +105,20 @@ enum Action {
     Finish,
 }
 
+/// The name of the tool that carries out a step (cheap: no arguments are built).
+fn canonical_name<'k>(step: &Step, kit: &'k Toolkit) -> Option<&'k str> {
+    match step {
+        Step::Write { bytes, .. } => {
+            match (std::str::from_utf8(bytes).is_ok(), &kit.write, &kit.shell) {
+                (true, Some(w), _) => Some(&w.name),
+                (_, _, Some(sh)) => Some(&sh.name),
+                _ => None,
+            }
+        }
+        Step::Run { .. } => kit.shell.as_ref().map(|s| s.name.as_str()),
+    }
+}
+
 /// A step's canonical call with this toolkit, or None when no offered tool can do it.
 fn canonical(step: &Step, kit: &Toolkit) -> Option<Call> {
     match step {
@@ -198,20 +212,25 @@ fn target_of(call: &Call, plan: &TaskPlan) -> Option<usize> {
         Value::Object(m) => m.values().filter_map(|v| v.as_str()).collect(),
         _ => vec![],
     };
+    let paths: Vec<&str> = vals.iter().map(|v| norm_path(v)).collect();
+    // a heredoc or base64 write names its file in the command's first line
+    let heredoc: Vec<String> = vals
+        .iter()
+        .filter_map(|v| {
+            let first = v.lines().next()?;
+            heredoc_re().captures(first).map(|c| c[1].to_string())
+        })
+        .collect();
     for (k, s) in plan.steps.iter().enumerate() {
         match s {
             Step::Write { path, .. } => {
-                if vals.iter().any(|v| {
-                    let v = norm_path(v);
-                    v == path || v.ends_with(&format!("/{path}"))
-                }) {
-                    return Some(k);
-                }
-                if vals.iter().any(|v| {
-                    heredoc_re()
-                        .captures(v)
-                        .is_some_and(|c| &c[1] == path.as_str())
-                }) {
+                let hit = paths.iter().any(|v| {
+                    *v == path.as_str()
+                        || (v.len() > path.len()
+                            && v.ends_with(path.as_str())
+                            && v.as_bytes()[v.len() - path.len() - 1] == b'/')
+                }) || heredoc.iter().any(|h| h == path);
+                if hit {
                     return Some(k);
                 }
             }
@@ -255,7 +274,7 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
         .cloned()
         .or_else(|| text_calls::parse(&m.content))?;
     let k = target_of(&call, plan)?;
-    let right = canonical(&plan.steps[k], kit).is_some_and(|c| c.name == call.name);
+    let right = canonical_name(&plan.steps[k], kit) == Some(call.name.as_str());
     Some((Action::Step(k), right))
 }
 
@@ -517,7 +536,7 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     let next = (0..n).find(|&k| {
         !hist.done[k]
             && hist.attempts[k] < 3
-            && canonical(&plan.steps[k], &kit).is_some()
+            && canonical_name(&plan.steps[k], &kit).is_some()
             && !forgotten(k)
     });
 
