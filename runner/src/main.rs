@@ -39,6 +39,10 @@ enum Command {
     Arms(cmd::arms::Args),
     /// Check backend, models, arms, python and pytest.
     Doctor(cmd::doctor::Args),
+    /// The simulated backend (simulated models behind the Ollama API).
+    Sim(cmd::sim::Args),
+    /// Run the safety-ring probe suite; non-zero exit on any leak.
+    Safety(cmd::safety::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,8 @@ fn main() -> ExitCode {
         Command::Proxy(a) => cmd::proxy::run(a),
         Command::Arms(a) => cmd::arms::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Safety(a) => cmd::safety::run(a),
     };
     match result {
         Ok(code) => code.into(),

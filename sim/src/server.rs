@@ -468,7 +468,11 @@ async fn chat(State(s): State<St>, body: Bytes) -> Response {
         )
     } else if fault == Some(Fault::MidStream) {
         let body = serde_json::to_string(&render::native_whole(&frame, &turn)).unwrap_or_default();
-        broken_body(vec![body[..body.len() / 2].to_string()])
+        let mut half = body.len() / 2;
+        while !body.is_char_boundary(half) {
+            half -= 1;
+        }
+        broken_body(vec![body[..half].to_string()])
     } else {
         json_response(StatusCode::OK, &render::native_whole(&frame, &turn))
     }

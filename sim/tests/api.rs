@@ -169,6 +169,50 @@ fn errors_have_ollama_shapes_and_never_crash() {
         r#"{"model":"ghost","prompt":"x"}"#,
     );
     assert_eq!(c, 404);
+    // assorted garbage on every POST route: always a 4xx JSON error, never a crash
+    let deep = "[".repeat(5000);
+    let garbage: Vec<Vec<u8>> = vec![
+        b"null".to_vec(),
+        b"42".to_vec(),
+        b"\"text\"".to_vec(),
+        vec![0xff, 0xfe, b'{'],
+        deep.into_bytes(),
+        br#"{"model":"sim-2b","messages":[{"role":"user"}]}"#.to_vec(),
+        br#"{"model":"sim-2b","messages":[{"content":"x"}]}"#.to_vec(),
+        br#"{"model":"sim-2b","messages":[{"role":"user","content":"x"}],"options":{"num_ctx":"big"}}"#.to_vec(),
+        br#"{"model":"sim-2b","messages":[{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}]}"#.to_vec(),
+        br#"{"model":7}"#.to_vec(),
+    ];
+    for route in [
+        "/api/chat",
+        "/api/generate",
+        "/api/show",
+        "/v1/chat/completions",
+    ] {
+        for g in &garbage {
+            let r = ureq::post(&format!("{u}{route}")).send_bytes(g);
+            let code = match r {
+                Ok(r) => r.status(),
+                Err(ureq::Error::Status(c, r)) => {
+                    let b = r.into_string().unwrap();
+                    assert!(
+                        serde_json::from_str::<Value>(&b)
+                            .unwrap()
+                            .get("error")
+                            .is_some(),
+                        "{route}: {b}"
+                    );
+                    c
+                }
+                Err(e) => panic!("{route}: transport error {e}"),
+            };
+            assert!(
+                code == 200 || (400..500).contains(&code),
+                "{route} {code} for {:?}",
+                String::from_utf8_lossy(g)
+            );
+        }
+    }
     // still serving
     assert_eq!(get(&format!("{u}/api/version")).0, 200);
 }

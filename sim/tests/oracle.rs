@@ -16,9 +16,18 @@ fn check(part: usize, api: Api, toolset: Toolset) {
         let agent = Agent::new(&sim.url(), "sim-oracle", api, toolset);
         let tr = agent.run(&t.render_prompt(), &wd);
         if toolset == Toolset::Rich {
-            assert!(tr.finished_by_tool, "{id}: did not finish: {:?}", tr.text_end);
+            assert!(
+                tr.finished_by_tool,
+                "{id}: did not finish: {:?}",
+                tr.text_end
+            );
         } else {
-            assert!(tr.text_end.as_deref().is_some_and(|t| t.starts_with("All steps are done")), "{id}");
+            assert!(
+                tr.text_end
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("All steps are done")),
+                "{id}"
+            );
         }
         let s = score(&pack, id, &m, &wd);
         assert_eq!(s, 1.0, "{id} scored {s} ({api:?}, {toolset:?})");

@@ -48,6 +48,7 @@ fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
         let mut out = Vec::new();
         run(&cli.args, &mut out).unwrap_or_else(|e| panic!("{arm}: {e:#}"));
         let out = String::from_utf8(out).unwrap();
+        eprintln!("[{arm}]\n{out}");
         assert!(out.contains("graded 2/2 simulations"), "{arm}: {out}");
         let v: Value =
             serde_json::from_slice(&std::fs::read(tmp.path().join("results.json")).unwrap())

@@ -9,7 +9,9 @@ pub mod merge;
 pub mod plan;
 pub mod proxy;
 pub mod run;
+pub mod safety;
 pub mod score;
+pub mod sim;
 pub mod tasks;
 
 use std::path::{Path, PathBuf};
