@@ -41,7 +41,10 @@ fn conversation_with(ablate: &str) -> Vec<Duration> {
     let d = tempfile::tempdir().unwrap();
     let mut model = ScriptedModel::replies(script(100));
     model.record = false;
-    let mut cfg = AgentConfig::new(d.path(), "Write notes/part0.md to notes/part39.md with sections.");
+    let mut cfg = AgentConfig::new(
+        d.path(),
+        "Write notes/part0.md to notes/part39.md with sections.",
+    );
     cfg.ablations = lrab_harness::Ablations::parse(ablate).unwrap();
     let mut agent = Agent::new(cfg, model).unwrap();
     for _ in 0..100 {

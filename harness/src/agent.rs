@@ -234,7 +234,8 @@ impl GateEnv for GateCtx<'_> {
                 output: format!("could not run: {e}"),
             },
         };
-        self.ledger.insert(cmd.to_string(), (self.world, run.clone()));
+        self.ledger
+            .insert(cmd.to_string(), (self.world, run.clone()));
         run
     }
 }
@@ -711,7 +712,9 @@ impl<M: Model> Agent<M> {
         if is_empty_reply(&content, !calls.is_empty()) {
             // keep the (empty) turn in the history: the conversation the model sees next is
             // then not the one that produced the empty reply
-            self.state.messages.push(Message::assistant(String::new(), vec![]));
+            self.state
+                .messages
+                .push(Message::assistant(String::new(), vec![]));
             if reply.truncated() && self.on(Mechanism::Resilience) {
                 self.events
                     .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));

@@ -272,6 +272,18 @@ pub fn run(a: &RunArgs) -> i32 {
     for w in &agent.warnings {
         eprintln!("lrab-harness: warning: {w}");
     }
+    if !a.quiet {
+        println!(
+            "[lrab-harness] model {} via {} ({:?} API), tier {:?}, context {}, static prefill {} tokens, ablated: [{}]",
+            a.model,
+            a.backend_url,
+            a.api,
+            agent.state.tier,
+            agent.cfg.num_ctx,
+            prefill::static_prefill(),
+            agent.cfg.ablations.names().join(",")
+        );
+    }
     if agent.resumed {
         println!(
             "[lrab-harness] resumed checkpoint: {} messages, turn {}",

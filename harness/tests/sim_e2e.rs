@@ -12,7 +12,12 @@ fn pack() -> lrab_tasks::Pack {
     lrab_tasks::Pack::load(lrab_tasks::Pack::builtin_dir()).expect("built-in pack loads")
 }
 
-fn run_task(url: &str, model: &str, pack: &lrab_tasks::Pack, id: &str) -> (RunStatus, f64, tempfile::TempDir) {
+fn run_task(
+    url: &str,
+    model: &str,
+    pack: &lrab_tasks::Pack,
+    id: &str,
+) -> (RunStatus, f64, tempfile::TempDir) {
     let task = pack.get(id).expect("task exists");
     let tmp = tempfile::tempdir().unwrap();
     let wd = tmp.path().join("work");
@@ -26,13 +31,17 @@ fn run_task(url: &str, model: &str, pack: &lrab_tasks::Pack, id: &str) -> (RunSt
     let mut agent = Agent::new(c, backend).unwrap();
     agent.sleeper = Box::new(|_| {});
     let out = agent.run();
-    let score = lrab_scorer::score(task, &m.checks, &wd).expect("score").total;
+    let score = lrab_scorer::score(task, &m.checks, &wd)
+        .expect("score")
+        .total;
     (out.status, score, tmp)
 }
 
 /// Fast subset (documents, the pytest gate, the script-style test suite): part of the
 /// default suite.
-const FAST: [&str; 8] = ["WF-01", "WF-02", "WF-04", "WF-07", "WF-11", "WF-12", "WF-14", "LH-03"];
+const FAST: [&str; 8] = [
+    "WF-01", "WF-02", "WF-04", "WF-07", "WF-11", "WF-12", "WF-14", "LH-03",
+];
 
 fn sweep(ids: &[String], model: &str) -> Vec<String> {
     let sim = serve("127.0.0.1:0", SimConfig::default()).expect("sim starts");
@@ -77,12 +86,19 @@ fn diag_profile_sweep() {
         let id = &t.spec.id;
         let (status, score, tmp) = run_task(&sim.url(), &model, &pack, id);
         total += score;
-        let ev = std::fs::read_to_string(tmp.path().join("work/.lrab/events.jsonl")).unwrap_or_default();
+        let ev =
+            std::fs::read_to_string(tmp.path().join("work/.lrab/events.jsonl")).unwrap_or_default();
         let mut counts = std::collections::BTreeMap::new();
         for l in ev.lines() {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             if v["kind"] == "mechanism" {
-                *counts.entry(format!("{}.{}", v["name"].as_str().unwrap(), v["action"].as_str().unwrap())).or_insert(0) += 1;
+                *counts
+                    .entry(format!(
+                        "{}.{}",
+                        v["name"].as_str().unwrap(),
+                        v["action"].as_str().unwrap()
+                    ))
+                    .or_insert(0) += 1;
             }
         }
         eprintln!("{id}: {status:?} {score} {counts:?}");
@@ -98,14 +114,31 @@ fn diag_one() {
     let model = std::env::var("DIAG_MODEL").unwrap_or("sim-oracle".into());
     let (status, score, tmp) = run_task(&sim.url(), &model, &pack, &id);
     eprintln!("{status:?} {score}");
-    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("work/.lrab/checkpoint.json")).unwrap()).unwrap();
+    let cp: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("work/.lrab/checkpoint.json")).unwrap(),
+    )
+    .unwrap();
     for m in cp["messages"].as_array().unwrap() {
         let c = m["content"].as_str().unwrap_or("");
-        eprintln!("## {} {}{}", m["role"], c.chars().take(300).collect::<String>(), m.get("tool_calls").map(|t| t.to_string().chars().take(200).collect::<String>()).unwrap_or_default());
+        eprintln!(
+            "## {} {}{}",
+            m["role"],
+            c.chars().take(300).collect::<String>(),
+            m.get("tool_calls")
+                .map(|t| t.to_string().chars().take(200).collect::<String>())
+                .unwrap_or_default()
+        );
     }
     let ev = std::fs::read_to_string(tmp.path().join("work/.lrab/events.jsonl")).unwrap();
     for l in ev.lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        eprintln!("{} {} {} {} {}", v["t_ms"], v["kind"], v["name"], v["ms"].as_u64().or(v["latency_ms"].as_u64()).unwrap_or(0), v["action"]);
+        eprintln!(
+            "{} {} {} {} {}",
+            v["t_ms"],
+            v["kind"],
+            v["name"],
+            v["ms"].as_u64().or(v["latency_ms"].as_u64()).unwrap_or(0),
+            v["action"]
+        );
     }
 }
