@@ -99,6 +99,13 @@ pub struct State {
     pub runs: u32,
     pub chat_mutations: u32,
     pub done: Option<RunStatus>,
+    /// Token totals over all model calls of the run (server counts).
+    #[serde(default)]
+    pub model_calls: u32,
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -349,6 +356,9 @@ impl<M: Model> Agent<M> {
                     runs: 0,
                     chat_mutations: 0,
                     done: None,
+                    model_calls: 0,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
                 }
             }
         };
@@ -524,6 +534,9 @@ impl<M: Model> Agent<M> {
             open_plan_items: self.state.plan.open_items(),
             tests: self.state.tests.clone(),
             mechanism_counts: self.events.counts.clone(),
+            model_calls: self.state.model_calls,
+            prompt_tokens: self.state.prompt_tokens,
+            completion_tokens: self.state.completion_tokens,
         };
         if self.on(Mechanism::Report) {
             let path = self.tools.state_dir.join("report.json");
@@ -535,6 +548,8 @@ impl<M: Model> Agent<M> {
         self.events.emit(
             "run_end",
             json!({"status": status.name(), "turns": self.state.turn, "tool_calls": self.state.tool_calls,
+                   "model_calls": self.state.model_calls, "prompt_tokens": self.state.prompt_tokens,
+                   "completion_tokens": self.state.completion_tokens,
                    "verification": report.verification, "mechanisms": self.events.counts.clone()}),
         );
         RunOutcome {
@@ -609,6 +624,9 @@ impl<M: Model> Agent<M> {
         if let Some(pec) = reply.prompt_eval_count {
             self.state.context.calibrate(raw, pec);
         }
+        self.state.model_calls += 1;
+        self.state.prompt_tokens += reply.prompt_eval_count.unwrap_or(0);
+        self.state.completion_tokens += reply.eval_count.unwrap_or(0);
         let end = self.handle_reply(reply, &tools);
         self.state.turn += 1;
         self.save();
@@ -985,6 +1003,14 @@ impl<M: Model> Agent<M> {
                 }
             }
         }
+        let result = self.execute_call(call, name);
+        if self.on(Mechanism::AntiLoop) {
+            self.state.anti_loop.executed(self.state.world);
+        }
+        result
+    }
+
+    fn execute_call(&mut self, call: &ToolCall, name: &str) -> (String, bool, Effect, bool, bool) {
         match name {
             "todo" => {
                 let (ok, text) = self.state.plan.apply(&call.arguments);

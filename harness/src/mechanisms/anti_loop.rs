@@ -130,6 +130,13 @@ impl AntiLoop {
         LoopVerdict::Execute
     }
 
+    /// Record the workdir state right after an executed call, so that the call's own effect
+    /// (a write bumps the counter) does not make its identical repeat look like progress.
+    pub fn executed(&mut self, world_after: u64) {
+        self.last_world = world_after;
+        self.same_tool_world = world_after;
+    }
+
     /// Tools currently paused (left out of the tool list).
     pub fn paused_tools(&self, turn: u32) -> Vec<String> {
         self.paused
@@ -281,6 +288,20 @@ mod tests {
         }
         assert_eq!(a.check("finish", &json!({}), 1, 11), LoopVerdict::Execute);
         assert_eq!(a.check("finish", &json!({}), 1, 12), LoopVerdict::Execute);
+    }
+
+    #[test]
+    fn a_calls_own_write_does_not_excuse_its_repeat() {
+        let mut a = AntiLoop::default();
+        let w = json!({"path": "a.md", "content": "x"});
+        assert_eq!(a.check("write_file", &w, 0, 1), LoopVerdict::Execute);
+        a.executed(1); // the write bumped the world counter
+        assert_eq!(
+            a.check("write_file", &w, 1, 2),
+            LoopVerdict::Intercept { level: 1 }
+        );
+        // another change in between makes the repeat legitimate
+        assert_eq!(a.check("write_file", &w, 2, 3), LoopVerdict::Execute);
     }
 
     #[test]

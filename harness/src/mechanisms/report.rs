@@ -79,6 +79,13 @@ pub struct FinalReport {
     pub open_plan_items: Vec<String>,
     pub tests: Vec<(String, Verdict)>,
     pub mechanism_counts: std::collections::BTreeMap<String, u64>,
+    /// Totals over the run (all launches), from the server's counts.
+    #[serde(default)]
+    pub model_calls: u32,
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
 }
 
 impl FinalReport {

@@ -13,6 +13,7 @@ pub mod safety;
 pub mod score;
 pub mod sim;
 pub mod tasks;
+pub mod tau2;
 
 use std::path::{Path, PathBuf};
 
