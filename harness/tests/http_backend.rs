@@ -68,6 +68,9 @@ fn ollama_native_streaming_end_to_end() {
         fs::read_to_string(d.path().join("out.md")).unwrap(),
         "hello"
     );
+    assert_eq!(out.report.model_calls, 3);
+    assert_eq!(out.report.prompt_tokens, 900 + 950 + 1000);
+    assert_eq!(out.report.completion_tokens, 36);
     let bodies = chat_bodies(&server);
     assert_eq!(bodies.len(), 3);
     let b = &bodies[0];

@@ -28,6 +28,10 @@ fn run_task(
     let backend = OllamaBackend::connect(cfg).expect("sim answers /api/show");
     let mut c = common::config(&wd, &prompt);
     c.max_turns = 120;
+    // diagnostics only: DIAG_ABLATE switches mechanisms off for the ignored sweeps
+    if let Ok(a) = std::env::var("DIAG_ABLATE") {
+        c.ablations = lrab_harness::Ablations::parse(&a).expect("DIAG_ABLATE names mechanisms");
+    }
     let mut agent = Agent::new(c, backend).unwrap();
     agent.sleeper = Box::new(|_| {});
     let out = agent.run();
@@ -141,4 +145,23 @@ fn diag_one() {
             v["action"]
         );
     }
+}
+
+/// The finish gate's artifact extraction on the real rendered prompts: every file a check of
+/// the task scores is named, and the optional `plan.md` of the shared header is not.
+#[test]
+fn named_artifacts_cover_every_scored_file_of_the_pack() {
+    let pack = pack();
+    let mut missing = Vec::new();
+    for t in &pack.tasks {
+        let prompt = t.render_prompt();
+        let named = lrab_harness::mechanisms::finish_gate::named_artifacts(&prompt);
+        assert!(!named.contains(&"plan.md".to_string()), "{}: plan.md is optional", t.spec.id);
+        for (_, c) in t.all_checks() {
+            if !named.contains(&c.artifact) {
+                missing.push(format!("{}: {}", t.spec.id, c.artifact));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
 }
