@@ -784,9 +784,7 @@ impl<M: Model> Agent<M> {
                 short(&content, 160)
             ));
             if self.state.tier == Tier::Chat {
-                if !self.cfg.verbose {
-                    // the answer is the product of a chat run
-                }
+                // the answer is the product of a chat run: always printed
                 println!("{content}");
                 return Some(RunStatus::Answered);
             }

@@ -5,7 +5,7 @@
 //! 0 finished (or a chat question answered) · 2 usage error · 3 prompt file missing/unreadable/
 //! empty · 4 workdir missing or unwritable · 5 backend unreachable · 6 model not found ·
 //! 7 model does not support tools · 8 backend failed during the run · 9 stopped unfinished
-//! (max turns, time budget, stalled; resumable).
+//! (max turns, time budget, stalled; resumable) · 128+n terminated by signal n.
 
 use crate::agent::{Agent, AgentConfig, RunStatus};
 use crate::backend::{
@@ -265,6 +265,7 @@ pub fn run(a: &RunArgs) -> i32 {
     cfg.time_budget_min = a.time_budget;
     cfg.num_ctx = ctx.unwrap_or(a.num_ctx);
     cfg.verbose = !a.quiet;
+    crate::tools::shell::install_signal_handlers();
     let mut agent = match Agent::new(cfg, model) {
         Ok(ag) => ag,
         Err(e) => return fail(EXIT_WORKDIR, &e.to_string()),

@@ -443,3 +443,74 @@ fn binary_survives_kill_and_resume_with_the_identical_command() {
         .iter()
         .any(|e| e["kind"] == "mechanism" && e["action"] == "resume"));
 }
+
+fn alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The runner ends an arm with SIGTERM (then SIGKILL) to the arm's group; the commands the
+/// harness runs are in their own group, so the harness must take them down itself.
+#[test]
+fn terminating_the_binary_kills_the_running_command() {
+    for sig in [libc::SIGTERM, libc::SIGKILL] {
+        let cmd_text = "echo $$ > child.pid; exec sleep 30";
+        let replies = vec![ollama_stream(
+            "",
+            &[("run_shell", json!({"command": cmd_text, "timeout": 100}))],
+            100,
+        )];
+        let server = ollama_server(&["completion", "tools"], replies);
+        let d = tempfile::tempdir().unwrap();
+        let prompt = d.path().join("task_input.txt");
+        fs::write(&prompt, TASK).unwrap();
+        let mut child = bin()
+            .args(["run", "--model", "m", "--quiet", "--prompt-file"])
+            .arg(&prompt)
+            .arg("--workdir")
+            .arg(d.path())
+            .args(["--backend-url", &server.url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pidfile = d.path().join("child.pid");
+        let t = Instant::now();
+        let pid: i32 = loop {
+            if let Some(p) = fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "command never started"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(alive(pid));
+        // SAFETY: signalling our own child process.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let status = child.wait().unwrap();
+        if sig == libc::SIGTERM {
+            assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+        }
+        let t = Instant::now();
+        while alive(pid) && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            !alive(pid),
+            "the command outlived the harness (signal {sig})"
+        );
+    }
+}

@@ -156,7 +156,11 @@ fn named_artifacts_cover_every_scored_file_of_the_pack() {
     for t in &pack.tasks {
         let prompt = t.render_prompt();
         let named = lrab_harness::mechanisms::finish_gate::named_artifacts(&prompt);
-        assert!(!named.contains(&"plan.md".to_string()), "{}: plan.md is optional", t.spec.id);
+        assert!(
+            !named.contains(&"plan.md".to_string()),
+            "{}: plan.md is optional",
+            t.spec.id
+        );
         for (_, c) in t.all_checks() {
             if !named.contains(&c.artifact) {
                 missing.push(format!("{}: {}", t.spec.id, c.artifact));
@@ -164,4 +168,63 @@ fn named_artifacts_cover_every_scored_file_of_the_pack() {
         }
     }
     assert!(missing.is_empty(), "{missing:#?}");
+}
+
+/// LH-03's protocol: the runner stops the arm mid-run (SIGTERM to the process) and relaunches
+/// the identical command; the harness resumes from its checkpoint and the workdir scores 1.0.
+#[test]
+fn lh03_kill_and_relaunch_with_the_identical_command_scores_one() {
+    let sim = serve("127.0.0.1:0", SimConfig::default()).expect("sim starts");
+    let pack = pack();
+    let task = pack.get("LH-03").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let wd = tmp.path().join("work");
+    let m = lrab_tasks::materialize(&pack, task, &wd, None).unwrap();
+    let prompt = wd.join("task_input.txt");
+    if !prompt.exists() {
+        std::fs::write(&prompt, task.render_prompt()).unwrap();
+    }
+    let url = sim.url();
+    let command = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_lrab-harness"));
+        c.args(["run", "--model", "sim-oracle", "--quiet", "--prompt-file"])
+            .arg(&prompt)
+            .arg("--workdir")
+            .arg(&wd)
+            .args(["--backend-url", &url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    let mut child = command().spawn().unwrap();
+    let cp = wd.join(".lrab/checkpoint.json");
+    let t = std::time::Instant::now();
+    loop {
+        let turn = std::fs::read(&cp)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["turn"].as_u64())
+            .unwrap_or(0);
+        if turn >= 6 {
+            break;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "no progress"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let first = child.wait().unwrap();
+    assert_eq!(first.code(), Some(128 + libc::SIGTERM));
+    let second = command().status().unwrap();
+    assert_eq!(second.code(), Some(0));
+    let score = lrab_scorer::score(task, &m.checks, &wd).unwrap().total;
+    assert_eq!(score, 1.0);
+    let ev = std::fs::read_to_string(wd.join(".lrab/events.jsonl")).unwrap();
+    assert!(ev.contains("\"action\":\"resume\""));
+    assert!(ev.contains("\"run\":2"));
 }

@@ -8,6 +8,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct ShellRequest<'a> {
@@ -27,6 +28,36 @@ pub struct ShellOutcome {
     pub output: String,
     pub bytes: u64,
     pub elapsed: Duration,
+}
+
+/// Process group of the command running now (0 = none), for the signal handler.
+static CURRENT_GROUP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_terminate(sig: libc::c_int) {
+    let g = CURRENT_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill(2) and _exit(2) are async-signal-safe.
+    unsafe {
+        if g > 0 {
+            libc::kill(-g, libc::SIGKILL);
+        }
+        libc::_exit(128 + sig);
+    }
+}
+
+/// For the binary: on SIGTERM/SIGINT/SIGHUP (the runner's deadline, Ctrl-C) kill the running
+/// command's process group before exiting, so no child outlives the arm (the commands run in
+/// their own group for timeouts, so the runner's group kill would not reach them). The
+/// checkpoint of the last completed turn is already on disk.
+pub fn install_signal_handlers() {
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: installing a handler that only calls async-signal-safe functions.
+        unsafe {
+            libc::signal(
+                sig,
+                on_terminate as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
+    }
 }
 
 pub trait ShellExecutor {
@@ -72,8 +103,8 @@ impl ShellExecutor for LocalExecutor {
         let out = fs::File::create(req.output_file)?;
         let err = out.try_clone()?;
         let start = Instant::now();
-        let mut child = Command::new("sh")
-            .arg("-c")
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
             .arg(req.command)
             .current_dir(req.cwd)
             .stdin(Stdio::null())
@@ -82,9 +113,18 @@ impl ShellExecutor for LocalExecutor {
             .env("PYTHONIOENCODING", "utf-8")
             .env("PYTHONUNBUFFERED", "1")
             .env("PYTHONDONTWRITEBYTECODE", "1")
-            .process_group(0)
-            .spawn()?;
+            .process_group(0);
+        // SAFETY: prctl(2) is async-signal-safe; the child asks for SIGKILL when the harness
+        // dies (even by SIGKILL), and `sh -c` execs a simple command in place, so it inherits it.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
         let pgid = child.id() as i32;
+        CURRENT_GROUP.store(pgid, Ordering::SeqCst);
         let mut timed_out = false;
         let mut nap = Duration::from_micros(200);
         let status = loop {
@@ -102,6 +142,7 @@ impl ShellExecutor for LocalExecutor {
             std::thread::sleep(nap);
             nap = (nap * 2).min(Duration::from_millis(20));
         };
+        CURRENT_GROUP.store(0, Ordering::SeqCst);
         let (output, bytes) = read_output(req.output_file)?;
         Ok(ShellOutcome {
             exit: status.code(),
