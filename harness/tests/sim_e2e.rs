@@ -41,36 +41,9 @@ fn run_task(
     (out.status, score, tmp)
 }
 
-/// Fast subset (documents, the pytest gate, the script-style test suite): part of the
-/// default suite.
-const FAST: [&str; 8] = [
-    "WF-01", "WF-02", "WF-04", "WF-07", "WF-11", "WF-12", "WF-14", "LH-03",
-];
-
-fn sweep(ids: &[String], model: &str) -> Vec<String> {
-    let sim = serve("127.0.0.1:0", SimConfig::default()).expect("sim starts");
-    let pack = pack();
-    let mut bad = Vec::new();
-    for id in ids {
-        let t0 = std::time::Instant::now();
-        let (status, score, _tmp) = run_task(&sim.url(), model, &pack, id);
-        eprintln!("{id}: {status:?} {score} in {:?}", t0.elapsed());
-        if status != RunStatus::Finished || score < 1.0 {
-            bad.push(format!("{id}: {status:?} score {score}"));
-        }
-    }
-    bad
-}
-
+/// The acceptance: our harness with `sim-oracle` scores 1.0 on all 18 tasks (about two
+/// minutes on 2 cores, most of it the tasks' own python and pytest commands).
 #[test]
-fn oracle_model_through_our_harness_scores_one_fast_subset() {
-    let ids: Vec<String> = FAST.iter().map(|s| s.to_string()).collect();
-    let bad = sweep(&ids, "sim-oracle");
-    assert!(bad.is_empty(), "{bad:#?}");
-}
-
-#[test]
-#[ignore = "slow (~2 min on 2 cores): the full 18-task sweep; run with `cargo test -p lrab-harness --test sim_e2e -- --ignored`"]
 fn oracle_model_through_our_harness_scores_one_on_every_task() {
     let pack = pack();
     assert_eq!(pack.tasks.len(), 18);

@@ -102,9 +102,9 @@ fn doctor_reports_backend_models_arms_and_python() {
     assert!(t.contains("python3") && t.contains("pytest"), "{t}");
 }
 
-/// Our harness against the simulated backend, end to end, found as a sibling of `lrab`.
+/// Our harness against the simulated backend, end to end, found as a sibling of `lrab`
+/// (`cargo test --workspace` builds it; alone: `cargo build -p lrab-harness` first).
 #[test]
-#[ignore = "needs the lrab-harness binary next to lrab: cargo build -p lrab-harness"]
 fn harness_cell_on_sim_end_to_end() {
     let d = tempfile::tempdir().unwrap();
     let o = lrab()
