@@ -173,3 +173,39 @@ fn published_ablation_means() {
     assert_eq!(got, want.map(|(a, b)| (a.to_string(), b.to_string())));
     assert!(a.ablations.iter().all(|r| r3(r.baseline_mean) == "0.821"));
 }
+
+#[test]
+fn rounding_differences_before_ranking_would_break_a_published_p() {
+    // Why ties are exact float equality: rounding the differences (here to 9 dp) merges
+    // near-equal |d| into tie groups and moves at least one published p-value.
+    let ds = load(&[data("lrab_scores.csv")]).unwrap();
+    let score = |arm: &str, model: &str, task: &str| {
+        ds.cells
+            .iter()
+            .find(|c| c.arm == arm && c.model == model && c.task == task)
+            .unwrap()
+            .score
+    };
+    let a = lrab(RngKind::Chacha, 10);
+    let mut changed = 0;
+    for c in &a.comparisons {
+        let tasks: Vec<String> = ds
+            .cells
+            .iter()
+            .filter(|x| x.arm == "Mingbird" && x.model == c.model)
+            .map(|x| x.task.clone())
+            .collect();
+        let d: Vec<f64> = tasks
+            .iter()
+            .map(|t| {
+                ((score("Mingbird", &c.model, t) - score(&c.competitor, &c.model, t)) * 1e9).round()
+                    / 1e9
+            })
+            .collect();
+        let p = lrab_analysis::stats::wilcoxon::signed_rank(&d).p_normal;
+        if format!("{p:.4}") != format!("{:.4}", c.wilcoxon.p_normal) {
+            changed += 1;
+        }
+    }
+    assert!(changed >= 1, "rounding changed no p-value");
+}
