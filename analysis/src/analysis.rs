@@ -680,6 +680,13 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Analysis {
             ds.tau_errors.len()
         ));
     }
+    if !ds.tau_ungraded.is_empty() {
+        caveats.push(format!(
+            "{} τ² cell(s) are ungraded (an NL assertion needed a judge model that was not \
+             configured) and are left out of the paired τ² tests, never counted as passes.",
+            ds.tau_ungraded.len()
+        ));
+    }
     Analysis {
         config: cfg.clone(),
         focal,

@@ -3,7 +3,7 @@
 //! The format of each file is recognised from its header, never from its name:
 //! our `cells.csv`, upstream's `harness,task,model,score,wall_seconds,latest_attempt_dir`,
 //! upstream's ablation long format `variant,task_id,total`, our τ² results
-//! `domain,task_id,arm,reward[,trial]`, and τ² manifests (`*.json`). Every value is parsed and
+//! `domain,task,arm,trial,reward,...` (as `lrab tau2 run` writes them; reward `ungraded` = no judge), and τ² manifests (`*.json`). Every value is parsed and
 //! checked here, and every problem is reported with the file, line and column.
 
 use crate::model::{normalize_task, tier_of, AblationFile, Cell, Dataset};
@@ -22,7 +22,7 @@ pub const UPSTREAM_REQUIRED: &[&str] = &["harness", "task", "model", "score"];
 /// Columns of upstream's ablation CSV.
 pub const ABLATION_REQUIRED: &[&str] = &["variant", "task_id", "total"];
 /// Columns of our τ² results CSV.
-pub const TAU_REQUIRED: &[&str] = &["domain", "task_id", "arm", "reward"];
+pub const TAU_REQUIRED: &[&str] = &["domain", "task", "arm", "reward"];
 
 /// A CSV read as strings: header and columns.
 struct Table {
@@ -365,8 +365,16 @@ fn read_tau_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
     let mut trials: BTreeMap<(String, String, String), BTreeMap<u64, f64>> = BTreeMap::new();
     for i in 0..t.rows {
         let domain = t.req("domain", i)?.to_string();
-        let task = t.req("task_id", i)?.to_string();
+        let task = t.req("task", i)?.to_string();
         let arm = t.req("arm", i)?.to_string();
+        if t.get("reward", i) == Some("ungraded") {
+            ds.tau_ungraded.push(format!(
+                "{}:{} ({domain}/{task}/{arm})",
+                t.path,
+                Table::line(i)
+            ));
+            continue;
+        }
         let trial = if t.columns.contains_key("trial") {
             t.int("trial", i)?
         } else {

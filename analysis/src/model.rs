@@ -68,6 +68,8 @@ pub struct Dataset {
     pub tau: TauData,
     /// τ² cells without a reward (status error), reported and left out of the paired tests.
     pub tau_errors: Vec<String>,
+    /// τ² rows whose reward needs an NL judge that was not configured (never counted as passes).
+    pub tau_ungraded: Vec<String>,
     /// Input files and the format each was read as.
     pub sources: Vec<(String, String)>,
     /// Attempt rows superseded by a later attempt (count).

@@ -289,15 +289,19 @@ fn task_missing_for_one_arm_is_reported_not_hidden() {
 fn tau2_results_csv_with_trials_gives_pass_k() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("tau.csv");
-    let mut s = String::from("domain,task_id,arm,trial,reward\n");
+    let mut s = String::from("domain,task,arm,trial,reward,components,steps,termination\n");
     for t in 0..10 {
         for trial in 0..4 {
             let _ = writeln!(
                 s,
-                "retail,{t},harness,{trial},{}",
+                "retail,{t},harness,{trial},{},DB=1,7,agent_stop",
                 u8::from(t < 8 || trial < 2)
             );
-            let _ = writeln!(s, "retail,{t},llm_agent,{trial},{}", u8::from(t < 4));
+            let _ = writeln!(
+                s,
+                "retail,{t},llm_agent,{trial},{},DB=1,9,user_stop",
+                u8::from(t < 4)
+            );
         }
     }
     std::fs::write(&p, s).unwrap();

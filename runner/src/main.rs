@@ -43,6 +43,8 @@ enum Command {
     Sim(cmd::sim::Args),
     /// Run the safety-ring probe suite; non-zero exit on any leak.
     Safety(cmd::safety::Args),
+    /// Statistics, tables, figures and report.md/report.html from cells.csv and upstream CSVs.
+    Analyze(cmd::analyze::Args),
     /// τ²-bench airline/retail/mock: run conversations, replay gold actions, grade results.
     Tau2(cmd::tau2::Args),
 }
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => cmd::sim::run(a),
         Command::Safety(a) => cmd::safety::run(a),
         Command::Tau2(a) => cmd::tau2::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -214,6 +214,22 @@ pub fn run(a: Args) -> Result<Exit> {
             .unwrap_or_default()
     );
     println!("results: {}", s.run_dir.display());
-    println!("report: {}", s.run_dir.join("summary.md").display());
+    println!("report: {}", report(&s.run_dir).display());
     Ok(Exit::Ok)
+}
+
+/// Writes the full analysis (report.md, report.html, figures) of the run into `<run>/report/`;
+/// falls back to the run's summary.md, with the reason, when the analysis cannot be made.
+fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
+    let out = run_dir.join("report");
+    let mut args =
+        lrab_analysis::cli::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
+    args.quiet = true;
+    match lrab_analysis::cli::run(&args) {
+        Ok(_) => out.join("report.md"),
+        Err(e) => {
+            eprintln!("note: no full report for this run ({e:#}); see the summary instead");
+            run_dir.join("summary.md")
+        }
+    }
 }
