@@ -41,6 +41,21 @@ fn run_task(
     (out.status, score, tmp)
 }
 
+fn sweep(ids: &[String], model: &str) -> Vec<String> {
+    let sim = serve("127.0.0.1:0", SimConfig::default()).expect("sim starts");
+    let pack = pack();
+    let mut bad = Vec::new();
+    for id in ids {
+        let t0 = std::time::Instant::now();
+        let (status, score, _tmp) = run_task(&sim.url(), model, &pack, id);
+        eprintln!("{id}: {status:?} {score} in {:?}", t0.elapsed());
+        if status != RunStatus::Finished || score < 1.0 {
+            bad.push(format!("{id}: {status:?} score {score}"));
+        }
+    }
+    bad
+}
+
 /// The acceptance: our harness with `sim-oracle` scores 1.0 on all 18 tasks (about two
 /// minutes on 2 cores, most of it the tasks' own python and pytest commands).
 #[test]
