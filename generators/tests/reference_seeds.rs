@@ -142,9 +142,20 @@ fn score(task: &str, seed: u64, solution: Option<&str>) -> f64 {
     }
     if let Some(kind) = solution {
         let files = pack().join(task).join(kind).join("files");
-        for e in std::fs::read_dir(&files).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+        if files.is_dir() {
+            for e in std::fs::read_dir(&files).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+            }
+        }
+        // a partial names the files it shares with the reference instead of copying them
+        let shared = pack().join(task).join("reference").join("files");
+        for rel in spec[kind]
+            .get("from_reference")
+            .map(strings)
+            .unwrap_or_default()
+        {
+            std::fs::copy(shared.join(&rel), dir.path().join(&rel)).unwrap();
         }
         for cmd in strings(&spec[kind]["commands"]) {
             sh(&cmd, dir.path());

@@ -269,6 +269,24 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
                     v.err(&format!("{kind}.commands[{i}]"), "empty command".into());
                 }
             }
+            for (i, rel) in s.from_reference.iter().enumerate() {
+                let field = format!("{kind}.from_reference[{i}]");
+                if kind == "reference" {
+                    v.err(
+                        &field,
+                        "only [partial] may take files from the reference".into(),
+                    );
+                } else if !fsutil::is_safe_relative(rel) {
+                    v.err(&field, format!("'{rel}' is not a plain relative path"));
+                } else if !dir.join("reference").join("files").join(rel).is_file() {
+                    v.err(&field, format!("reference/files/{rel} does not exist"));
+                } else if files.join(rel).exists() {
+                    v.err(
+                        &field,
+                        format!("{rel} is also in partial/files/ (keep one)"),
+                    );
+                }
+            }
         }
     }
     let has_partial = raw.partial.is_some() || dir.join("partial").join("files").is_dir();

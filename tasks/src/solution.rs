@@ -57,6 +57,13 @@ impl Task {
                 files.push((rel, bytes));
             }
         }
+        let shared = spec.as_ref().map(|s| s.from_reference.as_slice());
+        for rel in shared.unwrap_or_default() {
+            let p = self.dir.join("reference").join("files").join(rel);
+            let bytes = std::fs::read(&p).map_err(|e| TaskError::io(&p, e))?;
+            files.push((rel.clone(), bytes));
+        }
+        files.sort();
         Ok(Solution {
             files,
             commands: spec

@@ -43,6 +43,10 @@ pub struct GeneratorSpec {
 pub struct SolutionSpec {
     #[serde(default)]
     pub commands: Vec<String>,
+    /// `[partial]` only: files taken unchanged from `reference/files/` (a partial solution is
+    /// mostly a subset of the reference, so its shared files are named here, not copied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_reference: Vec<String>,
 }
 
 /// `[expect]`: the scores `lrab tasks check` asserts.
@@ -345,6 +349,9 @@ pub fn to_toml_string(spec: &TaskSpec) -> String {
     for (name, sol) in [("reference", &spec.reference), ("partial", &spec.partial)] {
         if let Some(sol) = sol {
             let _ = writeln!(s, "\n[{name}]\ncommands = {}", strs(&sol.commands));
+            if !sol.from_reference.is_empty() {
+                let _ = writeln!(s, "from_reference = {}", strs(&sol.from_reference));
+            }
         }
     }
     let _ = writeln!(

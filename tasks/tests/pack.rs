@@ -280,3 +280,37 @@ fn builtin_dir_honours_lrab_pack() {
         assert!(Pack::builtin_dir().ends_with("tasks/lrab"));
     }
 }
+
+#[test]
+fn partial_takes_named_files_from_the_reference() {
+    let tmp = tempfile::tempdir().unwrap();
+    good_pack(tmp.path());
+    let toml = GOOD.replace(
+        "[expect]\nuntouched = 0.143\n",
+        "[partial]\nfrom_reference = [\"notes/r.md\"]\n[expect]\nuntouched = 0.143\npartial = 0.0\n",
+    );
+    write(tmp.path(), "A-01/task.toml", &toml);
+    write(tmp.path(), "A-01/partial/files/own.md", "mine\n");
+    let pack = Pack::load(tmp.path()).unwrap();
+    let sol = pack
+        .get("A-01")
+        .unwrap()
+        .solution(SolutionKind::Partial)
+        .unwrap();
+    let names: Vec<&str> = sol.files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["notes/r.md", "own.md"]);
+    assert_eq!(sol.files[0].1, b"ref\n");
+
+    // a name the reference does not have, or one the partial also carries, is an error
+    let bad = toml.replace("[\"notes/r.md\"]", "[\"nope.md\", \"own.md\"]");
+    write(tmp.path(), "A-01/reference/files/own.md", "ref copy\n");
+    write(tmp.path(), "A-01/task.toml", &bad);
+    let err = Pack::load(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("partial.from_reference[0]"), "{err}");
+    assert!(
+        err.contains("reference/files/nope.md does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("partial.from_reference[1]"), "{err}");
+    assert!(err.contains("also in partial/files/"), "{err}");
+}
