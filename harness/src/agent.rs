@@ -22,11 +22,13 @@ use crate::mechanisms::report::{FinalReport, Level, VerificationTracker};
 use crate::mechanisms::resilience::{
     self, is_empty_reply, strip_think, truncation_feedback, Loaded,
 };
+use crate::mechanisms::security::real_home;
 use crate::mechanisms::security::STATE_DIR;
 use crate::mechanisms::tiering::{classify, Tier};
 use crate::mechanisms::{Ablations, Mechanism};
 use crate::messages::{Message, Reply, Role, ToolCall, ToolSpec};
 use crate::shaping::Verdict;
+use crate::tools::confined::ConfinedExecutor;
 use crate::tools::shell::{LocalExecutor, ShellExecutor};
 use crate::tools::specs::{is_productive, ALL_TOOLS};
 use crate::tools::todo::Plan;
@@ -55,6 +57,10 @@ pub struct AgentConfig {
     pub test_timeout_s: u64,
     /// Print a line per turn to stdout (the transcript).
     pub verbose: bool,
+    /// Run model-chosen shell commands even when no kernel confinement exists.
+    pub allow_unconfined: bool,
+    /// The operator's home whose credentials are hidden and refused (`None`: `$HOME`).
+    pub real_home: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -70,6 +76,8 @@ impl AgentConfig {
             retry: RetryPolicy::default(),
             test_timeout_s: 180,
             verbose: false,
+            allow_unconfined: false,
+            real_home: None,
         }
     }
 }
@@ -259,8 +267,19 @@ fn short(s: &str, n: usize) -> String {
 impl<M: Model> Agent<M> {
     /// Set up the run in `cfg.workdir`: state folder, tools, event log, and either a resumed
     /// checkpoint or a fresh conversation.
+    /// Model-chosen shell commands go through the safety rings ([`ConfinedExecutor`]).
     pub fn new(cfg: AgentConfig, model: M) -> Result<Self, StartError> {
-        Self::with_executor(cfg, model, Box::new(LocalExecutor))
+        let home = cfg.real_home.clone().unwrap_or_else(real_home);
+        match ConfinedExecutor::new(&cfg.workdir, &home, cfg.allow_unconfined) {
+            Ok(ex) => Self::with_executor(cfg, model, Box::new(ex)),
+            Err(e) => {
+                let msg = format!("cannot prepare '{}': {e}", cfg.workdir.display());
+                // let the common start-up checks name the cause (missing or unwritable
+                // workdir); never go on without the confined executor
+                Self::with_executor(cfg, model, Box::new(LocalExecutor))?;
+                Err(StartError::Workdir(msg))
+            }
+        }
     }
 
     pub fn with_executor(
@@ -290,6 +309,10 @@ impl<M: Model> Agent<M> {
             shell,
         )
         .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
+        let mut tools = tools;
+        tools
+            .conf
+            .set_home(&cfg.real_home.clone().unwrap_or_else(real_home));
         let checkpoint = state_dir.join("checkpoint.json");
         let mut warnings = Vec::new();
         let mut resumed = false;

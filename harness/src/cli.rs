@@ -44,6 +44,8 @@ pub struct RunArgs {
     pub temperature: f64,
     pub think: bool,
     pub quiet: bool,
+    /// Run model-chosen shell commands even without kernel confinement.
+    pub allow_unconfined: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +61,7 @@ pub const USAGE: &str = "usage:
   lrab-harness run --model M --prompt-file FILE --workdir DIR [--backend-url URL]
                    [--api ollama|openai] [--time-budget MIN] [--ablate a,b] [--num-ctx N]
                    [--max-turns N] [--temperature T] [--think] [--quiet]
+                   [--allow-unconfined]
   lrab-harness prefill       print the static prefill estimate
   lrab-harness mechanisms    list the mechanisms (ablation names)
 environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL)";
@@ -106,6 +109,7 @@ pub fn parse(
     let mut temperature = 0.0f64;
     let mut think = false;
     let mut quiet = false;
+    let mut allow_unconfined = false;
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
@@ -143,6 +147,7 @@ pub fn parse(
             "--temperature" => temperature = num(&val(&mut it)?, "--temperature")?,
             "--think" => think = true,
             "--quiet" => quiet = true,
+            "--allow-unconfined" => allow_unconfined = true,
             other => return Err(format!("unknown option '{other}'")),
         }
     }
@@ -168,6 +173,7 @@ pub fn parse(
         temperature,
         think,
         quiet,
+        allow_unconfined,
     })))
 }
 
@@ -265,6 +271,7 @@ pub fn run(a: &RunArgs) -> i32 {
     cfg.time_budget_min = a.time_budget;
     cfg.num_ctx = ctx.unwrap_or(a.num_ctx);
     cfg.verbose = !a.quiet;
+    cfg.allow_unconfined = a.allow_unconfined;
     crate::tools::shell::install_signal_handlers();
     let mut agent = match Agent::new(cfg, model) {
         Ok(ag) => ag,
@@ -398,6 +405,24 @@ mod tests {
         assert_eq!(a.num_ctx, 8192);
         assert_eq!(a.time_budget, Some(90.0));
         assert_eq!(a.backend_url, "http://127.0.0.1:11434");
+        assert!(!a.allow_unconfined);
+        let c = parse(
+            &s(&[
+                "run",
+                "--model",
+                "m",
+                "--prompt-file",
+                "p",
+                "--workdir",
+                ".",
+                "--allow-unconfined",
+            ]),
+            None,
+            None,
+        )
+        .unwrap();
+        let Command::Run(a) = c else { panic!() };
+        assert!(a.allow_unconfined);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The basic security boundary: file tools resolve every path canonically and must stay inside
 //! the workdir; sensitive paths are refused; harness state under `.lrab/` is read-only to the
 //! model; shell commands that are irreversible or reach outside are refused before they run.
-//! (The kernel-level rings wrap the shell executor separately.)
+//! Every file-tool path is additionally checked by `lrab_safety::paths::check_access`; the
+//! kernel-level rings wrap the shell executor ([`crate::tools::confined`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -11,6 +12,17 @@ pub const STATE_DIR: &str = ".lrab";
 #[derive(Clone, Debug)]
 pub struct Confinement {
     root: PathBuf,
+    /// The safety crate's view of the boundary (home = the operator's real home, whose
+    /// credentials are sensitive); backs every resolution with `paths::check_access`.
+    safety: lrab_safety::Context,
+}
+
+/// The operator's home (`$HOME`, else `/root`).
+pub fn real_home() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,9 +34,15 @@ pub enum Access {
 impl Confinement {
     /// `root` must exist; it is canonicalized once.
     pub fn new(root: &Path) -> std::io::Result<Self> {
+        let root = root.canonicalize()?;
         Ok(Confinement {
-            root: root.canonicalize()?,
+            safety: lrab_safety::Context::new(&root, &real_home()),
+            root,
         })
+    }
+    /// Judge sensitive paths against this home instead of `$HOME`.
+    pub fn set_home(&mut self, home: &Path) {
+        self.safety = lrab_safety::Context::new(&self.root, home);
     }
     pub fn root(&self) -> &Path {
         &self.root
@@ -87,6 +105,22 @@ impl Confinement {
             return Err(format!(
                 "'{raw}' is inside the harness state folder {STATE_DIR}/, which is read-only"
             ));
+        }
+        // symlink chains, /proc indirections, hard links to secrets, the real home's credentials
+        let access = match access {
+            Access::Read => lrab_safety::paths::Access::Read,
+            Access::Write => lrab_safety::paths::Access::Write,
+        };
+        if let Err(v) = lrab_safety::paths::check_access(raw, access, &self.root, &self.safety) {
+            return Err(match v {
+                lrab_safety::Verdict::Deny {
+                    reason,
+                    alternative: Some(a),
+                    ..
+                } => format!("{reason}; {a}"),
+                lrab_safety::Verdict::Deny { reason, .. } => reason,
+                other => other.message(),
+            });
         }
         Ok(out)
     }

@@ -1,13 +1,14 @@
 //! The file and shell tools, confined to the workdir. [`Toolbox::execute`] runs one call and
 //! returns text for the model plus what kind of effect it had (for the loop's bookkeeping).
 
+pub mod confined;
 pub mod shell;
 pub mod specs;
 pub mod todo;
 
 use crate::mechanisms::crawl_guard::{CrawlGuard, READ_WINDOW};
 use crate::mechanisms::edit_safety::Backups;
-use crate::mechanisms::security::{check_command, Access, Confinement, STATE_DIR};
+use crate::mechanisms::security::{Access, Confinement, STATE_DIR};
 use crate::shaping::{clamp_tail_first, denoise, detect_verdict, is_test_command, Verdict};
 use serde_json::Value;
 use shell::{ShellExecutor, ShellOutcome, ShellRequest};
@@ -168,6 +169,15 @@ impl Toolbox {
         command: &str,
         timeout_s: u64,
     ) -> std::io::Result<(ShellOutcome, String)> {
+        self.run_with(command, timeout_s, false)
+    }
+
+    fn run_with(
+        &mut self,
+        command: &str,
+        timeout_s: u64,
+        model_chosen: bool,
+    ) -> std::io::Result<(ShellOutcome, String)> {
         self.out_seq += 1;
         let rel = format!("{STATE_DIR}/out/{}.txt", self.out_seq);
         let file = self.root().join(&rel);
@@ -176,6 +186,7 @@ impl Toolbox {
             cwd: self.conf.root(),
             timeout: Duration::from_secs(timeout_s),
             output_file: &file,
+            model_chosen,
         })?;
         Ok((o, rel))
     }
@@ -626,13 +637,13 @@ impl Toolbox {
         let Some(command) = arg(args, "command").filter(|c| !c.trim().is_empty()) else {
             return ToolOutcome::err("missing required argument 'command'");
         };
-        if let Err(e) = check_command(command) {
+        if let Err(e) = self.shell.admit(command) {
             return ToolOutcome::err(e);
         }
         let timeout = arg_u64(args, "timeout")
             .unwrap_or(self.default_timeout)
             .clamp(1, self.max_timeout);
-        let (o, rel) = match self.run_command(command, timeout) {
+        let (o, rel) = match self.run_with(command, timeout, true) {
             Ok(x) => x,
             Err(e) => return ToolOutcome::err(format!("could not start the command: {e}")),
         };

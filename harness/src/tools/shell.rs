@@ -17,6 +17,9 @@ pub struct ShellRequest<'a> {
     pub timeout: Duration,
     /// Where the combined output is written.
     pub output_file: &'a Path,
+    /// Chosen by the model (classified and confined) rather than by the harness itself (the
+    /// finish gate's test runs: confined, not classified).
+    pub model_chosen: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +64,11 @@ pub fn install_signal_handlers() {
 }
 
 pub trait ShellExecutor {
+    /// Decide before anything runs whether a model-chosen command may run at all. `Err` is the
+    /// refusal text for the model (why, and what to do instead).
+    fn admit(&self, command: &str) -> Result<(), String> {
+        crate::mechanisms::security::check_command(command)
+    }
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome>;
 }
 
@@ -97,17 +105,24 @@ fn read_output(path: &Path) -> std::io::Result<(String, u64)> {
 
 impl ShellExecutor for LocalExecutor {
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(req.command).current_dir(req.cwd);
+        run_in_group(cmd, req)
+    }
+}
+
+/// Run an already-built child (plain `sh -c`, or a confined one) with the common discipline:
+/// own process group, stdin closed, output to `req.output_file`, timeout kills the group,
+/// parent-death signal.
+pub fn run_in_group(mut cmd: Command, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
+    {
         if let Some(parent) = req.output_file.parent() {
             fs::create_dir_all(parent)?;
         }
         let out = fs::File::create(req.output_file)?;
         let err = out.try_clone()?;
         let start = Instant::now();
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(req.command)
-            .current_dir(req.cwd)
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
             .env("PYTHONIOENCODING", "utf-8")
@@ -167,6 +182,7 @@ mod tests {
                 cwd: d.path(),
                 timeout: Duration::from_millis(timeout_ms),
                 output_file: &out,
+                model_chosen: true,
             })
             .unwrap()
     }

@@ -1,0 +1,296 @@
+//! The shell executor with the safety rings (issues 3 and 8): every model-chosen command is
+//! classified on its parsed structure by `lrab-safety`, then runs under kernel confinement
+//! (Landlock, else user+mount+network namespaces): writable only the workdir and the harness's
+//! private temp dir, no network, the real home's credential folders hidden. The child sees a
+//! private `HOME` and `TMPDIR` under `.lrab/`, so tools that keep data "in your home folder"
+//! write inside the run instead of the operator's home. When the kernel offers no confinement,
+//! model-chosen commands are refused unless the operator passed `--allow-unconfined`.
+
+use super::shell::{run_in_group, ShellExecutor, ShellOutcome, ShellRequest};
+use crate::mechanisms::security::STATE_DIR;
+use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
+use lrab_safety::{classify_shell, Context, Verdict};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+/// Credential folders and files of the real home that confined commands must not read.
+const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".password-store",
+    ".azure",
+    ".local/share/keyrings",
+    ".config/lrab",
+];
+
+/// Harness state inside `.lrab/` that the model must not write (the private home and temp dir
+/// next to it stay writable).
+const PROTECTED_STATE: &[&str] = &[
+    "checkpoint.json",
+    "checkpoint.other-task.json",
+    "events.jsonl",
+    "report.json",
+    "out",
+    "backups",
+    "trash",
+];
+
+pub struct ConfinedExecutor {
+    /// Classification context: the workdir, the *private* home the child sees.
+    pub ctx: Context,
+    pub home: PathBuf,
+    pub tmp: PathBuf,
+    pub policy: Policy,
+    pub backend: Sandbox,
+}
+
+impl ConfinedExecutor {
+    /// Prepare `<workdir>/.lrab/{home,tmp}` and detect the confinement. `real_home` is whose
+    /// credentials get hidden. Prints a warning on stderr when no confinement exists.
+    pub fn new(
+        workdir: &Path,
+        real_home: &Path,
+        allow_unconfined: bool,
+    ) -> std::io::Result<ConfinedExecutor> {
+        Self::with_backend(workdir, real_home, allow_unconfined, Sandbox::detect())
+    }
+
+    /// As [`ConfinedExecutor::new`] with a chosen backend (tests of the refusal path).
+    pub fn with_backend(
+        workdir: &Path,
+        real_home: &Path,
+        allow_unconfined: bool,
+        backend: Sandbox,
+    ) -> std::io::Result<ConfinedExecutor> {
+        let state = workdir.join(STATE_DIR);
+        let home = state.join("home");
+        let tmp = state.join("tmp");
+        std::fs::create_dir_all(&home)?;
+        std::fs::create_dir_all(&tmp)?;
+        let home = home.canonicalize()?;
+        let tmp = tmp.canonicalize()?;
+        let mut ctx = Context::new(workdir, &home).with_writable(&tmp);
+        let st = ctx.workdir.join(STATE_DIR);
+        ctx.protected = PROTECTED_STATE.iter().map(|p| st.join(p)).collect();
+        let hide = HIDDEN_IN_HOME
+            .iter()
+            .map(|h| real_home.join(h))
+            .filter(|p| p.symlink_metadata().is_ok())
+            .collect();
+        if backend == Sandbox::None {
+            eprintln!(
+                "lrab-harness: WARNING: no kernel confinement (Landlock or user namespaces) is available; {}",
+                if allow_unconfined {
+                    "model-chosen shell commands will run UNCONFINED (--allow-unconfined)"
+                } else {
+                    "model-chosen shell commands will be REFUSED (pass --allow-unconfined to run them anyway)"
+                }
+            );
+        }
+        Ok(ConfinedExecutor {
+            ctx,
+            home,
+            tmp,
+            // the kernel sandbox is asked for "network allowed" only because its own "no
+            // network" also forbids local servers (Landlock TCP rules, loopback down); the
+            // isolation comes from the private network namespace of `private_loopback_only`
+            policy: Policy {
+                network: true,
+                hide,
+                force: Some(backend.clone()),
+                allow_unconfined,
+            },
+            backend,
+        })
+    }
+}
+
+/// The refusal text for the model: the verdict's reason plus the next executable action (the
+/// classifier's own alternative when it has one).
+pub fn refusal_text(v: &Verdict) -> String {
+    let mut s = v.message();
+    if let Verdict::Deny {
+        alternative: Some(_),
+        ..
+    } = v
+    {
+        return s;
+    }
+    let reason = match v {
+        Verdict::Deny { reason, .. } | Verdict::NeedsAttended { reason, .. } => reason.as_str(),
+        Verdict::Allow => "",
+    };
+    let next = if reason.contains("recursive delete") {
+        "list the files you mean to remove inside the working directory (`find DIR -type f`) and delete each one with `rm FILE`; never delete the working directory or anything above it"
+    } else if v.ring() == Some(lrab_safety::Ring::SystemMutation) {
+        "this run is unattended, so nothing outside the working directory is changed: use what is installed, or a virtual environment inside the working directory (`python3 -m venv .venv`)"
+    } else {
+        "do the same work inside the working directory with relative paths (or with the file tools read_file/write_file/edit_file)"
+    };
+    s.push_str(" — next: ");
+    s.push_str(next);
+    s
+}
+
+impl ShellExecutor for ConfinedExecutor {
+    fn admit(&self, command: &str) -> Result<(), String> {
+        if self.backend == Sandbox::None && !self.policy.allow_unconfined {
+            return Err("[safety ring 4: workdir boundary] refused: no kernel confinement is available on this machine, so model-chosen shell commands are not run (the operator can pass --allow-unconfined) — next: use the file tools read_file/write_file/edit_file/list_dir instead".into());
+        }
+        let v = classify_shell(command, &self.ctx);
+        if v.is_allow() {
+            Ok(())
+        } else {
+            Err(refusal_text(&v))
+        }
+    }
+
+    fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
+        let built = if req.model_chosen {
+            lrab_safety::guarded_command(req.command, &self.ctx, &self.tmp, &self.policy)
+                .map_err(|v| refusal_text(&v))
+        } else {
+            // the harness's own test runs: not classified, but confined like everything else
+            // (and run even without confinement: the harness chose them)
+            let policy = Policy {
+                allow_unconfined: true,
+                ..self.policy.clone()
+            };
+            sandboxed_command(req.command, &self.ctx.workdir, &self.tmp, &policy).map_err(|e| e.0)
+        };
+        let (mut cmd, backend) = built.map_err(std::io::Error::other)?;
+        let must = backend != Sandbox::None;
+        // SAFETY: the closure makes only unshare/socket/ioctl/close system calls on stack
+        // values, and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || match private_loopback_only() {
+                Err(e) if must => Err(e),
+                _ => Ok(()),
+            });
+        }
+        cmd.env("HOME", &self.home)
+            .env("TMPDIR", &self.tmp)
+            .env("TMP", &self.tmp)
+            .env("TEMP", &self.tmp);
+        run_in_group(cmd, req)
+    }
+}
+
+/// In the child before exec: move into a fresh network namespace (a user namespace too when
+/// capabilities are already gone) and bring its loopback up. The command can then run and
+/// test local servers of its own, while the host's network — including servers listening on
+/// the host's 127.0.0.1 — is unreachable.
+fn private_loopback_only() -> std::io::Result<()> {
+    // SAFETY: plain system calls with integer arguments or pointers to live stack values.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNET) != 0
+            && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
+        if r == 0 {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            r = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
+        }
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r != 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn run(ex: &ConfinedExecutor, cmd: &str, model_chosen: bool) -> ShellOutcome {
+        let out = ex.tmp.join("o.txt");
+        ex.run(&ShellRequest {
+            command: cmd,
+            cwd: &ex.ctx.workdir,
+            timeout: Duration::from_secs(20),
+            output_file: &out,
+            model_chosen,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn harness_chosen_commands_skip_the_classifier_but_stay_confined() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ex = ConfinedExecutor::new(d.path(), outside.path(), false).unwrap();
+        if ex.backend == Sandbox::None {
+            // nothing to confine with on this machine; the refusal path is tested below
+            return;
+        }
+        let target = outside.path().join("gate.txt");
+        let cmd = format!("echo x > {}", target.display());
+        // the classifier refuses it when the model asks ...
+        assert!(ex.admit(&cmd).unwrap_err().contains("refused"));
+        // ... the harness's own run is not classified, and the kernel stops the write
+        let o = run(&ex, &cmd, false);
+        assert_ne!(o.exit, Some(0));
+        assert!(!target.exists());
+        // inside the workdir it works, with the private HOME
+        let o = run(&ex, "echo \"$HOME\" > h.txt", false);
+        assert_eq!(o.exit, Some(0), "{}", o.output);
+        let h = std::fs::read_to_string(d.path().join("h.txt")).unwrap();
+        assert!(h.trim_end().ends_with(".lrab/home"), "{h}");
+    }
+
+    #[test]
+    fn unconfined_machine_refuses_unless_allowed() {
+        let d = tempfile::tempdir().unwrap();
+        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), false, Sandbox::None).unwrap();
+        let e = ex.admit("ls").unwrap_err();
+        assert!(
+            e.contains("--allow-unconfined") && e.contains("read_file"),
+            "{e}"
+        );
+        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
+        assert!(ex.admit("ls").is_ok());
+        // the classifier still applies without confinement
+        assert!(ex.admit("rm -rf /").is_err());
+    }
+
+    #[test]
+    fn refusals_name_the_next_action() {
+        let d = tempfile::tempdir().unwrap();
+        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
+        let e = ex.admit("rm -rf ..").unwrap_err();
+        assert!(
+            e.contains("find DIR -type f") && e.contains("rm FILE"),
+            "{e}"
+        );
+        let e = ex.admit("sudo apt-get install jq").unwrap_err();
+        assert!(
+            e.contains("refused") && e.contains("next:") || e.contains("instead:"),
+            "{e}"
+        );
+    }
+}
