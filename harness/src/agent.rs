@@ -61,6 +61,8 @@ pub struct AgentConfig {
     pub allow_unconfined: bool,
     /// The operator's home whose credentials are hidden and refused (`None`: `$HOME`).
     pub real_home: Option<PathBuf>,
+    /// SearxNG-compatible JSON search endpoint; `None` (default): no web tools at all.
+    pub web_search: Option<String>,
 }
 
 impl AgentConfig {
@@ -78,6 +80,7 @@ impl AgentConfig {
             verbose: false,
             allow_unconfined: false,
             real_home: None,
+            web_search: None,
         }
     }
 }
@@ -313,6 +316,12 @@ impl<M: Model> Agent<M> {
         tools
             .conf
             .set_home(&cfg.real_home.clone().unwrap_or_else(real_home));
+        if let Some(url) = &cfg.web_search {
+            tools.web = Some(
+                crate::tools::web::WebTools::new(url, Duration::from_secs(20))
+                    .map_err(StartError::Workdir)?,
+            );
+        }
         let checkpoint = state_dir.join("checkpoint.json");
         let mut warnings = Vec::new();
         let mut resumed = false;
@@ -446,15 +455,31 @@ impl<M: Model> Agent<M> {
         }
     }
 
+    /// Every tool that exists in this run: the web tools only when a search endpoint is set.
+    fn known_tools(&self) -> Vec<&'static str> {
+        let mut v = ALL_TOOLS.to_vec();
+        if self.tools.web.is_some() {
+            v.extend(crate::tools::specs::WEB_TOOLS);
+        }
+        v
+    }
+
     /// The tools offered this turn.
     pub fn current_tools(&self) -> Vec<ToolSpec> {
-        let names: Vec<&str> = if self.state.tier == Tier::Chat {
+        let mut names: Vec<&str> = if self.state.tier == Tier::Chat {
             prefill::CHAT_TOOLS.to_vec()
         } else if self.on(Mechanism::FlatPrefill) {
             prefill::route(&self.state.task)
         } else {
             prefill::all_tools()
         };
+        // web tools only when configured, and (when routing) only for tasks that call for them
+        if self.tools.web.is_some()
+            && self.state.tier != Tier::Chat
+            && (!self.on(Mechanism::FlatPrefill) || prefill::wants_web(&self.state.task))
+        {
+            names.extend(crate::tools::specs::WEB_TOOLS);
+        }
         let paused = self.state.anti_loop.paused_tools(self.state.turn);
         let names: Vec<&str> = names
             .into_iter()
@@ -731,7 +756,7 @@ impl<M: Model> Agent<M> {
                 c.name = n;
             }
             if calls.is_empty() {
-                let known: Vec<&str> = ALL_TOOLS.to_vec();
+                let known: Vec<&str> = self.known_tools();
                 if let Some(rescued) = rescue(&strip_think(&reply.content), &known) {
                     self.events.mechanism(
                         "format_rescue",
@@ -935,7 +960,7 @@ impl<M: Model> Agent<M> {
         after: &mut Vec<String>,
     ) -> (String, bool, Effect, bool, bool) {
         let name = call.name.as_str();
-        if !ALL_TOOLS.contains(&name) {
+        if !self.known_tools().contains(&name) {
             return (
                 format!(
                     "error: unknown tool '{name}'. Available tools: {}",

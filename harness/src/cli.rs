@@ -46,6 +46,8 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Run model-chosen shell commands even without kernel confinement.
     pub allow_unconfined: bool,
+    /// SearxNG-compatible JSON search endpoint enabling web_search/web_fetch (off: `None`).
+    pub web_search: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,10 +63,11 @@ pub const USAGE: &str = "usage:
   lrab-harness run --model M --prompt-file FILE --workdir DIR [--backend-url URL]
                    [--api ollama|openai] [--time-budget MIN] [--ablate a,b] [--num-ctx N]
                    [--max-turns N] [--temperature T] [--think] [--quiet]
-                   [--allow-unconfined]
+                   [--allow-unconfined] [--web-search URL]
   lrab-harness prefill       print the static prefill estimate
   lrab-harness mechanisms    list the mechanisms (ablation names)
-environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL)";
+environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL),
+             LRAB_WEB_SEARCH=URL (web search endpoint when --web-search is not given)";
 
 fn need<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> Result<String, String> {
     it.next()
@@ -110,6 +113,7 @@ pub fn parse(
     let mut think = false;
     let mut quiet = false;
     let mut allow_unconfined = false;
+    let mut web_search = None;
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
@@ -148,6 +152,11 @@ pub fn parse(
             "--think" => think = true,
             "--quiet" => quiet = true,
             "--allow-unconfined" => allow_unconfined = true,
+            "--web-search" => {
+                let v = val(&mut it)?;
+                crate::tools::web::parse_target(&v).map_err(|e| format!("--web-search: {e}"))?;
+                web_search = Some(v);
+            }
             other => return Err(format!("unknown option '{other}'")),
         }
     }
@@ -174,7 +183,23 @@ pub fn parse(
         think,
         quiet,
         allow_unconfined,
+        web_search,
     })))
+}
+
+/// The web search endpoint: `--web-search` wins over `LRAB_WEB_SEARCH`; empty means off; a
+/// non-http(s) value is an error naming where it came from.
+pub fn web_endpoint(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, String> {
+    let (v, from) = match (flag, env) {
+        (Some(f), _) => (f, "--web-search"),
+        (None, Some(e)) => (e, "LRAB_WEB_SEARCH"),
+        (None, None) => return Ok(None),
+    };
+    if v.trim().is_empty() {
+        return Ok(None);
+    }
+    crate::tools::web::parse_target(v).map_err(|e| format!("{from}: {e}"))?;
+    Ok(Some(v.trim().to_string()))
 }
 
 /// Exit code for a backend error at startup or during the run.
@@ -256,6 +281,14 @@ pub fn run(a: &RunArgs) -> i32 {
             ),
         );
     }
+    // checked before contacting the backend: a bad endpoint is a usage error
+    let web = match web_endpoint(
+        a.web_search.as_deref(),
+        std::env::var("LRAB_WEB_SEARCH").ok().as_deref(),
+    ) {
+        Ok(w) => w,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
     let (model, ctx) = match connect(a) {
         Ok(x) => x,
         Err(e) => {
@@ -272,6 +305,7 @@ pub fn run(a: &RunArgs) -> i32 {
     cfg.num_ctx = ctx.unwrap_or(a.num_ctx);
     cfg.verbose = !a.quiet;
     cfg.allow_unconfined = a.allow_unconfined;
+    cfg.web_search = web;
     crate::tools::shell::install_signal_handlers();
     let mut agent = match Agent::new(cfg, model) {
         Ok(ag) => ag,
@@ -423,6 +457,32 @@ mod tests {
         .unwrap();
         let Command::Run(a) = c else { panic!() };
         assert!(a.allow_unconfined);
+        assert_eq!(a.web_search, None);
+        let base = [
+            "run",
+            "--model",
+            "m",
+            "--prompt-file",
+            "p",
+            "--workdir",
+            ".",
+        ];
+        let mut v = base.to_vec();
+        v.extend(["--web-search", "http://127.0.0.1:8888/search"]);
+        let Command::Run(a) = parse(&s(&v), None, None).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            a.web_search.as_deref(),
+            Some("http://127.0.0.1:8888/search")
+        );
+        let mut v = base.to_vec();
+        v.extend(["--web-search", "file:///tmp/x"]);
+        let e = parse(&s(&v), None, None).unwrap_err();
+        assert!(
+            e.contains("--web-search") && e.contains("not allowed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -72,6 +72,18 @@ pub fn route(task: &str) -> Vec<&'static str> {
     out
 }
 
+/// Words that call for the optional web tools (when they are configured at all).
+const WEB_WORDS: &[&str] = &[
+    "research", "web", "internet", "online", "source", "cite", "citation", "http://", "https://",
+    "url", "look up", "latest",
+];
+
+/// Whether the task text calls for the web tools (routing; only when web search is on).
+pub fn wants_web(task: &str) -> bool {
+    let lower = task.to_lowercase();
+    WEB_WORDS.iter().any(|w| lower.contains(w))
+}
+
 /// Every tool (what the `flat_prefill` ablation sends).
 pub fn all_tools() -> Vec<&'static str> {
     ALL_TOOLS.to_vec()
@@ -125,5 +137,8 @@ mod tests {
         let r = route("Search the corpus for duplicate lines");
         assert!(r.contains(&"search_files"));
         assert_eq!(all_tools().len(), ALL_TOOLS.len());
+        assert!(!all_tools().contains(&"web_search"));
+        assert!(wants_web("Research the topic and cite your sources"));
+        assert!(!wants_web("Fix the bugs in inventory.py"));
     }
 }

@@ -5,6 +5,7 @@ pub mod confined;
 pub mod shell;
 pub mod specs;
 pub mod todo;
+pub mod web;
 
 use crate::mechanisms::crawl_guard::{CrawlGuard, READ_WINDOW};
 use crate::mechanisms::edit_safety::Backups;
@@ -66,6 +67,8 @@ pub struct Toolbox {
     pub output_budget: usize,
     pub default_timeout: u64,
     pub max_timeout: u64,
+    /// The optional web tools (`None`: not configured, the tools do not exist).
+    pub web: Option<web::WebTools>,
 }
 
 fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
@@ -125,6 +128,7 @@ impl Toolbox {
             output_budget: 3000,
             default_timeout: 120,
             max_timeout: 600,
+            web: None,
         })
     }
 
@@ -208,6 +212,14 @@ impl Toolbox {
             "delete_file" => self.delete_file(args),
             "rollback" => self.rollback(args),
             "run_shell" => self.run_shell(args),
+            "web_search" | "web_fetch" if self.web.is_some() => {
+                let w = self.web.as_ref().expect("checked");
+                if name == "web_search" {
+                    w.search(args)
+                } else {
+                    w.fetch(args)
+                }
+            }
             other => ToolOutcome::err(format!(
                 "unknown tool '{other}'. Available: read_file, write_file, edit_file, append_file, list_dir, run_shell, todo, finish"
             )),

@@ -18,6 +18,9 @@ pub const ALL_TOOLS: [&str; 11] = [
     "delete_file",
 ];
 
+/// Optional web tools: never in [`ALL_TOOLS`], offered only when a search endpoint is set.
+pub const WEB_TOOLS: [&str; 2] = ["web_search", "web_fetch"];
+
 fn obj(props: &[(&str, &str)], required: &[&str]) -> Value {
     let mut p = serde_json::Map::new();
     for (k, t) in props {
@@ -87,6 +90,17 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
         "delete_file" => (
             "Delete a file (kept recoverable).",
             obj(&[("path", "string")], &["path"]),
+        ),
+        "web_search" => (
+            "Search the web; returns titles, URLs and snippets.",
+            obj(
+                &[("query", "string"), ("max_results", "integer")],
+                &["query"],
+            ),
+        ),
+        "web_fetch" => (
+            "Fetch a web page (http/https) as plain text.",
+            obj(&[("url", "string")], &["url"]),
         ),
         _ => return None,
     };
