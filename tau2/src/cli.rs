@@ -5,9 +5,9 @@ use crate::evaluate::{evaluate, pass_hat_k, Judge};
 use crate::gold;
 use crate::llm::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
 use crate::message::Message;
-use crate::orchestrator::{self, Agent, Limits};
+use crate::orchestrator::{self, Agent, Limits, User};
 use crate::results::{self, RunInfo, SimRecord};
-use crate::scripted::GoldAgent;
+use crate::scripted::{GoldAgent, ScriptedUser};
 use crate::task::{parse_tasks, Task};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -52,7 +52,12 @@ pub struct RunArgs {
     /// agent model (not needed for --agent gold)
     #[arg(long, default_value = "")]
     pub model: String,
-    #[arg(long)]
+    /// llm (upstream's LLM user simulator) or scripted (one opening line, then `###STOP###`
+    /// after the agent's next text: ends gold runs with user_stop, no model needed)
+    #[arg(long, default_value = "llm")]
+    pub user: String,
+    /// user-simulator model (required for --user llm)
+    #[arg(long, default_value = "")]
     pub user_model: String,
     /// agent backend base URL
     #[arg(long, default_value = "http://127.0.0.1:11434")]
@@ -109,6 +114,9 @@ pub struct GradeArgs {
     #[arg(long, default_value = "graded")]
     pub arm: String,
 }
+
+/// What the scripted user says before it stops (`--user scripted`).
+const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
 
 /// Entry point used by the `lrab` binary.
 pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
@@ -358,6 +366,11 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     if r.agent != "gold" && r.model.is_empty() {
         bail!("--model is required for --agent {}", r.agent);
     }
+    match r.user.as_str() {
+        "llm" if r.user_model.is_empty() => bail!("--user-model is required for --user llm"),
+        "llm" | "scripted" => {}
+        other => bail!("unknown user {other:?} (expected llm or scripted)"),
+    }
     let tasks: Vec<&Task> = if r.tasks.is_empty() {
         domain.tasks.iter().collect()
     } else {
@@ -401,26 +414,35 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
                 .as_ref()
                 .and_then(|s| s.message_history.clone())
                 .unwrap_or_default();
-            let user_tools = if env.has_user_tools() {
-                env.tool_schemas("user")
+            let mut user: Box<dyn User> = if r.user == "scripted" {
+                Box::new(ScriptedUser::new(vec![SCRIPTED_OPENING.into()]))
             } else {
-                vec![]
+                let user_tools = if env.has_user_tools() {
+                    env.tool_schemas("user")
+                } else {
+                    vec![]
+                };
+                let guide = std::fs::read_to_string(if user_tools.is_empty() {
+                    &guide_path
+                } else {
+                    &guide_tools_path
+                })
+                .with_context(|| {
+                    format!(
+                        "cannot read the user-simulator guidelines in {}",
+                        dir.join("user_simulator").display()
+                    )
+                })?;
+                let mut ub = Backend::new(&user_url, user_api, &r.user_model);
+                ub.seed = Some(*seed);
+                ub.num_ctx = Some(r.num_ctx);
+                Box::new(LlmUser::new(
+                    ub,
+                    &guide,
+                    &task.user_scenario.to_string(),
+                    user_tools,
+                ))
             };
-            let guide = std::fs::read_to_string(if user_tools.is_empty() {
-                &guide_path
-            } else {
-                &guide_tools_path
-            })
-            .with_context(|| {
-                format!(
-                    "cannot read the user-simulator guidelines in {}",
-                    dir.join("user_simulator").display()
-                )
-            })?;
-            let mut ub = Backend::new(&user_url, user_api, &r.user_model);
-            ub.seed = Some(*seed);
-            ub.num_ctx = Some(r.num_ctx);
-            let mut user = LlmUser::new(ub, &guide, &task.user_scenario.to_string(), user_tools);
             let mut agent: Box<dyn Agent> = if r.agent == "gold" {
                 Box::new(GoldAgent::new(task))
             } else if r.agent == "harness" {
@@ -437,7 +459,8 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
             };
             let start_time = fixed(records.len() * 2);
             let t0 = Instant::now();
-            let outcome = orchestrator::run(&mut env, agent.as_mut(), &mut user, &history, &limits);
+            let outcome =
+                orchestrator::run(&mut env, agent.as_mut(), user.as_mut(), &history, &limits);
             let duration = if r.fixed_clock {
                 0.0
             } else {
@@ -472,6 +495,11 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
             "gold-actions".into()
         } else {
             r.model.clone()
+        },
+        user: if r.user == "scripted" {
+            "lrab_scripted_user".into()
+        } else {
+            "user_simulator".into()
         },
         user_model: r.user_model.clone(),
         num_trials: r.trials,

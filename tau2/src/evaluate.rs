@@ -5,7 +5,7 @@
 use crate::domains::{as_bool, Domain};
 use crate::gold;
 use crate::message::{Message, ToolCall};
-use crate::task::{Action, Task};
+use crate::task::{Action, EnvAssertion, Task};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -40,8 +40,10 @@ pub struct Evaluation {
     pub reward_basis: Vec<String>,
     pub db_match: Option<bool>,
     pub communicate: Vec<(String, bool)>,
-    pub actions: Vec<(String, bool)>,
-    pub env_assertions: Vec<(String, bool)>,
+    /// Each gold action (the whole object: upstream's `ActionCheck.action` is an `Action`).
+    pub actions: Vec<(Action, bool)>,
+    /// Each env assertion (the whole object, as upstream's `EnvAssertionCheck` needs).
+    pub env_assertions: Vec<(EnvAssertion, bool)>,
     pub nl: Option<Vec<NlResult>>,
     pub note: Option<String>,
 }
@@ -197,6 +199,8 @@ pub fn evaluate(
 
     // DB
     let db_reward = if ec.actions.is_none() && ec.env_assertions.is_none() {
+        // Upstream reports this case as a matching DB check, not as a missing one.
+        ev.db_match = Some(true);
         1.0
     } else {
         let g = gold::replay_gold(domain, task)?;
@@ -219,10 +223,7 @@ pub fn evaluate(
             .map(|b| b == a.assert_value)
             .unwrap_or(false);
         env_ok &= met;
-        ev.env_assertions.push((
-            format!("{}({})", a.func_name, Value::Object(a.arguments.clone())),
-            met,
-        ));
+        ev.env_assertions.push((a.clone(), met));
     }
     ev.components
         .push(("ENV_ASSERTION".into(), Some(if env_ok { 1.0 } else { 0.0 })));
@@ -247,7 +248,7 @@ pub fn evaluate(
     for a in ec.actions.iter().flatten() {
         let met = calls.iter().any(|c| action_matches(a, c));
         act_ok &= met;
-        ev.actions.push((a.action_id.clone(), met));
+        ev.actions.push((a.clone(), met));
     }
     ev.components
         .push(("ACTION".into(), Some(if act_ok { 1.0 } else { 0.0 })));

@@ -25,6 +25,8 @@ pub struct RunInfo {
     pub domain: String,
     pub policy: String,
     pub arm: String,
+    /// `user_info.implementation`: `user_simulator` (LLM user) or `lrab_scripted_user`.
+    pub user: String,
     pub agent_model: String,
     pub user_model: String,
     pub num_trials: usize,
@@ -57,7 +59,7 @@ pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Valu
             "max_steps": info.max_steps,
             "max_errors": info.max_errors,
             "seed": info.seed,
-            "user_info": {"implementation": "user_simulator", "llm": info.user_model, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": null},
+            "user_info": {"implementation": info.user, "llm": info.user_model, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": null},
             "agent_info": {"implementation": format!("lrab_{}", info.arm), "llm": info.agent_model, "llm_args": {"temperature": 0.0}},
             "environment_info": {"domain_name": info.domain, "policy": info.policy, "tool_defs": null},
         },

@@ -126,7 +126,7 @@ pub struct EnvFunctionCall {
     pub arguments: Map<String, Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EnvAssertion {
     pub env_type: String,
     pub func_name: String,
@@ -142,7 +142,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Action {
     pub action_id: String,
     #[serde(default = "assistant")]

@@ -212,3 +212,57 @@ fn bad_input_gives_clear_errors() {
         .to_string()
         .contains("domain_name is missing"));
 }
+
+/// `--agent gold --user scripted` writes gold trajectories that end with user_stop (no model
+/// needed), and the reward_info check lists carry whole Action / EnvAssertion objects, as
+/// upstream's `ActionCheck` / `EnvAssertionCheck` require.
+#[test]
+fn gold_run_with_scripted_user_writes_upstream_shaped_checks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (r, out) = call(&[
+        "run",
+        "--domain",
+        "mock",
+        "--agent",
+        "gold",
+        "--user",
+        "scripted",
+        "--tasks",
+        "create_task_1_with_env_assertions,update_task_1,create_task_1_nl_eval",
+        "--fixed-clock",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    r.unwrap();
+    assert!(
+        out.contains("graded 3/3 simulations; average reward 1.0000"),
+        "{out}"
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["info"]["user_info"]["implementation"],
+        "lrab_scripted_user"
+    );
+    let sims = v["simulations"].as_array().unwrap();
+    assert!(sims.iter().all(|s| s["termination_reason"] == "user_stop"));
+    let env = &sims[0]["reward_info"]["env_assertions"][0];
+    assert_eq!(env["env_assertion"]["func_name"], "assert_task_status");
+    assert_eq!(env["env_assertion"]["env_type"], "assistant");
+    assert_eq!(env["met"], true);
+    let act = &sims[1]["reward_info"]["action_checks"][0];
+    assert_eq!(act["action"]["name"], "update_task_status");
+    assert!(act["action"]["action_id"].is_string());
+    assert!(act["action"]["arguments"].is_object());
+    assert_eq!(act["action_match"], true);
+    // Neither actions nor env assertions: upstream reports a matching DB check.
+    assert_eq!(sims[2]["reward_info"]["db_check"]["db_match"], true);
+
+    let (r, _) = call(&["run", "--domain", "mock", "--agent", "gold"]);
+    assert!(r
+        .unwrap_err()
+        .to_string()
+        .contains("--user-model is required for --user llm"));
+    let (r, _) = call(&["run", "--domain", "mock", "--agent", "gold", "--user", "x"]);
+    assert!(r.unwrap_err().to_string().contains("unknown user \"x\""));
+}

@@ -1,20 +1,25 @@
 //! Airline domain: typed `FlightDB` records and the 14 agent tools with upstream's exact
 //! mutation semantics (see docs/tau2.md for the quirks kept on purpose).
 
+use super::tables::table_db;
+use super::{calculate, to_json, transfer_to_human_agents};
 use crate::args::{field_error, obj_str, value_float, value_int, Args, Out, ToolResult};
-use crate::calc;
-use crate::canon::{self, Table, TableCache};
 use crate::pyjson;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AirlineDb {
-    pub flights: Table<Flight>,
-    pub users: Table<User>,
-    pub reservations: Table<Reservation>,
+table_db! {
+    /// Upstream's `FlightDB`.
+    pub struct AirlineDb;
+    /// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
+    pub struct AirlineCache;
+    tables {
+        flights: Flight,
+        users: User,
+        reservations: Reservation,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,57 +163,6 @@ pub struct Reservation {
     pub status: Option<String>,
 }
 
-/// Canonical bytes of the loaded DB, shared by every environment built from it.
-/// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
-pub struct AirlineCache {
-    pub flights: TableCache<Flight>,
-    pub users: TableCache<User>,
-    pub reservations: TableCache<Reservation>,
-    pub hash: Option<canon::HashCache>,
-}
-
-impl AirlineDb {
-    pub fn build_cache(&self) -> AirlineCache {
-        let mut c = AirlineCache {
-            flights: TableCache::build(&self.flights),
-            users: TableCache::build(&self.users),
-            reservations: TableCache::build(&self.reservations),
-            hash: None,
-        };
-        c.hash = Some(self.with_views(Some(&c), canon::build_hash_cache));
-        c
-    }
-
-    fn with_views<R>(
-        &self,
-        cache: Option<&AirlineCache>,
-        f: impl FnOnce(&mut [(&str, &dyn canon::TableView)]) -> R,
-    ) -> R {
-        let v0 = canon::View {
-            table: &self.flights,
-            cache: cache.map(|c| &c.flights),
-        };
-        let v1 = canon::View {
-            table: &self.users,
-            cache: cache.map(|c| &c.users),
-        };
-        let v2 = canon::View {
-            table: &self.reservations,
-            cache: cache.map(|c| &c.reservations),
-        };
-        f(&mut [
-            ("flights", &v0 as &dyn canon::TableView),
-            ("users", &v1 as &dyn canon::TableView),
-            ("reservations", &v2 as &dyn canon::TableView),
-        ])
-    }
-
-    pub fn hash(&self, cache: Option<&AirlineCache>) -> String {
-        let hc = cache.and_then(|c| c.hash.as_ref());
-        self.with_views(cache, |t| canon::hash_tables(t, hc))
-    }
-}
-
 pub const WRITE_TOOLS: &[&str] = &[
     "book_reservation",
     "cancel_reservation",
@@ -229,10 +183,6 @@ pub const GENERIC_TOOLS: &[&str] = &["calculate", "transfer_to_human_agents"];
 
 const CLASS: &str = "AirlineTools";
 const CABINS: &[&str] = &["business", "economy", "basic_economy"];
-
-fn to_json<T: Serialize>(x: &T) -> Value {
-    serde_json::to_value(x).expect("serialisable")
-}
 
 fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, String> {
     db.users
@@ -298,12 +248,12 @@ fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), St
 
 /// Run one agent tool. `Err` carries the exception text (sent as `"Error: <text>"`).
 pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
+    let args =
+        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
     match name {
         "book_reservation" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
+            let a = args(
                 &[
                     "user_id",
                     "origin",
@@ -322,7 +272,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             book_reservation(db, &a)
         }
         "cancel_reservation" => {
-            let a = Args::new(CLASS, name, kw, &["reservation_id"], &[])?;
+            let a = args(&["reservation_id"], &[])?;
             let id = a.str("reservation_id")?;
             reservation(db, &id)?;
             let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
@@ -339,10 +289,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_baggages" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
+            let a = args(
                 &[
                     "reservation_id",
                     "total_baggages",
@@ -368,17 +315,11 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_flights" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
-                &["reservation_id", "cabin", "flights", "payment_id"],
-                &[],
-            )?;
+            let a = args(&["reservation_id", "cabin", "flights", "payment_id"], &[])?;
             update_reservation_flights(db, &a)
         }
         "update_reservation_passengers" => {
-            let a = Args::new(CLASS, name, kw, &["reservation_id", "passengers"], &[])?;
+            let a = args(&["reservation_id", "passengers"], &[])?;
             let list = a.obj_list("passengers")?;
             let new = passengers(&list)?;
             let id = a.str("reservation_id")?;
@@ -391,7 +332,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "send_certificate" => {
-            let a = Args::new(CLASS, name, kw, &["user_id", "amount"], &[])?;
+            let a = args(&["user_id", "amount"], &[])?;
             let uid = a.str("user_id")?;
             let raw = a.raw("amount").expect("required");
             user(db, &uid)?;
@@ -418,22 +359,22 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Err("Too many certificates".into())
         }
         "get_user_details" => {
-            let a = Args::new(CLASS, name, kw, &["user_id"], &[])?;
+            let a = args(&["user_id"], &[])?;
             Ok(Out::Json(to_json(user(db, &a.str("user_id")?)?.as_ref())))
         }
         "get_reservation_details" => {
-            let a = Args::new(CLASS, name, kw, &["reservation_id"], &[])?;
+            let a = args(&["reservation_id"], &[])?;
             Ok(Out::Json(to_json(
                 reservation(db, &a.str("reservation_id")?)?.as_ref(),
             )))
         }
         "get_flight_status" => {
-            let a = Args::new(CLASS, name, kw, &["flight_number", "date"], &[])?;
+            let a = args(&["flight_number", "date"], &[])?;
             let s = flight_instance(db, &a.str("flight_number")?, &a.str("date")?)?;
             Ok(Out::Str(s.status().to_string()))
         }
         "search_direct_flight" => {
-            let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
+            let a = args(&["origin", "destination", "date"], &[])?;
             let date = a.str("date")?;
             let res = search_direct(
                 db,
@@ -446,7 +387,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(Value::Array(res)))
         }
         "search_onestop_flight" => {
-            let a = Args::new(CLASS, name, kw, &["origin", "destination", "date"], &[])?;
+            let a = args(&["origin", "destination", "date"], &[])?;
             let (origin, destination, date) =
                 (a.str("origin")?, a.str("destination")?, a.str("date")?);
             let mut results = Vec::new();
@@ -493,7 +434,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(Value::Array(results)))
         }
         "list_all_airports" => {
-            Args::new(CLASS, name, kw, &[], &[])?;
+            args(&[], &[])?;
             let airports = [
                 ("SFO", "San Francisco"),
                 ("JFK", "New York"),
@@ -523,14 +464,8 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
                     .collect(),
             )))
         }
-        "calculate" => {
-            let a = Args::new(CLASS, name, kw, &["expression"], &[])?;
-            calc::calculate(&a.str("expression")?).map(Out::Str)
-        }
-        "transfer_to_human_agents" => {
-            Args::new(CLASS, name, kw, &["summary"], &[])?;
-            Ok(Out::Str("Transfer successful".into()))
-        }
+        "calculate" => calculate(CLASS, name, kw),
+        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
         _ => Err(format!("Tool '{name}' not found.")),
     }
 }

@@ -3,6 +3,7 @@
 //! their behaviour is inferred from the task files and checked against every mock hash
 //! vector (see docs/tau2.md).
 
+use super::{to_json, transfer_to_human_agents};
 use crate::args::{Args, Out, ToolResult};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -53,15 +54,14 @@ pub const USER_READ_TOOLS: &[&str] = &["check_notifications"];
 const CLASS: &str = "MockTools";
 const USER_CLASS: &str = "MockUserTools";
 
-fn to_json<T: Serialize>(x: &T) -> Value {
-    serde_json::to_value(x).expect("serialisable")
-}
-
 /// Agent-side tools plus the non-tool functions tasks may call (`assert_task_status`).
 pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
+    let args =
+        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
     match name {
         "create_task" => {
-            let a = Args::new(CLASS, name, kw, &["user_id", "title"], &["description"])?;
+            let a = args(&["user_id", "title"], &["description"])?;
             let uid = a.str("user_id")?;
             let title = a.str("title")?;
             let description = a.opt_str("description")?;
@@ -81,7 +81,7 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             Ok(Out::Json(out))
         }
         "update_task_status" => {
-            let a = Args::new(CLASS, name, kw, &["task_id", "status"], &[])?;
+            let a = args(&["task_id", "status"], &[])?;
             let id = a.str("task_id")?;
             let status = a.str("status")?;
             if status != "pending" && status != "completed" {
@@ -95,17 +95,14 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             Ok(Out::Json(to_json(&*t)))
         }
         "get_users" => {
-            Args::new(CLASS, name, kw, &[], &[])?;
+            args(&[], &[])?;
             Ok(Out::Json(Value::Array(
                 db.users.values().map(to_json).collect(),
             )))
         }
-        "transfer_to_human_agents" => {
-            Args::new(CLASS, name, kw, &["summary"], &[])?;
-            Ok(Out::Str("Transfer successful".into()))
-        }
+        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
         "assert_task_status" => {
-            let a = Args::new(CLASS, name, kw, &["task_id", "expected_status"], &[])?;
+            let a = args(&["task_id", "expected_status"], &[])?;
             let id = a.str("task_id")?;
             let want = a.str("expected_status")?;
             let t = db
@@ -120,15 +117,18 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
 
 /// User-side tools plus `add_notification` / `assert_notification_status`.
 pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
+    let args =
+        |required: &[&str], optional: &[&str]| Args::new(USER_CLASS, name, kw, required, optional);
     match name {
         "check_notifications" => {
-            Args::new(USER_CLASS, name, kw, &[], &[])?;
+            args(&[], &[])?;
             Ok(Out::Json(Value::Array(
                 db.notifications.values().map(to_json).collect(),
             )))
         }
         "dismiss_notification" => {
-            let a = Args::new(USER_CLASS, name, kw, &["notification_id"], &[])?;
+            let a = args(&["notification_id"], &[])?;
             let id = a.str("notification_id")?;
             let n = db
                 .notifications
@@ -138,13 +138,7 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             Ok(Out::Json(to_json(&*n)))
         }
         "add_notification" => {
-            let a = Args::new(
-                USER_CLASS,
-                name,
-                kw,
-                &["notification_id", "message"],
-                &["task_id"],
-            )?;
+            let a = args(&["notification_id", "message"], &["task_id"])?;
             let id = a.str("notification_id")?;
             let n = Notification {
                 notification_id: id.clone(),
@@ -157,13 +151,7 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             Ok(Out::Json(out))
         }
         "assert_notification_status" => {
-            let a = Args::new(
-                USER_CLASS,
-                name,
-                kw,
-                &["notification_id", "expected_status"],
-                &[],
-            )?;
+            let a = args(&["notification_id", "expected_status"], &[])?;
             let id = a.str("notification_id")?;
             let want = a.str("expected_status")?;
             let n = db

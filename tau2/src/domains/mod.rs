@@ -4,6 +4,7 @@ pub mod airline;
 pub mod mock;
 pub mod retail;
 pub mod schemas;
+mod tables;
 
 use crate::args::{Out, ToolResult};
 use crate::message::{Message, ToolCall};
@@ -478,6 +479,24 @@ pub fn deep_merge(base: &mut Value, update: &Value) {
         }
         (b, u) => *b = u.clone(),
     }
+}
+
+/// JSON value of a record or tool result (the domain types always serialise).
+fn to_json<T: serde::Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).expect("serialisable")
+}
+
+/// The `calculate` tool, identical in the airline and retail toolkits (`class` names the
+/// toolkit in argument errors).
+fn calculate(class: &str, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let a = crate::args::Args::new(class, name, kw, &["expression"], &[])?;
+    crate::calc::calculate(&a.str("expression")?).map(Out::Str)
+}
+
+/// The `transfer_to_human_agents` tool every toolkit has.
+fn transfer_to_human_agents(class: &str, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    crate::args::Args::new(class, name, kw, &["summary"], &[])?;
+    Ok(Out::Str("Transfer successful".into()))
 }
 
 /// Result of a function used as an assertion: it must be a boolean.

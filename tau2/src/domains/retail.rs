@@ -1,20 +1,25 @@
 //! Retail domain: typed `RetailDB` records and the 16 agent tools with upstream's exact
 //! mutation semantics, including the last-variant quirk of `modify_pending_order_items`.
 
+use super::tables::table_db;
+use super::{calculate, to_json, transfer_to_human_agents};
 use crate::args::{Args, Out, ToolResult};
-use crate::calc;
-use crate::canon::{self, Table, TableCache};
 use crate::pyjson::{self, round2};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RetailDb {
-    pub products: Table<Product>,
-    pub users: Table<User>,
-    pub orders: Table<Order>,
+table_db! {
+    /// Upstream's `RetailDB`.
+    pub struct RetailDb;
+    /// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
+    pub struct RetailCache;
+    tables {
+        products: Product,
+        users: User,
+        orders: Order,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -120,56 +125,6 @@ pub struct Order {
     pub return_payment_method_id: Option<String>,
 }
 
-/// Canonical bytes and hash resume points of the loaded DB, shared by every environment.
-pub struct RetailCache {
-    pub products: TableCache<Product>,
-    pub users: TableCache<User>,
-    pub orders: TableCache<Order>,
-    pub hash: Option<canon::HashCache>,
-}
-
-impl RetailDb {
-    pub fn build_cache(&self) -> RetailCache {
-        let mut c = RetailCache {
-            products: TableCache::build(&self.products),
-            users: TableCache::build(&self.users),
-            orders: TableCache::build(&self.orders),
-            hash: None,
-        };
-        c.hash = Some(self.with_views(Some(&c), canon::build_hash_cache));
-        c
-    }
-
-    fn with_views<R>(
-        &self,
-        cache: Option<&RetailCache>,
-        f: impl FnOnce(&mut [(&str, &dyn canon::TableView)]) -> R,
-    ) -> R {
-        let v0 = canon::View {
-            table: &self.products,
-            cache: cache.map(|c| &c.products),
-        };
-        let v1 = canon::View {
-            table: &self.users,
-            cache: cache.map(|c| &c.users),
-        };
-        let v2 = canon::View {
-            table: &self.orders,
-            cache: cache.map(|c| &c.orders),
-        };
-        f(&mut [
-            ("products", &v0 as &dyn canon::TableView),
-            ("users", &v1 as &dyn canon::TableView),
-            ("orders", &v2 as &dyn canon::TableView),
-        ])
-    }
-
-    pub fn hash(&self, cache: Option<&RetailCache>) -> String {
-        let hc = cache.and_then(|c| c.hash.as_ref());
-        self.with_views(cache, |t| canon::hash_tables(t, hc))
-    }
-}
-
 pub const WRITE_TOOLS: &[&str] = &[
     "cancel_pending_order",
     "exchange_delivered_order_items",
@@ -191,10 +146,6 @@ pub const READ_TOOLS: &[&str] = &[
 pub const GENERIC_TOOLS: &[&str] = &["calculate", "transfer_to_human_agents"];
 
 const CLASS: &str = "RetailTools";
-
-fn to_json<T: Serialize>(x: &T) -> Value {
-    serde_json::to_value(x).expect("serialisable")
-}
 
 fn order<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<Order>, String> {
     db.orders
@@ -262,17 +213,14 @@ const ADDRESS: &[&str] = &["address1", "address2", "city", "state", "country", "
 
 /// Run one agent tool. `Err` carries the exception text (sent as `"Error: <text>"`).
 pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
+    let args =
+        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
     match name {
-        "calculate" => {
-            let a = Args::new(CLASS, name, kw, &["expression"], &[])?;
-            calc::calculate(&a.str("expression")?).map(Out::Str)
-        }
-        "transfer_to_human_agents" => {
-            Args::new(CLASS, name, kw, &["summary"], &[])?;
-            Ok(Out::Str("Transfer successful".into()))
-        }
+        "calculate" => calculate(CLASS, name, kw),
+        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
         "find_user_id_by_email" => {
-            let a = Args::new(CLASS, name, kw, &["email"], &[])?;
+            let a = args(&["email"], &[])?;
             let email = a.str("email")?;
             db.users
                 .iter()
@@ -281,7 +229,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| "User not found".to_string())
         }
         "find_user_id_by_name_zip" => {
-            let a = Args::new(CLASS, name, kw, &["first_name", "last_name", "zip"], &[])?;
+            let a = args(&["first_name", "last_name", "zip"], &[])?;
             let (f, l, z) = (a.str("first_name")?, a.str("last_name")?, a.str("zip")?);
             db.users
                 .iter()
@@ -292,11 +240,11 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| "User not found".to_string())
         }
         "get_order_details" => {
-            let a = Args::new(CLASS, name, kw, &["order_id"], &[])?;
+            let a = args(&["order_id"], &[])?;
             Ok(Out::Json(to_json(order(db, &a.str("order_id")?)?.as_ref())))
         }
         "get_product_details" => {
-            let a = Args::new(CLASS, name, kw, &["product_id"], &[])?;
+            let a = args(&["product_id"], &[])?;
             let id = a.str("product_id")?;
             let p = db
                 .products
@@ -305,7 +253,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(p.as_ref())))
         }
         "get_item_details" => {
-            let a = Args::new(CLASS, name, kw, &["item_id"], &[])?;
+            let a = args(&["item_id"], &[])?;
             let id = a.str("item_id")?;
             db.products
                 .values()
@@ -314,11 +262,11 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| "Item not found".to_string())
         }
         "get_user_details" => {
-            let a = Args::new(CLASS, name, kw, &["user_id"], &[])?;
+            let a = args(&["user_id"], &[])?;
             Ok(Out::Json(to_json(user(db, &a.str("user_id")?)?.as_ref())))
         }
         "list_all_product_types" => {
-            Args::new(CLASS, name, kw, &[], &[])?;
+            args(&[], &[])?;
             let mut m = Map::new();
             for p in db.products.values() {
                 m.insert(p.name.clone(), Value::String(p.product_id.clone()));
@@ -326,7 +274,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Str(pyjson::dumps_sorted(&Value::Object(m))))
         }
         "cancel_pending_order" => {
-            let a = Args::new(CLASS, name, kw, &["order_id", "reason"], &[])?;
+            let a = args(&["order_id", "reason"], &[])?;
             let id = a.str("order_id")?;
             let reason = a.str("reason")?;
             let o = order(db, &id)?.clone();
@@ -355,10 +303,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "exchange_delivered_order_items" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
+            let a = args(
                 &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
                 &[],
             )?;
@@ -414,7 +359,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
         "modify_pending_order_address" => {
             let mut req = vec!["order_id"];
             req.extend_from_slice(ADDRESS);
-            let a = Args::new(CLASS, name, kw, &req, &[])?;
+            let a = args(&req, &[])?;
             let id = a.str("order_id")?;
             let addr = address_args(&a)?;
             if !order(db, &id)?.status.contains("pending") {
@@ -425,17 +370,14 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "modify_pending_order_items" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
+            let a = args(
                 &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
                 &[],
             )?;
             modify_items(db, &a)
         }
         "modify_pending_order_payment" => {
-            let a = Args::new(CLASS, name, kw, &["order_id", "payment_method_id"], &[])?;
+            let a = args(&["order_id", "payment_method_id"], &[])?;
             let id = a.str("order_id")?;
             let pm_id = a.str("payment_method_id")?;
             let o = order(db, &id)?.clone();
@@ -482,7 +424,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
         "modify_user_address" => {
             let mut req = vec!["user_id"];
             req.extend_from_slice(ADDRESS);
-            let a = Args::new(CLASS, name, kw, &req, &[])?;
+            let a = args(&req, &[])?;
             let uid = a.str("user_id")?;
             let addr = address_args(&a)?;
             user(db, &uid)?;
@@ -491,13 +433,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*u)))
         }
         "return_delivered_order_items" => {
-            let a = Args::new(
-                CLASS,
-                name,
-                kw,
-                &["order_id", "item_ids", "payment_method_id"],
-                &[],
-            )?;
+            let a = args(&["order_id", "item_ids", "payment_method_id"], &[])?;
             let id = a.str("order_id")?;
             let item_ids = a.str_list("item_ids")?;
             let pm_id = a.str("payment_method_id")?;
