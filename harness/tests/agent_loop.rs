@@ -5,9 +5,10 @@ mod common;
 use common::*;
 use lrab_harness::backend::{BackendError, ScriptedModel};
 use lrab_harness::mechanisms::report::Level;
-use lrab_harness::{Ablations, Agent, Reply, RunStatus};
+use lrab_harness::{Ablations, Agent, AgentConfig, Reply, RunStatus};
 use serde_json::json;
 use std::fs;
+use std::path::Path;
 
 const TASK: &str = "Write a short report on the data.\nRequired steps (plan at least 2):\n1. Write report.md with a summary.\n2. Finish.";
 
@@ -15,29 +16,97 @@ fn call(name: &str, args: serde_json::Value) -> Reply {
     Reply::call(name, args)
 }
 
+fn write(path: &str, content: &str) -> Reply {
+    call("write_file", json!({"path": path, "content": content}))
+}
+
+fn finish(summary: &str) -> Reply {
+    call("finish", json!({"summary": summary}))
+}
+
+/// The todo call that plans the two steps of TASK.
+fn plan_report() -> Reply {
+    call(
+        "todo",
+        json!({"action": "create", "items": ["write report.md", "finish"]}),
+    )
+}
+
+/// A scripted agent on `task` in a fresh temp dir (kept alive by the returned handle).
+fn scripted(task: &str, replies: Vec<Reply>) -> (tempfile::TempDir, Agent<ScriptedModel>) {
+    scripted_with(task, replies, |_| {})
+}
+
+/// [`scripted`] with one change to the config first (see [`agent_with`]).
+fn scripted_with(
+    task: &str,
+    replies: Vec<Reply>,
+    change: impl FnOnce(&mut AgentConfig),
+) -> (tempfile::TempDir, Agent<ScriptedModel>) {
+    let d = tempfile::tempdir().unwrap();
+    let a = agent_with(d.path(), task, replies, change);
+    (d, a)
+}
+
+/// Like `agent_in`, with one change to the config first (an ablation, a budget, a cap).
+fn agent_with(
+    dir: &Path,
+    task: &str,
+    replies: Vec<Reply>,
+    change: impl FnOnce(&mut AgentConfig),
+) -> Agent<ScriptedModel> {
+    let mut cfg = config(dir, task);
+    change(&mut cfg);
+    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    a.sleeper = Box::new(|_| {});
+    a
+}
+
+/// A config change that switches one mechanism off.
+fn ablate(name: &str) -> impl FnOnce(&mut AgentConfig) + '_ {
+    move |c| c.ablations = Ablations::parse(name).unwrap()
+}
+
+fn steps(a: &mut Agent<ScriptedModel>, n: usize) {
+    for _ in 0..n {
+        a.step();
+    }
+}
+
+/// A temp dir holding `data.csv` with `content`, for the repeated-read tests.
+fn data_csv(content: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("data.csv"), content).unwrap();
+    d
+}
+
+/// The call the anti-loop tests repeat.
+fn read_data() -> Reply {
+    call("read_file", json!({"path": "data.csv"}))
+}
+
+/// `calc.py` with a bug (`add` subtracts) next to a pytest file holding `tests`.
+fn buggy_calc(dir: &Path, tests: &str) {
+    fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    fs::write(
+        dir.join("test_calc.py"),
+        format!("from calc import add\n{tests}"),
+    )
+    .unwrap();
+}
+
 #[test]
 fn full_task_run_passes_the_finish_gate() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (d, mut a) = scripted(
         TASK,
         vec![
-            call(
-                "todo",
-                json!({"action": "create", "items": ["write report.md", "finish"]}),
-            ),
-            call(
-                "write_file",
-                json!({"path": "report.md", "content": "# Report\nAll good.\n"}),
-            ),
+            plan_report(),
+            write("report.md", "# Report\nAll good.\n"),
             call("read_file", json!({"path": "report.md"})),
             call("todo", json!({"action": "done_all"})),
-            call("finish", json!({"summary": "wrote report.md"})),
+            finish("wrote report.md"),
             // the gate asks for one re-read of the task, then accepts
-            call(
-                "finish",
-                json!({"summary": "checked report.md against the task"}),
-            ),
+            finish("checked report.md against the task"),
         ],
     );
     let out = a.run();
@@ -61,19 +130,14 @@ fn full_task_run_passes_the_finish_gate() {
 
 #[test]
 fn false_completion_is_rejected_with_the_next_action() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (d, mut a) = scripted(
         TASK,
         vec![
             Reply::text("I have completed the task. The report is done."),
             Reply::text("Let me think about what the report should say."),
-            call(
-                "write_file",
-                json!({"path": "report.md", "content": "# Report\n"}),
-            ),
+            write("report.md", "# Report\n"),
             Reply::text("All steps are done."),
-            call("finish", json!({"summary": "ok"})),
+            finish("ok"),
         ],
     );
     let out = a.run();
@@ -93,9 +157,7 @@ fn false_completion_is_rejected_with_the_next_action() {
 
 #[test]
 fn recorded_malformed_shapes_are_rescued() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (d, mut a) = scripted(
         TASK,
         vec![
             // shape 1: whole-reply JSON in a code fence, with an alias and argument aliases
@@ -110,9 +172,7 @@ fn recorded_malformed_shapes_are_rescued() {
             Reply::text("Next I would call write_file(path=\"c.md\", content=\"x\") if needed."),
         ],
     );
-    for _ in 0..5 {
-        a.step();
-    }
+    steps(&mut a, 5);
     assert_eq!(fs::read_to_string(d.path().join("a.md")).unwrap(), "alpha");
     assert_eq!(
         fs::read_to_string(d.path().join("b.md")).unwrap(),
@@ -133,40 +193,31 @@ fn recorded_malformed_shapes_are_rescued() {
 
 #[test]
 fn format_rescue_ablation_leaves_text_alone() {
-    let d = tempfile::tempdir().unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.ablations = Ablations::parse("format_rescue").unwrap();
-    let mut a = Agent::new(
-        cfg,
-        ScriptedModel::replies(vec![Reply::text(
-            "write_file(path=\"a.md\", content=\"x\")",
-        )]),
-    )
-    .unwrap();
+    let (d, mut a) = scripted_with(
+        TASK,
+        vec![Reply::text("write_file(path=\"a.md\", content=\"x\")")],
+        ablate("format_rescue"),
+    );
     a.step();
     assert!(!d.path().join("a.md").exists());
 }
 
 #[test]
 fn anti_loop_intercepts_then_pauses_the_tool() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join("data.csv"), "a,b\n1,2\n").unwrap();
-    let same = || call("read_file", json!({"path": "data.csv"}));
+    let d = data_csv("a,b\n1,2\n");
     let mut a = agent_in(
         d.path(),
         TASK,
         vec![
-            same(),
-            same(),
-            same(),
-            same(),
+            read_data(),
+            read_data(),
+            read_data(),
+            read_data(),
             call("list_dir", json!({})),
-            same(),
+            read_data(),
         ],
     );
-    for _ in 0..6 {
-        a.step();
-    }
+    steps(&mut a, 6);
     let tool_msgs: Vec<&str> = a
         .state
         .messages
@@ -192,19 +243,14 @@ fn anti_loop_intercepts_then_pauses_the_tool() {
 
 #[test]
 fn anti_loop_ablation_executes_repeats() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join("data.csv"), "a,b\n").unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.ablations = Ablations::parse("anti_loop").unwrap();
-    let same = || call("read_file", json!({"path": "data.csv"}));
-    let mut a = Agent::new(
-        cfg,
-        ScriptedModel::replies(vec![same(), same(), same(), same()]),
-    )
-    .unwrap();
-    for _ in 0..4 {
-        a.step();
-    }
+    let d = data_csv("a,b\n");
+    let mut a = agent_with(
+        d.path(),
+        TASK,
+        vec![read_data(), read_data(), read_data(), read_data()],
+        ablate("anti_loop"),
+    );
+    steps(&mut a, 4);
     assert!(a
         .state
         .messages
@@ -215,7 +261,6 @@ fn anti_loop_ablation_executes_repeats() {
 
 #[test]
 fn empty_turn_ladder_counts_think_only_and_gives_up() {
-    let d = tempfile::tempdir().unwrap();
     let think_only = Reply {
         content: "<think>hmm</think>".into(),
         thinking: "hmm".into(),
@@ -223,7 +268,7 @@ fn empty_turn_ladder_counts_think_only_and_gives_up() {
     };
     let mut replies = vec![Reply::default(), think_only];
     replies.extend((0..7).map(|_| Reply::default()));
-    let mut a = agent_in(d.path(), TASK, replies);
+    let (d, mut a) = scripted(TASK, replies);
     let out = a.run();
     assert_eq!(out.status, RunStatus::Stalled);
     assert!(seen_text(&a, 1).contains("Your reply was empty"));
@@ -237,39 +282,24 @@ fn empty_turn_ladder_counts_think_only_and_gives_up() {
 
 #[test]
 fn stall_watch_asks_for_a_replan() {
-    let d = tempfile::tempdir().unwrap();
     let replies: Vec<Reply> = (0..4)
         .map(|i| call("read_file", json!({"path": format!("missing{i}.txt")})))
         .collect();
-    let mut a = agent_in(d.path(), TASK, replies);
-    for _ in 0..4 {
-        a.step();
-    }
+    let (d, mut a) = scripted(TASK, replies);
+    steps(&mut a, 4);
     assert_eq!(mech_count(d.path(), "anti_loop", "stall_replan"), 1);
     assert!(seen_text(&a, 3).contains("No progress in the last 3 rounds"));
 }
 
 #[test]
 fn truncated_reply_gets_skeleton_then_append_feedback() {
-    let d = tempfile::tempdir().unwrap();
     let cut = Reply {
         content: "# Very long report\n...".into(),
         done_reason: Some("length".into()),
         ..Default::default()
     };
-    let mut a = agent_in(
-        d.path(),
-        TASK,
-        vec![
-            cut,
-            call(
-                "write_file",
-                json!({"path": "report.md", "content": "# skeleton"}),
-            ),
-        ],
-    );
-    a.step();
-    a.step();
+    let (_d, mut a) = scripted(TASK, vec![cut, write("report.md", "# skeleton")]);
+    steps(&mut a, 2);
     let t = seen_text(&a, 1);
     assert!(
         t.contains("output limit") && t.contains("append_file"),
@@ -280,9 +310,7 @@ fn truncated_reply_gets_skeleton_then_append_feedback() {
 
 #[test]
 fn chat_tier_gets_a_minimal_prefill_and_ends_on_the_answer() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (_d, mut a) = scripted(
         "What is the boiling point of water at sea level?",
         vec![Reply::text("100 °C.")],
     );
@@ -296,13 +324,8 @@ fn chat_tier_gets_a_minimal_prefill_and_ends_on_the_answer() {
 
 #[test]
 fn chat_tier_escalates_to_task_when_the_model_needs_to_write() {
-    let d = tempfile::tempdir().unwrap();
-    let w = || call("write_file", json!({"path": "x.md", "content": "x"}));
-    let mut a = agent_in(
-        d.path(),
-        "hello there, how are you doing today",
-        vec![w(), w()],
-    );
+    let w = || write("x.md", "x");
+    let (d, mut a) = scripted("hello there, how are you doing today", vec![w(), w()]);
     a.step();
     assert!(!d.path().join("x.md").exists());
     a.step();
@@ -312,9 +335,7 @@ fn chat_tier_escalates_to_task_when_the_model_needs_to_write() {
 
 #[test]
 fn routing_and_flat_prefill_ablation() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (_d, mut a) = scripted(
         "Fix the bug in calc.py and write fix.md",
         vec![Reply::default()],
     );
@@ -323,10 +344,11 @@ fn routing_and_flat_prefill_ablation() {
     assert!(
         names.contains(&"rollback".to_string()) && !names.contains(&"search_files".to_string())
     );
-    let d2 = tempfile::tempdir().unwrap();
-    let mut cfg = config(d2.path(), "Fix the bug in calc.py and write fix.md");
-    cfg.ablations = Ablations::parse("flat_prefill").unwrap();
-    let mut b = Agent::new(cfg, ScriptedModel::replies(vec![Reply::default()])).unwrap();
+    let (_d2, mut b) = scripted_with(
+        "Fix the bug in calc.py and write fix.md",
+        vec![Reply::default()],
+        ablate("flat_prefill"),
+    );
     b.step();
     assert_eq!(b.model.seen[0].tool_names.len(), 11);
 }
@@ -334,32 +356,23 @@ fn routing_and_flat_prefill_ablation() {
 #[test]
 fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
     let d = tempfile::tempdir().unwrap();
-    fs::write(
-        d.path().join("calc.py"),
-        "def add(a, b):\n    return a - b\n",
-    )
-    .unwrap();
-    fs::write(
-        d.path().join("test_calc.py"),
-        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
-    )
-    .unwrap();
+    buggy_calc(
+        d.path(),
+        "\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+    );
     let task = "Fix calc.py so that `python3 -m pytest -q test_calc.py` passes. Write fix.md describing the fix.";
     let mut a = agent_in(
         d.path(),
         task,
         vec![
-            call(
-                "write_file",
-                json!({"path": "fix.md", "content": "fixed add"}),
-            ),
-            call("finish", json!({"summary": "done"})),
+            write("fix.md", "fixed add"),
+            finish("done"),
             call(
                 "edit_file",
                 json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
             ),
-            call("finish", json!({"summary": "done"})),
-            call("finish", json!({"summary": "done, tests pass"})),
+            finish("done"),
+            finish("done, tests pass"),
         ],
     );
     let out = a.run();
@@ -378,28 +391,14 @@ fn finish_gate_runs_the_tasks_own_pytest_and_reports_the_first_failure() {
 #[test]
 fn verify_feedback_ablation_gives_generic_text() {
     let d = tempfile::tempdir().unwrap();
-    fs::write(
-        d.path().join("calc.py"),
-        "def add(a, b):\n    return a - b\n",
-    )
-    .unwrap();
-    fs::write(
-        d.path().join("test_calc.py"),
-        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-    )
-    .unwrap();
-    let mut cfg = config(d.path(), "Fix calc.py");
-    cfg.ablations = Ablations::parse("verify_feedback").unwrap();
-    let mut a = Agent::new(
-        cfg,
-        ScriptedModel::replies(vec![
-            call("run_shell", json!({"command": "true"})),
-            call("finish", json!({"summary": "x"})),
-        ]),
-    )
-    .unwrap();
-    a.step();
-    a.step();
+    buggy_calc(d.path(), "\ndef test_add():\n    assert add(2, 3) == 5\n");
+    let mut a = agent_with(
+        d.path(),
+        "Fix calc.py",
+        vec![call("run_shell", json!({"command": "true"})), finish("x")],
+        ablate("verify_feedback"),
+    );
+    steps(&mut a, 2);
     let t = a.state.messages.last().unwrap().content.clone();
     assert!(
         t.contains("last output line") && !t.contains("assert -1 == 5"),
@@ -409,14 +408,7 @@ fn verify_feedback_ablation_gives_generic_text() {
 
 #[test]
 fn finish_gate_ablation_accepts_at_once() {
-    let d = tempfile::tempdir().unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.ablations = Ablations::parse("finish_gate").unwrap();
-    let mut a = Agent::new(
-        cfg,
-        ScriptedModel::replies(vec![call("finish", json!({"summary": "x"}))]),
-    )
-    .unwrap();
+    let (_d, mut a) = scripted_with(TASK, vec![finish("x")], ablate("finish_gate"));
     assert_eq!(a.run().status, RunStatus::Finished);
     assert!(a
         .run()
@@ -432,19 +424,9 @@ fn kill_and_resume_continues_the_same_conversation() {
         let mut a = agent_in(
             d.path(),
             TASK,
-            vec![
-                call(
-                    "todo",
-                    json!({"action": "create", "items": ["write report.md", "finish"]}),
-                ),
-                call(
-                    "write_file",
-                    json!({"path": "report.md", "content": "# Report\n"}),
-                ),
-            ],
+            vec![plan_report(), write("report.md", "# Report\n")],
         );
-        a.step();
-        a.step();
+        steps(&mut a, 2);
         // killed here: the object is dropped without finishing
     }
     let mut b = agent_in(
@@ -452,8 +434,8 @@ fn kill_and_resume_continues_the_same_conversation() {
         TASK,
         vec![
             call("todo", json!({"action": "done_all"})),
-            call("finish", json!({"summary": "x"})),
-            call("finish", json!({"summary": "x"})),
+            finish("x"),
+            finish("x"),
         ],
     );
     assert!(b.resumed);
@@ -486,13 +468,10 @@ fn corrupt_checkpoint_is_set_aside_and_the_run_starts_fresh() {
 
 #[test]
 fn clock_warns_at_60_and_85_percent_and_stops_at_the_budget() {
-    let d = tempfile::tempdir().unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.time_budget_min = Some(10.0);
     let replies: Vec<Reply> = (0..6)
         .map(|i| call("list_dir", json!({"path": format!("d{i}")})))
         .collect();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    let (d, mut a) = scripted_with(TASK, replies, |c| c.time_budget_min = Some(10.0));
     let times = std::cell::RefCell::new(vec![0.0, 100.0, 370.0, 400.0, 515.0, 601.0].into_iter());
     a.clock_fn = Box::new(move || times.borrow_mut().next().unwrap_or(1e9));
     let out = a.run();
@@ -513,8 +492,6 @@ fn clock_warns_at_60_and_85_percent_and_stops_at_the_budget() {
 fn context_compaction_keeps_the_task_verbatim() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("big.txt"), "word ".repeat(1000)).unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.num_ctx = 4096;
     let replies: Vec<Reply> = (0..12)
         .map(|i| {
             call(
@@ -523,10 +500,8 @@ fn context_compaction_keeps_the_task_verbatim() {
             )
         })
         .collect();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
-    for _ in 0..12 {
-        a.step();
-    }
+    let mut a = agent_with(d.path(), TASK, replies, |c| c.num_ctx = 4096);
+    steps(&mut a, 12);
     assert!(mech_count(d.path(), "context", "compact") >= 1);
     for s in &a.model.seen {
         assert_eq!(s.messages[1].content, TASK);
@@ -576,24 +551,17 @@ fn backend_errors_retry_repair_and_stop() {
 
 #[test]
 fn edit_safety_and_security_through_the_loop() {
-    let d = tempfile::tempdir().unwrap();
-    let mut a = agent_in(
-        d.path(),
+    let (d, mut a) = scripted(
         TASK,
         vec![
-            call("write_file", json!({"path": "report.md", "content": "v1"})),
-            call("write_file", json!({"path": "report.md", "content": "v2"})),
+            write("report.md", "v1"),
+            write("report.md", "v2"),
             call("rollback", json!({"path": "report.md"})),
-            call(
-                "write_file",
-                json!({"path": "../outside.md", "content": "x"}),
-            ),
+            write("../outside.md", "x"),
             call("delete_file", json!({"path": "report.md"})),
         ],
     );
-    for _ in 0..5 {
-        a.step();
-    }
+    steps(&mut a, 5);
     assert!(d.path().join(".lrab/trash").read_dir().unwrap().count() >= 2);
     assert!(!d.path().join("report.md").exists());
     assert!(!d.path().parent().unwrap().join("outside.md").exists());
@@ -610,13 +578,10 @@ fn edit_safety_and_security_through_the_loop() {
 
 #[test]
 fn max_turns_is_a_hard_cap() {
-    let d = tempfile::tempdir().unwrap();
-    let mut cfg = config(d.path(), TASK);
-    cfg.max_turns = 3;
     let replies: Vec<Reply> = (0..10)
         .map(|i| call("list_dir", json!({"path": format!("x{i}")})))
         .collect();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    let (_d, mut a) = scripted_with(TASK, replies, |c| c.max_turns = 3);
     assert_eq!(a.run().status, RunStatus::MaxTurns);
     assert_eq!(a.model.seen.len(), 3);
 }

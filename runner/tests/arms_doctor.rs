@@ -1,22 +1,11 @@
 //! `lrab arms list|check` on the shipped arm files, `lrab doctor` against the simulated
 //! backend, and (when the harness binary is built) a real harness cell end to end.
 
+mod common;
+
+use common::{lrab, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn lrab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
-    c.env_remove("LRAB_PACK").env_remove("LRAB_ARMS");
-    c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn shipped_arms() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../arms")

@@ -2,23 +2,12 @@
 //! arms that work, crash, hang, ignore SIGTERM, fork children, or need kill-and-resume; bad
 //! input rejected before any cell; resume after the runner is SIGKILLed.
 
+mod common;
+
+use common::{lrab, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn lrab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
-    c.env_remove("LRAB_PACK").env_remove("LRAB_ARMS");
-    c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Writes an arm file running `script` (sh) with the prompt file as $1.
 fn arm(dir: &Path, name: &str, script: &str) {
@@ -37,38 +26,123 @@ fn arm(dir: &Path, name: &str, script: &str) {
 /// A shell arm that does a partial job of WF-01 (one milestone artifact).
 const GOOD: &str = "cat \"$1\" > /dev/null; echo read task_input.txt; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n";
 
-fn fast_flags() -> Vec<&'static str> {
+/// Ignores SIGTERM and forks a child that ignores it too; both record their pids.
+const STUBBORN: &str =
+    "trap '' TERM; (trap '' TERM; echo $$ >> \"$(dirname \"$1\")/../pids\"; exec sleep 600) & echo $$ >> \"$(dirname \"$1\")/../pids\"; sleep 600\n";
+
+/// The leader exits at once; one child finishes writing shortlist.md a little later, another
+/// would sleep forever.
+const FORKER: &str =
+    "(sleep 0.1; printf 'S001 Ti aging\\n' > shortlist.md) & (echo $$ > forever.pid; exec sleep 600) & exit 0\n";
+
+/// First launch: leaves a marker and hangs. Second: sees the marker and finishes.
+const RESUMER: &str =
+    "echo \"args: $*\"; if [ -f marker ]; then echo resumed; printf x > out.md; exit 0; fi; touch marker; sleep 600\n";
+
+/// Records its pid, works a little, writes one artifact.
+const SLOW: &str = "echo $$ > arm.pid; sleep 0.4; printf 'S001\\n' > shortlist.md; exit 0\n";
+
+/// Records its pid and a child's; both hang.
+const HANG: &str = "(echo $$ > child.pid; exec sleep 600) & echo $$ > arm.pid; sleep 600\n";
+
+/// Simulated backend, no progress bar, short quiet-workdir and kill timings.
+const FAST: [&str; 11] = [
+    "--backend",
+    "sim",
+    "--no-progress",
+    "--quiet-poll-ms",
+    "20",
+    "--quiet-stable-ms",
+    "300",
+    "--quiet-max-ms",
+    "3000",
+    "--grace-ms",
+    "200",
+];
+
+/// One test's world: a temp folder holding `arms/` (shell arms) and `results/` (`--out`).
+struct Bench {
+    _dir: tempfile::TempDir,
+    arms: PathBuf,
+    out: PathBuf,
+}
+
+impl Bench {
+    /// Writes one shell arm per `(name, script)`.
+    fn new(arms: &[(&str, &str)]) -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        let arms_dir = dir.path().join("arms");
+        std::fs::create_dir(&arms_dir).unwrap();
+        for (name, script) in arms {
+            arm(&arms_dir, name, script);
+        }
+        Bench {
+            out: dir.path().join("results"),
+            arms: arms_dir,
+            _dir: dir,
+        }
+    }
+
+    /// `lrab run` on these arms into `results/`, fast timings, against the simulated backend.
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut c = lrab();
+        c.arg("run")
+            .arg("--arms-dir")
+            .arg(&self.arms)
+            .arg("--out")
+            .arg(&self.out)
+            .args(FAST)
+            .args(extra);
+        c
+    }
+
+    fn run(&self, extra: &[&str]) -> Output {
+        self.command(extra).output().unwrap()
+    }
+
+    /// The one-model run of [`cell`] plus `extra`; it must succeed.
+    fn run_ok(&self, arms: &str, tasks: &str, extra: &[&str]) -> Ran {
+        let mut args = cell(arms, tasks);
+        args.extend_from_slice(extra);
+        let o = self.run(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let dir = self.out.join("r");
+        Ran {
+            text: text(&o),
+            rows: rows(&dir),
+            dir,
+        }
+    }
+
+    /// The runner in the background, silent, for tests that signal it.
+    fn spawn(&self, extra: &[&str]) -> Child {
+        self.command(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// The matrix of a one-model run: `--arms A --models sim-2b --tasks T --run-id r`.
+fn cell<'a>(arms: &'a str, tasks: &'a str) -> Vec<&'a str> {
     vec![
-        "--backend",
-        "sim",
-        "--no-progress",
-        "--quiet-poll-ms",
-        "20",
-        "--quiet-stable-ms",
-        "300",
-        "--quiet-max-ms",
-        "3000",
-        "--grace-ms",
-        "200",
+        "--arms", arms, "--models", "sim-2b", "--tasks", tasks, "--run-id", "r",
     ]
 }
 
-fn run_args(arms_dir: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut c = lrab();
-    c.arg("run")
-        .arg("--arms-dir")
-        .arg(arms_dir)
-        .arg("--out")
-        .arg(out)
-        .args(fast_flags())
-        .args(extra);
-    c.output().unwrap()
+/// A run that exited successfully: what it printed, its folder and its `cells.csv` rows.
+struct Ran {
+    text: String,
+    dir: PathBuf,
+    rows: Vec<Vec<String>>,
 }
 
+/// The rows of `cells.csv`, after checking its header is the documented one.
 fn rows(run: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(run.join("cells.csv")).unwrap();
     let mut r = csv_lines(&text);
-    r.remove(0);
+    assert_eq!(r.remove(0), lrab_scorer::HEADER, "cells.csv header");
     r
 }
 
@@ -79,31 +153,16 @@ fn csv_lines(text: &str) -> Vec<Vec<String>> {
 }
 
 fn col(name: &str) -> usize {
-    [
-        "run_id",
-        "arm",
-        "model",
-        "task",
-        "tier",
-        "repeat",
-        "attempt",
-        "score",
-        "milestone_score",
-        "final_score",
-        "wall_seconds",
-        "exit_code",
-        "failure_mode",
-        "backend",
-        "simulated",
-        "prompt_tokens",
-        "completion_tokens",
-        "model_calls",
-        "tool_calls",
-        "attempt_dir",
-    ]
-    .iter()
-    .position(|c| *c == name)
-    .unwrap()
+    lrab_scorer::HEADER.iter().position(|c| *c == name).unwrap()
+}
+
+/// The pid written into `file`.
+fn pid_in(file: &Path) -> i32 {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 fn alive(pid: i32) -> bool {
@@ -117,32 +176,11 @@ fn alive(pid: i32) -> bool {
 
 #[test]
 fn good_and_crashing_arms_are_scored_and_recorded() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    arm(&arms, "good", GOOD);
-    arm(&arms, "crash", "echo boom >&2; exit 3\n");
-    let out = d.path().join("results");
-    let o = run_args(
-        &arms,
-        &out,
-        &[
-            "--arms",
-            "good,crash",
-            "--models",
-            "sim-2b",
-            "--tasks",
-            "WF-01",
-            "--run-id",
-            "r1",
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let t = text(&o);
+    let b = Bench::new(&[("good", GOOD), ("crash", "echo boom >&2; exit 3\n")]);
+    let ran = b.run_ok("good,crash", "WF-01", &[]);
+    let (t, run, r) = (&ran.text, &ran.dir, &ran.rows);
     assert!(t.contains("SIMULATED"), "{t}");
     assert!(t.contains("report: "), "{t}");
-    let run = out.join("r1");
-    let r = rows(&run);
     assert_eq!(r.len(), 2, "{r:?}");
     let good = r.iter().find(|x| x[col("arm")] == "good").unwrap();
     assert_eq!(good[col("failure_mode")], "completed");
@@ -177,37 +215,11 @@ fn good_and_crashing_arms_are_scored_and_recorded() {
 
 #[test]
 fn hanging_arm_times_out_is_retried_once_and_leaves_no_orphans() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    // Ignores SIGTERM and forks a child that ignores it too; both record their pids.
-    arm(
-        &arms,
-        "stubborn",
-        "trap '' TERM; (trap '' TERM; echo $$ >> \"$(dirname \"$1\")/../pids\"; exec sleep 600) & echo $$ >> \"$(dirname \"$1\")/../pids\"; sleep 600\n",
-    );
-    let out = d.path().join("results");
+    let b = Bench::new(&[("stubborn", STUBBORN)]);
     let t0 = Instant::now();
-    let o = run_args(
-        &arms,
-        &out,
-        &[
-            "--arms",
-            "stubborn",
-            "--models",
-            "sim-2b",
-            "--tasks",
-            "WF-01",
-            "--run-id",
-            "r",
-            "--budget-minutes",
-            "0.01",
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    let ran = b.run_ok("stubborn", "WF-01", &["--budget-minutes", "0.01"]);
+    let (run, r) = (&ran.dir, &ran.rows);
     assert!(t0.elapsed() < Duration::from_secs(60));
-    let run = out.join("r");
-    let r = rows(&run);
     assert_eq!(r.len(), 2, "one retry after a timeout: {r:?}");
     for (i, x) in r.iter().enumerate() {
         assert_eq!(x[col("failure_mode")], "timeout");
@@ -227,72 +239,24 @@ fn hanging_arm_times_out_is_retried_once_and_leaves_no_orphans() {
 
 #[test]
 fn children_are_waited_for_then_killed() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    // The leader exits at once; one child finishes writing shortlist.md a little later, another
-    // would sleep forever.
-    arm(
-        &arms,
-        "forker",
-        "(sleep 0.1; printf 'S001 Ti aging\\n' > shortlist.md) & (echo $$ > forever.pid; exec sleep 600) & exit 0\n",
-    );
-    let out = d.path().join("results");
-    let o = run_args(
-        &arms,
-        &out,
-        &[
-            "--arms", "forker", "--models", "sim-2b", "--tasks", "WF-01", "--run-id", "r",
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let run = out.join("r");
-    let r = rows(&run);
+    let b = Bench::new(&[("forker", FORKER)]);
+    let ran = b.run_ok("forker", "WF-01", &[]);
+    let (run, r) = (&ran.dir, &ran.rows);
     assert_eq!(r.len(), 1);
     assert!(
         r[0][col("score")].parse::<f64>().unwrap() > 0.0,
         "late file was scored: {r:?}"
     );
     let wd = run.join(&r[0][col("attempt_dir")]).join("workdir");
-    let pid: i32 = std::fs::read_to_string(wd.join("forever.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = pid_in(&wd.join("forever.pid"));
     assert!(!alive(pid), "child {pid} left behind");
 }
 
 #[test]
 fn lh03_is_killed_at_half_budget_and_relaunched_identically() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    // First launch: leaves a marker and hangs. Second: sees the marker and finishes.
-    arm(
-        &arms,
-        "resumer",
-        "echo \"args: $*\"; if [ -f marker ]; then echo resumed; printf x > out.md; exit 0; fi; touch marker; sleep 600\n",
-    );
-    let out = d.path().join("results");
-    let o = run_args(
-        &arms,
-        &out,
-        &[
-            "--arms",
-            "resumer",
-            "--models",
-            "sim-2b",
-            "--tasks",
-            "LH-03",
-            "--run-id",
-            "r",
-            "--budget-minutes-lh",
-            "0.05",
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let run = out.join("r");
-    let r = rows(&run);
+    let b = Bench::new(&[("resumer", RESUMER)]);
+    let ran = b.run_ok("resumer", "LH-03", &["--budget-minutes-lh", "0.05"]);
+    let (run, r) = (&ran.dir, &ran.rows);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_ne!(r[0][col("failure_mode")], "timeout");
     let a = run.join(&r[0][col("attempt_dir")]);
@@ -313,11 +277,7 @@ fn lh03_is_killed_at_half_budget_and_relaunched_identically() {
 
 #[test]
 fn bad_input_is_rejected_before_any_cell() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    arm(&arms, "good", GOOD);
-    let out = d.path().join("results");
+    let b = Bench::new(&[("good", GOOD)]);
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["--arms", "nope", "--models", "sim-2b", "--tasks", "WF-01"],
@@ -337,7 +297,7 @@ fn bad_input_is_rejected_before_any_cell() {
         ),
     ];
     for (args, msg) in cases {
-        let o = run_args(&arms, &out, &args);
+        let o = b.run(&args);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         assert!(text(&o).contains(msg), "{msg}: {}", text(&o));
     }
@@ -358,9 +318,9 @@ fn bad_input_is_rejected_before_any_cell() {
             "0",
         ])
         .arg("--arms-dir")
-        .arg(&arms)
+        .arg(&b.arms)
         .arg("--out")
-        .arg(&out)
+        .arg(&b.out)
         .args(["--backend", &url])
         .output()
         .unwrap();
@@ -368,18 +328,14 @@ fn bad_input_is_rejected_before_any_cell() {
     assert!(text(&o).contains("unreachable"), "{}", text(&o));
     // Broken arm file.
     std::fs::write(
-        arms.join("broken.toml"),
+        b.arms.join("broken.toml"),
         "name = \"broken\"\nprogram = \"x\"\nargs = [\"{prompt}\"]\napi = \"smoke-signals\"\n",
     )
     .unwrap();
-    let o = run_args(
-        &arms,
-        &out,
-        &["--arms", "good", "--models", "sim-2b", "--tasks", "WF-01"],
-    );
+    let o = b.run(&["--arms", "good", "--models", "sim-2b", "--tasks", "WF-01"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("broken.toml"), "{}", text(&o));
-    assert!(!out.exists(), "nothing was written");
+    assert!(!b.out.exists(), "nothing was written");
 }
 
 fn pids_of_children(run: &Path) -> Vec<i32> {
@@ -413,39 +369,20 @@ fn walk(d: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn resume_after_sigkill_completes_without_loss_or_duplicates() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    arm(
-        &arms,
+    let b = Bench::new(&[("slow", SLOW)]);
+    let mut child = b.spawn(&[
+        "--arms",
         "slow",
-        "echo $$ > arm.pid; sleep 0.4; printf 'S001\\n' > shortlist.md; exit 0\n",
-    );
-    let out = d.path().join("results");
-    let mut child = lrab()
-        .arg("run")
-        .arg("--arms-dir")
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
-        .args(fast_flags())
-        .args([
-            "--arms",
-            "slow",
-            "--models",
-            "sim-2b,sim-4b",
-            "--tasks",
-            "WF-01,WF-02",
-            "--repeats",
-            "2",
-            "--run-id",
-            "r",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let run = out.join("r");
+        "--models",
+        "sim-2b,sim-4b",
+        "--tasks",
+        "WF-01,WF-02",
+        "--repeats",
+        "2",
+        "--run-id",
+        "r",
+    ]);
+    let run = b.out.join("r");
     let t0 = Instant::now();
     loop {
         let n = std::fs::read_to_string(run.join("cells.csv"))
@@ -494,30 +431,9 @@ fn resume_after_sigkill_completes_without_loss_or_duplicates() {
 
 #[test]
 fn interrupted_runner_kills_the_arm_in_flight() {
-    let d = tempfile::tempdir().unwrap();
-    let arms = d.path().join("arms");
-    std::fs::create_dir(&arms).unwrap();
-    arm(
-        &arms,
-        "hang",
-        "(echo $$ > child.pid; exec sleep 600) & echo $$ > arm.pid; sleep 600\n",
-    );
-    let out = d.path().join("results");
-    let mut child = lrab()
-        .arg("run")
-        .arg("--arms-dir")
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
-        .args(fast_flags())
-        .args([
-            "--arms", "hang", "--models", "sim-2b", "--tasks", "WF-01", "--run-id", "r",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let wd = out.join("r/cells/hang/sim-2b/WF-01/r0/a0/workdir");
+    let b = Bench::new(&[("hang", HANG)]);
+    let mut child = b.spawn(&cell("hang", "WF-01"));
+    let wd = b.out.join("r/cells/hang/sim-2b/WF-01/r0/a0/workdir");
     let t0 = Instant::now();
     while !(wd.join("arm.pid").exists() && wd.join("child.pid").exists()) {
         assert!(t0.elapsed() < Duration::from_secs(60), "arm never started");
@@ -531,11 +447,7 @@ fn interrupted_runner_kills_the_arm_in_flight() {
     let st = child.wait().unwrap();
     assert!(!st.success());
     for f in ["arm.pid", "child.pid"] {
-        let pid: i32 = std::fs::read_to_string(wd.join(f))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = pid_in(&wd.join(f));
         let t = Instant::now();
         while alive(pid) && t.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));

@@ -1,22 +1,11 @@
 //! `lrab plan`, `--shard k/n`, `lrab merge`, and the proxy started automatically for an arm
 //! whose file asks for it (a python arm speaking OpenAI /v1 to the simulated backend).
 
+mod common;
+
+use common::{lrab, text};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn lrab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
-    c.env_remove("LRAB_PACK").env_remove("LRAB_ARMS");
-    c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn fake_arm(dir: &Path) {
     std::fs::write(dir.join("good.sh"), "printf 'S001\\n' > shortlist.md\n").unwrap();
