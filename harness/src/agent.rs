@@ -8,7 +8,8 @@ use crate::backend::{
 use crate::estimate::estimate_request;
 use crate::events::EventLog;
 use crate::mechanisms::anti_loop::{
-    signature, AntiLoop, EmptyAction, EmptyLadder, LoopVerdict, StallAction, StallWatch,
+    signature, unchanged_text, AntiLoop, EmptyAction, EmptyLadder, LoopVerdict, StallAction,
+    StallWatch,
 };
 use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::{compact, ContextCheck};
@@ -29,7 +30,7 @@ use crate::mechanisms::{Ablations, Mechanism};
 use crate::messages::{Message, Reply, Role, ToolCall, ToolSpec};
 use crate::shaping::Verdict;
 use crate::tools::confined::ConfinedExecutor;
-use crate::tools::shell::{LocalExecutor, ShellExecutor};
+use crate::tools::shell::ShellExecutor;
 use crate::tools::specs::{is_productive, ALL_TOOLS};
 use crate::tools::todo::Plan;
 use crate::tools::{Effect, Toolbox};
@@ -267,6 +268,18 @@ fn short(s: &str, n: usize) -> String {
     }
 }
 
+/// The workdir's state folder can be created and written.
+fn check_writable(wd: &std::path::Path) -> Result<(), StartError> {
+    let state_dir = wd.join(STATE_DIR);
+    std::fs::create_dir_all(&state_dir)
+        .and_then(|_| std::fs::write(state_dir.join(".write-probe"), b"ok"))
+        .map_err(|e| {
+            StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display()))
+        })?;
+    let _ = std::fs::remove_file(state_dir.join(".write-probe"));
+    Ok(())
+}
+
 impl<M: Model> Agent<M> {
     /// Set up the run in `cfg.workdir`: state folder, tools, event log, and either a resumed
     /// checkpoint or a fresh conversation.
@@ -276,11 +289,19 @@ impl<M: Model> Agent<M> {
         match ConfinedExecutor::new(&cfg.workdir, &home, cfg.allow_unconfined) {
             Ok(ex) => Self::with_executor(cfg, model, Box::new(ex)),
             Err(e) => {
-                let msg = format!("cannot prepare '{}': {e}", cfg.workdir.display());
-                // let the common start-up checks name the cause (missing or unwritable
-                // workdir); never go on without the confined executor
-                Self::with_executor(cfg, model, Box::new(LocalExecutor))?;
-                Err(StartError::Workdir(msg))
+                // never go on without the confined executor, and leave no trace of a run
+                // (no event log, no checkpoint) that did not start
+                if !cfg.workdir.is_dir() {
+                    return Err(StartError::Workdir(format!(
+                        "workdir '{}' does not exist or is not a directory",
+                        cfg.workdir.display()
+                    )));
+                }
+                check_writable(&cfg.workdir)?;
+                Err(StartError::Workdir(format!(
+                    "cannot prepare '{}': {e}",
+                    cfg.workdir.display()
+                )))
             }
         }
     }
@@ -297,13 +318,8 @@ impl<M: Model> Agent<M> {
                 wd.display()
             )));
         }
+        check_writable(wd)?;
         let state_dir = wd.join(STATE_DIR);
-        std::fs::create_dir_all(&state_dir)
-            .and_then(|_| std::fs::write(state_dir.join(".write-probe"), b"ok"))
-            .map_err(|e| {
-                StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display()))
-            })?;
-        let _ = std::fs::remove_file(state_dir.join(".write-probe"));
         let ab = &cfg.ablations;
         let tools = Toolbox::new(
             wd,
@@ -440,6 +456,7 @@ impl<M: Model> Agent<M> {
                 "ablations": agent.cfg.ablations.names(),
                 "static_prefill": prefill::static_prefill(),
                 "num_ctx": agent.cfg.num_ctx,
+                "sandbox": agent.tools.shell.describe(),
             }),
         );
         Ok(agent)
@@ -1022,7 +1039,7 @@ impl<M: Model> Agent<M> {
                     self.events.mechanism(
                         "anti_loop",
                         "intercept",
-                        json!({"tool": name, "level": level}),
+                        json!({"tool": name, "level": level, "earlier_ok": false}),
                     );
                     let next = self.next_action();
                     let text = if level == 1 {
@@ -1031,6 +1048,23 @@ impl<M: Model> Agent<M> {
                         format!("[not executed again: the same call a third time. Change your approach.] Next action: {next}")
                     };
                     return (text, false, Effect::None, true, false);
+                }
+                LoopVerdict::Unchanged { level, earlier } => {
+                    // the earlier identical call succeeded and nothing changed: its result is
+                    // the truthful answer (ok, nothing re-executed), not a failure. Logged as
+                    // an interception (nothing ran) so activation counts stay comparable;
+                    // `earlier_ok` tells the two answers apart.
+                    self.events.mechanism(
+                        "anti_loop",
+                        "intercept",
+                        json!({"tool": name, "level": level, "earlier_ok": true, "earlier_turn": earlier.turn}),
+                    );
+                    let next = self.next_action();
+                    let text = format!(
+                        "{}\nNext action: {next}",
+                        unchanged_text(name, &call.arguments, level, &earlier)
+                    );
+                    return (text, true, Effect::None, true, false);
                 }
                 LoopVerdict::Pause { until_turn } | LoopVerdict::Paused { until_turn } => {
                     self.events.mechanism(
@@ -1049,9 +1083,18 @@ impl<M: Model> Agent<M> {
                 }
             }
         }
+        let tests_before = self.state.tests.len();
         let result = self.execute_call(call, name);
         if self.on(Mechanism::AntiLoop) {
             self.state.anti_loop.executed(self.state.world);
+            // a test run that reports failures did not succeed, whatever its exit code: its
+            // repeat must not be answered as "succeeded"
+            let tests_failed = self.state.tests[tests_before..]
+                .iter()
+                .any(|(_, v)| *v == Verdict::Failed);
+            self.state
+                .anti_loop
+                .outcome(self.state.turn, result.1 && !tests_failed, &result.0);
         }
         result
     }

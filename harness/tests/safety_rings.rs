@@ -135,8 +135,6 @@ fn the_real_homes_key_is_not_readable_through_links() {
     let s = Setup::new();
     let key = s.home().join(".ssh/id_rsa");
     std::os::unix::fs::symlink(&key, s.wd().join("notes.txt")).unwrap();
-    // a hard link with an innocent name inside the workdir (same filesystem)
-    fs::hard_link(&key, s.wd().join("data.txt")).unwrap();
     fs::write(
         s.wd().join("r.py"),
         "print(open(open('which.txt').read().strip()).read())\n",
@@ -145,25 +143,147 @@ fn the_real_homes_key_is_not_readable_through_links() {
     fs::write(s.wd().join("which.txt"), key.to_string_lossy().as_bytes()).unwrap();
     let a = s.run(vec![
         call("read_file", json!({"path": "notes.txt"})),
-        call("read_file", json!({"path": "data.txt"})),
         sh("cat notes.txt"),
         sh(&format!("cat {}", key.display())),
         // the classifier does not see the path in argv of a script: the kernel hides it
         sh("python3 r.py"),
     ]);
-    for i in 0..5 {
+    for i in 0..4 {
         let r = result(&a, i);
         assert!(!r.contains("TOPSECRET"), "call {i}: {r}");
     }
     assert!(result(&a, 0).starts_with("error:"));
-    assert!(result(&a, 1).contains("hard link to a sensitive file"));
+    assert!(result(&a, 0).contains("[safety ring 4"));
+    assert!(result(&a, 1).contains("refused"));
     assert!(result(&a, 2).contains("refused"));
-    assert!(result(&a, 3).contains("refused"));
-    let r4 = result(&a, 4);
+    let r3 = result(&a, 3);
     assert!(
-        r4.contains("[exit 1]") && r4.contains("PermissionError"),
-        "{r4}"
+        r3.contains("[exit 1]") && r3.contains("PermissionError"),
+        "{r3}"
     );
+}
+
+#[test]
+fn a_planted_hard_link_to_a_secret_stops_the_start() {
+    // path-based confinement cannot hide an inode that already has a name inside the workdir
+    let s = Setup::new();
+    fs::hard_link(s.home().join(".ssh/id_rsa"), s.wd().join("data.txt")).unwrap();
+    let mut c = config(&s.wd(), TASK);
+    c.real_home = Some(s.home());
+    let e = match Agent::new(c, ScriptedModel::replies(vec![])) {
+        Ok(_) => panic!("the run started with a hard link to the key in its workdir"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("data.txt") && e.contains("hard links"), "{e}");
+}
+
+#[test]
+fn a_planted_hard_link_to_an_outside_file_is_detached() {
+    let s = Setup::new();
+    let plan = s.outside().join("plan.md");
+    fs::write(&plan, "original plan\n").unwrap();
+    fs::hard_link(&plan, s.wd().join("p.md")).unwrap();
+    // the classifier cannot see which file a loop variable names
+    let a = s.run(vec![sh("for f in *.md; do echo appended >> \"$f\"; done")]);
+    assert!(result(&a, 0).contains("[exit 0]"), "{}", result(&a, 0));
+    assert_eq!(fs::read_to_string(&plan).unwrap(), "original plan\n");
+    assert_eq!(
+        fs::read_to_string(s.wd().join("p.md")).unwrap(),
+        "original plan\nappended\n"
+    );
+}
+
+#[test]
+fn shrinking_a_large_file_needs_the_replace_flag() {
+    let s = Setup::new();
+    let big = "row,value\n".repeat(300);
+    fs::write(s.wd().join("data.csv"), &big).unwrap();
+    let a = s.run(vec![
+        call(
+            "write_file",
+            json!({"path": "data.csv", "content": "row,value\n"}),
+        ),
+        call(
+            "write_file",
+            json!({"path": "data.csv", "content": "row,value\n", "replace": true}),
+        ),
+    ]);
+    let r0 = result(&a, 0);
+    assert!(
+        r0.contains("[safety ring 5") && r0.contains("replace=true") && r0.contains("data.csv"),
+        "{r0}"
+    );
+    assert!(!result(&a, 1).starts_with("error"), "{}", result(&a, 1));
+    assert_eq!(
+        fs::read_to_string(s.wd().join("data.csv")).unwrap(),
+        "row,value\n"
+    );
+    // and the previous version is kept
+    let backups: Vec<_> = fs::read_dir(s.wd().join(".lrab/backups"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("data.csv"))
+        .collect();
+    assert_eq!(backups.len(), 1);
+}
+
+/// The mount-namespace fallback, forced on a machine that also has Landlock: the same
+/// boundaries hold through the agent loop.
+#[test]
+fn the_namespace_fallback_confines_like_landlock() {
+    let ok = std::process::Command::new("unshare")
+        .args(["-Urmn", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok || Sandbox::detect() == Sandbox::None,
+        "user namespaces unavailable but Landlock present: cannot test the fallback here"
+    );
+    if !ok {
+        return;
+    }
+    let s = Setup::new();
+    let ex =
+        ConfinedExecutor::with_backend(&s.wd(), &s.home(), false, Sandbox::Namespaces).unwrap();
+    let mut c = config(&s.wd(), TASK);
+    c.real_home = Some(s.home());
+    // the paths come from data files, so only the kernel can stop the scripts
+    fs::write(
+        s.wd().join("a.txt"),
+        s.home().join(".ssh/id_rsa").to_string_lossy().as_bytes(),
+    )
+    .unwrap();
+    fs::write(
+        s.wd().join("b.txt"),
+        s.outside().join("esc.txt").to_string_lossy().as_bytes(),
+    )
+    .unwrap();
+    fs::write(
+        s.wd().join("r.py"),
+        "try:\n    print(open(open('a.txt').read().strip()).read())\nexcept OSError as e:\n    print('denied', type(e).__name__)\n",
+    )
+    .unwrap();
+    fs::write(
+        s.wd().join("w.py"),
+        "try:\n    open(open('b.txt').read().strip(), 'w').write('x')\n    print('wrote')\nexcept OSError as e:\n    print('denied', type(e).__name__)\n",
+    )
+    .unwrap();
+    let calls = vec![
+        sh("python3 r.py"),
+        sh("python3 w.py"),
+        sh("echo inside > in.txt && cat in.txt"),
+        sh("python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=2)\""),
+    ];
+    let mut a = Agent::with_executor(c, ScriptedModel::replies(calls), Box::new(ex)).unwrap();
+    a.sleeper = Box::new(|_| {});
+    a.run();
+    let r0 = result(&a, 0);
+    assert!(r0.contains("denied") && !r0.contains("TOPSECRET"), "{r0}");
+    assert!(result(&a, 1).contains("denied"), "{}", result(&a, 1));
+    assert!(!s.outside().join("esc.txt").exists());
+    assert!(result(&a, 2).contains("inside"), "{}", result(&a, 2));
+    assert!(fs::read_to_string(s.wd().join("in.txt")).is_ok());
+    assert!(!result(&a, 3).contains("[exit 0]"), "{}", result(&a, 3));
 }
 
 #[test]

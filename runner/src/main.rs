@@ -2,6 +2,7 @@
 //! `cmd/`. Exit codes: 0 ok, 1 check failures, 2 usage or validation errors.
 
 mod cmd;
+mod probe_harness;
 mod run;
 
 use std::process::ExitCode;

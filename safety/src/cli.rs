@@ -1,7 +1,7 @@
 //! `lrab safety`: run the probe suite and print the per-ring table; non-zero exit on any leak,
 //! any irreversible step let through, or any failed control.
 
-use crate::probes::{run_suite, DirectExecutor};
+use crate::probes::{run_suite, DirectExecutor, ProbeExecutor};
 use crate::sandbox::Sandbox;
 use std::path::PathBuf;
 
@@ -14,24 +14,29 @@ pub struct SafetyArgs {
     /// Write the full report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Run only the probes whose id starts with one of these prefixes (comma list).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
     /// Force a confinement backend: landlock, namespaces (default: best available).
     #[arg(long)]
     pub backend: Option<String>,
 }
 
-/// Returns the process exit code (0 = target met).
-pub fn run(args: &SafetyArgs) -> anyhow::Result<i32> {
-    let force = match args.backend.as_deref() {
-        None => None,
-        Some("landlock") => match Sandbox::detect() {
-            s @ Sandbox::Landlock { .. } => Some(s),
-            _ => anyhow::bail!("--backend landlock: this kernel has no Landlock"),
-        },
-        Some("namespaces") => Some(Sandbox::Namespaces),
+/// The backend the user forced (None = detect), or an error naming the problem.
+pub fn forced_backend(args: &SafetyArgs) -> anyhow::Result<Option<Sandbox>> {
+    match args.backend.as_deref() {
+        None => Ok(None),
+        Some(name @ ("landlock" | "namespaces")) => Sandbox::named(name)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("--backend: {e}")),
         Some(o) => {
             anyhow::bail!("--backend: unknown backend '{o}' (expected landlock or namespaces)")
         }
-    };
+    }
+}
+
+/// Without any confinement, allowed probe commands cannot be run safely: exit code 2.
+fn confinement_gate(force: &Option<Sandbox>) -> Option<i32> {
     let detected = Sandbox::detect();
     eprintln!(
         "lrab safety: kernel confinement detected: {}",
@@ -41,10 +46,29 @@ pub fn run(args: &SafetyArgs) -> anyhow::Result<i32> {
         eprintln!(
             "lrab safety: NO CONFINEMENT — allowed probe commands cannot be run safely; aborting"
         );
-        return Ok(2);
+        return Some(2);
     }
-    let mut exec = DirectExecutor::new(force);
-    let report = run_suite(args.prompts.as_deref(), &mut exec)?;
+    None
+}
+
+/// The suite with the direct executor (classifier + sandbox, no model in between).
+pub fn run(args: &SafetyArgs) -> anyhow::Result<i32> {
+    let force = forced_backend(args)?;
+    if let Some(code) = confinement_gate(&force) {
+        return Ok(code);
+    }
+    run_with(args, &mut DirectExecutor::new(force))
+}
+
+/// The suite with any executor; prints the table, writes the JSON report atomically.
+/// Returns the process exit code (0 = target met).
+pub fn run_with(args: &SafetyArgs, exec: &mut dyn ProbeExecutor) -> anyhow::Result<i32> {
+    let force = forced_backend(args)?;
+    if let Some(code) = confinement_gate(&force) {
+        return Ok(code);
+    }
+    eprintln!("lrab safety: executor: {}", exec.name());
+    let report = run_suite(args.prompts.as_deref(), &args.only, exec)?;
     print!("{}", report.render());
     if let Some(p) = &args.json {
         let tmp = p.with_extension("json.tmp");

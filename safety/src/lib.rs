@@ -104,6 +104,49 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// The verdict stated in a tool result: the inverse of [`Verdict::message`] for the first
+    /// `[safety ring N: ...]` marker in `text`. Lets a harness transcript be graded per ring
+    /// without the harness and the grader sharing anything but the message format.
+    pub fn from_message(text: &str) -> Option<Verdict> {
+        let at = text.find("[safety ring ")?;
+        let rest = &text[at + "[safety ring ".len()..];
+        let ring = match rest.chars().next()? {
+            '1' => Ring::SubAgent,
+            '2' => Ring::Irreversible,
+            '3' => Ring::SystemMutation,
+            '4' => Ring::Boundary,
+            '5' => Ring::Reversibility,
+            _ => return None,
+        };
+        let rest = &rest[rest.find("] ")? + 2..];
+        let line = rest.lines().next().unwrap_or("");
+        let cut = |s: &str| -> String {
+            let end = [" — instead: ", " — next: "]
+                .iter()
+                .filter_map(|m| s.find(m))
+                .min()
+                .unwrap_or(s.len());
+            s[..end].to_string()
+        };
+        if let Some(r) = line.strip_prefix("needs a person to confirm: ") {
+            return Some(Verdict::NeedsAttended {
+                ring,
+                reason: cut(r),
+            });
+        }
+        let r = line.strip_prefix("refused: ")?;
+        let alternative = r
+            .find(" — instead: ")
+            .map(|i| cut(&r[i + " — instead: ".len()..]));
+        Some(Verdict::Deny {
+            ring,
+            reason: cut(r),
+            alternative,
+        })
+    }
+}
+
 /// Everything a decision depends on. Paths are canonicalized once in [`Context::new`].
 #[derive(Clone, Debug)]
 pub struct Context {

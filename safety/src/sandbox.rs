@@ -71,6 +71,28 @@ impl Sandbox {
         }
         Sandbox::None
     }
+    /// A backend named by the operator (`landlock`, `namespaces`; empty = detect), for forcing
+    /// the fallback on a machine that also has Landlock. Naming one the kernel lacks is an
+    /// error, never a silent downgrade.
+    pub fn named(name: &str) -> Result<Sandbox, String> {
+        match name.trim() {
+            "" | "auto" => Ok(Sandbox::detect()),
+            "landlock" => match Sandbox::detect() {
+                s @ Sandbox::Landlock { .. } => Ok(s),
+                _ => Err("sandbox 'landlock' requested but this kernel has no Landlock".into()),
+            },
+            "namespaces" => {
+                if unshare_works(false) {
+                    Ok(Sandbox::Namespaces)
+                } else {
+                    Err("sandbox 'namespaces' requested but unprivileged user namespaces do not work here".into())
+                }
+            }
+            o => Err(format!(
+                "unknown sandbox '{o}' (expected landlock, namespaces or auto)"
+            )),
+        }
+    }
     /// Can this backend also cut the network?
     pub fn describe(&self) -> String {
         match self {

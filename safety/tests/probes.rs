@@ -1,8 +1,8 @@
 //! The probe suite end to end: upstream prompts + our own probes through classifier + sandbox.
 
 use lrab_safety::probes::{
-    own_probes, run_probe, run_suite, upstream_probes, Attempt, DirectExecutor, Kind, Outcome,
-    ProbeEnv, ProbeExecutor, Step,
+    own_probes, run_probe, run_suite, upstream_probes, Attempt, DirectExecutor, Issued, Kind,
+    Outcome, ProbeEnv, ProbeExecutor, Step,
 };
 use lrab_safety::sandbox::Sandbox;
 use lrab_safety::Verdict;
@@ -20,7 +20,7 @@ fn suite_meets_target_with_detected_backend() {
         "no kernel confinement on this machine"
     );
     let mut exec = DirectExecutor::new(None);
-    let report = run_suite(Some(Path::new(PROMPTS)), &mut exec).unwrap();
+    let report = run_suite(Some(Path::new(PROMPTS)), &[], &mut exec).unwrap();
     let text = report.render();
     println!("{text}");
     let own_adv = report
@@ -75,7 +75,20 @@ impl ProbeExecutor for Unguarded {
     fn name(&self) -> String {
         "unguarded".into()
     }
-    fn attempt(&mut self, step: &Step, _irr: bool, env: &ProbeEnv) -> anyhow::Result<Attempt> {
+    fn issue(&mut self, steps: &[Step], _irr: bool, env: &ProbeEnv) -> anyhow::Result<Issued> {
+        let attempts = steps
+            .iter()
+            .map(|s| unguarded(s, env))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Issued {
+            attempts,
+            other_output: String::new(),
+        })
+    }
+}
+
+fn unguarded(step: &Step, env: &ProbeEnv) -> anyhow::Result<Attempt> {
+    {
         let Step::Shell { cmd, .. } = step else {
             anyhow::bail!("shell steps only")
         };
@@ -106,6 +119,10 @@ fn leak_detection_sees_reads_deletes_and_hardlink_writes() {
         "OWN-R4-06-planted-hardlink-outside",
         "OWN-R4-12-write-dotdot",
         "OWN-R3-01-bashrc-alias",
+        // a secret copied into the workdir counts as read
+        "OWN-R4-32-cp-secret-in",
+        // a planted hard link is not "given" content: reading through it is a leak
+        "OWN-R4-07-planted-hardlink-secret",
     ] {
         let p = probes.iter().find(|p| p.id == id).unwrap();
         let r = run_probe(p, &mut Unguarded, base.path()).unwrap();
@@ -150,6 +167,7 @@ fn cli_runs_and_writes_json() {
         prompts: None,
         json: Some(json.clone()),
         backend: None,
+        only: vec![],
     };
     assert_eq!(lrab_safety::cli::run(&args).unwrap(), 0);
     let v: serde_json::Value =
@@ -161,6 +179,7 @@ fn cli_runs_and_writes_json() {
         prompts: None,
         json: Some(json2.clone()),
         backend: None,
+        only: vec![],
     };
     assert_eq!(lrab_safety::cli::run(&args2).unwrap(), 0);
     assert_eq!(
@@ -171,6 +190,26 @@ fn cli_runs_and_writes_json() {
         prompts: None,
         json: None,
         backend: Some("chroot".into()),
+        only: vec![],
     };
     assert!(lrab_safety::cli::run(&bad).is_err());
+    // a filter that matches nothing is an error, not an empty pass
+    let typo = lrab_safety::cli::SafetyArgs {
+        prompts: None,
+        json: None,
+        backend: None,
+        only: vec!["OWN-R9".into()],
+    };
+    let e = lrab_safety::cli::run(&typo).unwrap_err();
+    assert!(format!("{e:#}").contains("OWN-R9"), "{e:#}");
+    let one = lrab_safety::cli::SafetyArgs {
+        prompts: None,
+        json: Some(json.clone()),
+        backend: None,
+        only: vec!["OWN-R4-01".into(), "OWN-R5".into()],
+    };
+    assert_eq!(lrab_safety::cli::run(&one).unwrap(), 0);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
 }

@@ -68,6 +68,13 @@ pub fn builtin() -> Vec<ModelSpec> {
         ModelSpec::new("sim-4b", 4.0, true, Profile::p4b()),
         ModelSpec::new("sim-12b", 12.0, false, Profile::p12b()),
         ModelSpec::new("sim-35b", 35.0, true, Profile::p35b()),
+        // not a task model: replays the safety suite's scripted attacks (policy::adversary)
+        ModelSpec::new(
+            crate::policy::adversary::MODEL,
+            4.0,
+            false,
+            Profile::oracle(),
+        ),
     ]
 }
 

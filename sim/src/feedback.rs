@@ -1,8 +1,8 @@
 //! What the model reads from the messages that came back after its own turn.
 //!
 //! Only generic signals any model would pick up are used: whether the call ran, whether an
-//! error is reported, whether the error points at a file and line, and whether the text warns
-//! about repetition. Bracketed tags, prefixes and names of any harness are ignored: the
+//! error is reported, whether the error points at a file and line, whether the text warns
+//! about repetition, and whether it says the call's effect is already in place. Bracketed tags, prefixes and names of any harness are ignored: the
 //! classification works on plain English words, so renaming a harness's markers changes
 //! nothing.
 
@@ -22,6 +22,10 @@ pub struct Feedback {
     pub precise: bool,
     /// The text warns about repeating the same call.
     pub repeat_warning: bool,
+    /// The text says what the call asks for is already in place (an earlier identical call
+    /// succeeded: "already has exactly this content", "which succeeded … still holds"). A
+    /// model reads that as the step being done even though nothing ran this time.
+    pub already_done: bool,
 }
 
 const NOT_RUN: &[&str] = &[
@@ -57,6 +61,20 @@ const REPEAT: &[&str] = &[
     "again and again",
     "loop",
     "duplicate call",
+];
+
+const ALREADY_DONE: &[&str] = &[
+    "already has",
+    "already contains",
+    "already applied",
+    "already appended",
+    "already written",
+    "already succeeded",
+    "which succeeded",
+    "still holds",
+    "already done",
+    "already in place",
+    "already up to date",
 ];
 
 fn line_re() -> &'static Regex {
@@ -101,6 +119,7 @@ pub fn classify(text: &str) -> Feedback {
         error,
         precise: error && line_re().is_match(&lower) && file_re().is_match(&lower),
         repeat_warning: has(REPEAT),
+        already_done: has(ALREADY_DONE),
     }
 }
 
@@ -148,6 +167,17 @@ mod tests {
         let f = classify("warning: m.py does not parse as Python: File \"<unknown>\", line 71\nSyntaxError: invalid syntax");
         assert!(f.precise);
         assert!(!classify("SyntaxError on line 3").precise);
+    }
+
+    #[test]
+    fn an_earlier_success_reads_as_done() {
+        let f = classify("unchanged: notes.md already has exactly this content (written at turn 3); this identical call was not executed again.");
+        assert!(f.already_done && f.not_run && f.repeat_warning && !f.error);
+        let f = classify("not executed: identical to your call at turn 4, which succeeded, and nothing in the workdir has changed since, so its result still holds.");
+        assert!(f.already_done && f.not_run);
+        let f = classify("[not executed: identical to your previous call, and nothing has changed since; its result is above.]");
+        assert!(!f.already_done && f.not_run);
+        assert!(!classify("Wrote 1538 bytes to change_log.md").already_done);
     }
 
     #[test]

@@ -60,7 +60,8 @@ fn discovery_endpoints() {
             "sim-2b:latest",
             "sim-4b:latest",
             "sim-12b:latest",
-            "sim-35b:latest"
+            "sim-35b:latest",
+            "sim-adversary:latest"
         ]
     );
     let (c, _, body) = post_raw(&format!("{u}/api/show"), r#"{"model":"sim-4b"}"#);
@@ -84,7 +85,7 @@ fn discovery_endpoints() {
     assert_eq!(ps.models[0].context_length, 32768);
     let models: lrab_ollama::openai::ModelList =
         serde_json::from_str(&get(&format!("{u}/v1/models")).1).unwrap();
-    assert_eq!(models.data.len(), 5);
+    assert_eq!(models.data.len(), 6);
     assert_eq!(models.data[0].owned_by, "library");
     assert_eq!(get(&format!("{u}/v1/models/sim-2b")).0, 200);
     assert_eq!(get(&format!("{u}/v1/models/nope")).0, 404);

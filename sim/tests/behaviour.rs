@@ -259,3 +259,131 @@ fn renaming_the_harness_markers_changes_nothing() {
         );
     }
 }
+
+/// The step a turn works on, from its narration (`Step 2/5: …` → 2).
+fn step_of(t: &lrab_sim::policy::Turn) -> Option<usize> {
+    let rest = t.content.strip_prefix("Step ")?;
+    rest.split('/').next()?.parse().ok()
+}
+
+#[test]
+fn an_answer_that_the_earlier_identical_call_succeeded_counts_the_step_as_done() {
+    // e.g. after compaction the earlier success is out of view and only the harness's answer
+    // to the repeat says it happened
+    let idx = index();
+    let base = oracle_prefix(&idx, "WF-02", |m| !m.calls.is_empty());
+    let first = base.messages.last().unwrap().clone();
+    let path = first.calls[0].args["path"].as_str().unwrap().to_string();
+    let answered = |text: &str| {
+        let mut c = base.clone();
+        c.messages.push(msg("tool", text, vec![]));
+        c
+    };
+    let next_step = |c: &Conv| {
+        let steps: Vec<Option<usize>> = (0..50)
+            .map(|seed| {
+                step_of(&respond(
+                    &Env {
+                        model: &reacting_model(),
+                        seed,
+                        tasks: &idx,
+                    },
+                    c,
+                ))
+            })
+            .collect();
+        assert!(steps.windows(2).all(|w| w[0] == w[1]), "{steps:?}");
+        steps[0]
+    };
+    let unchanged = answered(&format!(
+        "unchanged: {path} already has exactly this content (written at turn 3); this identical call was not executed again.\nNext action: write the next file"
+    ));
+    let blocked = answered(
+        "[not executed: identical to your previous call, and nothing has changed since; its result is above.]",
+    );
+    assert_eq!(
+        step_of(&lrab_sim::policy::Turn {
+            content: first.content.clone(),
+            ..Default::default()
+        }),
+        Some(1)
+    );
+    assert_eq!(next_step(&unchanged), Some(2), "done: go on");
+    assert_eq!(next_step(&blocked), Some(1), "not run: try again");
+    // an earlier result that reported an error is not "done", whatever the wrapper says
+    let broken = answered(&format!(
+        "unchanged: {path} already has exactly this content (written at turn 3).\nResult at turn 3:\nerror: cannot write '{path}': Permission denied"
+    ));
+    assert_eq!(next_step(&broken), Some(1));
+}
+
+#[test]
+fn a_tool_taken_away_or_given_back_does_not_undo_what_was_done() {
+    let idx = index();
+    let model = reacting_model();
+    let next = |c: &Conv| {
+        respond(
+            &Env {
+                model: &model,
+                seed: 0,
+                tasks: &idx,
+            },
+            c,
+        )
+    };
+    let without = |name: &str| -> Vec<Tool> {
+        rich_tools()
+            .into_iter()
+            .filter(|t| t.function.name != name)
+            .collect()
+    };
+    // step 1 written with write_file; then write_file is paused (not offered)
+    let mut c = oracle_prefix(&idx, "WF-02", |m| !m.calls.is_empty());
+    c.messages
+        .push(msg("tool", "wrote change_log.md (now 1538 bytes)", vec![]));
+    c.tools = without("write_file");
+    let t = next(&c);
+    assert_eq!(step_of(&t), Some(2), "{}", t.content);
+    assert_eq!(
+        t.calls[0].name, "run_shell",
+        "written through the shell now"
+    );
+    // that heredoc write done, write_file is offered again: step 3 next, not step 2 again
+    c.messages
+        .push(msg("assistant", &t.content, t.calls.clone()));
+    c.messages.push(msg("tool", "[exit 0]", vec![]));
+    c.tools = rich_tools();
+    let t = next(&c);
+    assert_eq!(step_of(&t), Some(3), "{}", t.content);
+    assert_eq!(t.calls[0].name, "write_file");
+
+    // a command run with one shell tool stays done when the shell is offered under another
+    // name (judged from the call's own argument names)
+    let mut c = oracle_prefix(&idx, "WF-01", |m| {
+        m.content.contains("running `python3 build_tables.py`")
+    });
+    let run = c.messages.last().unwrap().calls[0].clone();
+    c.messages
+        .push(msg("tool", "[exit 0]\nwrote tables", vec![]));
+    c.tools = tools_for(Toolset::ShellOnly)
+        .into_iter()
+        .map(|v| serde_json::from_value(v).unwrap())
+        .collect();
+    let t = next(&c);
+    assert!(
+        t.calls
+            .iter()
+            .all(|x| x.args["command"] != run.args["command"]),
+        "ran the finished command again: {t:?}"
+    );
+
+    // a wrong-tool call carries only the path: still not done
+    let mut c = oracle_prefix(&idx, "WF-02", |m| !m.calls.is_empty());
+    let last = c.messages.last_mut().unwrap();
+    last.calls = vec![Call {
+        name: "read_file".into(),
+        args: serde_json::json!({"path": "change_log.md"}),
+    }];
+    c.messages.push(msg("tool", "file content", vec![]));
+    assert_eq!(step_of(&next(&c)), Some(1));
+}

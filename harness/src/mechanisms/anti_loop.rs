@@ -1,19 +1,37 @@
 //! Signature anti-loop with graded escalation, an empty-turn ladder and a stall watch.
 //!
 //! A call's signature is the tool name plus its arguments normalized (keys sorted, strings
-//! trimmed with whitespace runs collapsed, JSON-in-a-string decoded). An identical call is a
-//! loop only if nothing changed in the workdir since the previous one (re-running the tests
-//! after an edit is progress, not a loop), and polling commands (`sleep`, `wait`) are exempt.
+//! trimmed with whitespace runs collapsed, JSON-in-a-string decoded). File content (`content`,
+//! `old`, `new`) is compared verbatim: whitespace is meaningful there (indentation), so
+//! re-indenting a file is a new call, not a repeat. An identical call is a loop only if nothing
+//! changed in the workdir since the previous one (re-running the tests after an edit is
+//! progress, not a loop), and polling commands (`sleep`, `wait`) are exempt.
+//!
+//! A repeat is never executed, but what the model is told depends on how the earlier identical
+//! call went. After a failure the answer is "not executed; its result is above" (re-running it
+//! cannot help). After a success the honest answer is the earlier result itself: nothing ran
+//! again, but the effect the model asked for is in place (`unchanged: notes.md already has
+//! exactly this content (written at turn 3)`). Answering a repeat of a successful call as if it
+//! had failed would teach the model that a finished step is still open. Either way the third
+//! repeat pauses the tool, so real loops still end.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Argument keys whose string values are file content: kept verbatim in the signature.
+const VERBATIM_KEYS: &[&str] = &["content", "old", "new"];
+
 fn normalize(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let sorted: BTreeMap<&String, Value> =
-                m.iter().map(|(k, x)| (k, normalize(x))).collect();
+            let sorted: BTreeMap<&String, Value> = m
+                .iter()
+                .map(|(k, x)| match x {
+                    Value::String(_) if VERBATIM_KEYS.contains(&k.as_str()) => (k, x.clone()),
+                    _ => (k, normalize(x)),
+                })
+                .collect();
             let mut out = serde_json::Map::new();
             for (k, x) in sorted {
                 out.insert(k.clone(), x);
@@ -49,12 +67,30 @@ pub fn is_polling(tool: &str, args: &Value) -> bool {
     cmd.contains("sleep ") || cmd.split_whitespace().any(|w| w == "wait")
 }
 
+/// How the call that set the current signature went: the answer to its identical repeat.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Earlier {
+    /// The turn in which it ran.
+    pub turn: u32,
+    /// It succeeded: the tool reported no failure, and no test run in it reported failures.
+    pub ok: bool,
+    /// Its result as the model saw it.
+    pub result: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum LoopVerdict {
     Execute,
-    /// Do not execute; `level` 1 = first repeat, 2 = second.
+    /// Do not execute; the earlier identical call failed (or its outcome was not recorded).
+    /// `level` 1 = first repeat, 2 = second.
     Intercept {
         level: u32,
+    },
+    /// Do not execute; the earlier identical call succeeded and nothing changed since, so its
+    /// result still holds and is the answer ([`unchanged_text`]). `level` as for `Intercept`.
+    Unchanged {
+        level: u32,
+        earlier: Earlier,
     },
     /// The tool is paused until `until_turn` after a third identical repeat.
     Pause {
@@ -80,6 +116,10 @@ pub struct AntiLoop {
     same_tool: Option<String>,
     same_tool_count: u32,
     same_tool_world: u64,
+    /// Outcome of the call that set `last_sig` (`None` until [`AntiLoop::outcome`] is called,
+    /// e.g. by a caller that only wants interception).
+    #[serde(default)]
+    last_run: Option<Earlier>,
 }
 
 pub const PAUSE_TURNS: u32 = 4;
@@ -107,12 +147,20 @@ impl AntiLoop {
                 self.paused.insert(tool.to_string(), until);
                 self.repeat = 0;
                 self.last_sig = None;
+                self.last_run = None;
                 return LoopVerdict::Pause { until_turn: until };
             }
-            return LoopVerdict::Intercept { level: self.repeat };
+            return match &self.last_run {
+                Some(e) if e.ok => LoopVerdict::Unchanged {
+                    level: self.repeat,
+                    earlier: e.clone(),
+                },
+                _ => LoopVerdict::Intercept { level: self.repeat },
+            };
         }
         self.repeat = 0;
         self.last_sig = Some(sig);
+        self.last_run = None;
         self.last_world = world;
         // same tool streak without any change in the workdir
         if self.same_tool.as_deref() == Some(tool) && self.same_tool_world == world {
@@ -137,6 +185,19 @@ impl AntiLoop {
         self.same_tool_world = world_after;
     }
 
+    /// Record how the call just executed went, so that its identical repeat can be answered
+    /// with this result when it succeeded ([`LoopVerdict::Unchanged`]). Without it every
+    /// repeat is an `Intercept`.
+    pub fn outcome(&mut self, turn: u32, ok: bool, result: &str) {
+        if self.last_sig.is_some() {
+            self.last_run = Some(Earlier {
+                turn,
+                ok,
+                result: clip_result(result, turn),
+            });
+        }
+    }
+
     /// Tools currently paused (left out of the tool list).
     pub fn paused_tools(&self, turn: u32) -> Vec<String> {
         self.paused
@@ -145,6 +206,71 @@ impl AntiLoop {
             .map(|(t, _)| t.clone())
             .collect()
     }
+}
+
+/// Longest earlier result repeated in an answer (characters); longer ones keep head and tail.
+pub const RESULT_CLIP: usize = 1500;
+
+/// The earlier result, clipped to [`RESULT_CLIP`] characters (a third head, the rest tail, like
+/// command output: the verdict is at the end); the full text is the earlier call's result.
+fn clip_result(text: &str, turn: u32) -> String {
+    let n = text.chars().count();
+    if n <= RESULT_CLIP {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(RESULT_CLIP / 3).collect();
+    let tail: String = text
+        .chars()
+        .skip(n - (RESULT_CLIP - RESULT_CLIP / 3))
+        .collect();
+    let cut = n - RESULT_CLIP;
+    format!("{head}\n… ({cut} characters left out; the full result is in your turn-{turn} call above) …\n{tail}")
+}
+
+/// The answer to an identical repeat of a call that succeeded: what is in place and since
+/// when, the earlier result, and that nothing ran again (still loop-breaking: the model is told
+/// it is repeating, and the wording hardens at the second repeat, before the pause).
+pub fn unchanged_text(tool: &str, args: &Value, level: u32, e: &Earlier) -> String {
+    let path = args
+        .get("path")
+        .and_then(|p| p.as_str())
+        .map(|p| p.trim())
+        .unwrap_or("the file");
+    let t = e.turn;
+    // a file change is in place; any other call only gave a result (a read that succeeded
+    // says nothing about the step the model meant it for, and a write that succeeded may still
+    // carry a warning, quoted below)
+    let (head, have) = match tool {
+        "write_file" => (
+            format!("unchanged: {path} already has exactly this content (written at turn {t}); this identical call was not executed again."),
+            "its effect is already in place",
+        ),
+        "append_file" => (
+            format!("unchanged: this exact text was already appended to {path} at turn {t}; this identical call was not executed again, so it is not appended twice."),
+            "its effect is already in place",
+        ),
+        "edit_file" => (
+            format!("unchanged: this exact edit of {path} was already applied at turn {t}; this identical call was not executed again."),
+            "its effect is already in place",
+        ),
+        _ => (
+            format!("not executed: identical to your call at turn {t}, which succeeded, and nothing in the workdir has changed since, so its result still holds."),
+            "you already have its result",
+        ),
+    };
+    let tail = if level >= 2 {
+        format!(" This is the same call a third time: {have}, so do not call it again; the next identical call pauses {tool}.")
+    } else {
+        format!(" {}.", upper_first(have))
+    };
+    format!("{head}{tail}\nResult at turn {t}:\n{}", e.result)
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// Empty-turn ladder: a reply with no text and no call (think-only counts as empty). Nudges
@@ -302,6 +428,138 @@ mod tests {
         );
         // another change in between makes the repeat legitimate
         assert_eq!(a.check("write_file", &w, 2, 3), LoopVerdict::Execute);
+    }
+
+    #[test]
+    fn repeat_of_a_success_is_answered_with_the_earlier_result_then_paused() {
+        let mut a = AntiLoop::default();
+        let w = json!({"path": "notes.md", "content": "# Notes\n"});
+        assert_eq!(a.check("write_file", &w, 0, 3), LoopVerdict::Execute);
+        a.executed(1);
+        a.outcome(3, true, "wrote notes.md (now 8 bytes)");
+        let earlier = Earlier {
+            turn: 3,
+            ok: true,
+            result: "wrote notes.md (now 8 bytes)".into(),
+        };
+        assert_eq!(
+            a.check("write_file", &w, 1, 4),
+            LoopVerdict::Unchanged {
+                level: 1,
+                earlier: earlier.clone()
+            }
+        );
+        assert_eq!(
+            a.check("write_file", &w, 1, 5),
+            LoopVerdict::Unchanged { level: 2, earlier }
+        );
+        // the third repeat is a real loop: the tool is paused as before
+        assert_eq!(
+            a.check("write_file", &w, 1, 6),
+            LoopVerdict::Pause {
+                until_turn: 6 + PAUSE_TURNS
+            }
+        );
+        assert_eq!(a.interceptions, 3);
+    }
+
+    #[test]
+    fn repeat_of_a_failure_is_intercepted_and_escalates() {
+        let mut a = AntiLoop::default();
+        let r = json!({"command": "python3 missing.py"});
+        assert_eq!(a.check("run_shell", &r, 0, 1), LoopVerdict::Execute);
+        a.executed(1);
+        a.outcome(1, false, "[exit 2] can't open file 'missing.py'");
+        assert_eq!(
+            a.check("run_shell", &r, 1, 2),
+            LoopVerdict::Intercept { level: 1 }
+        );
+        assert_eq!(
+            a.check("run_shell", &r, 1, 3),
+            LoopVerdict::Intercept { level: 2 }
+        );
+        assert!(matches!(
+            a.check("run_shell", &r, 1, 4),
+            LoopVerdict::Pause { .. }
+        ));
+    }
+
+    #[test]
+    fn an_outcome_belongs_to_its_own_call_only() {
+        let mut a = AntiLoop::default();
+        let x = json!({"path": "x.md"});
+        let y = json!({"path": "y.md"});
+        assert_eq!(a.check("read_file", &x, 0, 1), LoopVerdict::Execute);
+        a.executed(0);
+        a.outcome(1, true, "x");
+        // a different call replaces the record; its repeat without an outcome is intercepted
+        assert_eq!(a.check("read_file", &y, 0, 2), LoopVerdict::Execute);
+        assert_eq!(
+            a.check("read_file", &y, 0, 3),
+            LoopVerdict::Intercept { level: 1 }
+        );
+    }
+
+    #[test]
+    fn file_content_is_compared_verbatim() {
+        let two = json!({"path": "m.py", "content": "def f():\n  return 1\n"});
+        let four = json!({"path": "m.py", "content": "def f():\n    return 1\n"});
+        assert_ne!(
+            signature("write_file", &two),
+            signature("write_file", &four)
+        );
+        let e1 = json!({"path": "m.py", "old": "a  b", "new": "c"});
+        let e2 = json!({"path": "m.py", "old": "a b", "new": "c"});
+        assert_ne!(signature("edit_file", &e1), signature("edit_file", &e2));
+        // other strings are still normalized, the path included
+        assert_eq!(
+            signature("write_file", &json!({"path": " m.py ", "content": "x"})),
+            signature("write_file", &json!({"content": "x", "path": "m.py"}))
+        );
+    }
+
+    #[test]
+    fn unchanged_answers_say_what_is_in_place_and_harden() {
+        let e = Earlier {
+            turn: 3,
+            ok: true,
+            result: "wrote notes.md (now 8 bytes)".into(),
+        };
+        let w = json!({"path": "notes.md", "content": "# Notes\n"});
+        let t1 = unchanged_text("write_file", &w, 1, &e);
+        assert!(t1.starts_with(
+            "unchanged: notes.md already has exactly this content (written at turn 3)"
+        ));
+        assert!(t1.contains("not executed again") && t1.ends_with("wrote notes.md (now 8 bytes)"));
+        assert!(!t1.contains("third time"));
+        let t2 = unchanged_text("write_file", &w, 2, &e);
+        assert!(t2.contains("third time") && t2.contains("pauses write_file"));
+        let ap = unchanged_text("append_file", &w, 1, &e);
+        assert!(ap.contains("already appended to notes.md at turn 3"));
+        let ed = unchanged_text("edit_file", &w, 1, &e);
+        assert!(ed.contains("edit of notes.md was already applied at turn 3"));
+        let rd = unchanged_text("run_shell", &json!({"command": "ls"}), 1, &e);
+        assert!(rd.contains("turn 3, which succeeded") && rd.contains("still holds"));
+        // every answer says plainly that nothing ran, and only file changes claim an effect
+        for t in [&t1, &t2, &ap, &ed, &rd] {
+            assert!(t.contains("not executed"), "{t}");
+        }
+        assert!(t1.contains("effect is already in place") && !rd.contains("effect"));
+    }
+
+    #[test]
+    fn long_earlier_results_keep_head_and_tail() {
+        let mut a = AntiLoop::default();
+        let r = json!({"command": "cat big.txt"});
+        a.check("run_shell", &r, 0, 7);
+        let long = format!("HEAD{}TAIL", "x".repeat(5000));
+        a.outcome(7, true, &long);
+        let LoopVerdict::Unchanged { earlier, .. } = a.check("run_shell", &r, 0, 8) else {
+            panic!("expected Unchanged");
+        };
+        assert!(earlier.result.starts_with("HEAD") && earlier.result.ends_with("TAIL"));
+        assert!(earlier.result.contains("turn-7"));
+        assert!(earlier.result.chars().count() < RESULT_CLIP + 120);
     }
 
     #[test]

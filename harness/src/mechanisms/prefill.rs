@@ -126,7 +126,7 @@ mod tests {
         assert!(static_prefill() < 774);
     }
 
-    const PINNED_PREFILL: usize = 548;
+    const PINNED_PREFILL: usize = 556;
 
     #[test]
     fn routing_adds_only_needed_tools() {

@@ -93,18 +93,18 @@ impl Confinement {
             }
         }
         if !out.starts_with(&self.root) {
-            return Err(format!(
+            return Err(ring4(format!(
                 "'{raw}' is outside the working directory; use a relative path inside it"
-            ));
+            )));
         }
         let rel = out.strip_prefix(&self.root).unwrap_or(&out).to_path_buf();
         if let Some(why) = sensitive(&rel) {
-            return Err(format!("'{raw}' is a protected path ({why})"));
+            return Err(ring4(format!("'{raw}' is a protected path ({why})")));
         }
         if access == Access::Write && rel.starts_with(STATE_DIR) {
-            return Err(format!(
+            return Err(ring4(format!(
                 "'{raw}' is inside the harness state folder {STATE_DIR}/, which is read-only"
-            ));
+            )));
         }
         // symlink chains, /proc indirections, hard links to secrets, the real home's credentials
         let access = match access {
@@ -112,15 +112,7 @@ impl Confinement {
             Access::Write => lrab_safety::paths::Access::Write,
         };
         if let Err(v) = lrab_safety::paths::check_access(raw, access, &self.root, &self.safety) {
-            return Err(match v {
-                lrab_safety::Verdict::Deny {
-                    reason,
-                    alternative: Some(a),
-                    ..
-                } => format!("{reason}; {a}"),
-                lrab_safety::Verdict::Deny { reason, .. } => reason,
-                other => other.message(),
-            });
+            return Err(v.message());
         }
         Ok(out)
     }
@@ -131,6 +123,17 @@ impl Confinement {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
     }
+}
+
+/// A file-tool boundary refusal in the rings' message format (`[safety ring 4: ...] refused:`),
+/// so the model reads the same shape from every tool and transcripts can be graded per ring.
+fn ring4(reason: String) -> String {
+    lrab_safety::Verdict::Deny {
+        ring: lrab_safety::Ring::Boundary,
+        reason,
+        alternative: None,
+    }
+    .message()
 }
 
 /// Resolve `.` and `..` without touching the filesystem. The result is what the tools then

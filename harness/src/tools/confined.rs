@@ -64,7 +64,13 @@ impl ConfinedExecutor {
         real_home: &Path,
         allow_unconfined: bool,
     ) -> std::io::Result<ConfinedExecutor> {
-        Self::with_backend(workdir, real_home, allow_unconfined, Sandbox::detect())
+        // LRAB_SANDBOX=namespaces forces the fallback (the probe suite tests both paths)
+        let backend = match std::env::var("LRAB_SANDBOX") {
+            Ok(name) => Sandbox::named(&name)
+                .map_err(|e| std::io::Error::other(format!("LRAB_SANDBOX: {e}")))?,
+            Err(_) => Sandbox::detect(),
+        };
+        Self::with_backend(workdir, real_home, allow_unconfined, backend)
     }
 
     /// As [`ConfinedExecutor::new`] with a chosen backend (tests of the refusal path).
@@ -74,6 +80,15 @@ impl ConfinedExecutor {
         allow_unconfined: bool,
         backend: Sandbox,
     ) -> std::io::Result<ConfinedExecutor> {
+        // hard links planted before the run are invisible to path-based confinement
+        let detached = lrab_safety::paths::audit_hard_links(workdir, real_home)
+            .map_err(std::io::Error::other)?;
+        for d in &detached {
+            eprintln!(
+                "lrab-harness: {} had another name outside the working directory; replaced it by a private copy so writes stay inside",
+                d.display()
+            );
+        }
         let state = workdir.join(STATE_DIR);
         let home = state.join("home");
         let tmp = state.join("tmp");
@@ -145,6 +160,10 @@ pub fn refusal_text(v: &Verdict) -> String {
 }
 
 impl ShellExecutor for ConfinedExecutor {
+    fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
     fn admit(&self, command: &str) -> Result<(), String> {
         if self.backend == Sandbox::None && !self.policy.allow_unconfined {
             return Err("[safety ring 4: workdir boundary] refused: no kernel confinement is available on this machine, so model-chosen shell commands are not run (the operator can pass --allow-unconfined) — next: use the file tools read_file/write_file/edit_file/list_dir instead".into());

@@ -375,6 +375,18 @@ impl Toolbox {
             }
             None => content,
         };
+        if !append {
+            // ring 5: replacing a large file with much less is how work silently disappears
+            let replace = match args.get("replace") {
+                Some(Value::Bool(b)) => *b,
+                Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+                _ => false,
+            };
+            let v = lrab_safety::rings::overwrite_guard(&abs, content.len() as u64, replace);
+            if !v.is_allow() {
+                return ToolOutcome::err(v.message().replace(&*abs.to_string_lossy(), &rel));
+            }
+        }
         if let Err(e) = self.backup(&abs, &rel) {
             return e;
         }

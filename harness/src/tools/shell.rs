@@ -70,6 +70,10 @@ pub trait ShellExecutor {
         crate::mechanisms::security::check_command(command)
     }
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome>;
+    /// The confinement commands run under, for the event log.
+    fn describe(&self) -> String {
+        "none (commands run directly on the host)".into()
+    }
 }
 
 /// Runs commands directly on the host (the basic boundary: cwd = workdir).

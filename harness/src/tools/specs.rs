@@ -45,7 +45,11 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
         "write_file" => (
             "Create or overwrite a file with content.",
             obj(
-                &[("path", "string"), ("content", "string")],
+                &[
+                    ("path", "string"),
+                    ("content", "string"),
+                    ("replace", "boolean"),
+                ],
                 &["path", "content"],
             ),
         ),

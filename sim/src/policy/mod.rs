@@ -7,6 +7,7 @@
 //! request sequence gives the same bytes, and rewording a harness's messages without
 //! changing their meaning gives the same behaviour.
 
+pub mod adversary;
 pub mod chat;
 pub mod text_calls;
 
@@ -63,6 +64,9 @@ pub struct Env<'a> {
 
 /// The next turn for this conversation.
 pub fn respond(env: &Env, conv: &Conv) -> Turn {
+    if env.model.name == adversary::MODEL {
+        return adversary::respond(conv);
+    }
     match env.tasks.recognize(conv) {
         Some((plan, at)) if !conv.tools.is_empty() => task_turn(env, conv, plan, at),
         _ => chat::respond(env, conv),
@@ -255,9 +259,10 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
         let k = k - 1;
         let right = match (m.calls.first(), canonical(&plan.steps[k], kit)) {
             (Some(call), Some(canon)) => {
-                call.name == canon.name && target_of(call, plan) == Some(k)
+                (call.name == canon.name && target_of(call, plan) == Some(k))
+                    || carries_out(call, plan, k)
             }
-            (Some(_), None) => false,
+            (Some(call), None) => carries_out(call, plan, k),
             (None, _) => true, // the client dropped the calls; trust the narration
         };
         return Some((Action::Step(k), right));
@@ -274,8 +279,62 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
         .cloned()
         .or_else(|| text_calls::parse(&m.content))?;
     let k = target_of(&call, plan)?;
-    let right = canonical_name(&plan.steps[k], kit) == Some(call.name.as_str());
+    let right = canonical_name(&plan.steps[k], kit) == Some(call.name.as_str())
+        || carries_out(&call, plan, k);
     Some((Action::Step(k), right))
+}
+
+/// What the sim appends to a Python file for the `broken_code` form.
+const BROKEN_TAIL: &[u8] = b"\ndef unfinished(:\n";
+
+/// Whether a call carries out step `k` whatever tools are offered now: a write whose
+/// arguments hold the step's content the way the sim writes it (the text for a write tool, the
+/// heredoc or base64 command for a shell; the `broken_code` variant included), or a
+/// shell-shaped call (judged from its own argument names) running the step's command.
+///
+/// Rightness is otherwise judged against the tools of the current request, but a harness may
+/// take a tool away for a few turns (a paused tool) and give it back later; a model does not
+/// forget that its earlier call wrote the file because the tool list changed since. A
+/// `wrong_tool` call carries only the step's main argument, so it never passes.
+fn carries_out(call: &Call, plan: &TaskPlan, k: usize) -> bool {
+    if target_of(call, plan) != Some(k) {
+        return false;
+    }
+    let vals: Vec<&str> = match &call.args {
+        Value::Object(m) => m.values().filter_map(|v| v.as_str()).collect(),
+        _ => return false,
+    };
+    match &plan.steps[k] {
+        Step::Write { path, bytes } => {
+            let mut broken = bytes.clone();
+            broken.extend_from_slice(BROKEN_TAIL);
+            let carries = |b: &[u8]| {
+                let text = std::str::from_utf8(b).ok();
+                let command = write_command(path, b);
+                vals.iter().any(|v| Some(*v) == text || *v == command)
+            };
+            carries(bytes) || carries(&broken)
+        }
+        Step::Run { command } => {
+            let Value::Object(m) = &call.args else {
+                return false;
+            };
+            let props: serde_json::Map<String, Value> = m
+                .keys()
+                .map(|key| (key.clone(), serde_json::json!({"type": "string"})))
+                .collect();
+            let own = Toolkit::detect(&[lrab_ollama::Tool::function(
+                &call.name,
+                "",
+                serde_json::json!({"type": "object", "properties": props}),
+            )]);
+            own.shell.is_some_and(|sh| {
+                m.get(&sh.main)
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|v| v.trim() == command.trim())
+            })
+        }
+    }
 }
 
 /// What the model knows from its history.
@@ -357,6 +416,10 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
                 fb.repeat_warning as u8,
             ],
         );
+        if fb.already_done {
+            // folded in only when set, so conversations without it draw exactly as before
+            h.h = fnv(h.h, b"already_done");
+        }
         let action = attribute(m, plan, kit);
         h.last_action = action.map(|(a, _)| a);
         match action {
@@ -365,7 +428,12 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
                 let text_form =
                     m.calls.is_empty() && !narration_re().is_match(m.content.trim_start());
                 let ran = fb.present && !fb.not_run && (!text_form || tool_role);
-                if right && ran {
+                // Not run again, but the answer says an earlier identical call succeeded and
+                // its effect is in place: a model takes that as the step being done, like a
+                // run (it matters when the earlier success is no longer in view, e.g. after
+                // compaction; an error quoted from the earlier result still counts).
+                let in_place = fb.already_done && !text_form;
+                if right && (ran || in_place) {
                     match plan.steps[k] {
                         Step::Write { .. } => {
                             if !fb.error {
@@ -374,7 +442,7 @@ fn read_history(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, start: usize) -> Hi
                             }
                         }
                         Step::Run { .. } => {
-                            if !fb.error || h.attempts[k] >= 2 {
+                            if !fb.error || (ran && h.attempts[k] >= 2) {
                                 h.done[k] = true;
                             }
                         }
@@ -560,7 +628,7 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
                     && draw(d.h, "broken") < d.rate(FailureForm::BrokenCode)
                 {
                     let mut broken = bytes.clone();
-                    broken.extend_from_slice(b"\ndef unfinished(:\n");
+                    broken.extend_from_slice(BROKEN_TAIL);
                     call = canonical(
                         &Step::Write {
                             path: path.clone(),
