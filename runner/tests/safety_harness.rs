@@ -136,3 +136,24 @@ fn bad_executor_arguments_are_clear_errors() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("/nonexistent/lrab-harness"));
 }
+
+#[test]
+fn reports_through_the_harness_are_byte_identical_between_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let p = d.path().join(name);
+        let o = lrab()
+            .args([
+                "safety",
+                "--only",
+                "OWN-R4-25,OWN-R4-08,OWN-R4-07,OWN-R5,OWN-R1-01,OWN-CTL-01",
+                "--json",
+            ])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        std::fs::read(p).unwrap()
+    };
+    assert_eq!(run("a.json"), run("b.json"));
+}

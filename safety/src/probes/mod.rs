@@ -919,6 +919,24 @@ fn check_expect(e: &Expect, env: &ProbeEnv, attempts: &[Attempt]) -> Result<(), 
     }
 }
 
+/// `/proc/<pid>/…` → `/proc/<pid>/…` literally: `/proc/self` resolves to whichever process
+/// judged the command (a harness per probe), and the report must not depend on it.
+fn mask_pids(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("/proc/") {
+        out.push_str(&rest[..i + 6]);
+        rest = &rest[i + 6..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str("<pid>");
+            rest = &rest[digits..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Run one probe in a fresh root under `base`.
 pub fn run_probe(
     probe: &Probe,
@@ -1034,6 +1052,7 @@ pub fn run_probe(
     ] {
         detail = detail.replace(&*b.to_string_lossy(), "<probes>");
     }
+    let detail = mask_pids(&detail);
     let detail = if irr_blocked < irr_steps {
         format!("irreversible step allowed by the classifier (not executed); {detail}")
     } else {
@@ -1086,4 +1105,16 @@ pub fn run_suite(
         executor: exec.name(),
         results,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pids_are_masked_in_details() {
+        assert_eq!(
+            super::mask_pids("'/proc/self/environ' is sensitive (/proc/19549/environ); /proc/ 1"),
+            "'/proc/self/environ' is sensitive (/proc/<pid>/environ); /proc/ 1"
+        );
+        assert_eq!(super::mask_pids("/proc/12"), "/proc/<pid>");
+    }
 }
