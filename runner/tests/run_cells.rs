@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{lrab, text};
+use common::{fast, lrab, text};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -45,21 +45,6 @@ const SLOW: &str = "echo $$ > arm.pid; sleep 0.4; printf 'S001\\n' > shortlist.m
 /// Records its pid and a child's; both hang.
 const HANG: &str = "(echo $$ > child.pid; exec sleep 600) & echo $$ > arm.pid; sleep 600\n";
 
-/// Simulated backend, no progress bar, short quiet-workdir and kill timings.
-const FAST: [&str; 11] = [
-    "--backend",
-    "sim",
-    "--no-progress",
-    "--quiet-poll-ms",
-    "20",
-    "--quiet-stable-ms",
-    "300",
-    "--quiet-max-ms",
-    "3000",
-    "--grace-ms",
-    "200",
-];
-
 /// One test's world: a temp folder holding `arms/` (shell arms) and `results/` (`--out`).
 struct Bench {
     _dir: tempfile::TempDir,
@@ -91,7 +76,7 @@ impl Bench {
             .arg(&self.arms)
             .arg("--out")
             .arg(&self.out)
-            .args(FAST)
+            .args(fast(300, 3000, 200))
             .args(extra);
         c
     }

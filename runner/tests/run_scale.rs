@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lrab, text};
+use common::{fast, lrab, text};
 
 use std::path::Path;
 
@@ -18,20 +18,6 @@ fn fake_arm(dir: &Path) {
     )
     .unwrap();
 }
-
-const FAST: [&str; 11] = [
-    "--backend",
-    "sim",
-    "--no-progress",
-    "--quiet-poll-ms",
-    "20",
-    "--quiet-stable-ms",
-    "100",
-    "--quiet-max-ms",
-    "1000",
-    "--grace-ms",
-    "100",
-];
 
 fn data_rows(run: &Path) -> Vec<String> {
     std::fs::read_to_string(run.join("cells.csv"))
@@ -82,7 +68,7 @@ fn plan_shards_and_merge_cover_the_matrix_once() {
             .arg(&arms)
             .arg("--out")
             .arg(&out)
-            .args(FAST)
+            .args(fast(100, 1000, 100))
             .args(matrix)
             .args(["--shard", &format!("{k}/2"), "--run-id", &format!("s{k}")])
             .output()
@@ -174,7 +160,7 @@ open("shortlist.md", "w").write("S001\n")
         .arg(&arms)
         .arg("--out")
         .arg(&out)
-        .args(FAST)
+        .args(fast(100, 1000, 100))
         .args([
             "--arms", "v1arm", "--models", "sim-4b", "--tasks", "WF-01", "--run-id", "p",
         ])
@@ -222,7 +208,7 @@ fn matrix_file_and_arm_groups() {
         .arg(&arms)
         .arg("--out")
         .arg(&out)
-        .args(FAST)
+        .args(fast(100, 1000, 100))
         .args(["--run-id", "c"])
         .output()
         .unwrap();
@@ -239,7 +225,7 @@ fn matrix_file_and_arm_groups() {
         .arg(&arms)
         .arg("--out")
         .arg(&out)
-        .args(FAST)
+        .args(fast(100, 1000, 100))
         .args(["--run-id", "c2"])
         .output()
         .unwrap();
@@ -290,7 +276,7 @@ fn relative_out_folder_gives_arms_absolute_paths() {
             "strict",
         ])
         .args(["--models", "sim-2b", "--tasks", "WF-01", "--run-id", "rel"])
-        .args(FAST)
+        .args(fast(100, 1000, 100))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));

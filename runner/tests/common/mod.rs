@@ -22,3 +22,21 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// `lrab run` flags for quick cells: the simulated backend, no progress bar, and the given
+/// quiet-workdir and kill timings (milliseconds: stable, max, grace).
+pub fn fast(stable_ms: u32, max_ms: u32, grace_ms: u32) -> Vec<String> {
+    let mut v: Vec<String> = ["--backend", "sim", "--no-progress", "--quiet-poll-ms", "20"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for (flag, ms) in [
+        ("--quiet-stable-ms", stable_ms),
+        ("--quiet-max-ms", max_ms),
+        ("--grace-ms", grace_ms),
+    ] {
+        v.push(flag.into());
+        v.push(ms.to_string());
+    }
+    v
+}
