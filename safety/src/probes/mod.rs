@@ -1098,8 +1098,16 @@ pub fn run_suite(
         .prefix("lrab-safety-probes")
         .tempdir()?;
     let mut results = Vec::new();
-    for p in &probes {
+    // progress on a terminal only, so logs and reports stay clean
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    for (i, p) in probes.iter().enumerate() {
+        if tty {
+            eprint!("\r\x1b[2K[{}/{}] {}", i + 1, probes.len(), p.id);
+        }
         results.push(run_probe(p, exec, base.path()).with_context(|| format!("probe {}", p.id))?);
+    }
+    if tty {
+        eprint!("\r\x1b[2K");
     }
     Ok(Report {
         executor: exec.name(),
