@@ -70,18 +70,26 @@ pub fn denoise(text: &str) -> String {
 /// Clamp to `budget` characters: a quarter from the head, three quarters from the tail, with an
 /// elision marker that says where the full text is.
 pub fn clamp_tail_first(text: &str, budget: usize, full_ref: &str) -> String {
+    head_tail(text, budget, budget / 4, |cut| {
+        format!("[… {cut} chars elided; full output: {full_ref} …]")
+    })
+}
+
+/// `text` cut to `budget` characters when longer: `head_n` from the head, the rest from the
+/// tail (where verdicts and errors are), joined by the line `marker(characters left out)`.
+pub fn head_tail(
+    text: &str,
+    budget: usize,
+    head_n: usize,
+    marker: impl FnOnce(usize) -> String,
+) -> String {
     let n = text.chars().count();
     if n <= budget {
         return text.to_string();
     }
-    let head_n = budget / 4;
-    let tail_n = budget - head_n;
     let head: String = text.chars().take(head_n).collect();
-    let tail: String = text.chars().skip(n - tail_n).collect();
-    format!(
-        "{head}\n[… {} chars elided; full output: {full_ref} …]\n{tail}",
-        n - head_n - tail_n
-    )
+    let tail: String = text.chars().skip(n - (budget - head_n)).collect();
+    format!("{head}\n{}\n{tail}", marker(n - budget))
 }
 
 /// Read a test verdict from runner output, scanning bottom-up; failures win. `None` when the

@@ -12,6 +12,7 @@
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use lrab_safety::probes::{Attempt, Issued, ProbeEnv, ProbeExecutor, Step};
+use lrab_safety::sandbox::Sandbox;
 use lrab_safety::{classify_shell, Ring, Verdict};
 use lrab_sim::policy::adversary;
 use serde_json::{json, Value};
@@ -26,8 +27,10 @@ const NOT_SENT: &str = "not sent: the classifier allows this irreversible step, 
 pub struct HarnessExecutor {
     harness: PathBuf,
     sim: lrab_sim::SimHandle,
-    /// `LRAB_SANDBOX` for the harness (None = it detects).
-    sandbox: Option<String>,
+    /// The backend forced on the harness through `LRAB_SANDBOX` (None = it detects).
+    force: Option<Sandbox>,
+    /// What the harness's confinement describes itself as (the forced or detected backend).
+    sandbox_desc: String,
     logs: tempfile::TempDir,
     /// Per-probe wall-clock limit of the harness process.
     pub deadline: Duration,
@@ -36,13 +39,15 @@ pub struct HarnessExecutor {
 
 impl HarnessExecutor {
     /// Starts an in-process simulated backend for the adversary.
-    pub fn new(harness: PathBuf, sandbox: Option<String>) -> Result<HarnessExecutor> {
+    pub fn new(harness: PathBuf, force: Option<Sandbox>) -> Result<HarnessExecutor> {
         let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default())
             .context("cannot start the simulated backend for the adversarial model")?;
+        let sandbox_desc = force.clone().unwrap_or_else(Sandbox::detect).describe();
         Ok(HarnessExecutor {
             harness,
             sim,
-            sandbox,
+            force,
+            sandbox_desc,
             logs: tempfile::Builder::new()
                 .prefix("lrab-safety-harness")
                 .tempdir()?,
@@ -133,7 +138,7 @@ fn exit_code(text: &str) -> Option<i32> {
 /// A forced backend must be the one the harness actually used (its `run_start` event), so a
 /// report never claims a confinement that was not tested. No event log = the harness refused
 /// to start, which the transcript check reports.
-fn check_sandbox(events: &Path, want: &str) -> Result<()> {
+fn check_sandbox(events: &Path, expected: &str) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(events) else {
         return Ok(());
     };
@@ -143,9 +148,6 @@ fn check_sandbox(events: &Path, want: &str) -> Result<()> {
         .find(|v| v["kind"] == "run_start")
         .and_then(|v| v["sandbox"].as_str().map(str::to_string))
         .unwrap_or_default();
-    let expected = lrab_safety::sandbox::Sandbox::named(want)
-        .map_err(|e| anyhow!(e))?
-        .describe();
     if used != expected {
         bail!("the harness ran with sandbox '{used}', not the requested '{expected}'");
     }
@@ -188,19 +190,14 @@ fn transcript(checkpoint: &Path) -> Result<Vec<(String, String)>> {
 
 impl ProbeExecutor for HarnessExecutor {
     fn name(&self) -> String {
-        let b = match &self.sandbox {
-            Some(s) => lrab_safety::sandbox::Sandbox::named(s),
-            None => Ok(lrab_safety::sandbox::Sandbox::detect()),
-        }
-        .map(|b| b.describe())
-        .unwrap_or_else(|e| e);
         format!(
-            "harness ({} driven by the simulated adversary '{}'; {b})",
+            "harness ({} driven by the simulated adversary '{}'; {})",
             self.harness
                 .file_name()
                 .map(|f| f.to_string_lossy().to_string())
                 .unwrap_or_default(),
-            adversary::MODEL
+            adversary::MODEL,
+            self.sandbox_desc
         )
     }
 
@@ -227,8 +224,8 @@ impl ProbeExecutor for HarnessExecutor {
             ("HOME".to_string(), env.home.to_string_lossy().to_string()),
             ("TMPDIR".to_string(), env.tmp.to_string_lossy().to_string()),
         ];
-        if let Some(s) = &self.sandbox {
-            launch_env.push(("LRAB_SANDBOX".into(), s.clone()));
+        if let Some(s) = &self.force {
+            launch_env.push(("LRAB_SANDBOX".into(), s.key().into()));
         }
         let max_turns = calls.len() + 4;
         let launch = Launch {
@@ -275,8 +272,8 @@ impl ProbeExecutor for HarnessExecutor {
             );
         }
         // (exit 4: refused to start, before any command could run)
-        if let (Some(want), false) = (&self.sandbox, exit.code == Some(4)) {
-            check_sandbox(&env.workdir.join(".lrab/events.jsonl"), want)?;
+        if self.force.is_some() && exit.code != Some(4) {
+            check_sandbox(&env.workdir.join(".lrab/events.jsonl"), &self.sandbox_desc)?;
         }
         let checkpoint = env.workdir.join(".lrab/checkpoint.json");
         let seen: Vec<(String, String)> = if checkpoint.exists() {

@@ -53,22 +53,23 @@ fn confinement_gate(force: &Option<Sandbox>) -> Option<i32> {
 
 /// The suite with the direct executor (classifier + sandbox, no model in between).
 pub fn run(args: &SafetyArgs) -> anyhow::Result<i32> {
-    let force = forced_backend(args)?;
-    if let Some(code) = confinement_gate(&force) {
-        return Ok(code);
-    }
-    run_with(args, &mut DirectExecutor::new(force))
+    run_with(args, |force| Ok(DirectExecutor::new(force)))
 }
 
-/// The suite with any executor; prints the table, writes the JSON report atomically.
+/// The suite with the executor `make` builds for the forced backend (None = detect), once the
+/// backend is known to confine; prints the table, writes the JSON report atomically.
 /// Returns the process exit code (0 = target met).
-pub fn run_with(args: &SafetyArgs, exec: &mut dyn ProbeExecutor) -> anyhow::Result<i32> {
+pub fn run_with<E: ProbeExecutor>(
+    args: &SafetyArgs,
+    make: impl FnOnce(Option<Sandbox>) -> anyhow::Result<E>,
+) -> anyhow::Result<i32> {
     let force = forced_backend(args)?;
     if let Some(code) = confinement_gate(&force) {
         return Ok(code);
     }
+    let mut exec = make(force)?;
     eprintln!("lrab safety: executor: {}", exec.name());
-    let report = run_suite(args.prompts.as_deref(), &args.only, exec)?;
+    let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
     print!("{}", report.render());
     if let Some(p) = &args.json {
         let tmp = p.with_extension("json.tmp");

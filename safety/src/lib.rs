@@ -102,9 +102,7 @@ impl Verdict {
             }
         }
     }
-}
 
-impl Verdict {
     /// The verdict stated in a tool result: the inverse of [`Verdict::message`] for the first
     /// `[safety ring N: ...]` marker in `text`. Lets a harness transcript be graded per ring
     /// without the harness and the grader sharing anything but the message format.

@@ -93,6 +93,14 @@ impl Sandbox {
             )),
         }
     }
+    /// The name [`Sandbox::named`] takes for this backend (what `LRAB_SANDBOX` is set to).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Sandbox::Landlock { .. } => "landlock",
+            Sandbox::Namespaces => "namespaces",
+            Sandbox::None => "none",
+        }
+    }
     /// Can this backend also cut the network?
     pub fn describe(&self) -> String {
         match self {

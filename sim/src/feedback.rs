@@ -2,9 +2,9 @@
 //!
 //! Only generic signals any model would pick up are used: whether the call ran, whether an
 //! error is reported, whether the error points at a file and line, whether the text warns
-//! about repetition, and whether it says the call's effect is already in place. Bracketed tags, prefixes and names of any harness are ignored: the
-//! classification works on plain English words, so renaming a harness's markers changes
-//! nothing.
+//! about repetition, and whether it says the call's effect is already in place. Bracketed tags,
+//! prefixes and names of any harness are ignored: the classification works on plain English
+//! words, so renaming a harness's markers changes nothing.
 
 use regex::Regex;
 use std::sync::OnceLock;

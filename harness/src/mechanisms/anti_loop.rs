@@ -214,17 +214,11 @@ pub const RESULT_CLIP: usize = 1500;
 /// The earlier result, clipped to [`RESULT_CLIP`] characters (a third head, the rest tail, like
 /// command output: the verdict is at the end); the full text is the earlier call's result.
 fn clip_result(text: &str, turn: u32) -> String {
-    let n = text.chars().count();
-    if n <= RESULT_CLIP {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(RESULT_CLIP / 3).collect();
-    let tail: String = text
-        .chars()
-        .skip(n - (RESULT_CLIP - RESULT_CLIP / 3))
-        .collect();
-    let cut = n - RESULT_CLIP;
-    format!("{head}\n… ({cut} characters left out; the full result is in your turn-{turn} call above) …\n{tail}")
+    crate::shaping::head_tail(text, RESULT_CLIP, RESULT_CLIP / 3, |cut| {
+        format!(
+            "… ({cut} characters left out; the full result is in your turn-{turn} call above) …"
+        )
+    })
 }
 
 /// The answer to an identical repeat of a call that succeeded: what is in place and since

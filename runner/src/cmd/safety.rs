@@ -54,8 +54,9 @@ pub fn run(a: Args) -> Result<Exit> {
             }
             // the harness is started in each probe's workdir
             let bin = bin.canonicalize()?;
-            let mut exec = HarnessExecutor::new(bin, a.inner.backend.clone())?;
-            Ok(code(lrab_safety::cli::run_with(&a.inner, &mut exec)?))
+            Ok(code(lrab_safety::cli::run_with(&a.inner, |force| {
+                HarnessExecutor::new(bin, force)
+            })?))
         }
         other => bail!("--executor: unknown executor '{other}' (expected harness or direct)"),
     }

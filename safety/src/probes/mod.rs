@@ -919,8 +919,8 @@ fn check_expect(e: &Expect, env: &ProbeEnv, attempts: &[Attempt]) -> Result<(), 
     }
 }
 
-/// `/proc/<pid>/…` → `/proc/<pid>/…` literally: `/proc/self` resolves to whichever process
-/// judged the command (a harness per probe), and the report must not depend on it.
+/// `/proc/1234/…` → `/proc/<pid>/…`: `/proc/self` resolves to whichever process judged the
+/// command (a harness per probe), and the report must not depend on it.
 fn mask_pids(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;

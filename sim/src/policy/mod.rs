@@ -284,8 +284,10 @@ fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit) -> Option<(Action, bool)> 
     Some((Action::Step(k), right))
 }
 
-/// What the sim appends to a Python file for the `broken_code` form.
-const BROKEN_TAIL: &[u8] = b"\ndef unfinished(:\n";
+/// A file's `broken_code` variant: the sim appends an unfinished definition.
+fn broken(bytes: &[u8]) -> Vec<u8> {
+    [bytes, b"\ndef unfinished(:\n".as_slice()].concat()
+}
 
 /// Whether a call carries out step `k` whatever tools are offered now: a write whose
 /// arguments hold the step's content the way the sim writes it (the text for a write tool, the
@@ -306,14 +308,12 @@ fn carries_out(call: &Call, plan: &TaskPlan, k: usize) -> bool {
     };
     match &plan.steps[k] {
         Step::Write { path, bytes } => {
-            let mut broken = bytes.clone();
-            broken.extend_from_slice(BROKEN_TAIL);
             let carries = |b: &[u8]| {
                 let text = std::str::from_utf8(b).ok();
                 let command = write_command(path, b);
                 vals.iter().any(|v| Some(*v) == text || *v == command)
             };
-            carries(bytes) || carries(&broken)
+            carries(bytes) || carries(&broken(bytes))
         }
         Step::Run { command } => {
             let Value::Object(m) = &call.args else {
@@ -627,12 +627,10 @@ fn task_turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
                     && path.ends_with(".py")
                     && draw(d.h, "broken") < d.rate(FailureForm::BrokenCode)
                 {
-                    let mut broken = bytes.clone();
-                    broken.extend_from_slice(BROKEN_TAIL);
                     call = canonical(
                         &Step::Write {
                             path: path.clone(),
-                            bytes: broken,
+                            bytes: broken(bytes),
                         },
                         &kit,
                     )
