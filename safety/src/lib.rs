@@ -4,20 +4,28 @@
 //! 2. Irreversible operations are refused ([`classify_shell`]).
 //! 3. System-mutating operations are refused when nobody is watching ([`Verdict::NeedsAttended`]).
 //! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`paths`]) never
-//!    touched, and the kernel sandbox ([`sandbox`]) as the backstop for anything the classifier
-//!    cannot see.
+//!    touched, file tools resolving through directory fds ([`beneath`]), and the kernel
+//!    sandbox ([`sandbox`]: read allow-list, no side channels, nothing left running) as the
+//!    backstop for anything the classifier cannot see.
 //! 5. Reversibility: large overwrites need an explicit flag ([`rings::overwrite_guard`]).
 //!
 //! The classifier works on the parsed structure of a command line ([`shell::parse`]), never on
 //! substrings, and the probe suite ([`probes`]) measures both layers together.
 
+pub mod allowlist;
+pub mod beneath;
 pub mod cli;
+pub mod fsrules;
+mod mountns;
 pub mod paths;
 pub mod payload;
 pub mod probes;
+mod reaper;
 pub mod rings;
 pub mod sandbox;
+pub mod seccomp;
 pub mod shell;
+mod support;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,296 @@
+//! Nothing a command starts outlives it. The child the caller spawns becomes a small *shim*
+//! that enters new pid, mount, IPC (and network) namespaces and forks an *init* — pid 1 of the
+//! new pid namespace — which forks the command itself. When the command exits, init exits,
+//! and the kernel kills every process left in the namespace: `nohup … &`, `setsid`, double
+//! forks and `disown` cannot escape it, since none of them leaves the pid namespace.
+//!
+//! The chain is tied to the caller: the shim asks for `SIGKILL` when the caller dies
+//! (`PR_SET_PDEATHSIG`), init asks the same of the shim, so a harness killed even by
+//! `SIGKILL` takes the whole namespace with it. A timeout that kills the shim, or the
+//! caller's process group, has the same effect. The shim exits the way the command did (same
+//! code, or the same signal), so callers see the command's status.
+//!
+//! Everything here runs between `fork` and `exec` and only makes system calls; plans are
+//! built in the parent.
+
+use crate::fsrules::{self, Grant, Ruleset};
+use crate::mountns::MountPlan;
+use crate::seccomp::Filter;
+use std::ffi::CString;
+
+/// A user namespace for a caller without root: map the caller's own uid and gid.
+#[derive(Debug)]
+pub struct UserMaps {
+    pub uid_map: CString,
+    pub gid_map: CString,
+}
+
+impl UserMaps {
+    pub fn for_current() -> UserMaps {
+        // SAFETY: getuid/getgid cannot fail.
+        let (u, g) = unsafe { (libc::getuid(), libc::getgid()) };
+        UserMaps {
+            uid_map: CString::new(format!("{u} {u} 1\n")).expect("no NUL"),
+            gid_map: CString::new(format!("{g} {g} 1\n")).expect("no NUL"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct LandlockPlan {
+    pub ruleset: Ruleset,
+    /// Rules for file systems the child mounts itself (its `/proc`, `/dev/shm`).
+    pub late: Vec<(CString, Grant)>,
+}
+
+/// Everything the child does, prepared in the parent.
+#[derive(Debug)]
+pub struct ChildPlan {
+    /// The process spawning the command (the shim dies with it).
+    pub parent_pid: libc::pid_t,
+    pub user: Option<UserMaps>,
+    /// Namespaces entered by the shim (`CLONE_NEWPID` takes effect for init).
+    pub unshare: libc::c_int,
+    /// Bring the loopback of a new network namespace up.
+    pub loopback: bool,
+    pub mounts: MountPlan,
+    pub landlock: Option<LandlockPlan>,
+    pub seccomp: Filter,
+}
+
+fn last() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn check(rc: libc::c_int) -> std::io::Result<()> {
+    if rc < 0 {
+        Err(last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Run in the spawned child (`pre_exec`). Returns only in the command's own process, after
+/// every restriction is in place; the shim and init never return.
+pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
+    // SAFETY: system calls on integers and C strings owned by `plan`.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != plan.parent_pid {
+            libc::_exit(137);
+        }
+        if let Some(u) = &plan.user {
+            check(libc::unshare(libc::CLONE_NEWUSER))?;
+            write_file(c"/proc/self/uid_map", &u.uid_map)?;
+            write_file(c"/proc/self/setgroups", c"deny")?;
+            write_file(c"/proc/self/gid_map", &u.gid_map)?;
+        }
+        check(libc::unshare(plan.unshare))?;
+        let mut pipe = [0; 2];
+        check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let init = libc::fork();
+        if init < 0 {
+            return Err(last());
+        }
+        if init > 0 {
+            shim(init, pipe[0]);
+        }
+        // init: pid 1 of the new namespace
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::close(pipe[0]);
+        plan.mounts.apply()?;
+        if plan.loopback {
+            loopback_up()?;
+        }
+        let cmd = libc::fork();
+        if cmd < 0 {
+            return Err(last());
+        }
+        if cmd > 0 {
+            init_loop(cmd, pipe[1]);
+        }
+        // the command
+        libc::close(pipe[1]);
+        if let Some(d) = plan.mounts.chdir_target() {
+            check(libc::chdir(d.as_ptr()))?;
+        }
+        if let Some(l) = &plan.landlock {
+            for (p, g) in &l.late {
+                match fsrules::allow_cstr(l.ruleset.raw_fd(), p, *g, l.ruleset.abi()) {
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                    r => r?,
+                }
+            }
+            fsrules::restrict_self(l.ruleset.raw_fd())?;
+        }
+        drop_inheritable_capabilities();
+        plan.seccomp.install()?;
+    }
+    Ok(())
+}
+
+unsafe fn write_file(path: &std::ffi::CStr, data: &std::ffi::CStr) -> std::io::Result<()> {
+    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return Err(last());
+    }
+    let n = data.to_bytes().len();
+    let w = libc::write(fd, data.as_ptr() as *const libc::c_void, n);
+    let e = last();
+    libc::close(fd);
+    if w != n as isize {
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Default dispositions and an empty mask: the shim and init inherit the caller's signal
+/// handlers (they never exec), which must not run in them.
+unsafe fn reset_signals() {
+    for sig in 1..=64 {
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+}
+
+/// Close every fd but `keep` (the caller's pipes and the spawn error pipe must not be held by
+/// the shim or init, or readers would wait for them).
+unsafe fn close_all_but(keep: libc::c_int) {
+    let range = |lo: libc::c_uint, hi: libc::c_uint| libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
+    let ok = (keep == 0 || range(0, keep as libc::c_uint - 1) == 0) && range(keep as libc::c_uint + 1, libc::c_uint::MAX) == 0;
+    if !ok {
+        for fd in 0..65536 {
+            if fd != keep {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// The shim: wait for init, then leave the way the command did.
+unsafe fn shim(init: libc::pid_t, status_r: libc::c_int) -> ! {
+    reset_signals();
+    close_all_but(status_r);
+    let mut st = 0;
+    loop {
+        let r = libc::waitpid(init, &mut st, 0);
+        if r == init {
+            break;
+        }
+        if r < 0 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(125);
+        }
+    }
+    let mut buf = [0u8; 4];
+    let n = libc::read(status_r, buf.as_mut_ptr() as *mut libc::c_void, 4);
+    let ws = if n == 4 { i32::from_ne_bytes(buf) } else { st };
+    exit_like(ws)
+}
+
+unsafe fn exit_like(ws: libc::c_int) -> ! {
+    if libc::WIFEXITED(ws) {
+        libc::_exit(libc::WEXITSTATUS(ws));
+    }
+    if libc::WIFSIGNALED(ws) {
+        let sig = libc::WTERMSIG(ws);
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(sig, libc::SIG_DFL);
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig);
+    }
+    libc::_exit(125)
+}
+
+/// Init: reap everything; when the command exits, report its status and exit — which kills
+/// whatever it left behind.
+unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
+    reset_signals();
+    close_all_but(status_w);
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, 0);
+        if r == cmd {
+            let b = st.to_ne_bytes();
+            libc::write(status_w, b.as_ptr() as *const libc::c_void, 4);
+            libc::_exit(0);
+        }
+        if r < 0 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(125);
+        }
+    }
+}
+
+/// Bring `lo` up in the current (fresh) network namespace: local servers of the command work,
+/// nothing else is reachable.
+unsafe fn loopback_up() -> std::io::Result<()> {
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(last());
+    }
+    let mut req: libc::ifreq = std::mem::zeroed();
+    for (i, b) in b"lo".iter().enumerate() {
+        req.ifr_name[i] = *b as libc::c_char;
+    }
+    let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
+    if r == 0 {
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        r = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
+    }
+    let e = last();
+    libc::close(fd);
+    if r != 0 {
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Empty the bounding and ambient sets and clear the inheritable set, so that `exec` leaves
+/// the command without capabilities — even as uid 0. The effective set stays until `exec`:
+/// set-up the caller adds after this one (its own network namespace) may still need it.
+unsafe fn drop_inheritable_capabilities() {
+    for cap in 0..64 {
+        libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0);
+    }
+    libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut hdr = Header {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let mut data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    if libc::syscall(libc::SYS_capget, &mut hdr as *mut Header, data.as_mut_ptr()) == 0 {
+        for d in &mut data {
+            d.inheritable = 0;
+        }
+        libc::syscall(libc::SYS_capset, &hdr as *const Header, data.as_ptr());
+    }
+}
