@@ -95,8 +95,11 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
         if init > 0 {
             shim(init, pipe[0]);
         }
-        // init: pid 1 of the new namespace
+        // init: pid 1 of the new namespace. Not dumpable: it is a copy of the caller that never
+        // execs, and its /proc entries (the caller's environment) must stay closed to the
+        // command.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
         libc::close(pipe[0]);
         plan.mounts.apply()?;
         if plan.loopback {
