@@ -94,7 +94,7 @@ impl Sandbox {
     pub fn describe(&self) -> String {
         match self {
             Sandbox::Landlock { abi } => format!("landlock ABI {abi} read allow-list + pid/mount/ipc/net namespaces + seccomp (no unix sockets, no new namespaces), no capabilities"),
-            Sandbox::Namespaces => "namespace root of read-only bind mounts (allow-list; writable workdir and temp) + pid/mount/ipc/net namespaces + seccomp, no capabilities".into(),
+            Sandbox::Namespaces => "user+mount+network namespaces (the user namespace only when not root) with a new root of read-only bind mounts of the allow-list (writable workdir and temp) + pid/ipc namespaces + seccomp, no capabilities".into(),
             Sandbox::None => format!("NONE — no kernel confinement available ({}); model-chosen shell commands are refused unless allow_unconfined", KernelSupport::get().summary()),
         }
     }
