@@ -20,7 +20,9 @@ fn once(b: &Sandbox, wd: &Path, network: bool) {
             network,
             ..Policy::default()
         };
-        sandboxed_command("true", wd, wd, &policy).expect("confined").0
+        sandboxed_command("true", wd, wd, &policy)
+            .expect("confined")
+            .0
     };
     let mut c = c;
     let st = c

@@ -18,7 +18,9 @@ use crate::fsrules::Grant;
 use std::path::{Path, PathBuf};
 
 /// Read + execute system directories.
-pub const SYSTEM_EXEC: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+pub const SYSTEM_EXEC: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
 
 /// Read-only extras beyond `/etc` (the sandbox's own `/proc` is added by the child).
 pub const SYSTEM_READ: &[&str] = &["/sys/devices/system/cpu", "/sys/devices/system/node"];
@@ -86,7 +88,9 @@ pub fn allow_list(workdir: &Path, tmp: &Path, hide: &[PathBuf]) -> AllowList {
         roots.push((PathBuf::from(s), Grant::Device));
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root".into());
     let homes = crate::paths::homes(&home);
     for t in toolchain_roots(&path, &homes) {
         roots.push((t, Grant::ReadExec));
@@ -116,10 +120,20 @@ pub fn allow_list(workdir: &Path, tmp: &Path, hide: &[PathBuf]) -> AllowList {
     let mut masks: Vec<PathBuf> = Vec::new();
     let mut candidates: Vec<PathBuf> = ETC_SECRETS.iter().map(PathBuf::from).collect();
     candidates.extend(
-        ["/root/.ssh", "/run/secrets", "/var/run/secrets", "/proc/kcore"].iter().map(PathBuf::from),
+        [
+            "/root/.ssh",
+            "/run/secrets",
+            "/var/run/secrets",
+            "/proc/kcore",
+        ]
+        .iter()
+        .map(PathBuf::from),
     );
     for h in &homes {
-        for rel in crate::paths::HOME_SENSITIVE.iter().chain(crate::paths::STARTUP_FILES) {
+        for rel in crate::paths::HOME_SENSITIVE
+            .iter()
+            .chain(crate::paths::STARTUP_FILES)
+        {
             candidates.push(h.join(rel));
         }
     }
@@ -155,7 +169,8 @@ pub fn toolchain_roots(path_var: &std::ffi::OsStr, homes: &[PathBuf]) -> Vec<Pat
         let last = d.file_name().map(|n| n.to_string_lossy().into_owned());
         if let (Some(last), Some(parent)) = (last, d.parent()) {
             if matches!(last.as_str(), "bin" | "sbin" | "shims") {
-                let too_wide = parent == Path::new("/") || homes.iter().any(|h| h.starts_with(parent));
+                let too_wide =
+                    parent == Path::new("/") || homes.iter().any(|h| h.starts_with(parent));
                 if parent.file_name().is_some_and(|n| n == ".local") {
                     picks.push(parent.join("lib"));
                 } else if !too_wide {
@@ -212,7 +227,9 @@ impl AllowList {
 fn split(dir: &Path, grant: Grant, masks: &[&PathBuf], out: &mut Vec<(PathBuf, Grant)>) {
     // the directory can be listed (names only); its entries carry the grant
     out.push((dir.to_path_buf(), Grant::List));
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
@@ -236,7 +253,14 @@ mod tests {
     fn toolchains_from_path() {
         let d = tempfile::tempdir().unwrap();
         let home = d.path().join("home/u");
-        for p in ["home/u/.pyenv/shims", "home/u/.pyenv/versions", "home/u/bin", "home/u/.local/bin", "home/u/.local/lib", "opt/node/bin"] {
+        for p in [
+            "home/u/.pyenv/shims",
+            "home/u/.pyenv/versions",
+            "home/u/bin",
+            "home/u/.local/bin",
+            "home/u/.local/lib",
+            "opt/node/bin",
+        ] {
             std::fs::create_dir_all(d.path().join(p)).unwrap();
         }
         let path = std::env::join_paths([
@@ -252,7 +276,13 @@ mod tests {
         let c = |p: &str| d.path().join(p).canonicalize().unwrap();
         assert_eq!(
             got,
-            vec![c("home/u/.pyenv"), c("home/u/bin"), c("home/u/.local/bin"), c("home/u/.local/lib"), c("opt/node")]
+            vec![
+                c("home/u/.pyenv"),
+                c("home/u/bin"),
+                c("home/u/.local/bin"),
+                c("home/u/.local/lib"),
+                c("opt/node")
+            ]
         );
     }
 
@@ -288,7 +318,10 @@ mod tests {
         assert_eq!(al.roots.iter().filter(|(p, _)| *p == w).count(), 1);
         if Path::new("/etc/shadow").exists() {
             assert!(al.masks.contains(&PathBuf::from("/etc/shadow")));
-            assert!(!al.landlock_rules().iter().any(|(p, _)| p == Path::new("/etc/shadow")));
+            assert!(!al
+                .landlock_rules()
+                .iter()
+                .any(|(p, _)| p == Path::new("/etc/shadow")));
         }
         // no home directory itself is ever a root
         for h in crate::paths::homes(Path::new("/root")) {

@@ -176,24 +176,51 @@ impl Ruleset {
         }
     }
 
+    /// Grant `grant` beneath an already opened object (see [`Target`]).
+    pub fn allow_target(&self, t: &Target) -> std::io::Result<()> {
+        add_rule(
+            self.fd.as_raw_fd(),
+            t.fd.as_raw_fd(),
+            rights(t.grant, self.abi, t.is_dir),
+        )
+    }
+
     pub fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 }
 
-/// Add one rule: open `path` with `O_PATH` and grant `grant` beneath it. Only system calls, no
-/// allocation (used in the child for the sandbox's own mounts).
-pub fn allow_cstr(ruleset: RawFd, path: &CStr, grant: Grant, abi: i32) -> std::io::Result<()> {
-    // SAFETY: `path` is a valid C string; the fd is closed below on every path.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+/// An object a rule is attached to, opened once (`O_PATH`) and reusable for many rulesets:
+/// the confinement of every shell call starts from the same system rules.
+#[derive(Debug)]
+pub struct Target {
+    fd: OwnedFd,
+    grant: Grant,
+    is_dir: bool,
+}
+
+impl Target {
+    /// `None` when the path does not exist (or cannot be opened by this caller).
+    pub fn open(path: &Path, grant: Grant) -> Option<Target> {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+        // SAFETY: valid C string; the fd is owned at once.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: fresh fd from open(2).
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: fstat fills a zeroed stat we own.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let is_dir = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        Some(Target { fd, grant, is_dir })
     }
-    // SAFETY: fstat fills a zeroed stat we own.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let is_dir = unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+}
+
+fn add_rule(ruleset: RawFd, fd: RawFd, allowed_access: u64) -> std::io::Result<()> {
     let attr = PathBeneathAttr {
-        allowed_access: rights(grant, abi, is_dir),
+        allowed_access,
         parent_fd: fd,
     };
     // SAFETY: `attr` is live for the call; LANDLOCK_RULE_PATH_BENEATH = 1.
@@ -206,13 +233,28 @@ pub fn allow_cstr(ruleset: RawFd, path: &CStr, grant: Grant, abi: i32) -> std::i
             0u32,
         )
     };
-    let err = std::io::Error::last_os_error();
-    // SAFETY: closing the fd opened above.
-    unsafe { libc::close(fd) };
     if r != 0 {
-        return Err(err);
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Add one rule: open `path` with `O_PATH` and grant `grant` beneath it. Only system calls, no
+/// allocation (used in the child for the sandbox's own mounts).
+pub fn allow_cstr(ruleset: RawFd, path: &CStr, grant: Grant, abi: i32) -> std::io::Result<()> {
+    // SAFETY: `path` is a valid C string; the fd is closed below on every path.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstat fills a zeroed stat we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let is_dir =
+        unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+    let r = add_rule(ruleset, fd, rights(grant, abi, is_dir));
+    // SAFETY: closing the fd opened above.
+    unsafe { libc::close(fd) };
+    r
 }
 
 /// Enforce the ruleset on the calling thread (and everything it starts). Needs

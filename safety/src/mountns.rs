@@ -52,12 +52,18 @@ pub struct MountPlan {
 /// directory that is neither inside nor above any bind source, so that the tmpfs mounted on
 /// it hides none of them and no recursive bind copies it.
 fn staging_dir(list: &AllowList) -> std::io::Result<PathBuf> {
-    for c in ["/dev/shm", "/mnt", "/media", "/srv", "/var/tmp", "/opt", "/tmp", "/run"] {
+    for c in [
+        "/dev/shm", "/mnt", "/media", "/srv", "/var/tmp", "/opt", "/tmp", "/run",
+    ] {
         let p = Path::new(c);
         if !p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
             continue;
         }
-        if list.roots.iter().all(|(r, _)| !r.starts_with(p) && !p.starts_with(r)) {
+        if list
+            .roots
+            .iter()
+            .all(|(r, _)| !r.starts_with(p) && !p.starts_with(r))
+        {
             return Ok(p.to_path_buf());
         }
     }
@@ -124,7 +130,9 @@ impl MountPlan {
             if full.iter().any(|f| p.starts_with(f)) {
                 continue;
             }
-            let Ok(meta) = p.symlink_metadata() else { continue };
+            let Ok(meta) = p.symlink_metadata() else {
+                continue;
+            };
             if meta.file_type().is_symlink() {
                 // /bin -> usr/bin stays a link; its target is a root of its own
                 if let Ok(t) = std::fs::read_link(p) {
@@ -171,9 +179,18 @@ impl MountPlan {
         let masks = list
             .masks
             .iter()
-            .map(|m| Ok((cstr(&under(m))?, m.symlink_metadata().is_ok_and(|x| x.is_dir()))))
+            .map(|m| {
+                Ok((
+                    cstr(&under(m))?,
+                    m.symlink_metadata().is_ok_and(|x| x.is_dir()),
+                ))
+            })
             .collect::<std::io::Result<Vec<_>>>()?;
-        let to_c = |v: &[PathBuf]| v.iter().map(|p| cstr(&under(p))).collect::<std::io::Result<Vec<_>>>();
+        let to_c = |v: &[PathBuf]| {
+            v.iter()
+                .map(|p| cstr(&under(p)))
+                .collect::<std::io::Result<Vec<_>>>()
+        };
         Ok(MountPlan {
             root: Some(RootPlan {
                 newroot: cstr(&base)?,
@@ -206,11 +223,29 @@ impl MountPlan {
         let Some(r) = &self.root else {
             // the light plan: a procfs of the new pid namespace, a private /dev/shm; where the
             // kernel refuses them the host's stay (Landlock still limits what is read there)
-            let _ = mnt(Some(c"proc"), c"/proc", Some(c"proc"), nosuid | libc::MS_NOEXEC, None);
-            let _ = mnt(Some(c"tmpfs"), c"/dev/shm", Some(c"tmpfs"), nosuid, Some(c"mode=1777"));
+            let _ = mnt(
+                Some(c"proc"),
+                c"/proc",
+                Some(c"proc"),
+                nosuid | libc::MS_NOEXEC,
+                None,
+            );
+            let _ = mnt(
+                Some(c"tmpfs"),
+                c"/dev/shm",
+                Some(c"tmpfs"),
+                nosuid,
+                Some(c"mode=1777"),
+            );
             return Ok(());
         };
-        mnt(Some(c"tmpfs"), &r.newroot, Some(c"tmpfs"), nosuid, Some(c"mode=0755,size=4m"))?;
+        mnt(
+            Some(c"tmpfs"),
+            &r.newroot,
+            Some(c"tmpfs"),
+            nosuid,
+            Some(c"mode=0755,size=4m"),
+        )?;
         for d in &r.dirs {
             // SAFETY: a C string owned by the plan.
             if unsafe { libc::mkdir(d.as_ptr(), 0o755) } != 0 && errno() != libc::EEXIST {
@@ -219,7 +254,13 @@ impl MountPlan {
         }
         for f in &r.files {
             // SAFETY: a C string owned by the plan; the fd is closed at once.
-            let fd = unsafe { libc::open(f.as_ptr(), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0o644) };
+            let fd = unsafe {
+                libc::open(
+                    f.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
             if fd < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -233,7 +274,13 @@ impl MountPlan {
             }
         }
         for b in &r.binds {
-            mnt(Some(&b.src), &b.dst, None, libc::MS_BIND | libc::MS_REC, None)?;
+            mnt(
+                Some(&b.src),
+                &b.dst,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
             if let Some(flags) = b.readonly {
                 let f = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags;
                 mnt(None, &b.dst, None, f, None)?;
@@ -242,7 +289,13 @@ impl MountPlan {
         for (m, is_dir) in &r.masks {
             if *is_dir {
                 let f = libc::MS_RDONLY | nosuid | libc::MS_NOEXEC;
-                mnt(Some(c"tmpfs"), m, Some(c"tmpfs"), f, Some(c"size=4k,mode=000"))?;
+                mnt(
+                    Some(c"tmpfs"),
+                    m,
+                    Some(c"tmpfs"),
+                    f,
+                    Some(c"size=4k,mode=000"),
+                )?;
             } else {
                 mnt(Some(c"/dev/null"), m, None, libc::MS_BIND, None)?;
             }
@@ -250,9 +303,21 @@ impl MountPlan {
         let pflags = nosuid | libc::MS_NOEXEC;
         if mnt(Some(c"proc"), &r.proc_dst, Some(c"proc"), pflags, None).is_err() {
             // a kernel that refuses a new procfs here (a container masking parts of /proc)
-            mnt(Some(c"/proc"), &r.proc_dst, None, libc::MS_BIND | libc::MS_REC, None)?;
+            mnt(
+                Some(c"/proc"),
+                &r.proc_dst,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
         }
-        mnt(Some(c"tmpfs"), &r.shm_dst, Some(c"tmpfs"), nosuid, Some(c"mode=1777,size=64m"))?;
+        mnt(
+            Some(c"tmpfs"),
+            &r.shm_dst,
+            Some(c"tmpfs"),
+            nosuid,
+            Some(c"mode=1777,size=64m"),
+        )?;
         // SAFETY: C strings; pivot_root(".", ".") stacks the old root on the new one, which
         // the detach then removes.
         unsafe {
@@ -285,7 +350,13 @@ fn mnt(
     let p = |c: Option<&CStr>| c.map_or(std::ptr::null(), |c| c.as_ptr());
     // SAFETY: every pointer is null or a live C string for the duration of the call.
     let rc = unsafe {
-        libc::mount(p(src), dst.as_ptr(), p(fstype), flags, p(data) as *const libc::c_void)
+        libc::mount(
+            p(src),
+            dst.as_ptr(),
+            p(fstype),
+            flags,
+            p(data) as *const libc::c_void,
+        )
     };
     if rc != 0 {
         return Err(std::io::Error::last_os_error());

@@ -163,8 +163,10 @@ unsafe fn reset_signals() {
 /// Close every fd but `keep` (the caller's pipes and the spawn error pipe must not be held by
 /// the shim or init, or readers would wait for them).
 unsafe fn close_all_but(keep: libc::c_int) {
-    let range = |lo: libc::c_uint, hi: libc::c_uint| libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
-    let ok = (keep == 0 || range(0, keep as libc::c_uint - 1) == 0) && range(keep as libc::c_uint + 1, libc::c_uint::MAX) == 0;
+    let range =
+        |lo: libc::c_uint, hi: libc::c_uint| libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
+    let ok = (keep == 0 || range(0, keep as libc::c_uint - 1) == 0)
+        && range(keep as libc::c_uint + 1, libc::c_uint::MAX) == 0;
     if !ok {
         for fd in 0..65536 {
             if fd != keep {

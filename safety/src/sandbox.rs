@@ -10,8 +10,8 @@
 //!
 //! Writable: the workdir, the private temp dir, harmless devices and a private `/dev/shm`.
 
-use crate::allowlist::allow_list;
-use crate::fsrules::{Grant, Ruleset};
+use crate::allowlist::{allow_list, AllowList};
+use crate::fsrules::{Grant, Ruleset, Target};
 use crate::mountns::MountPlan;
 use crate::reaper::{ChildPlan, LandlockPlan, UserMaps};
 use crate::seccomp::Filter;
@@ -19,6 +19,7 @@ pub use crate::support::{Gap, KernelSupport};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Sandbox {
@@ -55,7 +56,9 @@ impl Sandbox {
             return Sandbox::None;
         }
         if k.landlock_abi >= 4 {
-            return Sandbox::Landlock { abi: k.landlock_abi };
+            return Sandbox::Landlock {
+                abi: k.landlock_abi,
+            };
         }
         Sandbox::Namespaces
     }
@@ -68,13 +71,19 @@ impl Sandbox {
             "" | "auto" => Ok(Sandbox::detect()),
             "landlock" => match Sandbox::detect() {
                 s @ Sandbox::Landlock { .. } => Ok(s),
-                _ => Err(format!("sandbox 'landlock' requested but this kernel cannot provide it ({})", k.summary())),
+                _ => Err(format!(
+                    "sandbox 'landlock' requested but this kernel cannot provide it ({})",
+                    k.summary()
+                )),
             },
             "namespaces" => {
                 if k.confines() {
                     Ok(Sandbox::Namespaces)
                 } else {
-                    Err(format!("sandbox 'namespaces' requested but this kernel cannot provide it ({})", k.summary()))
+                    Err(format!(
+                        "sandbox 'namespaces' requested but this kernel cannot provide it ({})",
+                        k.summary()
+                    ))
                 }
             }
             o => Err(format!(
@@ -134,7 +143,12 @@ pub fn sandboxed_command(
     let plan = child_plan(&backend, workdir, tmp, policy)
         .map_err(|e| Unconfined(format!("{} sandbox setup failed: {e}", backend.key())))?;
     c.env("TMPDIR", tmp);
-    if let Some(parent) = workdir.canonicalize().ok().as_deref().and_then(Path::parent) {
+    if let Some(parent) = workdir
+        .canonicalize()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+    {
         c.env("GIT_CEILING_DIRECTORIES", parent);
     }
     // SAFETY: `reaper::enter` only makes system calls on data prepared here (no allocation,
@@ -143,6 +157,28 @@ pub fn sandboxed_command(
         c.pre_exec(move || crate::reaper::enter(&plan));
     }
     Ok((c, backend))
+}
+
+/// The opened rule targets of an allow-list, kept for the next calls with the same list (a
+/// harness confines every command of a run with the same one): listing `/etc` and opening a
+/// hundred-odd paths per shell call would be most of the sandbox's cost.
+fn landlock_targets(list: &AllowList) -> Arc<Vec<Target>> {
+    static CACHE: Mutex<Vec<(AllowList, Arc<Vec<Target>>)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = cache.iter().find(|(l, _)| l == list) {
+        return t.clone();
+    }
+    let targets: Arc<Vec<Target>> = Arc::new(
+        list.landlock_rules()
+            .iter()
+            .filter_map(|(p, g)| Target::open(p, *g))
+            .collect(),
+    );
+    if cache.len() >= 4 {
+        cache.remove(0);
+    }
+    cache.push((list.clone(), targets.clone()));
+    targets
 }
 
 fn child_plan(
@@ -164,13 +200,13 @@ fn child_plan(
                 return Err(std::io::Error::other("this kernel has no Landlock"));
             }
             let ruleset = Ruleset::new(abi)?;
-            for (p, g) in list.landlock_rules() {
-                match ruleset.allow(&p, g) {
-                    Err(e) if e.raw_os_error() == Some(libc::EACCES) => {}
-                    r => r.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?,
-                }
+            for t in landlock_targets(&list).iter() {
+                ruleset.allow_target(t)?;
             }
-            let late = vec![(c"/proc".to_owned(), Grant::Read), (c"/dev/shm".to_owned(), Grant::Full)];
+            let late = vec![
+                (c"/proc".to_owned(), Grant::Read),
+                (c"/dev/shm".to_owned(), Grant::Full),
+            ];
             (MountPlan::light(), Some(LandlockPlan { ruleset, late }))
         }
         _ => (MountPlan::new_root(&list, workdir)?, None),

@@ -282,7 +282,7 @@ mod tests {
 
     /// A tiny classic-BPF interpreter: the filter's decisions are checked without a kernel.
     fn eval(p: &[Insn], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
-        let mut data = vec![0u8; 64];
+        let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&nr.to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
         for (i, a) in args.iter().enumerate() {
@@ -314,13 +314,17 @@ mod tests {
 
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[test]
+    #[allow(clippy::unnecessary_cast)] // ioctl numbers are u32 or u64 depending on the target
     fn decisions() {
         let f = Filter::confined();
         let p = &f.prog;
         let call = |nr: libc::c_long, args: [u64; 6]| eval(p, nr as u32, AUDIT_ARCH, args);
         let e = |x: i32| RET_ERRNO | x as u32;
         let unix = libc::AF_UNIX as u64;
-        assert_eq!(call(libc::SYS_socket, [unix, 1, 0, 0, 0, 0]), e(libc::EACCES));
+        assert_eq!(
+            call(libc::SYS_socket, [unix, 1, 0, 0, 0, 0]),
+            e(libc::EACCES)
+        );
         assert_eq!(call(libc::SYS_socket, [2, 1, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [10, 2, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [16, 3, 0, 0, 0, 0]), RET_ALLOW);

@@ -72,7 +72,8 @@ impl KernelSupport {
         if !self.seccomp {
             v.push(Gap {
                 feature: "seccomp filters",
-                consequence: "unix sockets to host daemons and new user namespaces could not be refused",
+                consequence:
+                    "unix sockets to host daemons and new user namespaces could not be refused",
                 fatal: true,
             });
         }
@@ -109,7 +110,11 @@ impl KernelSupport {
         let mut s = format!(
             "landlock ABI {}, {} namespaces, seccomp {}, openat2 {}",
             self.landlock_abi,
-            if self.namespaces { "pid/mount/net" } else { "no" },
+            if self.namespaces {
+                "pid/mount/net"
+            } else {
+                "no"
+            },
             if self.seccomp { "yes" } else { "no" },
             if self.openat2 { "yes" } else { "no" }
         );
@@ -142,7 +147,9 @@ fn try_in_child(flags: libc::c_int, via_user: bool) -> bool {
                 }
                 let w = |p: &std::ffi::CStr, d: &std::ffi::CStr| {
                     let fd = libc::open(p.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    let ok = fd >= 0 && libc::write(fd, d.as_ptr() as *const libc::c_void, d.to_bytes().len()) >= 0;
+                    let ok = fd >= 0
+                        && libc::write(fd, d.as_ptr() as *const libc::c_void, d.to_bytes().len())
+                            >= 0;
                     libc::close(fd);
                     ok
                 };

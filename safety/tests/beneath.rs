@@ -177,12 +177,29 @@ fn swap_race_from_another_process() {
                 libc::unlinkat(dfd, c"f.lnk".as_ptr(), 0);
                 libc::symlinkat(target.as_ptr(), dfd, c"f.lnk".as_ptr());
                 libc::renameat(dfd, c"f.lnk".as_ptr(), dfd, c"f".as_ptr());
-                libc::renameat2(dfd, c"d".as_ptr(), dfd, c"d.alt".as_ptr(), libc::RENAME_EXCHANGE);
-                let fd = libc::openat(dfd, c"f.reg".as_ptr(), libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, 0o644);
+                libc::renameat2(
+                    dfd,
+                    c"d".as_ptr(),
+                    dfd,
+                    c"d.alt".as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                );
+                let fd = libc::openat(
+                    dfd,
+                    c"f.reg".as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                    0o644,
+                );
                 libc::write(fd, b"inside\n".as_ptr() as *const libc::c_void, 7);
                 libc::close(fd);
                 libc::renameat(dfd, c"f.reg".as_ptr(), dfd, c"f".as_ptr());
-                libc::renameat2(dfd, c"d".as_ptr(), dfd, c"d.alt".as_ptr(), libc::RENAME_EXCHANGE);
+                libc::renameat2(
+                    dfd,
+                    c"d".as_ptr(),
+                    dfd,
+                    c"d.alt".as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                );
             }
         }
     }
@@ -208,7 +225,10 @@ fn control_naive_path_access_is_raced() {
     for _ in 0..20_000 {
         let p = fx.work.join("f");
         // check-then-use: the naive tool refuses symlinks, then reads
-        if !p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        if !p
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
             if let Ok(s) = std::fs::read_to_string(&p) {
                 if s.contains("CANARY") {
                     leaked = true;
@@ -219,7 +239,10 @@ fn control_naive_path_access_is_raced() {
     }
     stop.store(true, Ordering::Relaxed);
     h.join().unwrap();
-    assert!(leaked, "the swap loop never won the race against check-then-use");
+    assert!(
+        leaked,
+        "the swap loop never won the race against check-then-use"
+    );
 }
 
 #[test]
@@ -236,13 +259,23 @@ fn hard_links_are_detached_or_refused() {
         assert!(w.detached);
         let a = b.append("a", b"more\n").unwrap();
         assert!(a.detached);
-        let e = b.edit("e", |old| Ok::<_, ()>([old, b"x"].concat())).unwrap().unwrap();
+        let e = b
+            .edit("e", |old| Ok::<_, ()>([old, b"x"].concat()))
+            .unwrap()
+            .unwrap();
         assert!(e.detached);
         match b.create("c") {
-            Err(Error::Refused { why: Refusal::HardLinked, .. }) => {}
+            Err(Error::Refused {
+                why: Refusal::HardLinked,
+                ..
+            }) => {}
             other => panic!("{walk:?}: create of a hard link: {other:?}"),
         }
-        assert_eq!(std::fs::read_to_string(&out).unwrap(), "outside\n", "{walk:?}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "outside\n",
+            "{walk:?}"
+        );
         assert_eq!(std::fs::read_to_string(fx.work.join("w")).unwrap(), "new\n");
         assert_eq!(
             std::fs::read_to_string(fx.work.join("a")).unwrap(),
@@ -254,7 +287,16 @@ fn hard_links_are_detached_or_refused() {
         std::fs::hard_link(fx.outside.join("id_rsa"), fx.work.join("innocent.txt")).unwrap();
         let b = b.forbid_inodes([(m.dev(), m.ino())].into_iter().collect());
         let e = b.read("innocent.txt").unwrap_err();
-        assert!(matches!(e, Error::Refused { why: Refusal::Forbidden, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Refused {
+                    why: Refusal::Forbidden,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.verdict().unwrap().message().starts_with("[safety ring 4"));
     }
 }
@@ -268,9 +310,15 @@ fn escapes_symlinks_and_special_files_are_refused() {
         other => panic!("not refused: {other:?}"),
     };
     assert_eq!(refused(b.read_bytes("../outside/id_rsa")), Refusal::Outside);
-    assert_eq!(refused(b.read_bytes("d/../../outside/id_rsa")), Refusal::Outside);
+    assert_eq!(
+        refused(b.read_bytes("d/../../outside/id_rsa")),
+        Refusal::Outside
+    );
     let abs = fx.outside.join("id_rsa");
-    assert_eq!(refused(b.read_bytes(abs.to_str().unwrap())), Refusal::Outside);
+    assert_eq!(
+        refused(b.read_bytes(abs.to_str().unwrap())),
+        Refusal::Outside
+    );
     assert_eq!(refused(b.read_bytes("f.alt")), Refusal::Symlink);
     assert_eq!(refused(b.read_bytes("d.alt/id_rsa")), Refusal::Symlink);
     assert_eq!(refused(b.read_bytes("d")), Refusal::NotAFile);
@@ -282,19 +330,34 @@ fn escapes_symlinks_and_special_files_are_refused() {
     assert_eq!(refused(b.read_bytes("pipe")), Refusal::NotAFile);
     assert!(matches!(
         b.append("pipe", b"x"),
-        Err(Error::Refused { why: Refusal::NotAFile, .. })
+        Err(Error::Refused {
+            why: Refusal::NotAFile,
+            ..
+        })
     ));
     // writes through a symlinked name or directory never land outside
     assert!(b.write("f.alt", b"x").is_err());
     assert!(b.write("d.alt/new.txt", b"x").is_err());
     assert!(b.mkdir_all("d.alt/sub").is_err());
     assert!(!fx.outside.join("new.txt").exists() && !fx.outside.join("sub").exists());
-    assert_eq!(std::fs::read_to_string(fx.outside.join("id_rsa")).unwrap(), SECRET);
+    assert_eq!(
+        std::fs::read_to_string(fx.outside.join("id_rsa")).unwrap(),
+        SECRET
+    );
     // an absolute path inside the root is fine; the root itself cannot be a symlink
     let inside = fx.work.join("d/inner.txt");
     assert_eq!(b.read_bytes(inside.to_str().unwrap()).unwrap(), b"inside\n");
     let e = Beneath::open(&fx.work.join("d.alt")).unwrap_err();
-    assert!(matches!(e, Error::Refused { why: Refusal::Symlink, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Refused {
+                why: Refusal::Symlink,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -317,7 +380,8 @@ fn the_operations_work() {
         .unwrap();
     assert_eq!(r.unwrap().len, 6);
     assert_eq!(
-        b.edit("x/y/z/a.txt", |_| Err::<Vec<u8>, _>("no match")).unwrap(),
+        b.edit("x/y/z/a.txt", |_| Err::<Vec<u8>, _>("no match"))
+            .unwrap(),
         Err("no match")
     );
     // permissions survive the atomic replace
@@ -325,7 +389,10 @@ fn the_operations_work() {
     let p = fx.work.join("x/y/z/a.txt");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o750)).unwrap();
     b.write("x/y/z/a.txt", b"again\n").unwrap();
-    assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o750);
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o750
+    );
     let names: Vec<(String, Kind)> = b
         .list("")
         .unwrap()
@@ -334,13 +401,19 @@ fn the_operations_work() {
         .collect();
     assert!(names.contains(&("f.alt".into(), Kind::Symlink)));
     assert!(names.contains(&("x".into(), Kind::Dir)));
-    assert!(!names.iter().any(|(n, _)| n.contains(".lrab-")), "temp files left: {names:?}");
+    assert!(
+        !names.iter().any(|(n, _)| n.contains(".lrab-")),
+        "temp files left: {names:?}"
+    );
     // trash: a handle on a sub-directory, then a move into it
     b.mkdir_all(".lrab/trash").unwrap();
     let trash = b.sub(".lrab/trash").unwrap();
     b.move_to("x/y/z/a.txt", &trash, "a.txt.1").unwrap();
     assert!(fx.work.join(".lrab/trash/a.txt.1").exists());
-    assert!(b.move_to("f", &trash, "a.txt.1").is_err(), "replaced an existing trash entry");
+    assert!(
+        b.move_to("f", &trash, "a.txt.1").is_err(),
+        "replaced an existing trash entry"
+    );
     b.remove_all("x").unwrap();
     assert!(!fx.work.join("x").exists());
     // removing a symlinked directory removes the link, not the outside files

@@ -21,7 +21,11 @@ fn backends() -> Vec<Sandbox> {
     if k.confines() {
         v.push(Sandbox::Namespaces);
     }
-    assert!(!v.is_empty(), "no confinement on this machine: {}", k.summary());
+    assert!(
+        !v.is_empty(),
+        "no confinement on this machine: {}",
+        k.summary()
+    );
     v
 }
 
@@ -60,7 +64,9 @@ struct Out {
 }
 
 fn run_cmd(mut c: Command, timeout: Duration) -> Out {
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().expect("spawn");
     let start = Instant::now();
     let st = loop {
@@ -74,8 +80,18 @@ fn run_cmd(mut c: Command, timeout: Duration) -> Out {
         std::thread::sleep(Duration::from_millis(5));
     };
     let mut text = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut text).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut text).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
     Out {
         code: st.code(),
         text,
@@ -122,11 +138,27 @@ fn reads_outside_the_allow_list_fail_in_the_kernel() {
             );
         }
         // everything outside still intact, nothing copied in
-        assert_eq!(std::fs::read_to_string(l.home.join(".ssh/id_rsa")).unwrap(), CANARY);
-        assert!(!l.work.join("h").exists() || !std::fs::read_to_string(l.work.join("h")).unwrap_or_default().contains(CANARY));
+        assert_eq!(
+            std::fs::read_to_string(l.home.join(".ssh/id_rsa")).unwrap(),
+            CANARY
+        );
+        assert!(
+            !l.work.join("h").exists()
+                || !std::fs::read_to_string(l.work.join("h"))
+                    .unwrap_or_default()
+                    .contains(CANARY)
+        );
         // init (pid 1) is a copy of this process that never execs: its environment stays closed
-        let o = sandboxed(&l, &b, "tr '\\0' '\\n' < /proc/1/environ; cat /proc/1/maps | head -3");
-        assert!(!o.text.contains("CARGO_PKG_NAME"), "{b:?}: init's environment is readable: {}", o.text);
+        let o = sandboxed(
+            &l,
+            &b,
+            "tr '\\0' '\\n' < /proc/1/environ; cat /proc/1/maps | head -3",
+        );
+        assert!(
+            !o.text.contains("CARGO_PKG_NAME"),
+            "{b:?}: init's environment is readable: {}",
+            o.text
+        );
         // control: the same kind of command works inside
         let o = sandboxed(&l, &b, r#"cat "$PWD/mine.txt" && cat ../work/mine.txt"#);
         assert_eq!(o.code, Some(0), "{b:?}: {}", o.text);
@@ -170,7 +202,8 @@ fn unix_sockets_reach_nothing() {
         let path = outside.path().join("daemon.sock");
         let pl = UnixListener::bind(&path).unwrap();
         let name = format!("lrab-test-{}", std::process::id());
-        let al = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+        let al = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap())
+            .unwrap();
         let dpath = outside.path().join("dgram.sock");
         let dl = UnixDatagram::bind(&dpath).unwrap();
         for s in [&pl, &al] {
@@ -188,10 +221,19 @@ fn unix_sockets_reach_nothing() {
             let o = sandboxed(&l, &b, a);
             assert!(!o.text.contains("SENT"), "{b:?}: `{a}`: {}", o.text);
         }
-        assert!(pl.accept().is_err(), "{b:?}: the pathname listener got a connection");
-        assert!(al.accept().is_err(), "{b:?}: the abstract listener got a connection");
+        assert!(
+            pl.accept().is_err(),
+            "{b:?}: the pathname listener got a connection"
+        );
+        assert!(
+            al.accept().is_err(),
+            "{b:?}: the abstract listener got a connection"
+        );
         let mut buf = [0u8; 16];
-        assert!(dl.recv(&mut buf).is_err(), "{b:?}: the datagram socket got a message");
+        assert!(
+            dl.recv(&mut buf).is_err(),
+            "{b:?}: the datagram socket got a message"
+        );
     }
 }
 
@@ -210,10 +252,26 @@ fn no_new_namespaces_and_no_capabilities() {
             let o = sandboxed(&l, &b, a);
             assert_ne!(o.code, Some(0), "{b:?}: `{a}` succeeded: {}", o.text);
         }
-        let o = sandboxed(&l, &b, "grep -E 'CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp:' /proc/self/status");
-        assert!(o.text.contains("CapEff:\t0000000000000000"), "{b:?}: {}", o.text);
-        assert!(o.text.contains("CapBnd:\t0000000000000000"), "{b:?}: {}", o.text);
-        assert!(o.text.contains("NoNewPrivs:\t1") && o.text.contains("Seccomp:\t2"), "{b:?}: {}", o.text);
+        let o = sandboxed(
+            &l,
+            &b,
+            "grep -E 'CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp:' /proc/self/status",
+        );
+        assert!(
+            o.text.contains("CapEff:\t0000000000000000"),
+            "{b:?}: {}",
+            o.text
+        );
+        assert!(
+            o.text.contains("CapBnd:\t0000000000000000"),
+            "{b:?}: {}",
+            o.text
+        );
+        assert!(
+            o.text.contains("NoNewPrivs:\t1") && o.text.contains("Seccomp:\t2"),
+            "{b:?}: {}",
+            o.text
+        );
     }
 }
 
@@ -232,8 +290,14 @@ fn alive_with(marker: &str) -> Vec<String> {
 }
 
 fn marker() -> String {
-    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    format!("1000.{:09}", n % 1_000_000_000 + std::process::id() as u32 % 1000)
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "1000.{:09}",
+        n % 1_000_000_000 + std::process::id() as u32 % 1000
+    )
 }
 
 #[test]
@@ -246,7 +310,12 @@ fn nothing_outlives_the_command() {
              python3 -c \"import os,time\nif os.fork()==0:\n  os.setsid()\n  os.execvp('sleep',['sleep','{m}'])\" ; sleep 0.3; exit 7"
         );
         let o = sandboxed(&l, &b, &cmd);
-        assert_eq!(o.code, Some(7), "{b:?}: the command's exit code: {}", o.text);
+        assert_eq!(
+            o.code,
+            Some(7),
+            "{b:?}: the command's exit code: {}",
+            o.text
+        );
         assert_eq!(alive_with(&m), Vec::<String>::new(), "{b:?}: left running");
     }
 }
@@ -262,7 +331,9 @@ fn a_timeout_kill_takes_everything() {
         };
         let cmd = format!("setsid nohup sleep {m} & (sleep {m} &); sleep {m}");
         let (mut c, _) = sandboxed_command(&cmd, &l.work, &l.tmp, &policy).unwrap();
-        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let mut child = c.spawn().unwrap();
         let t0 = Instant::now();
         while alive_with(&m).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
@@ -277,7 +348,11 @@ fn a_timeout_kill_takes_everything() {
         while !alive_with(&m).is_empty() && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert_eq!(alive_with(&m), Vec::<String>::new(), "{b:?}: left running after the kill");
+        assert_eq!(
+            alive_with(&m),
+            Vec::<String>::new(),
+            "{b:?}: left running after the kill"
+        );
     }
 }
 
@@ -305,7 +380,11 @@ fn fake_harness_entry() {
     let Ok(m) = std::env::var("LRAB_FAKE_HARNESS_MARKER") else {
         return;
     };
-    let b = if std::env::var("LRAB_FAKE_HARNESS_NS").is_ok() { Sandbox::Namespaces } else { Sandbox::detect() };
+    let b = if std::env::var("LRAB_FAKE_HARNESS_NS").is_ok() {
+        Sandbox::Namespaces
+    } else {
+        Sandbox::detect()
+    };
     let dir = PathBuf::from(std::env::var("LRAB_FAKE_HARNESS_DIR").unwrap());
     let policy = Policy {
         force: Some(b),
@@ -313,9 +392,15 @@ fn fake_harness_entry() {
     };
     let cmd = format!("setsid nohup sleep {m} >/dev/null 2>&1 & (sleep {m} &) ; sleep {m}");
     let (mut c, _) = sandboxed_command(&cmd, &dir, &dir, &policy).unwrap();
-    let _child = c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     println!("SPAWNED");
-    std::thread::sleep(Duration::from_secs(600));
+    // waits until this fake harness is killed (the command sleeps far longer)
+    let _ = child.wait();
 }
 
 #[test]
@@ -324,11 +409,16 @@ fn nothing_outlives_a_killed_harness() {
         let d = tempfile::tempdir().unwrap();
         let m = marker();
         let mut h = Command::new(std::env::current_exe().unwrap());
-        h.args(["--exact", "fake_harness_entry", "--nocapture", "--test-threads=1"])
-            .env("LRAB_FAKE_HARNESS_MARKER", &m)
-            .env("LRAB_FAKE_HARNESS_DIR", d.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        h.args([
+            "--exact",
+            "fake_harness_entry",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LRAB_FAKE_HARNESS_MARKER", &m)
+        .env("LRAB_FAKE_HARNESS_DIR", d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         if b == Sandbox::Namespaces {
             h.env("LRAB_FAKE_HARNESS_NS", "1");
         }
@@ -339,7 +429,10 @@ fn nothing_outlives_a_killed_harness() {
         while alive_with(&m).len() < 3 && t0.elapsed() < Duration::from_secs(20) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(alive_with(&m).len() >= 3, "{b:?}: the fake harness never started its command");
+        assert!(
+            alive_with(&m).len() >= 3,
+            "{b:?}: the fake harness never started its command"
+        );
         // SAFETY: SIGKILL to our own child process only.
         unsafe {
             libc::kill(harness.id() as i32, libc::SIGKILL);
@@ -349,7 +442,11 @@ fn nothing_outlives_a_killed_harness() {
         while !alive_with(&m).is_empty() && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert_eq!(alive_with(&m), Vec::<String>::new(), "{b:?}: outlived the harness");
+        assert_eq!(
+            alive_with(&m),
+            Vec::<String>::new(),
+            "{b:?}: outlived the harness"
+        );
     }
 }
 
@@ -358,7 +455,10 @@ fn this_kernel_is_reported() {
     let k = KernelSupport::get();
     println!("{}", k.summary());
     for g in k.gaps() {
-        println!("gap: {} → {} (fatal: {})", g.feature, g.consequence, g.fatal);
+        println!(
+            "gap: {} → {} (fatal: {})",
+            g.feature, g.consequence, g.fatal
+        );
     }
     assert_eq!(Sandbox::detect() == Sandbox::None, !k.confines());
     if !k.confines() {

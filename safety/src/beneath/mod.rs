@@ -143,6 +143,8 @@ pub struct Stat {
 }
 
 impl Stat {
+    // field widths differ between architectures (nlink is u32 on aarch64)
+    #[allow(clippy::unnecessary_cast)]
     fn of(st: &libc::stat) -> Stat {
         let kind = if sys::is_reg(st) {
             Kind::File
@@ -189,25 +191,50 @@ impl Beneath {
     /// be anywhere).
     pub fn open(root: &Path) -> Result<Beneath, Error> {
         let shown = root.display().to_string();
-        let io = |err| Error::Io { path: shown.clone(), err };
+        let io = |err| Error::Io {
+            path: shown.clone(),
+            err,
+        };
         let meta = root.symlink_metadata().map_err(io)?;
         if meta.file_type().is_symlink() {
-            return Err(Error::Refused { path: shown, why: Refusal::Symlink });
+            return Err(Error::Refused {
+                path: shown,
+                why: Refusal::Symlink,
+            });
         }
         let c = CString::new(root.as_os_str().as_encoded_bytes()).map_err(|_| Error::Refused {
             path: shown.clone(),
             why: Refusal::BadPath,
         })?;
-        let dir = sys::openat(libc::AT_FDCWD, &c, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0).map_err(io)?;
+        let dir = sys::openat(
+            libc::AT_FDCWD,
+            &c,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )
+        .map_err(io)?;
         let root = root.canonicalize().map_err(io)?;
-        let walk = if openat2_available() { Walk::Openat2 } else { Walk::Components };
-        Ok(Beneath { dir, root, walk, forbidden: HashSet::new() })
+        let walk = if openat2_available() {
+            Walk::Openat2
+        } else {
+            Walk::Components
+        };
+        Ok(Beneath {
+            dir,
+            root,
+            walk,
+            forbidden: HashSet::new(),
+        })
     }
 
     /// Resolve with this mechanism (tests force the fallback; `Openat2` where the kernel lacks
     /// it still falls back).
     pub fn with_walk(mut self, walk: Walk) -> Beneath {
-        self.walk = if walk == Walk::Openat2 && !openat2_available() { Walk::Components } else { walk };
+        self.walk = if walk == Walk::Openat2 && !openat2_available() {
+            Walk::Components
+        } else {
+            walk
+        };
         self
     }
 
@@ -232,12 +259,20 @@ impl Beneath {
         let dir = self.dir_fd(rel, &comps, libc::O_PATH)?;
         let mut root = self.root.clone();
         root.extend(comps.iter());
-        Ok(Beneath { dir, root, walk: self.walk, forbidden: self.forbidden.clone() })
+        Ok(Beneath {
+            dir,
+            root,
+            walk: self.walk,
+            forbidden: self.forbidden.clone(),
+        })
     }
 
     /// Lexical normalization: components below the root, or a refusal.
     fn split(&self, raw: &str) -> Result<Vec<OsString>, Error> {
-        let bad = |why| Error::Refused { path: raw.to_string(), why };
+        let bad = |why| Error::Refused {
+            path: raw.to_string(),
+            why,
+        };
         if raw.contains('\0') {
             return Err(bad(Refusal::BadPath));
         }
@@ -261,11 +296,17 @@ impl Beneath {
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if out.pop().is_none() {
-                        return Err(Error::Refused { path: raw.to_string(), why: Refusal::Outside });
+                        return Err(Error::Refused {
+                            path: raw.to_string(),
+                            why: Refusal::Outside,
+                        });
                     }
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(Error::Refused { path: raw.to_string(), why: Refusal::Outside })
+                    return Err(Error::Refused {
+                        path: raw.to_string(),
+                        why: Refusal::Outside,
+                    })
                 }
             }
         }
@@ -275,35 +316,59 @@ impl Beneath {
     /// The parent directory of the last component, as an `O_PATH` fd, and the last name.
     fn parent(&self, raw: &str, comps: &[OsString]) -> Result<(OwnedFd, CString), Error> {
         let Some((last, dirs)) = comps.split_last() else {
-            return Err(Error::Refused { path: raw.to_string(), why: Refusal::BadPath });
+            return Err(Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::BadPath,
+            });
         };
         Ok((self.dir_fd(raw, dirs, libc::O_PATH)?, sys::cname(last)))
     }
 
     /// Open the directory `comps` (relative to the root) with `flags | O_DIRECTORY`.
     fn dir_fd(&self, raw: &str, comps: &[OsString], flags: libc::c_int) -> Result<OwnedFd, Error> {
-        let io = |err| Error::Io { path: raw.to_string(), err };
+        let io = |err| Error::Io {
+            path: raw.to_string(),
+            err,
+        };
         if comps.is_empty() {
-            return sys::openat(self.dir.as_raw_fd(), c".", flags | libc::O_DIRECTORY, 0).map_err(io);
+            return sys::openat(self.dir.as_raw_fd(), c".", flags | libc::O_DIRECTORY, 0)
+                .map_err(io);
         }
         if self.walk == Walk::Openat2 {
-            let joined = comps.iter().map(|c| c.to_string_lossy().into_owned()).collect::<Vec<_>>().join("/");
+            let joined = comps
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
             let bytes: Vec<u8> = comps
                 .iter()
                 .map(|c| c.clone().into_vec())
                 .collect::<Vec<_>>()
                 .join(&b'/');
-            let c = CString::new(bytes).map_err(|_| Error::Refused { path: joined, why: Refusal::BadPath })?;
-            let resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+            let c = CString::new(bytes).map_err(|_| Error::Refused {
+                path: joined,
+                why: Refusal::BadPath,
+            })?;
+            let resolve =
+                libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
             return sys::openat2(self.dir.as_raw_fd(), &c, flags | libc::O_DIRECTORY, resolve)
                 .map_err(|e| self.classify(raw, comps, e));
         }
         let mut cur = sys::dup(self.dir.as_raw_fd()).map_err(io)?;
         for (i, comp) in comps.iter().enumerate() {
-            let f = if i + 1 == comps.len() { flags } else { libc::O_PATH };
+            let f = if i + 1 == comps.len() {
+                flags
+            } else {
+                libc::O_PATH
+            };
             let name = sys::cname(comp);
-            cur = sys::openat(cur.as_raw_fd(), &name, f | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)
-                .map_err(|e| self.classify(raw, &comps[..=i], e))?;
+            cur = sys::openat(
+                cur.as_raw_fd(),
+                &name,
+                f | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                0,
+            )
+            .map_err(|e| self.classify(raw, &comps[..=i], e))?;
         }
         Ok(cur)
     }
@@ -311,20 +376,31 @@ impl Beneath {
     /// Turn a resolution error into a refusal where it is one (a symlink on the way, an
     /// escape) — re-walking without following anything, only to name the reason.
     fn classify(&self, raw: &str, comps: &[OsString], e: std::io::Error) -> Error {
-        let refused = |why| Error::Refused { path: raw.to_string(), why };
+        let refused = |why| Error::Refused {
+            path: raw.to_string(),
+            why,
+        };
         match e.raw_os_error() {
             Some(libc::ELOOP) => return refused(Refusal::Symlink),
             Some(libc::EXDEV) => return refused(Refusal::Outside),
             Some(libc::ENOTDIR) => {
                 let Ok(mut cur) = sys::dup(self.dir.as_raw_fd()) else {
-                    return Error::Io { path: raw.to_string(), err: e };
+                    return Error::Io {
+                        path: raw.to_string(),
+                        err: e,
+                    };
                 };
                 for c in comps {
                     let n = sys::cname(c);
                     match sys::lstatat(cur.as_raw_fd(), &n) {
                         Ok(st) if sys::is_lnk(&st) => return refused(Refusal::Symlink),
                         Ok(st) if !sys::is_dir(&st) => return refused(Refusal::NotADirectory),
-                        Ok(_) => match sys::openat(cur.as_raw_fd(), &n, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0) {
+                        Ok(_) => match sys::openat(
+                            cur.as_raw_fd(),
+                            &n,
+                            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                            0,
+                        ) {
                             Ok(fd) => cur = fd,
                             Err(_) => break,
                         },
@@ -334,26 +410,61 @@ impl Beneath {
             }
             _ => {}
         }
-        Error::Io { path: raw.to_string(), err: e }
+        Error::Io {
+            path: raw.to_string(),
+            err: e,
+        }
     }
 
     /// Open the last component (never following it) and check it is a regular file we may
     /// use.
-    fn open_file(&self, raw: &str, parent: &OwnedFd, name: &CStr, flags: libc::c_int) -> Result<(File, Stat), Error> {
-        let fd = sys::openat(parent.as_raw_fd(), name, flags | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY, 0o666)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => Error::Refused { path: raw.to_string(), why: Refusal::Symlink },
-                Some(libc::EISDIR) => Error::Refused { path: raw.to_string(), why: Refusal::NotAFile },
-                Some(libc::ENXIO) => Error::Refused { path: raw.to_string(), why: Refusal::NotAFile },
-                _ => Error::Io { path: raw.to_string(), err: e },
-            })?;
-        let io = |err| Error::Io { path: raw.to_string(), err };
+    fn open_file(
+        &self,
+        raw: &str,
+        parent: &OwnedFd,
+        name: &CStr,
+        flags: libc::c_int,
+    ) -> Result<(File, Stat), Error> {
+        let fd = sys::openat(
+            parent.as_raw_fd(),
+            name,
+            flags | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY,
+            0o666,
+        )
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::Symlink,
+            },
+            Some(libc::EISDIR) => Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::NotAFile,
+            },
+            Some(libc::ENXIO) => Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::NotAFile,
+            },
+            _ => Error::Io {
+                path: raw.to_string(),
+                err: e,
+            },
+        })?;
+        let io = |err| Error::Io {
+            path: raw.to_string(),
+            err,
+        };
         let st = Stat::of(&sys::fstat(fd.as_raw_fd()).map_err(io)?);
         if st.kind != Kind::File {
-            return Err(Error::Refused { path: raw.to_string(), why: Refusal::NotAFile });
+            return Err(Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::NotAFile,
+            });
         }
         if self.forbidden.contains(&(st.dev, st.ino)) {
-            return Err(Error::Refused { path: raw.to_string(), why: Refusal::Forbidden });
+            return Err(Error::Refused {
+                path: raw.to_string(),
+                why: Refusal::Forbidden,
+            });
         }
         sys::set_blocking(fd.as_raw_fd()).map_err(io)?;
         Ok((File::from(fd), st))
@@ -370,19 +481,27 @@ impl Beneath {
     pub fn read_bytes(&self, rel: &str) -> Result<Vec<u8>, Error> {
         let mut f = self.read(rel)?;
         let mut v = Vec::new();
-        f.read_to_end(&mut v).map_err(|err| Error::Io { path: rel.to_string(), err })?;
+        f.read_to_end(&mut v).map_err(|err| Error::Io {
+            path: rel.to_string(),
+            err,
+        })?;
         Ok(v)
     }
 
     /// Metadata of the object `rel` names, not following it (the root for `""` or `.`).
     pub fn stat(&self, rel: &str) -> Result<Stat, Error> {
         let comps = self.split(rel)?;
-        let io = |err| Error::Io { path: rel.to_string(), err };
+        let io = |err| Error::Io {
+            path: rel.to_string(),
+            err,
+        };
         if comps.is_empty() {
             return Ok(Stat::of(&sys::fstat(self.dir.as_raw_fd()).map_err(io)?));
         }
         let (parent, name) = self.parent(rel, &comps)?;
-        Ok(Stat::of(&sys::lstatat(parent.as_raw_fd(), &name).map_err(io)?))
+        Ok(Stat::of(
+            &sys::lstatat(parent.as_raw_fd(), &name).map_err(io)?,
+        ))
     }
 
     /// Replace the file's content atomically (temp file beneath the same directory, then
@@ -394,16 +513,34 @@ impl Beneath {
         let existing = match sys::lstatat(parent.as_raw_fd(), &name) {
             Ok(st) => Some(Stat::of(&st)),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
-            Err(err) => return Err(Error::Io { path: rel.to_string(), err }),
+            Err(err) => {
+                return Err(Error::Io {
+                    path: rel.to_string(),
+                    err,
+                })
+            }
         };
         if let Some(st) = existing {
             match st.kind {
-                Kind::Symlink => return Err(Error::Refused { path: rel.to_string(), why: Refusal::Symlink }),
+                Kind::Symlink => {
+                    return Err(Error::Refused {
+                        path: rel.to_string(),
+                        why: Refusal::Symlink,
+                    })
+                }
                 Kind::File => {}
-                _ => return Err(Error::Refused { path: rel.to_string(), why: Refusal::NotAFile }),
+                _ => {
+                    return Err(Error::Refused {
+                        path: rel.to_string(),
+                        why: Refusal::NotAFile,
+                    })
+                }
             }
             if self.forbidden.contains(&(st.dev, st.ino)) {
-                return Err(Error::Refused { path: rel.to_string(), why: Refusal::Forbidden });
+                return Err(Error::Refused {
+                    path: rel.to_string(),
+                    why: Refusal::Forbidden,
+                });
             }
         }
         self.replace(rel, &parent, &name, data, existing, false)
@@ -411,15 +548,37 @@ impl Beneath {
 
     /// Write `data` to a temp file beneath `parent` and rename it over `name`. With `expect`
     /// and `check`, the name must still be that inode just before the rename.
-    fn replace(&self, rel: &str, parent: &OwnedFd, name: &CStr, data: &[u8], expect: Option<Stat>, check: bool) -> Result<Written, Error> {
-        let io = |err| Error::Io { path: rel.to_string(), err };
-        let seq = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
-        let stem: String = String::from_utf8_lossy(name.to_bytes()).chars().take(80).collect();
-        let tmp = CString::new(format!(".{stem}.lrab-{}-{seq}.tmp", std::process::id())).map_err(|_| Error::Refused {
+    fn replace(
+        &self,
+        rel: &str,
+        parent: &OwnedFd,
+        name: &CStr,
+        data: &[u8],
+        expect: Option<Stat>,
+        check: bool,
+    ) -> Result<Written, Error> {
+        let io = |err| Error::Io {
             path: rel.to_string(),
-            why: Refusal::BadPath,
-        })?;
-        let fd = sys::openat(parent.as_raw_fd(), &tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, 0o666).map_err(io)?;
+            err,
+        };
+        let seq = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let stem: String = String::from_utf8_lossy(name.to_bytes())
+            .chars()
+            .take(80)
+            .collect();
+        let tmp = CString::new(format!(".{stem}.lrab-{}-{seq}.tmp", std::process::id())).map_err(
+            |_| Error::Refused {
+                path: rel.to_string(),
+                why: Refusal::BadPath,
+            },
+        )?;
+        let fd = sys::openat(
+            parent.as_raw_fd(),
+            &tmp,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            0o666,
+        )
+        .map_err(io)?;
         let mut f = File::from(fd);
         let result = (|| {
             f.write_all(data)?;
@@ -434,7 +593,9 @@ impl Beneath {
             return Err(io(err));
         }
         if check {
-            let now = sys::lstatat(parent.as_raw_fd(), name).ok().map(|s| Stat::of(&s));
+            let now = sys::lstatat(parent.as_raw_fd(), name)
+                .ok()
+                .map(|s| Stat::of(&s));
             let same = match (now, expect) {
                 (Some(a), Some(b)) => a.dev == b.dev && a.ino == b.ino,
                 (None, None) => true,
@@ -442,7 +603,10 @@ impl Beneath {
             };
             if !same {
                 let _ = sys::unlinkat(parent.as_raw_fd(), &tmp, 0);
-                return Err(Error::Refused { path: rel.to_string(), why: Refusal::Changed });
+                return Err(Error::Refused {
+                    path: rel.to_string(),
+                    why: Refusal::Changed,
+                });
             }
         }
         // rename never follows a symlink at `name`: at worst it replaces the link itself
@@ -463,9 +627,15 @@ impl Beneath {
         let (parent, name) = self.parent(rel, &comps)?;
         let (f, st) = self.open_file(rel, &parent, &name, libc::O_WRONLY | libc::O_CREAT)?;
         if st.nlink > 1 {
-            return Err(Error::Refused { path: rel.to_string(), why: Refusal::HardLinked });
+            return Err(Error::Refused {
+                path: rel.to_string(),
+                why: Refusal::HardLinked,
+            });
         }
-        f.set_len(0).map_err(|err| Error::Io { path: rel.to_string(), err })?;
+        f.set_len(0).map_err(|err| Error::Io {
+            path: rel.to_string(),
+            err,
+        })?;
         Ok(f)
     }
 
@@ -474,8 +644,16 @@ impl Beneath {
     pub fn append(&self, rel: &str, data: &[u8]) -> Result<Written, Error> {
         let comps = self.split(rel)?;
         let (parent, name) = self.parent(rel, &comps)?;
-        let (mut f, st) = self.open_file(rel, &parent, &name, libc::O_RDWR | libc::O_APPEND | libc::O_CREAT)?;
-        let io = |err| Error::Io { path: rel.to_string(), err };
+        let (mut f, st) = self.open_file(
+            rel,
+            &parent,
+            &name,
+            libc::O_RDWR | libc::O_APPEND | libc::O_CREAT,
+        )?;
+        let io = |err| Error::Io {
+            path: rel.to_string(),
+            err,
+        };
         if st.nlink > 1 {
             let mut all = Vec::new();
             f.read_to_end(&mut all).map_err(io)?;
@@ -484,34 +662,50 @@ impl Beneath {
         }
         f.write_all(data).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
-        Ok(Written { len, detached: false })
+        Ok(Written {
+            len,
+            detached: false,
+        })
     }
 
     /// Read-modify-write: `edit` gets the current bytes (read through the opened inode) and
     /// returns the new ones, or its own error. The new content replaces the file atomically,
     /// only if the name still refers to the inode that was read.
-    pub fn edit<E>(&self, rel: &str, edit: impl FnOnce(&[u8]) -> Result<Vec<u8>, E>) -> Result<Result<Written, E>, Error> {
+    pub fn edit<E>(
+        &self,
+        rel: &str,
+        edit: impl FnOnce(&[u8]) -> Result<Vec<u8>, E>,
+    ) -> Result<Result<Written, E>, Error> {
         let comps = self.split(rel)?;
         let (parent, name) = self.parent(rel, &comps)?;
         let (mut f, st) = self.open_file(rel, &parent, &name, libc::O_RDONLY)?;
         let mut old = Vec::new();
-        f.read_to_end(&mut old).map_err(|err| Error::Io { path: rel.to_string(), err })?;
+        f.read_to_end(&mut old).map_err(|err| Error::Io {
+            path: rel.to_string(),
+            err,
+        })?;
         let new = match edit(&old) {
             Ok(n) => n,
             Err(e) => return Ok(Err(e)),
         };
-        self.replace(rel, &parent, &name, &new, Some(st), true).map(Ok)
+        self.replace(rel, &parent, &name, &new, Some(st), true)
+            .map(Ok)
     }
 
     /// The entries of a directory (the root for `""`), sorted by name; symlinks are reported,
     /// not followed.
     pub fn list(&self, rel: &str) -> Result<Vec<Entry>, Error> {
         let comps = self.split(rel)?;
-        let io = |err| Error::Io { path: rel.to_string(), err };
+        let io = |err| Error::Io {
+            path: rel.to_string(),
+            err,
+        };
         let dir = self.dir_fd(rel, &comps, libc::O_RDONLY)?;
         let mut out = Vec::new();
         for n in sys::read_names(dir.as_raw_fd()).map_err(io)? {
-            let Ok(st) = sys::lstatat(dir.as_raw_fd(), &n) else { continue };
+            let Ok(st) = sys::lstatat(dir.as_raw_fd(), &n) else {
+                continue;
+            };
             let s = Stat::of(&st);
             out.push(Entry {
                 name: OsString::from_vec(n.into_bytes()),
@@ -526,7 +720,10 @@ impl Beneath {
     /// `mkdir -p` beneath the root; a symlink on the way is refused.
     pub fn mkdir_all(&self, rel: &str) -> Result<(), Error> {
         let comps = self.split(rel)?;
-        let io = |err| Error::Io { path: rel.to_string(), err };
+        let io = |err| Error::Io {
+            path: rel.to_string(),
+            err,
+        };
         let mut cur = sys::dup(self.dir.as_raw_fd()).map_err(io)?;
         for (i, c) in comps.iter().enumerate() {
             let n = sys::cname(c);
@@ -534,8 +731,13 @@ impl Beneath {
                 Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(io(e)),
                 _ => {}
             }
-            cur = sys::openat(cur.as_raw_fd(), &n, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)
-                .map_err(|e| self.classify(rel, &comps[..=i], e))?;
+            cur = sys::openat(
+                cur.as_raw_fd(),
+                &n,
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                0,
+            )
+            .map_err(|e| self.classify(rel, &comps[..=i], e))?;
         }
         Ok(())
     }
@@ -554,7 +756,10 @@ impl Beneath {
     fn remove_with(&self, rel: &str, recursive: bool) -> Result<(), Error> {
         let comps = self.split(rel)?;
         let (parent, name) = self.parent(rel, &comps)?;
-        let io = |err| Error::Io { path: rel.to_string(), err };
+        let io = |err| Error::Io {
+            path: rel.to_string(),
+            err,
+        };
         let st = sys::lstatat(parent.as_raw_fd(), &name).map_err(io)?;
         if !sys::is_dir(&st) {
             return sys::unlinkat(parent.as_raw_fd(), &name, 0).map_err(io);
@@ -579,7 +784,12 @@ impl Beneath {
         let (fp, fname) = self.parent(from, &fc)?;
         let tc = dest.split(to)?;
         let (tp, tname) = dest.parent(to, &tc)?;
-        sys::renameat(fp.as_raw_fd(), &fname, tp.as_raw_fd(), &tname, true).map_err(|err| Error::Io { path: from.to_string(), err })
+        sys::renameat(fp.as_raw_fd(), &fname, tp.as_raw_fd(), &tname, true).map_err(|err| {
+            Error::Io {
+                path: from.to_string(),
+                err,
+            }
+        })
     }
 }
 
@@ -587,7 +797,12 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: usize) -> std::io::Result<()> 
     if depth > 256 {
         return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
     }
-    let dir = sys::openat(parent, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
+    let dir = sys::openat(
+        parent,
+        name,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    )?;
     for n in sys::read_names(dir.as_raw_fd())? {
         let st = sys::lstatat(dir.as_raw_fd(), &n)?;
         if sys::is_dir(&st) {

@@ -24,10 +24,22 @@ pub fn own(fd: libc::c_int) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-pub fn openat(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> std::io::Result<OwnedFd> {
+pub fn openat(
+    dir: RawFd,
+    name: &CStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> std::io::Result<OwnedFd> {
     loop {
         // SAFETY: valid C string; the result is owned at once.
-        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+        let fd = unsafe {
+            libc::openat(
+                dir,
+                name.as_ptr(),
+                flags | libc::O_CLOEXEC,
+                mode as libc::c_uint,
+            )
+        };
         if fd >= 0 {
             return Ok(own(fd));
         }
@@ -92,7 +104,10 @@ pub fn openat2_available() -> bool {
         _ => {
             let ok = match openat2(libc::AT_FDCWD, c"/", libc::O_PATH, 0) {
                 Ok(_) => true,
-                Err(e) => !matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::EINVAL)),
+                Err(e) => !matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EPERM | libc::EINVAL)
+                ),
             };
             OPENAT2.store(if ok { OPENAT2_YES } else { OPENAT2_NO }, Ordering::Relaxed);
             ok
@@ -100,7 +115,12 @@ pub fn openat2_available() -> bool {
     }
 }
 
-pub fn openat2(dir: RawFd, path: &CStr, flags: libc::c_int, resolve: u64) -> std::io::Result<OwnedFd> {
+pub fn openat2(
+    dir: RawFd,
+    path: &CStr,
+    flags: libc::c_int,
+    resolve: u64,
+) -> std::io::Result<OwnedFd> {
     // struct open_how (libc marks it non-exhaustive: the kernel may grow it)
     #[repr(C)]
     struct OpenHow {
@@ -177,7 +197,13 @@ pub fn mkdirat(dir: RawFd, name: &CStr) -> std::io::Result<()> {
 
 /// `renameat2(…, flags)`, falling back to `renameat` where the file system has no flags
 /// support and `flags` is only `RENAME_NOREPLACE` (then checked first, best effort).
-pub fn renameat(from_dir: RawFd, from: &CStr, to_dir: RawFd, to: &CStr, noreplace: bool) -> std::io::Result<()> {
+pub fn renameat(
+    from_dir: RawFd,
+    from: &CStr,
+    to_dir: RawFd,
+    to: &CStr,
+    noreplace: bool,
+) -> std::io::Result<()> {
     let flags = if noreplace { libc::RENAME_NOREPLACE } else { 0 };
     // SAFETY: valid C strings.
     let rc = unsafe { libc::renameat2(from_dir, from.as_ptr(), to_dir, to.as_ptr(), flags) };
@@ -190,7 +216,8 @@ pub fn renameat(from_dir: RawFd, from: &CStr, to_dir: RawFd, to: &CStr, noreplac
             return Err(std::io::Error::from_raw_os_error(libc::EEXIST));
         }
         // SAFETY: valid C strings.
-        return cvt(unsafe { libc::renameat(from_dir, from.as_ptr(), to_dir, to.as_ptr()) }).map(|_| ());
+        return cvt(unsafe { libc::renameat(from_dir, from.as_ptr(), to_dir, to.as_ptr()) })
+            .map(|_| ());
     }
     Err(e)
 }
