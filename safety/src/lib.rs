@@ -17,6 +17,7 @@ pub mod beneath;
 pub mod cli;
 pub mod fsrules;
 mod mountns;
+mod netns;
 pub mod paths;
 pub mod payload;
 pub mod probes;

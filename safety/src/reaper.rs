@@ -17,6 +17,7 @@ use crate::fsrules::{self, Grant, Ruleset};
 use crate::mountns::MountPlan;
 use crate::seccomp::Filter;
 use std::ffi::CString;
+use std::os::fd::RawFd;
 
 /// A user namespace for a caller without root: map the caller's own uid and gid.
 #[derive(Debug)]
@@ -49,6 +50,9 @@ pub struct ChildPlan {
     /// The process spawning the command (the shim dies with it).
     pub parent_pid: libc::pid_t,
     pub user: Option<UserMaps>,
+    /// Join these (user, network) namespaces first: the process-wide private network of
+    /// [`crate::netns`] (with its user namespace when not root) instead of `user`.
+    pub join: Option<(Option<RawFd>, RawFd)>,
     /// Namespaces entered by the shim (`CLONE_NEWPID` takes effect for init).
     pub unshare: libc::c_int,
     /// Bring the loopback of a new network namespace up.
@@ -79,11 +83,13 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
         if libc::getppid() != plan.parent_pid {
             libc::_exit(137);
         }
-        if let Some(u) = &plan.user {
-            check(libc::unshare(libc::CLONE_NEWUSER))?;
-            write_file(c"/proc/self/uid_map", &u.uid_map)?;
-            write_file(c"/proc/self/setgroups", c"deny")?;
-            write_file(c"/proc/self/gid_map", &u.gid_map)?;
+        if let Some((user, net)) = plan.join {
+            if let Some(u) = user {
+                check(libc::setns(u, libc::CLONE_NEWUSER))?;
+            }
+            check(libc::setns(net, libc::CLONE_NEWNET))?;
+        } else if let Some(u) = &plan.user {
+            enter_user_ns(u)?;
         }
         check(libc::unshare(plan.unshare))?;
         let mut pipe = [0; 2];
@@ -130,6 +136,17 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
         plan.seccomp.install()?;
     }
     Ok(())
+}
+
+/// A new user namespace mapping the caller's own uid and gid (full capabilities inside it).
+///
+/// # Safety
+/// Only system calls; for a single-threaded child.
+pub(crate) unsafe fn enter_user_ns(u: &UserMaps) -> std::io::Result<()> {
+    check(libc::unshare(libc::CLONE_NEWUSER))?;
+    write_file(c"/proc/self/uid_map", &u.uid_map)?;
+    write_file(c"/proc/self/setgroups", c"deny")?;
+    write_file(c"/proc/self/gid_map", &u.gid_map)
 }
 
 unsafe fn write_file(path: &std::ffi::CStr, data: &std::ffi::CStr) -> std::io::Result<()> {
@@ -235,7 +252,10 @@ unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
 
 /// Bring `lo` up in the current (fresh) network namespace: local servers of the command work,
 /// nothing else is reachable.
-unsafe fn loopback_up() -> std::io::Result<()> {
+///
+/// # Safety
+/// Only system calls.
+pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
     let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(last());

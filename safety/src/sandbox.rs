@@ -190,7 +190,13 @@ fn child_plan(
     static FILTER: std::sync::OnceLock<Filter> = std::sync::OnceLock::new();
     let list = allow_list(workdir, tmp, &policy.hide);
     let mut unshare = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
-    if !policy.network {
+    // no host network: join the process-wide private one, else make one per command
+    let join = match (policy.network, crate::netns::shared()) {
+        (false, Some(s)) => Some((s.user_fd(), s.net_fd())),
+        _ => None,
+    };
+    let loopback = !policy.network && join.is_none();
+    if loopback {
         unshare |= libc::CLONE_NEWNET;
     }
     let (mounts, landlock) = match backend {
@@ -216,8 +222,9 @@ fn child_plan(
     Ok(ChildPlan {
         parent_pid: std::process::id() as libc::pid_t,
         user: (!root).then(UserMaps::for_current),
+        join,
         unshare,
-        loopback: !policy.network,
+        loopback,
         mounts,
         landlock,
         seccomp: FILTER.get_or_init(Filter::confined).clone(),
