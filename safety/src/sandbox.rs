@@ -159,17 +159,33 @@ pub fn sandboxed_command(
     Ok((c, backend))
 }
 
-/// The opened rule targets of an allow-list, kept for the next calls with the same list (a
-/// harness confines every command of a run with the same one): listing `/etc` and opening a
-/// hundred-odd paths per shell call would be most of the sandbox's cost.
+/// The opened read-only rule targets of an allow-list, kept for a short while for the next
+/// calls with the same system roots (a harness confines every command of a run, and every run
+/// of a sweep, with the same ones): listing `/etc` and opening a hundred-odd paths per shell
+/// call would be most of the sandbox's cost. Entries expire, so a file replaced meanwhile (a
+/// rewritten `/etc/resolv.conf`) is picked up again. The writable roots (workdir, temp dir)
+/// are neither part of the key nor cached: they are opened afresh every call, so a workdir
+/// deleted and made again under the same name gets its rule on the new directory.
 fn landlock_targets(list: &AllowList) -> Arc<Vec<Target>> {
-    static CACHE: Mutex<Vec<(AllowList, Arc<Vec<Target>>)>> = Mutex::new(Vec::new());
+    type Entry = (AllowList, std::time::Instant, Arc<Vec<Target>>);
+    const TTL: std::time::Duration = std::time::Duration::from_secs(30);
+    static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+    let key = AllowList {
+        roots: list
+            .roots
+            .iter()
+            .filter(|(_, g)| *g != Grant::Full)
+            .cloned()
+            .collect(),
+        masks: list.masks.clone(),
+    };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, t)) = cache.iter().find(|(l, _)| l == list) {
+    cache.retain(|(_, at, _)| at.elapsed() < TTL);
+    if let Some((_, _, t)) = cache.iter().find(|(l, _, _)| *l == key) {
         return t.clone();
     }
     let targets: Arc<Vec<Target>> = Arc::new(
-        list.landlock_rules()
+        key.landlock_rules()
             .iter()
             .filter_map(|(p, g)| Target::open(p, *g))
             .collect(),
@@ -177,7 +193,7 @@ fn landlock_targets(list: &AllowList) -> Arc<Vec<Target>> {
     if cache.len() >= 4 {
         cache.remove(0);
     }
-    cache.push((list.clone(), targets.clone()));
+    cache.push((key, std::time::Instant::now(), targets.clone()));
     targets
 }
 
@@ -208,6 +224,9 @@ fn child_plan(
             let ruleset = Ruleset::new(abi)?;
             for t in landlock_targets(&list).iter() {
                 ruleset.allow_target(t)?;
+            }
+            for (p, _) in list.roots.iter().filter(|(_, g)| *g == Grant::Full) {
+                ruleset.allow(p, Grant::Full)?;
             }
             let late = vec![
                 (c"/proc".to_owned(), Grant::Read),

@@ -372,6 +372,49 @@ fn a_timeout_kill_takes_everything() {
     }
 }
 
+/// Sweeps reuse workdir names: a workdir deleted and made again must get its rule on the new
+/// directory (a rule cached on the old inode would make every write fail), and another
+/// workdir confined by the same process must not reach the first one.
+#[test]
+fn a_workdir_made_again_under_the_same_name_stays_writable() {
+    for b in backends() {
+        let l = layout();
+        assert_eq!(sandboxed(&l, &b, "echo 1 > a.txt").code, Some(0));
+        std::fs::remove_dir_all(&l.work).unwrap();
+        std::fs::create_dir_all(&l.work).unwrap();
+        let o = sandboxed(&l, &b, "echo FIRST-WORKDIR-b7 > b.txt && cat b.txt");
+        assert_eq!(
+            o.code,
+            Some(0),
+            "{b:?}: the new workdir is not writable: {}",
+            o.text
+        );
+        assert_eq!(
+            std::fs::read_to_string(l.work.join("b.txt")).unwrap(),
+            "FIRST-WORKDIR-b7\n"
+        );
+        let other = l.root.join("work2");
+        std::fs::create_dir_all(&other).unwrap();
+        let policy = Policy {
+            force: Some(b.clone()),
+            ..Policy::default()
+        };
+        let cmd = "echo 3 > c.txt; echo x > ../work/evil.txt; cat ../work/b.txt";
+        let (c, _) = sandboxed_command(cmd, &other, &l.tmp, &policy).unwrap();
+        let o = run_cmd(c, Duration::from_secs(60));
+        assert!(other.join("c.txt").exists(), "{b:?}: {}", o.text);
+        assert!(
+            !l.work.join("evil.txt").exists(),
+            "{b:?}: wrote into another workdir"
+        );
+        assert!(
+            !o.text.contains("FIRST-WORKDIR"),
+            "{b:?}: read another workdir: {}",
+            o.text
+        );
+    }
+}
+
 #[test]
 fn the_commands_status_is_passed_on() {
     for b in backends() {
