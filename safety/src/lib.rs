@@ -27,6 +27,7 @@ pub mod sandbox;
 pub mod seccomp;
 pub mod shell;
 mod support;
+mod trial;
 
 use std::path::{Path, PathBuf};
 

@@ -10,6 +10,7 @@
 
 use crate::allowlist::AllowList;
 use crate::fsrules::Grant;
+use crate::trial::Step;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,13 @@ struct RootPlan {
 #[derive(Debug)]
 pub struct MountPlan {
     root: Option<RootPlan>,
+}
+
+/// What [`MountPlan::apply`] could set up (the light plan gives up on what the kernel refuses).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mounted {
+    /// A private tmpfs is on `/dev/shm`.
+    pub shm: bool,
 }
 
 /// Where the new root is assembled (in the child's mount namespace only): an existing
@@ -216,29 +224,17 @@ impl MountPlan {
     }
 
     /// In the child (pid 1 of the new pid namespace, in the new mount namespace): make the
-    /// mounts. Only system calls.
-    pub fn apply(&self) -> std::io::Result<()> {
+    /// mounts, setting `step` to the one under way. Only system calls.
+    pub fn apply(&self, step: &mut Step) -> std::io::Result<Mounted> {
         let nosuid = libc::MS_NOSUID | libc::MS_NODEV;
-        mnt(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+        *step = Step::MountPrivate;
+        // nothing mounted here may propagate back to the host's mount namespace
+        let private = mnt(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None);
         let Some(r) = &self.root else {
-            // the light plan: a procfs of the new pid namespace, a private /dev/shm; where the
-            // kernel refuses them the host's stay (Landlock still limits what is read there)
-            let _ = mnt(
-                Some(c"proc"),
-                c"/proc",
-                Some(c"proc"),
-                nosuid | libc::MS_NOEXEC,
-                None,
-            );
-            let _ = mnt(
-                Some(c"tmpfs"),
-                c"/dev/shm",
-                Some(c"tmpfs"),
-                nosuid,
-                Some(c"mode=1777"),
-            );
-            return Ok(());
+            return Ok(light(private.is_ok()));
         };
+        private?;
+        *step = Step::MountNewRoot;
         mnt(
             Some(c"tmpfs"),
             &r.newroot,
@@ -273,6 +269,7 @@ impl MountPlan {
                 return Err(std::io::Error::last_os_error());
             }
         }
+        *step = Step::MountBind;
         for b in &r.binds {
             mnt(
                 Some(&b.src),
@@ -286,6 +283,7 @@ impl MountPlan {
                 mnt(None, &b.dst, None, f, None)?;
             }
         }
+        *step = Step::MountMask;
         for (m, is_dir) in &r.masks {
             if *is_dir {
                 let f = libc::MS_RDONLY | nosuid | libc::MS_NOEXEC;
@@ -300,6 +298,7 @@ impl MountPlan {
                 mnt(Some(c"/dev/null"), m, None, libc::MS_BIND, None)?;
             }
         }
+        *step = Step::MountProc;
         let pflags = nosuid | libc::MS_NOEXEC;
         if mnt(Some(c"proc"), &r.proc_dst, Some(c"proc"), pflags, None).is_err() {
             // a kernel that refuses a new procfs here (a container masking parts of /proc)
@@ -311,6 +310,7 @@ impl MountPlan {
                 None,
             )?;
         }
+        *step = Step::MountShm;
         mnt(
             Some(c"tmpfs"),
             &r.shm_dst,
@@ -318,6 +318,7 @@ impl MountPlan {
             nosuid,
             Some(c"mode=1777,size=64m"),
         )?;
+        *step = Step::PivotRoot;
         // SAFETY: C strings; pivot_root(".", ".") stacks the old root on the new one, which
         // the detach then removes.
         unsafe {
@@ -330,8 +331,28 @@ impl MountPlan {
             }
         }
         // nothing but the writable binds can be written
+        *step = Step::RemountReadOnly;
         let f = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | nosuid;
-        mnt(None, c"/", None, f, None)
+        mnt(None, c"/", None, f, None)?;
+        Ok(Mounted { shm: true })
+    }
+}
+
+/// The light plan: a procfs of the new pid namespace on `/proc`, a private tmpfs on
+/// `/dev/shm`. Each needs the mount under it made private first; when `/` could not be (a
+/// chroot whose root is not a mount point), the mount point itself is made private, and where
+/// that fails too the host's file system stays there — never mounted over with propagation to
+/// the host. Landlock limits what is read in a host `/proc`; a host `/dev/shm` gets no rule.
+fn light(root_private: bool) -> Mounted {
+    let nosuid = libc::MS_NOSUID | libc::MS_NODEV;
+    let own = |dst: &CStr, fstype: &CStr, flags: libc::c_ulong, data: Option<&CStr>| {
+        (root_private || mnt(None, dst, None, libc::MS_REC | libc::MS_PRIVATE, None).is_ok())
+            && mnt(Some(fstype), dst, Some(fstype), flags, data).is_ok()
+    };
+    // without a procfs of its own the command sees the host's (the trial reports that)
+    own(c"/proc", c"proc", nosuid | libc::MS_NOEXEC, None);
+    Mounted {
+        shm: own(c"/dev/shm", c"tmpfs", nosuid, Some(c"mode=1777")),
     }
 }
 

@@ -6,14 +6,14 @@
 //! after another, and nothing a command starts outlives it, so sharing the namespace shares
 //! no state between them.
 //!
-//! Without root the namespace belongs to a user namespace made alongside it (mapping the
+//! Without `CAP_SYS_ADMIN` the namespace belongs to a user namespace made alongside it (mapping the
 //! caller's own uid and gid), which commands join first.
 
 use crate::reaper::UserMaps;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
-/// Namespaces to join: (user namespace when not root, network namespace).
+/// Namespaces to join: (user namespace when made through one, network namespace).
 #[derive(Debug)]
 pub struct Shared {
     pub user: Option<OwnedFd>,
@@ -21,10 +21,11 @@ pub struct Shared {
 }
 
 /// The process-wide private network, made on first use (`None` when the kernel refuses; then
-/// each command makes its own).
-pub fn shared() -> Option<&'static Shared> {
+/// each command makes its own). `via_user`: inside a user namespace of its own (the caller
+/// cannot make namespaces directly).
+pub fn shared(via_user: bool) -> Option<&'static Shared> {
     static S: OnceLock<Option<Shared>> = OnceLock::new();
-    S.get_or_init(|| make().ok()).as_ref()
+    S.get_or_init(|| make(via_user).ok()).as_ref()
 }
 
 impl Shared {
@@ -36,9 +37,8 @@ impl Shared {
     }
 }
 
-fn make() -> std::io::Result<Shared> {
-    // SAFETY: getuid cannot fail.
-    let root = unsafe { libc::getuid() } == 0;
+fn make(via_user: bool) -> std::io::Result<Shared> {
+    let direct = !via_user;
     let maps = UserMaps::for_current();
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills the array.
@@ -54,7 +54,7 @@ fn make() -> std::io::Result<Shared> {
         }
         if pid == 0 {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            let ok = (root || crate::reaper::enter_user_ns(&maps).is_ok())
+            let ok = (direct || crate::reaper::enter_user_ns(&maps).is_ok())
                 && libc::unshare(libc::CLONE_NEWNET) == 0
                 && crate::reaper::loopback_up().is_ok();
             let b = [ok as u8];
@@ -76,7 +76,7 @@ fn make() -> std::io::Result<Shared> {
             Ok(OwnedFd::from_raw_fd(fd))
         };
         let got = if n == 1 && b[0] == 1 {
-            match (open("net"), if root { None } else { Some(open("user")) }) {
+            match (open("net"), if direct { None } else { Some(open("user")) }) {
                 (Ok(net), None) => Ok(Shared { user: None, net }),
                 (Ok(net), Some(Ok(user))) => Ok(Shared {
                     user: Some(user),

@@ -16,6 +16,7 @@
 use crate::fsrules::{self, Grant, Ruleset};
 use crate::mountns::MountPlan;
 use crate::seccomp::Filter;
+use crate::trial::Step;
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
@@ -37,11 +38,15 @@ impl UserMaps {
     }
 }
 
+/// The Landlock ruleset, and the rules for file systems the child mounts itself, which can
+/// only be added once they exist.
 #[derive(Debug)]
 pub struct LandlockPlan {
     pub ruleset: Ruleset,
-    /// Rules for file systems the child mounts itself (its `/proc`, `/dev/shm`).
-    pub late: Vec<(CString, Grant)>,
+    /// Readable: the sandbox's own procfs (the host's where the kernel refused a new one).
+    pub proc: CString,
+    /// Writable, but only when the sandbox mounted its own tmpfs there (never the host's).
+    pub shm: CString,
 }
 
 /// Everything the child does, prepared in the parent.
@@ -60,6 +65,8 @@ pub struct ChildPlan {
     pub mounts: MountPlan,
     pub landlock: Option<LandlockPlan>,
     pub seccomp: Filter,
+    /// Where a failing step is reported (the start-up trial's pipe), or -1.
+    pub diag: RawFd,
 }
 
 fn last() -> std::io::Error {
@@ -75,23 +82,41 @@ fn check(rc: libc::c_int) -> std::io::Result<()> {
 }
 
 /// Run in the spawned child (`pre_exec`). Returns only in the command's own process, after
-/// every restriction is in place; the shim and init never return.
+/// every restriction is in place; the shim and init never return. A failure is also written
+/// to `plan.diag` with the step it happened in (each process of the chain reports its own).
 pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
+    let mut step = Step::Start;
     // SAFETY: system calls on integers and C strings owned by `plan`.
-    unsafe {
+    let r = unsafe { enter_steps(plan, &mut step) };
+    if let Err(e) = &r {
+        crate::trial::report(plan.diag, step, e);
+    }
+    r
+}
+
+/// # Safety
+/// Only system calls, on data prepared in the parent; for the single-threaded child of a
+/// fork that has not yet exec'ed.
+unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> {
+    {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if libc::getppid() != plan.parent_pid {
             libc::_exit(137);
         }
         if let Some((user, net)) = plan.join {
             if let Some(u) = user {
+                *step = Step::JoinUserNs;
                 check(libc::setns(u, libc::CLONE_NEWUSER))?;
             }
+            *step = Step::JoinNetNs;
             check(libc::setns(net, libc::CLONE_NEWNET))?;
         } else if let Some(u) = &plan.user {
+            *step = Step::UserNs;
             enter_user_ns(u)?;
         }
+        *step = Step::Unshare;
         check(libc::unshare(plan.unshare))?;
+        *step = Step::Fork;
         let mut pipe = [0; 2];
         check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
         let init = libc::fork();
@@ -107,10 +132,12 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
         libc::close(pipe[0]);
-        plan.mounts.apply()?;
+        let mounted = plan.mounts.apply(step)?;
         if plan.loopback {
+            *step = Step::Loopback;
             loopback_up()?;
         }
+        *step = Step::Fork;
         let cmd = libc::fork();
         if cmd < 0 {
             return Err(last());
@@ -121,18 +148,23 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
         // the command
         libc::close(pipe[1]);
         if let Some(d) = plan.mounts.chdir_target() {
+            *step = Step::Chdir;
             check(libc::chdir(d.as_ptr()))?;
         }
         if let Some(l) = &plan.landlock {
-            for (p, g) in &l.late {
-                match fsrules::allow_cstr(l.ruleset.raw_fd(), p, *g, l.ruleset.abi()) {
+            *step = Step::LandlockRules;
+            let own_shm = mounted.shm.then_some((&l.shm, Grant::Full));
+            for (p, g) in [(&l.proc, Grant::Read)].into_iter().chain(own_shm) {
+                match fsrules::allow_cstr(l.ruleset.raw_fd(), p, g, l.ruleset.abi()) {
                     Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                     r => r?,
                 }
             }
+            *step = Step::LandlockRestrict;
             fsrules::restrict_self(l.ruleset.raw_fd())?;
         }
         drop_inheritable_capabilities();
+        *step = Step::Seccomp;
         plan.seccomp.install()?;
     }
     Ok(())

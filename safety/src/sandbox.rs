@@ -15,7 +15,7 @@ use crate::fsrules::{Grant, Ruleset, Target};
 use crate::mountns::MountPlan;
 use crate::reaper::{ChildPlan, LandlockPlan, UserMaps};
 use crate::seccomp::Filter;
-pub use crate::support::{Gap, KernelSupport};
+pub use crate::support::{Gap, KernelSupport, Trial};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,19 +48,23 @@ pub struct Policy {
 }
 
 impl Sandbox {
-    /// The best confinement this kernel offers: Landlock (ABI ≥ 4) with namespaces and
-    /// seccomp, else the namespace backend, else nothing.
+    /// The best confinement that works here: Landlock (ABI ≥ 4) with namespaces and seccomp,
+    /// else the namespace backend, else nothing — each only when its start-up trial (a real
+    /// confined command, [`KernelSupport::trials`]) worked.
     pub fn detect() -> Sandbox {
         let k = KernelSupport::get();
         if !k.confines() {
             return Sandbox::None;
         }
-        if k.landlock_abi >= 4 {
+        if k.landlock_abi >= 4 && k.works("landlock") {
             return Sandbox::Landlock {
                 abi: k.landlock_abi,
             };
         }
-        Sandbox::Namespaces
+        if k.works("namespaces") {
+            return Sandbox::Namespaces;
+        }
+        Sandbox::None
     }
     /// A backend named by the operator (`landlock`, `namespaces`; empty = detect), for forcing
     /// the fallback on a machine that also has Landlock. Naming one the kernel lacks is an
@@ -77,7 +81,7 @@ impl Sandbox {
                 )),
             },
             "namespaces" => {
-                if k.confines() {
+                if k.confines() && k.works("namespaces") {
                     Ok(Sandbox::Namespaces)
                 } else {
                     Err(format!(
@@ -140,7 +144,8 @@ pub fn sandboxed_command(
         eprintln!("lrab-safety: WARNING: running a model-chosen command WITHOUT kernel confinement (allow_unconfined)");
         return Ok((c, Sandbox::None));
     }
-    let plan = child_plan(&backend, workdir, tmp, policy)
+    let via_user = KernelSupport::get().ns_via_user;
+    let plan = child_plan(&backend, workdir, tmp, policy, via_user, -1)
         .map_err(|e| Unconfined(format!("{} sandbox setup failed: {e}", backend.key())))?;
     c.env("TMPDIR", tmp);
     if let Some(parent) = workdir
@@ -197,17 +202,22 @@ fn landlock_targets(list: &AllowList) -> Arc<Vec<Target>> {
     targets
 }
 
-fn child_plan(
+/// Everything the confined child does, prepared here (the child only makes system calls).
+/// `via_user`: make the namespaces inside a user namespace (the caller lacks `CAP_SYS_ADMIN`);
+/// `diag`: where a failing step is reported (-1: nowhere).
+pub(crate) fn child_plan(
     backend: &Sandbox,
     workdir: &Path,
     tmp: &Path,
     policy: &Policy,
+    via_user: bool,
+    diag: std::os::fd::RawFd,
 ) -> std::io::Result<ChildPlan> {
     static FILTER: std::sync::OnceLock<Filter> = std::sync::OnceLock::new();
     let list = allow_list(workdir, tmp, &policy.hide);
     let mut unshare = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
     // no host network: join the process-wide private one, else make one per command
-    let join = match (policy.network, crate::netns::shared()) {
+    let join = match (policy.network, crate::netns::shared(via_user)) {
         (false, Some(s)) => Some((s.user_fd(), s.net_fd())),
         _ => None,
     };
@@ -228,24 +238,24 @@ fn child_plan(
             for (p, _) in list.roots.iter().filter(|(_, g)| *g == Grant::Full) {
                 ruleset.allow(p, Grant::Full)?;
             }
-            let late = vec![
-                (c"/proc".to_owned(), Grant::Read),
-                (c"/dev/shm".to_owned(), Grant::Full),
-            ];
-            (MountPlan::light(), Some(LandlockPlan { ruleset, late }))
+            let late = LandlockPlan {
+                ruleset,
+                proc: c"/proc".to_owned(),
+                shm: c"/dev/shm".to_owned(),
+            };
+            (MountPlan::light(), Some(late))
         }
         _ => (MountPlan::new_root(&list, workdir)?, None),
     };
-    // SAFETY: getuid cannot fail.
-    let root = unsafe { libc::getuid() } == 0;
     Ok(ChildPlan {
         parent_pid: std::process::id() as libc::pid_t,
-        user: (!root).then(UserMaps::for_current),
+        user: via_user.then(UserMaps::for_current),
         join,
         unshare,
         loopback,
         mounts,
         landlock,
         seccomp: FILTER.get_or_init(Filter::confined).clone(),
+        diag,
     })
 }

@@ -18,7 +18,7 @@ fn backends() -> Vec<Sandbox> {
     if let s @ Sandbox::Landlock { .. } = Sandbox::detect() {
         v.push(s);
     }
-    if k.confines() {
+    if Sandbox::named("namespaces").is_ok() {
         v.push(Sandbox::Namespaces);
     }
     assert!(
@@ -352,7 +352,7 @@ fn a_timeout_kill_takes_everything() {
             .stderr(Stdio::null());
         let mut child = c.spawn().unwrap();
         let t0 = Instant::now();
-        while alive_with(&m).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+        while alive_with(&m).len() < 3 && t0.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(alive_with(&m).len() >= 3, "{b:?}: the sleeps never started");

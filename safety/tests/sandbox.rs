@@ -55,12 +55,7 @@ fn backends() -> Vec<Sandbox> {
     if let Sandbox::Landlock { .. } = detected {
         v.push(detected.clone());
     }
-    if Command::new("unshare")
-        .arg("-Urmn")
-        .arg("true")
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    if Sandbox::named("namespaces").is_ok() {
         v.push(Sandbox::Namespaces);
     }
     assert!(
