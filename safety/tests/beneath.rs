@@ -94,7 +94,7 @@ fn swapper(work: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64>
 }
 
 /// Hammer every operation while the names flip; returns how many succeeded.
-fn hammer(b: &Beneath, rounds: usize) -> usize {
+fn hammer(b: &Beneath, trash: &Beneath, rounds: usize) -> usize {
     let mut ok = 0;
     for i in 0..rounds {
         for path in ["f", "d/inner.txt"] {
@@ -126,17 +126,42 @@ fn hammer(b: &Beneath, rounds: usize) -> usize {
                 ok += 1;
             }
         }
+        // the tree operations through the swapped directory: an outside `sub` made, or the
+        // outside `inner.txt` deleted, renamed or moved into the trash, changes the outside
+        // digest the caller checks
+        ok += b.mkdir_all("d/sub/deeper").is_ok() as usize;
+        ok += b.remove_all("d/sub").is_ok() as usize;
+        ok += b.rename("d/inner.txt", "d/inner2.txt").is_ok() as usize;
+        ok += b.rename("d/inner2.txt", "d/inner.txt").is_ok() as usize;
+        if b.move_to("d/inner.txt", trash, &format!("t{i}")).is_ok() {
+            ok += 1;
+            let t = trash.read_bytes(&format!("t{i}")).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&t).contains("CANARY"),
+                "round {i}: moved the outside secret into the trash"
+            );
+            let _ = trash.remove(&format!("t{i}"));
+        }
+        ok += b.remove("d/inner.txt").is_ok() as usize;
+        let _ = b.write("d/inner.txt", b"inside\n");
     }
     ok
+}
+
+/// The harness's trash folder, held as a handle.
+fn trash(b: &Beneath) -> Beneath {
+    b.mkdir_all(".lrab/trash").unwrap();
+    b.sub(".lrab/trash").unwrap()
 }
 
 fn race(walk: Walk, rounds: usize) {
     let fx = fixture();
     let before = digest_tree(&fx.outside);
     let b = Beneath::open(&fx.work).unwrap().with_walk(walk);
+    let trash = trash(&b);
     let stop = Arc::new(AtomicBool::new(false));
     let h = swapper(fx.work.clone(), stop.clone());
-    let ok = hammer(&b, rounds);
+    let ok = hammer(&b, &trash, rounds);
     stop.store(true, Ordering::Relaxed);
     let swaps = h.join().unwrap();
     assert_eq!(
@@ -204,7 +229,8 @@ fn swap_race_from_another_process() {
         }
     }
     let b = Beneath::open(&fx.work).unwrap();
-    let ok = hammer(&b, 2000);
+    let trash = trash(&b);
+    let ok = hammer(&b, &trash, 2000);
     // SAFETY: killing and reaping our own child.
     unsafe {
         libc::kill(pid, libc::SIGKILL);
