@@ -131,16 +131,18 @@ impl Filter {
                 ret(RET_ALLOW),
             ],
         ));
-        // socketpair(domain, type, protocol, sv): connected unix stream/seqpacket pairs only;
-        // a datagram pair could still sendto() any named socket
+        // socketpair(domain, type, protocol, sv): connected unix stream/seqpacket pairs only,
+        // named by an allow-list of types: a datagram pair could still sendto() any named
+        // socket, and the kernel makes a SOCK_RAW unix socket a datagram one
         p.extend(on(
             libc::SYS_socketpair,
             vec![
                 stmt(LD_W_ABS, arg_lo(0)),
-                jump(JEQ_K, libc::AF_UNIX as u32, 0, 3),
+                jump(JEQ_K, libc::AF_UNIX as u32, 0, 4),
                 stmt(LD_W_ABS, arg_lo(1)),
                 stmt(AND_K, 0xf),
-                jump(JEQ_K, libc::SOCK_DGRAM as u32, 0, 1),
+                jump(JEQ_K, libc::SOCK_STREAM as u32, 2, 0),
+                jump(JEQ_K, libc::SOCK_SEQPACKET as u32, 1, 0),
                 errno(libc::EACCES),
                 ret(RET_ALLOW),
             ],
@@ -335,8 +337,26 @@ mod tests {
             call(libc::SYS_socketpair, [unix, stream_cloexec, 0, 0, 0, 0]),
             RET_ALLOW
         );
+        assert_eq!(call(libc::SYS_socketpair, [unix, 5, 0, 0, 0, 0]), RET_ALLOW);
+        // datagram, raw (a datagram socket in disguise), rdm, an unknown type, other domains
+        for (dom, ty) in [
+            (unix, 2),
+            (unix, 3),
+            (unix, 4),
+            (unix, 0),
+            (unix, 15),
+            (2, 1),
+            (30, 5),
+        ] {
+            assert_eq!(
+                call(libc::SYS_socketpair, [dom, ty, 0, 0, 0, 0]),
+                e(libc::EACCES),
+                "socketpair({dom}, {ty})"
+            );
+        }
+        let raw_nonblock = 3 | libc::SOCK_NONBLOCK as u64;
         assert_eq!(
-            call(libc::SYS_socketpair, [unix, 2, 0, 0, 0, 0]),
+            call(libc::SYS_socketpair, [unix, raw_nonblock, 0, 0, 0, 0]),
             e(libc::EACCES)
         );
         let newnet = libc::CLONE_NEWNET as u64;

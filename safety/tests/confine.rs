@@ -231,6 +231,9 @@ fn unix_sockets_reach_nothing() {
             format!("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect(b'\\0{name}'); s.send(b'LEAK'); print('SENT')\""),
             format!("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'LEAK', '{}'); print('SENT')\"", dpath.display()),
             format!("python3 -c \"import socket; a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b'LEAK', '{}'); print('SENT')\"", dpath.display()),
+            // the kernel turns a SOCK_RAW unix socket into a datagram one
+            format!("python3 -c \"import socket; a,b=socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW); a.sendto(b'LEAK', '{}'); print('SENT')\"", dpath.display()),
+            format!("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX, socket.SOCK_RAW); s.sendto(b'LEAK', '{}'); print('SENT')\"", dpath.display()),
             format!("cat /etc/hostname | nc -U {} ; echo done", path.display()),
         ];
         for a in &attacks {
