@@ -7,7 +7,8 @@
 //! * read: `/etc` minus its secrets ([`ETC_SECRETS`]), the sandbox's own `/proc` (its pid
 //!   namespace only), `/sys/devices/system/cpu` and `/sys/devices/system/node`;
 //! * read + write: `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`,
-//!   `/dev/tty`, `/dev/pts`, a private `/dev/shm`;
+//!   `/dev/tty` (the command has no controlling terminal: opening it fails), a private
+//!   `/dev/pts` instance with its `/dev/ptmx`, a private `/dev/shm`;
 //! * everything: the working directory and the private temp dir.
 //!
 //! Never readable, even inside an allowed directory: every home's credential and start-up
@@ -25,7 +26,9 @@ pub const SYSTEM_EXEC: &[&str] = &[
 /// Read-only extras beyond `/etc` (the sandbox's own `/proc` is added by the child).
 pub const SYSTEM_READ: &[&str] = &["/sys/devices/system/cpu", "/sys/devices/system/node"];
 
-/// Harmless device files every program may read and write.
+/// Harmless device files every program may read and write. Not the host's `/dev/pts`: its
+/// entries are the operator's terminals (keystrokes in, escape sequences out); the sandbox
+/// mounts a devpts instance of its own there ([`crate::mountns`]).
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -33,7 +36,6 @@ pub const DEVICES: &[&str] = &[
     "/dev/random",
     "/dev/urandom",
     "/dev/tty",
-    "/dev/pts",
 ];
 
 /// Entries of `/etc` that hold secrets: password hashes, host keys, TLS keys, Kerberos keys,

@@ -1,6 +1,7 @@
 //! The sandbox's mount namespace. Both backends get a private `/proc` (only the command's own
-//! pid namespace is visible: no other process's command line, environment or root) and a
-//! private `/dev/shm`. The namespace backend goes further and builds a new root from the
+//! pid namespace is visible: no other process's command line, environment or root), a
+//! private `/dev/shm` and a devpts instance of their own on `/dev/pts` (pseudo-terminals the
+//! command opens work; the host's — the operator's terminals — are not there). The namespace backend goes further and builds a new root from the
 //! allow-list: an empty tmpfs holding only bind mounts of the allowed paths (read-only except
 //! the workdir and temp dir), secrets masked, then `pivot_root` into it — what is not listed
 //! does not exist for the command.
@@ -40,6 +41,7 @@ struct RootPlan {
     masks: Vec<(CString, bool)>,
     proc_dst: CString,
     shm_dst: CString,
+    pts_dst: CString,
     workdir: CString,
 }
 
@@ -54,7 +56,15 @@ pub struct MountPlan {
 pub struct Mounted {
     /// A private tmpfs is on `/dev/shm`.
     pub shm: bool,
+    /// A private devpts instance is on `/dev/pts`.
+    pub pts: bool,
 }
+
+/// A devpts instance of the sandbox's own; `ptmxmode` makes its `ptmx` usable without
+/// capabilities (`/dev/ptmx` opens the instance on the `pts` next to it).
+const DEVPTS_OPTS: &CStr = c"newinstance,ptmxmode=0666,mode=0620";
+/// Not `MS_NODEV`: its entries are the device nodes.
+const DEVPTS_FLAGS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NOEXEC;
 
 /// Where the new root is assembled (in the child's mount namespace only): an existing
 /// directory that is neither inside nor above any bind source, so that the tmpfs mounted on
@@ -172,7 +182,7 @@ impl MountPlan {
                 readonly,
             });
         }
-        for d in ["/proc", "/dev/shm", "/tmp"] {
+        for d in ["/proc", "/dev/shm", "/dev/pts", "/tmp"] {
             want_dir(&mut dirs, Path::new(d));
         }
         for (t, l) in [
@@ -212,6 +222,7 @@ impl MountPlan {
                 masks,
                 proc_dst: cstr(&under(Path::new("/proc")))?,
                 shm_dst: cstr(&under(Path::new("/dev/shm")))?,
+                pts_dst: cstr(&under(Path::new("/dev/pts")))?,
                 workdir: cstr(&workdir.canonicalize()?)?,
             }),
         })
@@ -318,6 +329,15 @@ impl MountPlan {
             nosuid,
             Some(c"mode=1777,size=64m"),
         )?;
+        // best effort: without it the command has no pseudo-terminals, nothing else is lost
+        let pts = mnt(
+            Some(c"devpts"),
+            &r.pts_dst,
+            Some(c"devpts"),
+            DEVPTS_FLAGS,
+            Some(DEVPTS_OPTS),
+        )
+        .is_ok();
         *step = Step::PivotRoot;
         // SAFETY: C strings; pivot_root(".", ".") stacks the old root on the new one, which
         // the detach then removes.
@@ -334,15 +354,16 @@ impl MountPlan {
         *step = Step::RemountReadOnly;
         let f = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | nosuid;
         mnt(None, c"/", None, f, None)?;
-        Ok(Mounted { shm: true })
+        Ok(Mounted { shm: true, pts })
     }
 }
 
 /// The light plan: a procfs of the new pid namespace on `/proc`, a private tmpfs on
-/// `/dev/shm`. Each needs the mount under it made private first; when `/` could not be (a
+/// `/dev/shm`, a private devpts on `/dev/pts`. Each needs the mount under it made private first; when `/` could not be (a
 /// chroot whose root is not a mount point), the mount point itself is made private, and where
 /// that fails too the host's file system stays there — never mounted over with propagation to
-/// the host. Landlock limits what is read in a host `/proc`; a host `/dev/shm` gets no rule.
+/// the host. Landlock limits what is read in a host `/proc`; a host `/dev/shm` or `/dev/pts`
+/// gets no rule.
 fn light(root_private: bool) -> Mounted {
     let nosuid = libc::MS_NOSUID | libc::MS_NODEV;
     let own = |dst: &CStr, fstype: &CStr, flags: libc::c_ulong, data: Option<&CStr>| {
@@ -353,6 +374,7 @@ fn light(root_private: bool) -> Mounted {
     own(c"/proc", c"proc", nosuid | libc::MS_NOEXEC, None);
     Mounted {
         shm: own(c"/dev/shm", c"tmpfs", nosuid, Some(c"mode=1777")),
+        pts: own(c"/dev/pts", c"devpts", DEVPTS_FLAGS, Some(DEVPTS_OPTS)),
     }
 }
 

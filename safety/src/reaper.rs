@@ -47,6 +47,9 @@ pub struct LandlockPlan {
     pub proc: CString,
     /// Writable, but only when the sandbox mounted its own tmpfs there (never the host's).
     pub shm: CString,
+    /// Terminals: the sandbox's own devpts and the `ptmx` that opens it, only when mounted.
+    pub pts: CString,
+    pub ptmx: CString,
 }
 
 /// Everything the child does, prepared in the parent.
@@ -132,6 +135,12 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
         libc::close(pipe[0]);
+        // a session of its own: no controlling terminal, so `/dev/tty` is not the operator's
+        // terminal (no keystrokes read after `tcsetpgrp`, no escape sequences written). Init is
+        // never a group leader, so this cannot fail; the caller's group kill still reaches the
+        // shim, whose death kills init.
+        *step = Step::Session;
+        check(libc::setsid())?;
         let mounted = plan.mounts.apply(step)?;
         if plan.loopback {
             *step = Step::Loopback;
@@ -154,7 +163,14 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
         if let Some(l) = &plan.landlock {
             *step = Step::LandlockRules;
             let own_shm = mounted.shm.then_some((&l.shm, Grant::Full));
-            for (p, g) in [(&l.proc, Grant::Read)].into_iter().chain(own_shm) {
+            let own_pts = [(&l.pts, Grant::Device), (&l.ptmx, Grant::Device)]
+                .into_iter()
+                .filter(|_| mounted.pts);
+            for (p, g) in [(&l.proc, Grant::Read)]
+                .into_iter()
+                .chain(own_shm)
+                .chain(own_pts)
+            {
                 match fsrules::allow_cstr(l.ruleset.raw_fd(), p, g, l.ruleset.abi()) {
                     Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                     r => r?,

@@ -242,6 +242,8 @@ pub(crate) fn child_plan(
                 ruleset,
                 proc: c"/proc".to_owned(),
                 shm: c"/dev/shm".to_owned(),
+                pts: c"/dev/pts".to_owned(),
+                ptmx: c"/dev/ptmx".to_owned(),
             };
             (MountPlan::light(), Some(late))
         }

@@ -24,6 +24,7 @@ pub enum Step {
     UserNs,
     Unshare,
     Fork,
+    Session,
     MountPrivate,
     MountNewRoot,
     MountBind,
@@ -39,13 +40,14 @@ pub enum Step {
     Seccomp,
 }
 
-const STEPS: [Step; 19] = [
+const STEPS: [Step; 20] = [
     Step::Start,
     Step::JoinUserNs,
     Step::JoinNetNs,
     Step::UserNs,
     Step::Unshare,
     Step::Fork,
+    Step::Session,
     Step::MountPrivate,
     Step::MountNewRoot,
     Step::MountBind,
@@ -71,6 +73,7 @@ impl Step {
             Step::UserNs => "unshare(CLONE_NEWUSER) and writing the uid/gid maps",
             Step::Unshare => "unshare of pid/mount/IPC(/network) namespaces",
             Step::Fork => "fork of the namespace init or the command",
+            Step::Session => "setsid of the namespace init",
             Step::MountPrivate => {
                 "making / a private mount (a chroot whose root is not a mount point?)"
             }
@@ -83,7 +86,7 @@ impl Step {
             Step::RemountReadOnly => "remounting the new root read-only",
             Step::Loopback => "bringing up the loopback of the private network",
             Step::Chdir => "changing into the workdir inside the new root",
-            Step::LandlockRules => "adding the Landlock rules for /proc and /dev/shm",
+            Step::LandlockRules => "adding the Landlock rules for /proc, /dev/shm and /dev/pts",
             Step::LandlockRestrict => "landlock_restrict_self",
             Step::Seccomp => "installing the seccomp filter",
         }
