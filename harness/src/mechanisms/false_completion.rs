@@ -13,6 +13,13 @@ fn claim_re() -> &'static Regex {
     })
 }
 
+/// The answer to a text-only reply that claims nothing: act.
+pub fn text_only_nudge(next: &str) -> String {
+    format!(
+        "Reply with a tool call, not text: nothing happens until a tool runs. Next action: {next}"
+    )
+}
+
 /// Whether a reply claims the task is finished.
 pub fn claims_completion(text: &str) -> bool {
     claim_re().is_match(text.trim())
