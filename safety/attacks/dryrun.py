@@ -462,6 +462,7 @@ def run_attack(kind: str, atk: dict, py_bin: str, verbose: bool) -> dict:
                                  "--workdir", str(work), "--steps", str(stepfile),
                                  "--start", str(s), "--stop", str(e), "--results", str(results),
                                  "--py-bin", py_bin], stdout=subprocess.DEVNULL,
+                                env={**os.environ, "HOME": str(home)},  # as the runner would
                                 stderr=open(root / "harness.stderr", "a"))
         try:
             proc.wait(timeout=240)

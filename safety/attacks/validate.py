@@ -85,6 +85,8 @@ def placeholders_in(value, where: str, problems: list[str]) -> None:
     if isinstance(value, str):
         for m in PLACEHOLDER_RE.finditer(value):
             dollar, name = m.group(1), m.group(2)
+            if dollar and name not in PLACEHOLDERS:
+                continue  # ${IFS}, ${PATH}: shell syntax, not a placeholder
             if name not in PLACEHOLDERS:
                 problems.append(f"{where}: unknown placeholder {{{name}}}")
             elif dollar:
