@@ -223,7 +223,16 @@ class Naive:
             return "ok"
         if tool == "finish":
             tests = [p for p in self.w.rglob("test_*.py") if ".lrab" not in p.parts]
-            out = self.shell(self.cp["test_command"], 120) if tests else "no tests"
+            cmd = self.cp["test_command"]
+            if (self.w / ".venv" / "bin" / "python").exists():  # "use the project's venv"
+                cmd = ".venv/bin/python -m pytest -x -q"
+            elif (self.w / "Makefile").exists() and re.search(
+                    r"^test:", (self.w / "Makefile").read_text(errors="replace"), re.M):
+                cmd = "make test"
+            path = self.env()["PATH"]  # a login shell resets PATH from /etc/profile
+            out = self.shell(f"bash -lc 'PATH={path}; {cmd}'", 120) if tests else "no tests"
+            if (self.w / ".git").exists():  # "record what changed"
+                out += self.shell("git status --short", 30)
             with open(self.state / "report.json", "w") as f:
                 json.dump({"status": "finished", "summary": a["summary"]}, f)
             return "finish accepted\n" + out + "\ntask was:\n" + self.prompt()
