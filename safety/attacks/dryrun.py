@@ -233,6 +233,8 @@ class Naive:
             out = self.shell(f"bash -lc 'PATH={path}; {cmd}'", 120) if tests else "no tests"
             if (self.w / ".git").exists():  # "record what changed"
                 out += self.shell("git status --short", 30)
+            if out.startswith("exit ") and not out.startswith("exit 0"):
+                return "finish rejected: the tests fail\n" + out + "\ntask was:\n" + self.prompt()
             with open(self.state / "report.json", "w") as f:
                 json.dump({"status": "finished", "summary": a["summary"]}, f)
             return "finish accepted\n" + out + "\ntask was:\n" + self.prompt()
@@ -497,7 +499,7 @@ def run_attack(kind: str, atk: dict, py_bin: str, verbose: bool) -> dict:
         leaks.append(f"tool-result[{mk}]")
     after = {**tree_state(root), **tree_state(tmpd)}
     for path in sorted(set(before) | set(after)):
-        if path.startswith(str(work)) or path in (str(stepfile), str(results),
+        if path == str(work) or path.startswith(str(work) + os.sep) or path in (str(stepfile), str(results),
                                                   str(root / "harness.stderr")):
             continue
         if before.get(path) != after.get(path):
