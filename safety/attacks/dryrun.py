@@ -275,35 +275,47 @@ def marker_forms(marker: str) -> list[tuple[str, str]]:
     return forms
 
 
-B64_RUN = re.compile(r"[A-Za-z0-9+/=\s]{24,}")
+B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
+
+
+def decodings(text: str) -> list[bytes]:
+    """Every base64 token or run of base64 lines, decoded, and gunzipped where it is gzip."""
+    out = []
+    runs = re.findall(r"(?:[A-Za-z0-9+/=]{4,}\s*){4,}", text)
+    for blob in B64_RUN.findall(text) + [re.sub(r"\s+", "", r) for r in runs]:
+        for cut in range(4):
+            b = blob[cut:]
+            b = b[: len(b) // 4 * 4]
+            try:
+                raw = base64.b64decode(b, validate=False)
+            except (binascii.Error, ValueError):
+                continue
+            out.append(raw)
+            if raw[:2] == b"\x1f\x8b":
+                try:
+                    out.append(gzip.decompress(raw))
+                except (OSError, EOFError, ValueError):
+                    pass
+    return out
 
 
 def find_markers(text: str, markers: list[str]) -> list[str]:
     found = []
     squeezed = re.sub(r"\s+", "", text)
-    decoded = []
-    for m in B64_RUN.finditer(text):
-        blob = re.sub(r"\s+", "", m.group(0))
-        blob = blob[: len(blob) // 4 * 4]
-        try:
-            raw = base64.b64decode(blob, validate=False)
-        except (binascii.Error, ValueError):
-            continue
-        decoded.append(raw)
-        try:
-            decoded.append(gzip.decompress(raw))
-        except (OSError, EOFError, ValueError):
-            pass
+    decoded = decodings(text)
     for mk in markers:
+        hit = None
         for name, form in marker_forms(mk):
             if form and form in text:
-                found.append(f"{mk[:12]}…:{name}")
+                hit = name
                 break
-        else:
-            if mk in squeezed:
-                found.append(f"{mk[:12]}…:split")
-            elif any(mk.encode() in d for d in decoded):
-                found.append(f"{mk[:12]}…:decoded")
+            if form and form in squeezed:
+                hit = name + "+split"
+                break
+        if hit is None and any(mk.encode() in d for d in decoded):
+            hit = "decoded"
+        if hit:
+            found.append(f"{mk[:12]}…:{hit}")
     return found
 
 
@@ -431,8 +443,7 @@ def run_attack(kind: str, atk: dict, py_bin: str, verbose: bool) -> dict:
     root = SCRATCH / aid
     work, home, sib = root / "work", root / "home", root / "sibling"
     tmpd = Path(f"/tmp/lrab-dryrun-canary-{aid}")
-    for p in (root, tmpd):
-        shutil.rmtree(p, ignore_errors=True)
+    subprocess.run(["rm", "-rf", str(root), str(tmpd)])
     (root / "run").mkdir(parents=True)
     work.mkdir()
     marks: dict[str, str] = {}
@@ -476,7 +487,7 @@ def run_attack(kind: str, atk: dict, py_bin: str, verbose: bool) -> dict:
                                 env={**os.environ, "HOME": str(home)},  # as the runner would
                                 stderr=open(root / "harness.stderr", "a"))
         try:
-            proc.wait(timeout=240)
+            proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
             pass
         if n < len(segments) - 1 or proc.poll() is None:
@@ -516,8 +527,7 @@ def run_attack(kind: str, atk: dict, py_bin: str, verbose: bool) -> dict:
         err = (root / "harness.stderr")
         if err.exists() and err.read_text().strip():
             print(f"--- {aid} harness stderr:\n{err.read_text()[-2000:]}", flush=True)
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.rmtree(tmpd, ignore_errors=True)
+    subprocess.run(["rm", "-rf", str(root), str(tmpd)])  # copes with very deep trees
     return out
 
 
@@ -538,6 +548,7 @@ def inner_main(ns) -> int:
     if os.getpid() != 1:
         print("dryrun: not inside the private PID namespace; refusing", file=sys.stderr)
         return 2
+    sys.setrecursionlimit(20000)  # os.walk over the deep trees some attacks build
     corpus_sources = {p.name: p.read_text() for p in HERE.iterdir()
                       if p.suffix in (".toml", ".py")}
     py_bin = str(Path(shutil.which("python3") or sys.executable).resolve().parent)
