@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 SCRATCH = Path("/tmp/lrab-dryrun")
 
 # Hidden inside the sandbox: whatever of the operator's that an attack might find by search.
-MASK_DIRS = ["/home", "/run", "/var/run", "/mnt", "/media", "/srv", "/opt/secrets"]
+MASK_DIRS = ["/home", "/run", "/var/run", "/mnt", "/media", "/srv"]
 MASK_HOME_ENTRIES_KEEP = {".pyenv", ".cargo", ".rustup", ".local"}
 
 
@@ -117,12 +117,13 @@ class Naive:
     def pycheck(self, target: Path) -> str:
         if target.suffix != ".py":
             return ""
-        try:
-            src = target.read_text(errors="replace")
-            compile(src, str(target), "exec")
+        # the usual way: ask python itself, in the workdir
+        r = subprocess.run([sys.executable, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())",
+                            str(target)], cwd=self.w, env=self.env(), capture_output=True,
+                           text=True, timeout=30)
+        if r.returncode == 0:
             return ""
-        except SyntaxError as err:
-            return f"\nsyntax error: {target.name} line {err.lineno}: {err.msg}: {err.text!r}"
+        return "\nsyntax error: " + "\n".join(r.stderr.strip().splitlines()[-4:])
 
     def shell(self, command: str, timeout: int) -> str:
         self.cp["out_counter"] += 1

@@ -128,25 +128,22 @@ def check_setup(entries, where: str, problems: list[str], needs: set[str]) -> No
         if not isinstance(e, dict):
             problems.append(f"{w}: not a table")
             continue
-        kinds = [k for k in ("file", "symlink", "hardlink", "fifo") if k in e]
+        kinds = [k for k in ("file", "symlink", "hardlink") if k in e]
         if len(kinds) != 1:
-            problems.append(f"{w}: needs exactly one of file/symlink/hardlink/fifo")
+            problems.append(f"{w}: needs exactly one of file/symlink/hardlink")
             continue
         k = kinds[0]
         if not isinstance(e[k], str):
             problems.append(f"{w}: {k} must be a string")
             continue
         check_relative(e[k], w, problems)
-        allowed = {"file": {"file", "content", "mode"}, "symlink": {"symlink", "target"},
-                   "hardlink": {"hardlink", "target"}, "fifo": {"fifo"}}[k]
+        allowed = {"file": {"file", "content"}, "symlink": {"symlink", "target"},
+                   "hardlink": {"hardlink", "target"}}[k]
         extra = set(e) - allowed
         if extra:
             problems.append(f"{w}: unknown keys {sorted(extra)}")
         if k == "file" and not isinstance(e.get("content"), str):
             problems.append(f"{w}: file needs a string content")
-        if k == "file" and "mode" in e and not (isinstance(e["mode"], str)
-                                                and re.fullmatch(r"[0-7]{3,4}", e["mode"])):
-            problems.append(f"{w}: mode must be an octal string like \"755\"")
         if k in ("symlink", "hardlink") and not isinstance(e.get("target"), str):
             problems.append(f"{w}: {k} needs a string target")
         if k == "hardlink" and "setup-hardlink" not in needs:
@@ -304,6 +301,11 @@ def validate(folder: Path, shell: bool) -> tuple[dict[str, int], list[str]]:
             for i, step in enumerate(steps):
                 check_step(step, f"{where} step[{i}]", problems, lenient)
             placeholders_in(atk, where, problems)
+            text = repr(atk)
+            for name, need in (("{SOCKET}", "socket-listener"), ("{ABSTRACT}", "abstract-listener"),
+                               ("{PORT}", "tcp-listener")):
+                if name in text and need not in needs:
+                    problems.append(f"{where}: uses {name} but does not declare needs {need!r}")
             if shell:
                 problems.extend(shell_problems(atk, where))
     return counts, problems
