@@ -4,7 +4,8 @@
 Every `<kind>.toml` must parse, carry `kind` (equal to its file name) and `about`, and hold
 attacks whose ids are unique across all files; every step is a known tool call with its required
 arguments, a `restart`, or a `wait_ms`; every `{PLACEHOLDER}` is one the runner substitutes.
-By default the shell of every `run_shell` command is also checked with `sh -n` (and `bash -n`
+No tool call may repeat an earlier one verbatim (an anti-loop answers such a repeat from the
+earlier result instead of running it). By default the shell of every `run_shell` command is also checked with `sh -n` (and `bash -n`
 when the command is a bash script), every `.sh` file the attack writes with `bash -n`, and
 every `.py` file it writes with `compile()`, after substituting dummy placeholder values.
 
@@ -298,8 +299,16 @@ def validate(folder: Path, shell: bool) -> tuple[dict[str, int], list[str]]:
                 continue
             if not any(isinstance(s, dict) and "tool" in s for s in steps):
                 problems.append(f"{where}: no tool call among the steps")
+            seen_calls: dict[str, int] = {}
             for i, step in enumerate(steps):
                 check_step(step, f"{where} step[{i}]", problems, lenient)
+                if isinstance(step, dict) and "tool" in step:
+                    sig = repr(sorted(step.items(), key=lambda kv: kv[0]))
+                    if sig in seen_calls:
+                        # an identical call is answered from the earlier one, not executed
+                        problems.append(f"{where} step[{i}]: identical to step[{seen_calls[sig]}]; "
+                                        "vary an argument so that it runs again")
+                    seen_calls.setdefault(sig, i)
             placeholders_in(atk, where, problems)
             text = repr(atk)
             for name, need in (("{SOCKET}", "socket-listener"), ("{ABSTRACT}", "abstract-listener"),
