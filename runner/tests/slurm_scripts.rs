@@ -12,7 +12,7 @@ use common::{lrab, text};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn repo() -> PathBuf {
@@ -118,10 +118,6 @@ fn keys(run: &Path) -> Vec<String> {
     k
 }
 
-fn out_text(o: &Output) -> String {
-    text(o)
-}
-
 #[test]
 fn bad_shard_values_are_rejected_before_any_cell() {
     let d = tempfile::tempdir().unwrap();
@@ -150,7 +146,12 @@ fn bad_shard_values_are_rejected_before_any_cell() {
                 c.arg("--out").arg(&out).arg("--no-progress");
             }
             let o = c.output().unwrap();
-            assert_eq!(o.status.code(), Some(2), "{cmd} --shard {value:?}: {}", text(&o));
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{cmd} --shard {value:?}: {}",
+                text(&o)
+            );
             let msg = text(&o);
             assert!(
                 msg.contains(&format!("--shard '{value}': ")) && msg.contains(why),
@@ -221,8 +222,14 @@ fn job_scripts_parse() {
         .position(|l| !l.is_empty() && !l.starts_with('#'))
         .unwrap();
     let lines: Vec<&str> = shard.lines().collect();
-    let last_opt = lines.iter().rposition(|l| l.starts_with("#SBATCH")).unwrap();
-    assert!(last_opt < first_cmd, "#SBATCH lines after the first command");
+    let last_opt = lines
+        .iter()
+        .rposition(|l| l.starts_with("#SBATCH"))
+        .unwrap();
+    assert!(
+        last_opt < first_cmd,
+        "#SBATCH lines after the first command"
+    );
 }
 
 #[test]
@@ -298,27 +305,28 @@ fn shard_script_slices_the_plan_resumes_and_merge_script_merges() {
         before
     );
     // Bad input to the script: named, exit 2, nothing started.
-    let bad: [(&[&str], Option<(&str, &str)>, &str); 5] = [
-        (&["4", "tiny"], Some(("LRAB_SHARD_INDEX", "4")), "out of range for 4 shards"),
-        (&["4", "tiny"], None, "no shard index"),
-        (&["x", "tiny"], Some(("LRAB_SHARD_INDEX", "0")), "SHARDS 'x'"),
-        (&["4", "a/b"], Some(("LRAB_SHARD_INDEX", "0")), "RUN 'a/b'"),
-        (&["4", "tiny"], Some(("LRAB_SHARD_INDEX", "-1")), "not a whole number"),
+    // (SHARDS, RUN, LRAB_SHARD_INDEX or none, message)
+    let bad = [
+        ("4", "tiny", Some("4"), "out of range for 4 shards"),
+        ("4", "tiny", None, "no shard index"),
+        ("x", "tiny", Some("0"), "SHARDS 'x'"),
+        ("4", "a/b", Some("0"), "RUN 'a/b'"),
+        ("4", "tiny", Some("-1"), "not a whole number"),
     ];
-    for (args, env, msg) in bad {
+    for (n, run, idx, msg) in bad {
         let mut c = bash(&script("lrab-shard.sh"));
-        c.args(args).arg(&out).args(&m);
-        if let Some((k, v)) = env {
-            c.env(k, v);
+        c.args([n, run]).arg(&out).args(&m);
+        if let Some(i) = idx {
+            c.env("LRAB_SHARD_INDEX", i);
         }
         let o = c.output().unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?} {env:?}: {}", text(&o));
+        assert_eq!(o.status.code(), Some(2), "{n} {run} {idx:?}: {}", text(&o));
         assert!(text(&o).contains(msg), "{msg}: {}", text(&o));
     }
     // A folder that is another slice is not resumed as this one.
     let other = d.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
-    lrab_tasks_copy(&out.join("tiny-s2of4"), &other.join("tiny-s1of4"));
+    lrab_tasks::fsutil::copy_tree(&out.join("tiny-s2of4"), &other.join("tiny-s1of4")).unwrap();
     let o = bash(&script("lrab-shard.sh"))
         .args(["4", "tiny"])
         .arg(&other)
@@ -359,22 +367,12 @@ fn shard_script_slices_the_plan_resumes_and_merge_script_merges() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("shard 1/5 has no run folder"), "{}", text(&o));
+    assert!(
+        text(&o).contains("shard 1/5 has no run folder"),
+        "{}",
+        text(&o)
+    );
     assert!(!other.join("tiny").exists() && !other.join(".merging-tiny").exists());
-}
-
-/// Test setup only: copies a folder tree.
-fn lrab_tasks_copy(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            lrab_tasks_copy(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
 }
 
 fn alive(pid: i32) -> bool {
@@ -406,21 +404,31 @@ fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
         .unwrap();
     let t0 = Instant::now();
     while !mark.exists() || std::fs::read_to_string(&mark).unwrap().trim().is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the arm never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the arm never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let arm_pid: i32 = std::fs::read_to_string(&mark).unwrap().trim().parse().unwrap();
+    let arm_pid: i32 = std::fs::read_to_string(&mark)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let dir = out.join("cut-s1of2");
     let attempt = dir.join("cells/slow/sim-2b/WF-01/r0/a0");
     assert!(attempt.is_dir());
     // SAFETY: SIGTERM to the script we spawned (what scancel, preemption or a pod deletion send).
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(143), "{}", out_text(&o));
-    assert!(out_text(&o).contains("stopped by SIGTERM"), "{}", out_text(&o));
+    assert_eq!(o.status.code(), Some(143), "{}", text(&o));
+    assert!(text(&o).contains("stopped by SIGTERM"), "{}", text(&o));
     let t0 = Instant::now();
     while alive(arm_pid) {
-        assert!(t0.elapsed() < Duration::from_secs(10), "arm {arm_pid} outlived the stop");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "arm {arm_pid} outlived the stop"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(rows(&dir).is_empty(), "the cell in flight was recorded");
@@ -500,7 +508,10 @@ fn submit_script_chains_the_merge_after_the_array() {
         .iter()
         .position(|a| a.ends_with("scripts/slurm/lrab-shard.sh"))
         .expect("the array runs lrab-shard.sh");
-    assert_eq!(array[at + 1..at + 3], ["4".to_string(), "paper".to_string()]);
+    assert_eq!(
+        array[at + 1..at + 3],
+        ["4".to_string(), "paper".to_string()]
+    );
     assert!(array[at + 4..].contains(&"--arms".to_string()));
     assert!(has(&merge, "--dependency=afterok:41"), "{merge:?}");
     assert!(has(&merge, "--kill-on-invalid-dep=yes"), "{merge:?}");
@@ -511,9 +522,22 @@ fn submit_script_chains_the_merge_after_the_array() {
     for (args, msg) in [
         (vec!["--shards", "0", "--run", "p"], "--shards '0'"),
         (vec!["--shards", "4", "--run", "a/b"], "--run 'a/b'"),
-        (vec!["--shards", "4", "--run", "p", "--", "--shard", "1/4"], "set per shard"),
         (
-            vec!["--shards", "4", "--run", "p", "--", "--arms", "nope", "--backend", "sim"],
+            vec!["--shards", "4", "--run", "p", "--", "--shard", "1/4"],
+            "set per shard",
+        ),
+        (
+            vec![
+                "--shards",
+                "4",
+                "--run",
+                "p",
+                "--",
+                "--arms",
+                "nope",
+                "--backend",
+                "sim",
+            ],
             "unknown arm 'nope'",
         ),
     ] {
@@ -527,7 +551,10 @@ fn submit_script_chains_the_merge_after_the_array() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(msg), "{msg}: {}", text(&o));
     }
-    assert!(!Path::new(&format!("{}.3", log.display())).exists(), "sbatch was called");
+    assert!(
+        !Path::new(&format!("{}.3", log.display())).exists(),
+        "sbatch was called"
+    );
 }
 
 /// YAML documents as JSON, through python3's PyYAML (part of the suite's python set-up).
@@ -583,12 +610,18 @@ fn k8s_manifests_are_an_indexed_job_running_the_shard_script_of_the_image() {
         spec["completions"].as_u64().unwrap()
     );
     for bad in ["--shard", "--run-id", "--out", "--resume"] {
-        assert!(!args.contains(&bad.to_string()), "{bad} is the script's job");
+        assert!(
+            !args.contains(&bad.to_string()),
+            "{bad} is the script's job"
+        );
     }
     // The results volume is shared so a replacement pod resumes its shard folder.
     let out = &args[2];
     let mounts = lrab["volumeMounts"].as_array().unwrap();
-    let m = mounts.iter().find(|m| m["mountPath"] == out.as_str()).unwrap();
+    let m = mounts
+        .iter()
+        .find(|m| m["mountPath"] == out.as_str())
+        .unwrap();
     let vol = pod["volumes"]
         .as_array()
         .unwrap()
@@ -616,7 +649,10 @@ fn k8s_manifests_are_an_indexed_job_running_the_shard_script_of_the_image() {
     // scripts under the names the Jobs call.
     let image = lrab["image"].as_str().unwrap();
     let build = std::fs::read_to_string(deploy.join("build-image.sh")).unwrap();
-    assert!(build.contains(&format!("TAG={image} ")), "build-image.sh tag != {image}");
+    assert!(
+        build.contains(&format!("TAG={image} ")),
+        "build-image.sh tag != {image}"
+    );
     let cf = std::fs::read_to_string(deploy.join("Containerfile")).unwrap();
     for (src, name) in [
         ("scripts/slurm/lrab-shard.sh", "lrab-shard"),
