@@ -4,7 +4,9 @@
 //! discards the attempt in flight and redoes it; `lrab-merge.sh` merges the shards;
 //! `submit.sh` chains the merge after the array (a recording stand-in for `sbatch`); the
 //! Kubernetes manifests are an Indexed Job that runs the same script from the image the
-//! Containerfile builds. The real cluster is `tests/slurm.rs` (opt-in).
+//! Containerfile builds. The real cluster is `tests/slurm.rs` (opt-in); the schema check of the
+//! manifests is the opt-in `deploy/check.sh`, run by the ignored test at the end
+//! (`LRAB_K8S=1 cargo test -p lrab-runner --test slurm_scripts -- --ignored`).
 
 mod common;
 
@@ -32,6 +34,17 @@ fn bash(path: &Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", std::env::var("HOME").unwrap_or_default())
         .env("LRAB_BIN", env!("CARGO_BIN_EXE_lrab"));
+    c
+}
+
+/// `lrab-shard.sh SHARDS RUN OUT FLAGS…` for the shard with 0-based index `idx`
+/// (`LRAB_SHARD_INDEX`).
+fn shard(n: &str, run: &str, out: &Path, flags: &[String], idx: &str) -> Command {
+    let mut c = bash(&script("lrab-shard.sh"));
+    c.args([n, run])
+        .arg(out)
+        .args(flags)
+        .env("LRAB_SHARD_INDEX", idx);
     c
 }
 
@@ -290,13 +303,7 @@ fn shard_script_slices_the_plan_resumes_and_merge_script_merges() {
     }
     // A second run of a finished shard resumes it: nothing is redone or duplicated.
     let before = std::fs::read_to_string(out.join("tiny-s1of4/cells.csv")).unwrap();
-    let o = bash(&script("lrab-shard.sh"))
-        .args(["4", "tiny"])
-        .arg(&out)
-        .args(&m)
-        .env("LRAB_SHARD_INDEX", "0")
-        .output()
-        .unwrap();
+    let o = shard("4", "tiny", &out, &m, "0").output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("resuming"), "{}", text(&o));
     assert!(text(&o).contains("0 attempts run"), "{}", text(&o));
@@ -327,13 +334,7 @@ fn shard_script_slices_the_plan_resumes_and_merge_script_merges() {
     let other = d.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
     lrab_tasks::fsutil::copy_tree(&out.join("tiny-s2of4"), &other.join("tiny-s1of4")).unwrap();
-    let o = bash(&script("lrab-shard.sh"))
-        .args(["4", "tiny"])
-        .arg(&other)
-        .args(&m)
-        .env("LRAB_SHARD_INDEX", "0")
-        .output()
-        .unwrap();
+    let o = shard("4", "tiny", &other, &m, "0").output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("is not shard 1/4"), "{}", text(&o));
 
@@ -393,11 +394,7 @@ fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
     let m = run_flags(&arms, "slow");
     let mark = d.path().join("slow.pid");
     // Shard 1/2 has cells 0, 2, 4; its first launch hangs until it is stopped.
-    let child = bash(&script("lrab-shard.sh"))
-        .args(["2", "cut"])
-        .arg(&out)
-        .args(&m)
-        .env("LRAB_SHARD_INDEX", "0")
+    let child = shard("2", "cut", &out, &m, "0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -434,13 +431,7 @@ fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
     assert!(rows(&dir).is_empty(), "the cell in flight was recorded");
     std::fs::write(attempt.join("LEFT-BY-THE-STOPPED-RUN"), "").unwrap();
     // Started again (a requeued task): resumes, redoes the attempt in a fresh folder.
-    let o = bash(&script("lrab-shard.sh"))
-        .args(["2", "cut"])
-        .arg(&out)
-        .args(&m)
-        .env("LRAB_SHARD_INDEX", "0")
-        .output()
-        .unwrap();
+    let o = shard("2", "cut", &out, &m, "0").output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("resuming"), "{}", text(&o));
     assert!(!attempt.join("LEFT-BY-THE-STOPPED-RUN").exists());
@@ -667,4 +658,39 @@ fn k8s_manifests_are_an_indexed_job_running_the_shard_script_of_the_image() {
     for env in ["LRAB_ARMS=", "LRAB_PACK="] {
         assert!(cf.contains(env), "Containerfile sets no {env}");
     }
+}
+
+#[test]
+#[ignore = "installs kubernetes-validate from PyPI into a venv; set LRAB_K8S=1 and pass --ignored"]
+fn k8s_manifests_validate_against_the_published_job_schema() {
+    if std::env::var("LRAB_K8S").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: set LRAB_K8S=1 to run deploy/check.sh (the Kubernetes schema check)");
+        return;
+    }
+    let o = Command::new("bash")
+        .arg(repo().join("deploy/check.sh"))
+        .output()
+        .expect("run deploy/check.sh");
+    let t = text(&o);
+    eprintln!("{t}");
+    if o.status.code() == Some(77) {
+        eprintln!(
+            "SKIPPED: {}",
+            t.lines()
+                .find(|l| l.contains("SKIP"))
+                .unwrap_or("no reason")
+        );
+        return;
+    }
+    assert!(o.status.success(), "{t}");
+    for k in ["1.29.0", "1.33.0", "1.37.0"] {
+        assert!(
+            t.contains(&format!("valid for Kubernetes {k} (strict)")),
+            "{k}: {t}"
+        );
+    }
+    assert!(
+        t.contains("canary with a misspelt field rejected (ok)"),
+        "{t}"
+    );
 }

@@ -24,6 +24,7 @@ case "$RUN" in
   "" | .* | */* | *[[:space:]]*) die "RUN '$RUN' must be a plain folder name" ;;
 esac
 LRAB=${LRAB_BIN:-lrab}
+command -v "$LRAB" >/dev/null || die "lrab not found ('$LRAB'): put it on PATH or set LRAB_BIN"
 if [ -e "$OUT/$RUN" ]; then
   say "$OUT/$RUN exists already; nothing to do (remove it to merge again)"
   exit 0

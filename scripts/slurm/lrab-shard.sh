@@ -52,6 +52,7 @@ IDX=$((10#$IDX))
 [ "$IDX" -lt "$N" ] || die "shard index $IDX is out of range for $N shards (0..$((N - 1)))"
 K=$((IDX + 1))
 LRAB=${LRAB_BIN:-lrab}
+command -v "$LRAB" >/dev/null || die "lrab not found ('$LRAB'): put it on PATH or set LRAB_BIN"
 ID="$RUN-s${K}of${N}"
 DIR="$OUT/$ID"
 
