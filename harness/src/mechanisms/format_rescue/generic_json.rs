@@ -1,0 +1,31 @@
+//! JSON call objects with no family marker — bare, after or between prose, in a ```` ```json ````
+//! fence, several in a row (Llama 3.x's `{"name", "parameters"}` separated by `;` or newlines,
+//! xLAM's bare list, Mistral with `[TOOL_CALLS]` stripped, qwen2.5-coder on `/v1`, prompted
+//! JSON agents). Weak evidence: a call counts only if its arguments fit the declared schema.
+//! An object that parses but is not a call (data, a log record, a tool result) is skipped
+//! whole, so a call-shaped object nested inside data is not taken for one.
+
+use super::json_calls;
+use super::scan::Scan;
+
+const MAX_CANDIDATES: usize = 256;
+
+pub(crate) fn scan(s: &mut Scan) {
+    let t = s.text;
+    let mut i = 0;
+    let mut tries = 0;
+    while let Some(k) = t[i..].find('{') {
+        let at = i + k;
+        tries += 1;
+        if tries > MAX_CANDIDATES {
+            break;
+        }
+        match s.json_at(at, t.len()) {
+            Some((end, Ok(v))) => {
+                json_calls::push(s, at, end, &v, "json", true);
+                i = end;
+            }
+            _ => i = at + 1,
+        }
+    }
+}
