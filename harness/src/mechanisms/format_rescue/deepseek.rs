@@ -68,3 +68,29 @@ fn call(s: &mut Scan, at: usize, i: usize, limit: usize, sep: &str, end_tok: &st
         None => s.problem(format!("the {name} call was cut off")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn r1_and_v31() {
+        expect(
+            "Let me see.</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>list_dir\n```json\n{\"path\": \"lib\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            "deepseek",
+            json!([{"name": "list_dir", "arguments": {"path": "lib"}}]),
+        );
+        expect(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>run_shell<｜tool▁sep｜>{\"command\":\"go build\"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\":\"go.sum\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            "deepseek",
+            json!([{"name": "run_shell", "arguments": {"command": "go build"}}, {"name": "read_file", "arguments": {"path": "go.sum"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\":\"a");
+        none("The result was <｜tool▁output▁begin｜>{\"ok\": true}<｜tool▁output▁end｜>.");
+    }
+}

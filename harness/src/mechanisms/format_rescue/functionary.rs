@@ -49,3 +49,25 @@ fn recipient(s: &mut Scan, at: usize, i: usize, limit: usize, weak: bool) {
         s.push(if weak { f.weak() } else { f });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn recipients() {
+        expect(
+            "all\nOne moment.>>>read_file\n{\"path\": \"a\"}>>>list_dir\n{}",
+            "functionary-v3.2",
+            json!([{"name": "read_file", "arguments": {"path": "a"}}, {"name": "list_dir", "arguments": {}}]),
+        );
+        expect(
+            "run_shell\n{\"command\": \"date\"}",
+            "functionary-v3.2",
+            json!([{"name": "run_shell", "arguments": {"command": "date"}}]),
+        );
+        none("all\nNothing to run.");
+        none("read_file\nis the tool I would use.");
+    }
+}

@@ -281,3 +281,41 @@ impl G<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn gemma4_and_functiongemma() {
+        expect(
+            "<|tool_call>call:todo{action:<|\"|>create<|\"|>,items:[<|\"|>a<|\"|>,<|\"|>b<|\"|>]}<tool_call|>",
+            "gemma4",
+            json!([{"name": "todo", "arguments": {"action": "create", "items": ["a", "b"]}}]),
+        );
+        expect(
+            "<start_function_call>call:read_file{path:<escape>C:\\notes.txt<escape>,end_line:5}<end_function_call>",
+            "functiongemma",
+            json!([{"name": "read_file", "arguments": {"path": "C:\\notes.txt", "end_line": 5}}]),
+        );
+        // repairs only when the model closed the call
+        expect(
+            "<|tool_call>call:run_shell{command:'ls -la'}<tool_call|>",
+            "gemma4",
+            json!([{"name": "run_shell", "arguments": {"command": "ls -la"}}]),
+        );
+        expect(
+            "<|tool_call>call:run_shell{command:<|\"|>ls<tool_call|>",
+            "gemma4",
+            json!([{"name": "run_shell", "arguments": {"command": "ls"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("<|tool_call>call:run_shell{command:<|\"|>ls");
+        none("<|channel>thought\n<|tool_call>call:list_dir{}<tool_call|><channel|>Nothing to do.");
+        none("Please call: read_file{path:<|\"|>a<|\"|>} if you want");
+    }
+}

@@ -29,3 +29,31 @@ pub(crate) fn scan(s: &mut Scan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn objects_in_prose() {
+        expect(
+            "I'll call {\"name\": \"list_dir\", \"parameters\": {\"path\": \"x\"}} now; then {\"name\": \"read_file\", \"parameters\": {\"path\": \"x/a\"}}",
+            "json",
+            json!([{"name": "list_dir", "arguments": {"path": "x"}}, {"name": "read_file", "arguments": {"path": "x/a"}}]),
+        );
+        expect(
+            "```json\n{\"tool\": \"search_files\", \"args\": {\"query\": \"TODO\",}}\n```",
+            "json",
+            json!([{"name": "search_files", "arguments": {"pattern": "TODO"}}]),
+        );
+    }
+
+    #[test]
+    fn data_is_not_a_call() {
+        none("{\"name\": \"run_shell\", \"exit_code\": 1}");
+        none("{\"response\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}}");
+        none("{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}");
+        none("{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"mode\": \"rb\"}}");
+    }
+}

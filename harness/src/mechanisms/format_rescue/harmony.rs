@@ -63,3 +63,35 @@ fn body_start(t: &str, mut i: usize) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn headers() {
+        expect(
+            "<|channel|>analysis<|message|>List first.<|end|><|start|>assistant<|channel|>commentary to=functions.list_dir <|constrain|>json<|message|>{\"path\":\"src\"}<|call|>",
+            "harmony",
+            json!([{"name": "list_dir", "arguments": {"path": "src"}}]),
+        );
+        expect(
+            "<|start|>assistant to=functions.run_shell<|channel|>commentary json<|message|>{\"command\":\"make\",\"timeout\":\"30\"}",
+            "harmony",
+            json!([{"name": "run_shell", "arguments": {"command": "make", "timeout": 30}}]),
+        );
+        expect(
+            "analysis Need it.assistantcommentary to=functions.read_file json{\"path\":\"a.md\"}",
+            "harmony",
+            json!([{"name": "read_file", "arguments": {"path": "a.md"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("<|channel|>analysis<|message|>I will send to=functions.run_shell {\"command\":\"ls\"} later<|end|><|start|>assistant<|channel|>final<|message|>Here is the answer.");
+        none("<|start|>assistant<|channel|>commentary to=browser.search <|constrain|>json<|message|>{\"query\":\"x\"}<|call|>");
+        none("<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{\"path\":\"a\",\"content\":\"b");
+    }
+}

@@ -44,3 +44,42 @@ pub(crate) fn scan(s: &mut Scan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn blocks_lists_and_missing_close() {
+        expect(
+            "Sure.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"lib/a.rb\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"functions.list_dir\", \"arguments\": {\"path\": \"lib\"}}\n</tool_call>",
+            "hermes",
+            json!([
+                {"name": "read_file", "arguments": {"path": "lib/a.rb"}},
+                {"name": "list_dir", "arguments": {"path": "lib"}}
+            ]),
+        );
+        // Granite 3.1: the literal tag, a list, no closing tag
+        expect(
+            "<tool_call>[{\"name\": \"run_shell\", \"arguments\": {\"command\": \"rake\", \"timeout\": \"90\"}}]",
+            "hermes",
+            json!([{"name": "run_shell", "arguments": {"command": "rake", "timeout": 90}}]),
+        );
+        // Python-dict style with a raw newline
+        expect(
+            "<tool_call>{'name': 'append_file', 'arguments': {'path': 'log.txt', 'content': 'a\nb'}}</tool_call>",
+            "hermes",
+            json!([{"name": "append_file", "arguments": {"path": "log.txt", "content": "a\nb"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"unfinished");
+        none("<tool_call>{\"name\": \"read_file\"}</tool_call>");
+        none("<tool_call>\n{\"name\": \"deploy\", \"arguments\": {}}\n</tool_call>");
+        none("Use <tool_call></tool_call> tags for calls.");
+        none("<think>\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}</tool_call>\n</think>\nNo call needed.");
+    }
+}

@@ -66,11 +66,13 @@ fn dialect(prefix: &str) -> &'static str {
     }
 }
 
-/// The attribute value in quotes starting at `i`, and the offset after it.
+/// The attribute value starting at `i` — in quotes, or bare up to `>` or a space (the dots
+/// layout writes `<invoke name=search>`) — and the offset after it.
 fn quoted(t: &str, i: usize) -> Option<(String, usize)> {
     let q = *t.as_bytes().get(i)?;
     if q != b'"' && q != b'\'' {
-        return None;
+        let end = t[i..].find(|c: char| c == '>' || c.is_whitespace())? + i;
+        return (end > i && end - i <= 200).then(|| (t[i..end].to_string(), end));
     }
     let end = t[i + 1..].find(q as char)? + i + 1;
     if end - i > 200 {
@@ -89,7 +91,11 @@ fn parameters(t: &str, mut i: usize, close: usize, prefix: &str) -> Option<Vec<(
             return Some(pairs);
         }
         if !t[i..].starts_with(&open) {
-            return None;
+            // MiniMax-M3 names the element after the parameter: `<city>Paris</city>`
+            let (key, value, next) = element(t, i, close, prefix)?;
+            pairs.push((key, Arg::Raw(value)));
+            i = next;
+            continue;
         }
         let a = skip_ws(t, i + open.len());
         if !t[a..].starts_with("name=") {
@@ -114,5 +120,63 @@ fn parameters(t: &str, mut i: usize, close: usize, prefix: &str) -> Option<Vec<(
             return Some(pairs);
         }
         i = v1 + end_tag.len();
+    }
+}
+
+/// `<P KEY>value</P KEY>` at `i`: the key, the raw value and the offset after the element.
+fn element(t: &str, i: usize, close: usize, prefix: &str) -> Option<(String, String, usize)> {
+    let o = format!("<{prefix}");
+    if !t[i..].starts_with(&o) {
+        return None;
+    }
+    let k0 = i + o.len();
+    let gt = find_in(t, k0, close, ">")?;
+    let key = &t[k0..gt];
+    if !is_name(key) {
+        return None;
+    }
+    let end_tag = format!("</{prefix}{key}>");
+    let v1 = find_in(t, gt + 1, close, &end_tag)?;
+    let value = one_newline(&t[gt + 1..v1]).to_string();
+    Some((key.to_string(), value, v1 + end_tag.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn prefixes() {
+        expect(
+            "<minimax:tool_call>\n<invoke name=\"read_file\">\n<parameter name=\"path\">a.ts</parameter>\n<parameter name=\"start_line\">3</parameter>\n</invoke>\n</minimax:tool_call>",
+            "invoke-xml",
+            json!([{"name": "read_file", "arguments": {"path": "a.ts", "start_line": 3}}]),
+        );
+        expect(
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"todo\">\n<｜DSML｜parameter name=\"action\" string=\"true\">create</｜DSML｜parameter>\n<｜DSML｜parameter name=\"items\" string=\"false\">[\"a\"]</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+            "deepseek-dsml",
+            json!([{"name": "todo", "arguments": {"action": "create", "items": ["a"]}}]),
+        );
+        expect(
+            "<atem:function_calls>\n<atem:invoke name=\"list_dir\">\n<atem:parameter name=\"path\">src</atem:parameter>\n</atem:invoke>\n</atem:function_calls>",
+            "glimmer-atem",
+            json!([{"name": "list_dir", "arguments": {"path": "src"}}]),
+        );
+        expect(
+            "<dots_function_call>\n<invoke name=run_shell>\n<parameter name=command>\nls\n</parameter>\n</invoke>\n</dots_function_call>",
+            "invoke-xml",
+            json!([{"name": "run_shell", "arguments": {"command": "ls"}}]),
+        );
+        expect(
+            "<tool_call>\n<invoke name=\"search_files\"><pattern>TODO</pattern></invoke>\n</tool_call>",
+            "invoke-xml",
+            json!([{"name": "search_files", "arguments": {"pattern": "TODO"}}]),
+        );
+    }
+
+    #[test]
+    fn unclosed_is_not_a_call() {
+        none("<invoke name=\"write_file\">\n<parameter name=\"path\">a</parameter>\n<parameter name=\"content\">half");
     }
 }

@@ -46,3 +46,29 @@ pub(crate) fn scan(s: &mut Scan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn sections_and_open_think() {
+        expect(
+            "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.list_dir:0<|tool_call_argument_begin|>{\"path\": \"pkg\"}<|tool_call_end|><|tool_call_begin|>functions.read_file:1<|tool_call_argument_begin|>{\"path\": \"pkg/a.go\"}<|tool_call_end|><|tool_calls_section_end|>",
+            "kimi-k2",
+            json!([{"name": "list_dir", "arguments": {"path": "pkg"}}, {"name": "read_file", "arguments": {"path": "pkg/a.go"}}]),
+        );
+        expect(
+            "<think>need the file<|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{\"path\": \"x\"}",
+            "kimi-k2",
+            json!([{"name": "read_file", "arguments": {"path": "x"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("<|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{\"path\": \"x");
+        none("<think>maybe <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}</tool_call> hmm");
+    }
+}

@@ -36,3 +36,19 @@ pub(crate) fn scan(s: &mut Scan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn python_tag() {
+        expect(
+            "<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}; {\"name\": \"list_dir\", \"parameters\": {\"path\": \"b\"}}<|eom_id|>",
+            "llama3-json",
+            json!([{"name": "read_file", "arguments": {"path": "a"}}, {"name": "list_dir", "arguments": {"path": "b"}}]),
+        );
+        none("<|python_tag|>wolfram_alpha.call(query=\"2+2\")<|eom_id|>");
+    }
+}

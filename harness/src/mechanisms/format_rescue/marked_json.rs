@@ -29,6 +29,8 @@ const FAMILIES: &[(&str, &str, Option<&str>)] = &[
     ("granite-fc", "<function_call>", None),
     // LongCat
     ("longcat", "<longcat_tool_call>", Some("</longcat_tool_call>")),
+    // openPangu (placeholder tokens when the vocabulary lacks the named ones)
+    ("pangu", "[unused11]", Some("[unused12]")),
 ];
 
 pub(crate) fn scan(s: &mut Scan) {
@@ -66,5 +68,58 @@ pub(crate) fn scan(s: &mut Scan) {
                 json_calls::push(s, at, end, v, dialect, false);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn families() {
+        expect(
+            "<TOOLCALL>[{\"name\": \"list_dir\", \"arguments\": {}}]</TOOLCALL>",
+            "nemotron",
+            json!([{"name": "list_dir", "arguments": {}}]),
+        );
+        expect(
+            "Sure. functools[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}]",
+            "functools",
+            json!([{"name": "read_file", "arguments": {"path": "a"}}]),
+        );
+        expect(
+            "<tool_calls>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_calls>",
+            "tool-calls-tag",
+            json!([{"name": "read_file", "arguments": {"path": "a"}}, {"name": "read_file", "arguments": {"path": "b"}}]),
+        );
+        expect(
+            "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"run_shell\", \"parameters\": {\"command\": \"ls\"}}{\"tool_call_id\": \"1\", \"tool_name\": \"list_dir\", \"parameters\": {}}\n]<|END_ACTION|>",
+            "cohere",
+            json!([{"name": "run_shell", "arguments": {"command": "ls"}}, {"name": "list_dir", "arguments": {}}]),
+        );
+        expect(
+            "<|action_start|><|plugin|>{\"name\": \"finish\", \"parameters\": {\"summary\": \"ok\"}}<|action_end|>",
+            "internlm",
+            json!([{"name": "finish", "arguments": {"summary": "ok"}}]),
+        );
+        expect(
+            "<|tools_prefix|>[{\"list_dir\": {\"path\": \".\"}}]<|tools_suffix|>",
+            "apertus",
+            json!([{"name": "list_dir", "arguments": {"path": "."}}]),
+        );
+        expect(
+            "[unused11][{\"name\": \"read_file\", \"arguments\": {\"path\": \"z\"}}][unused12]",
+            "pangu",
+            json!([{"name": "read_file", "arguments": {"path": "z"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("functools[]");
+        none("import functools\nfunctools.lru_cache(maxsize=None)");
+        none("<TOOLCALL>[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"");
+        none("<|START_ACTION|>[nothing]<|END_ACTION|>");
     }
 }

@@ -60,3 +60,35 @@ pub(crate) fn scan(s: &mut Scan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn both_generations() {
+        expect(
+            "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}, \"id\": \"Xy12Ab34C\"}, {\"name\": \"list_dir\", \"arguments\": {}}]",
+            "mistral",
+            json!([{"name": "read_file", "arguments": {"path": "a.go"}}, {"name": "list_dir", "arguments": {}}]),
+        );
+        expect(
+            "Checking.[TOOL_CALLS]search_files[CALL_ID]a1b2c3d4e[ARGS]{\"pattern\": \"TODO\"}[TOOL_CALLS]read_file[ARGS]{\"path\": \"b.go\"}",
+            "mistral",
+            json!([{"name": "search_files", "arguments": {"pattern": "TODO"}}, {"name": "read_file", "arguments": {"path": "b.go"}}]),
+        );
+        expect(
+            "[TOOL_CALLS]list_dir{\"path\": \"cmd\"}</s>",
+            "mistral",
+            json!([{"name": "list_dir", "arguments": {"path": "cmd"}}]),
+        );
+    }
+
+    #[test]
+    fn not_calls() {
+        none("[TOOL_CALLS] I cannot call a tool for that.");
+        none("[TOOL_CALLS]write_file[ARGS]{\"path\": \"a\", \"content\": \"to be contin");
+        none("[THINK]maybe [TOOL_CALLS]run_shell[ARGS]{\"command\": \"ls\"}[/THINK]No.");
+    }
+}

@@ -181,7 +181,7 @@ impl Catalog {
         match args {
             Value::Object(m) => {
                 let pairs = m.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
-                Value::Object(build_args(t, pairs).0)
+                Value::Object(build_args(t, pairs, false).0)
             }
             other => other,
         }
@@ -301,7 +301,7 @@ impl Catalog {
             ));
             return None;
         }
-        let (args, fits) = build_args(tool, pairs);
+        let (args, fits) = build_args(tool, pairs, f.weak);
         if f.weak && !fits {
             return None;
         }
@@ -312,7 +312,7 @@ impl Catalog {
 /// Map argument names onto the tool's parameters and type the values. Also reports whether
 /// the result fits the schema exactly (every argument declared, every required one present),
 /// which weak evidence must.
-fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>) -> (Map<String, Value>, bool) {
+fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>, weak: bool) -> (Map<String, Value>, bool) {
     let given: Vec<String> = pairs
         .iter()
         .filter(|(k, _)| tool.params.contains(k))
@@ -341,12 +341,15 @@ fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>) -> (Map<String, Value>, bo
         .iter()
         .filter(|r| !out.contains_key(*r))
         .collect();
-    // one unknown argument and one missing required parameter: the same thing, misnamed
-    if let ([_], [want]) = (leftovers.as_slice(), missing.as_slice()) {
-        let want = want.to_string();
-        let (_, a) = leftovers.pop().expect("one leftover");
-        let v = typed(tool, &want, a);
-        out.insert(want, v);
+    // one unknown argument and one missing required parameter of its type: the same thing,
+    // misnamed (not for weak evidence, which must fit as written)
+    if let ([(_, a)], [want]) = (leftovers.as_slice(), missing.as_slice()) {
+        if !weak && same_kind(a, tool.param_schema(want)) {
+            let want = want.to_string();
+            let (_, a) = leftovers.pop().expect("one leftover");
+            let v = typed(tool, &want, a);
+            out.insert(want, v);
+        }
     }
     let fits = leftovers.is_empty() && tool.required.iter().all(|r| out.contains_key(r));
     for (k, a) in leftovers {
@@ -359,6 +362,22 @@ fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>) -> (Map<String, Value>, bo
     // an explicit null for an optional parameter means "not given"
     out.retain(|k, v| !v.is_null() || tool.required.contains(k));
     (out, fits)
+}
+
+/// Whether a value is already of the kind a parameter declares (raw text fits any).
+fn same_kind(a: &Arg, schema: Option<&Value>) -> bool {
+    let Arg::Val(v) = a else {
+        return true;
+    };
+    match schema.and_then(coerce::declared_type) {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean(),
+        Some("array") => v.is_array(),
+        Some("object") => v.is_object(),
+        _ => true,
+    }
 }
 
 fn typed(tool: &Tool, param: &str, a: Arg) -> Value {
@@ -396,5 +415,7 @@ pub fn canonical_args(tool: &str, args: Value, tools: &[ToolSpec]) -> Value {
     Catalog::new(tools).args(tool, args)
 }
 
+#[cfg(test)]
+mod testkit;
 #[cfg(test)]
 mod tests;

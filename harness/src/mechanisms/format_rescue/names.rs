@@ -91,6 +91,9 @@ const ARG_WORDS: &[&[&str]] = &[
     &["start", "begin", "from", "first", "offset"],
     &["end", "stop", "until", "last"],
     &["url", "link", "href", "uri"],
+    &["timeout", "seconds", "secs", "sec", "limit"],
+    &["index", "idx", "number", "num", "position", "item"],
+    &["action", "op", "operation"],
 ];
 
 const ARG_FILLER: &[&str] = &["string", "str", "the", "line", "lines", "value", "name", "of"];
@@ -208,7 +211,8 @@ pub(crate) fn resolve_tool(cat: &Catalog, written: &str) -> Option<usize> {
     unique(&|i| c.iter().all(|x| tools[i].concepts.contains(x))).flatten()
 }
 
-/// The concepts of an argument name, with the head word (the last) weighted double.
+/// The concepts of an argument name, with the head word (the last) weighted double. Empty
+/// when a word is unknown: `exit_code` is not a kind of `code`.
 fn arg_concepts(name: &str) -> Vec<(&'static str, u32)> {
     let ws: Vec<String> = words(name)
         .into_iter()
@@ -217,10 +221,14 @@ fn arg_concepts(name: &str) -> Vec<(&'static str, u32)> {
     let mut out = Vec::new();
     for (k, w) in ws.iter().enumerate() {
         let weight = if k + 1 == ws.len() { 2 } else { 1 };
+        let before = out.len();
         for g in ARG_WORDS {
             if g.contains(&w.as_str()) {
                 out.push((g[0], weight));
             }
+        }
+        if out.len() == before {
+            return Vec::new();
         }
     }
     out
@@ -372,6 +380,8 @@ mod tests {
         let s = p(&["command", "timeout"]);
         assert_eq!(resolve_param(&s, &none, "cmd"), Some(0));
         assert_eq!(resolve_param(&s, &none, "status"), None);
+        assert_eq!(resolve_param(&s, &none, "exit_code"), None);
+        assert_eq!(resolve_param(&s, &none, "timeout_seconds"), Some(1));
         let f = p(&["pattern", "path"]);
         assert_eq!(resolve_param(&f, &none, "query"), Some(0));
         assert_eq!(resolve_param(&f, &none, "directory"), Some(1));

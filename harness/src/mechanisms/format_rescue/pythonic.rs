@@ -210,3 +210,57 @@ fn trailers_end(t: &str, mut i: usize) -> usize {
         return i;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn marked_families() {
+        expect(
+            "<|python_start|>[list_dir(path='src'), read_file(path=\"src/main.py\", end_line=10)]<|python_end|>",
+            "llama4-pythonic",
+            json!([{"name": "list_dir", "arguments": {"path": "src"}}, {"name": "read_file", "arguments": {"path": "src/main.py", "end_line": 10}}]),
+        );
+        expect(
+            "Okay.<|tool_call_start|>[write_file(path=\"x.txt\", content=\"a\\tb\\n\", replace=true)]<|tool_call_end|>",
+            "lfm2",
+            json!([{"name": "write_file", "arguments": {"path": "x.txt", "content": "a\tb\n", "replace": true}}]),
+        );
+        expect(
+            "<function_calls>list_dir()\nrun_shell(command='make check')</function_calls>",
+            "olmo3",
+            json!([{"name": "list_dir", "arguments": {}}, {"name": "run_shell", "arguments": {"command": "make check"}}]),
+        );
+        expect(
+            "Let me look.\n```tool_code\nprint(default_api.search_files(pattern=\"def main\"))\n```",
+            "gemma-tool-code",
+            json!([{"name": "search_files", "arguments": {"pattern": "def main"}}]),
+        );
+    }
+
+    #[test]
+    fn unmarked_shapes() {
+        expect(
+            "Reading the config first.\n[read_file(path='setup.cfg')]",
+            "pythonic",
+            json!([{"name": "read_file", "arguments": {"path": "setup.cfg"}}]),
+        );
+        expect(
+            "run_shell(command=\"pytest -q\")\nread_file(path=\"log.txt\")",
+            "bare-call",
+            json!([{"name": "run_shell", "arguments": {"command": "pytest -q"}}, {"name": "read_file", "arguments": {"path": "log.txt"}}]),
+        );
+    }
+
+    #[test]
+    fn code_and_mentions_are_not_calls() {
+        none("Earlier I ran run_shell(command='ls') and saw two files.");
+        none("[read_file(path='a.py')] is what I would call next, if you agree.");
+        none("```python\nresult = read_file(path='a.py')\nprint(result)\n```");
+        none("<|tool_call_start|>[write_file(path=\"a\", content=\"cut off");
+        none("[list_dir()] and more text on the same line");
+        none("Steps: [1, 2, 3]");
+    }
+}

@@ -89,3 +89,43 @@ fn parameters(t: &str, mut i: usize, fend: usize) -> Option<Vec<(String, Arg)>> 
         i = after;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn parameters_raw_and_typed() {
+        expect(
+            "I'll fix it.\n<tool_call>\n<function=edit_file>\n<parameter=path>\nsrc/x.c\n</parameter>\n<parameter=old>\n  if (a < b && c) {\n</parameter>\n<parameter=new>\n  if (a <= b && c) {\n</parameter>\n</function>\n</tool_call>",
+            "qwen3-coder",
+            json!([{"name": "edit_file", "arguments": {"path": "src/x.c", "old": "  if (a < b && c) {", "new": "  if (a <= b && c) {"}}]),
+        );
+        // Seed-OSS layout: inline values inside <seed:tool_call>
+        expect(
+            "<seed:tool_call>\n<function=run_shell>\n<parameter=command>ls -1</parameter>\n<parameter=timeout>15</parameter>\n</function>\n</seed:tool_call>",
+            "qwen3-coder",
+            json!([{"name": "run_shell", "arguments": {"command": "ls -1", "timeout": 15}}]),
+        );
+        // Functionary v3.1: JSON inside
+        expect(
+            "<function=list_dir>{\"path\": \"docs\"}</function>",
+            "functionary",
+            json!([{"name": "list_dir", "arguments": {"path": "docs"}}]),
+        );
+        // a forgotten </parameter> before the next parameter
+        expect(
+            "<function=write_file>\n<parameter=path>\na.txt\n<parameter=content>\nhi\n</parameter>\n</function>",
+            "qwen3-coder",
+            json!([{"name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}}]),
+        );
+    }
+
+    #[test]
+    fn incomplete_is_not_a_call() {
+        none("<tool_call>\n<function=run_shell>\n<parameter=command>\nrm -rf build\n</parameter>\n");
+        none("Write `<function=read_file>` then a parameter tag.");
+        none("<function=read file>\n<parameter=path>\na\n</parameter>\n</function>");
+    }
+}

@@ -64,3 +64,25 @@ fn pairs(s: &mut Scan, action: &str, input: &str, dialect: &'static str, weak: b
         s.push(if weak { f.weak() } else { f });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{expect, none};
+    use serde_json::json;
+
+    #[test]
+    fn action_lines() {
+        expect(
+            "Thought: check it\nAction: `run_shell`\nAction Input: ls -la\nObservation:",
+            "react",
+            json!([{"name": "run_shell", "arguments": {"command": "ls -la"}}]),
+        );
+        expect(
+            "✿FUNCTION✿: read_file\n✿ARGS✿: {\"path\": \"a.txt\"}",
+            "qwen-agent",
+            json!([{"name": "read_file", "arguments": {"path": "a.txt"}}]),
+        );
+        none("Thought: done\nFinal Answer: 42");
+        none("Action: write_file\nAction Input: just some text");
+    }
+}

@@ -108,6 +108,7 @@ const MARKERS: &[(&str, u64)] = &[
     ("<|tool_call|>", mark::MARKED_JSON),
     ("<function_call>", mark::MARKED_JSON),
     ("<longcat_tool_call>", mark::MARKED_JSON),
+    ("[unused11]", mark::MARKED_JSON),
     (">>>", mark::FUNCTIONARY),
     ("```tool_code", mark::TOOL_CODE),
     ("✿FUNCTION✿", mark::QWEN_AGENT),
