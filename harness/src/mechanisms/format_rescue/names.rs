@@ -157,7 +157,7 @@ pub(crate) fn bare(name: &str) -> &str {
         n = rest;
     }
     for ns in NAMESPACES {
-        if n.len() > ns.len() && n[..ns.len()].eq_ignore_ascii_case(ns) {
+        if n.len() > ns.len() && n.get(..ns.len()).is_some_and(|h| h.eq_ignore_ascii_case(ns)) {
             n = &n[ns.len()..];
             break;
         }

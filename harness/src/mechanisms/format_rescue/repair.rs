@@ -33,7 +33,11 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn err(&self, what: &str) -> String {
-        let upto = &self.src[..self.i.min(self.src.len())];
+        let mut k = self.i.min(self.src.len());
+        while !self.src.is_char_boundary(k) {
+            k -= 1;
+        }
+        let upto = &self.src[..k];
         let line = upto.matches('\n').count() + 1;
         let col = upto.len() - upto.rfind('\n').map(|k| k + 1).unwrap_or(0) + 1;
         format!("{what} at line {line} column {col}")
