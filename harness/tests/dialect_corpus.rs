@@ -15,26 +15,71 @@ use std::path::{Path, PathBuf};
 /// The tools the corpus declares (its README table), as JSON schemas.
 fn declared() -> Vec<ToolSpec> {
     let obj = |props: &[(&str, Value)], req: &[&str]| {
-        let p: serde_json::Map<String, Value> =
-            props.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let p: serde_json::Map<String, Value> = props
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
         json!({"type": "object", "properties": p, "required": req})
     };
     let s = || json!({"type": "string"});
     let i = || json!({"type": "integer"});
     let t = [
-        ("read_file", obj(&[("path", s()), ("start_line", i()), ("end_line", i())], &["path"])),
-        ("write_file", obj(&[("path", s()), ("content", s()), ("replace", json!({"type": "boolean"}))], &["path", "content"])),
-        ("edit_file", obj(&[("path", s()), ("old", s()), ("new", s())], &["path", "old", "new"])),
-        ("append_file", obj(&[("path", s()), ("content", s())], &["path", "content"])),
+        (
+            "read_file",
+            obj(
+                &[("path", s()), ("start_line", i()), ("end_line", i())],
+                &["path"],
+            ),
+        ),
+        (
+            "write_file",
+            obj(
+                &[
+                    ("path", s()),
+                    ("content", s()),
+                    ("replace", json!({"type": "boolean"})),
+                ],
+                &["path", "content"],
+            ),
+        ),
+        (
+            "edit_file",
+            obj(
+                &[("path", s()), ("old", s()), ("new", s())],
+                &["path", "old", "new"],
+            ),
+        ),
+        (
+            "append_file",
+            obj(&[("path", s()), ("content", s())], &["path", "content"]),
+        ),
         ("list_dir", obj(&[("path", s())], &[])),
-        ("run_shell", obj(&[("command", s()), ("timeout", i())], &["command"])),
-        ("todo", obj(&[
-            ("action", json!({"type": "string", "enum": ["create", "done", "done_all", "list"]})),
-            ("items", json!({"type": "array", "items": {"type": "string"}})),
-            ("index", i()),
-        ], &["action"])),
+        (
+            "run_shell",
+            obj(&[("command", s()), ("timeout", i())], &["command"]),
+        ),
+        (
+            "todo",
+            obj(
+                &[
+                    (
+                        "action",
+                        json!({"type": "string", "enum": ["create", "done", "done_all", "list"]}),
+                    ),
+                    (
+                        "items",
+                        json!({"type": "array", "items": {"type": "string"}}),
+                    ),
+                    ("index", i()),
+                ],
+                &["action"],
+            ),
+        ),
         ("finish", obj(&[("summary", s())], &["summary"])),
-        ("search_files", obj(&[("pattern", s()), ("path", s())], &["pattern"])),
+        (
+            "search_files",
+            obj(&[("pattern", s()), ("path", s())], &["pattern"]),
+        ),
         ("rollback", obj(&[("path", s())], &["path"])),
         ("delete_file", obj(&[("path", s())], &["path"])),
     ];
@@ -87,12 +132,18 @@ fn corpus_recall_and_negatives() {
     let mut report = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
-        let doc: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let doc: toml::Value =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let family = doc["family"].as_str().unwrap().to_string();
         let fam = fams.entry(family.clone()).or_default();
         fam.file = path.file_name().unwrap().to_string_lossy().into_owned();
         for section in ["positive", "alias"] {
-            for s in doc.get(section).and_then(|v| v.as_array()).into_iter().flatten() {
+            for s in doc
+                .get(section)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let id = s["id"].as_str().unwrap();
                 let want: Vec<Value> = serde_json::from_str(s["expect"].as_str().unwrap()).unwrap();
                 let got = calls_of(&cat, s["text"].as_str().unwrap());
@@ -116,7 +167,12 @@ fn corpus_recall_and_negatives() {
                 }
             }
         }
-        for s in doc.get("negative").and_then(|v| v.as_array()).into_iter().flatten() {
+        for s in doc
+            .get("negative")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
             let id = s["id"].as_str().unwrap();
             let got = calls_of(&cat, s["text"].as_str().unwrap());
             fam.negatives += 1;
@@ -176,7 +232,11 @@ fn render(fams: &BTreeMap<String, Family>) -> String {
             if f.failing.is_empty() {
                 String::new()
             } else {
-                f.failing.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
+                f.failing
+                    .iter()
+                    .map(|i| format!("`{i}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         ));
         tot.samples += f.samples;
@@ -203,7 +263,8 @@ fn render(fams: &BTreeMap<String, Family>) -> String {
     out
 }
 
-const BEGIN: &str = "<!-- dialect-corpus-table:begin (generated by harness/tests/dialect_corpus.rs) -->";
+const BEGIN: &str =
+    "<!-- dialect-corpus-table:begin (generated by harness/tests/dialect_corpus.rs) -->";
 const END: &str = "<!-- dialect-corpus-table:end -->";
 
 /// docs/harness.md must carry this run's table; `LRAB_BLESS=1` writes it.

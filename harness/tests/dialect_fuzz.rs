@@ -46,7 +46,12 @@ fn corpus() -> Vec<(String, String, Vec<Value>)> {
     for f in files {
         let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         for section in ["positive", "alias", "negative"] {
-            for s in doc.get(section).and_then(|v| v.as_array()).into_iter().flatten() {
+            for s in doc
+                .get(section)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let want: Vec<Value> = s
                     .get("expect")
                     .map(|e| serde_json::from_str(e.as_str().unwrap()).unwrap())
@@ -93,7 +98,9 @@ fn every_cut_off_reply_gives_a_prefix_of_its_calls() {
         if want.is_empty() {
             continue;
         }
-        let ends: Vec<usize> = (0..text.len()).filter(|&k| text.is_char_boundary(k)).collect();
+        let ends: Vec<usize> = (0..text.len())
+            .filter(|&k| text.is_char_boundary(k))
+            .collect();
         for k in ends {
             let (got, dialects) = calls(&cat, &text[..k]);
             checked += 1;
@@ -102,27 +109,97 @@ fn every_cut_off_reply_gives_a_prefix_of_its_calls() {
                 continue;
             }
             // a plain-text ReAct input has no terminator: its cut is invisible in the text
-            let last_ok = n >= 1 && got[..n - 1] == want[..n - 1] && dialects.last() == Some(&"react");
+            let last_ok =
+                n >= 1 && got[..n - 1] == want[..n - 1] && dialects.last() == Some(&"react");
             if !last_ok {
                 bad.push(format!("{id} cut at {k}: {}", Value::Array(got)));
             }
         }
     }
     assert!(checked > 10_000, "{checked}");
-    assert!(bad.is_empty(), "{} cut-off replies gave other calls:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} cut-off replies gave other calls:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 const FRAGMENTS: &[&str] = &[
-    "<tool_call>", "</tool_call>", "<function=", "<parameter=", "</parameter>", "</function>",
-    "[TOOL_CALLS]", "[ARGS]", "<|python_tag|>", "<|tool_call_start|>", "<|tool_call_end|>",
-    "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
-    "to=functions.", "<|channel|>", "<|message|>", "<|call|>", "<|tool_call>", "call:",
-    "<tool_call|>", "<|\"|>", "<think>", "</think>", "<invoke name=\"", "\">", "</invoke>",
-    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "functools[", ">>>", "Action: ",
-    "\nAction Input: ", "```json\n", "```tool_code\n", "```", "{", "}", "[", "]", "(", ")", "\"",
-    "'", ":", ",", "=", "\\", "\n", " ", "read_file", "run_shell", "write_file", "path", "command",
-    "\"name\"", "\"arguments\"", "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}",
-    "True", "None", "null", "123", "-4.5", "é", "👋", "\u{0}", "\u{7}", "\u{fffd}", "<", ">", "|",
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "<parameter=",
+    "</parameter>",
+    "</function>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<|python_tag|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "to=functions.",
+    "<|channel|>",
+    "<|message|>",
+    "<|call|>",
+    "<|tool_call>",
+    "call:",
+    "<tool_call|>",
+    "<|\"|>",
+    "<think>",
+    "</think>",
+    "<invoke name=\"",
+    "\">",
+    "</invoke>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "functools[",
+    ">>>",
+    "Action: ",
+    "\nAction Input: ",
+    "```json\n",
+    "```tool_code\n",
+    "```",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    "\"",
+    "'",
+    ":",
+    ",",
+    "=",
+    "\\",
+    "\n",
+    " ",
+    "read_file",
+    "run_shell",
+    "write_file",
+    "path",
+    "command",
+    "\"name\"",
+    "\"arguments\"",
+    "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}",
+    "True",
+    "None",
+    "null",
+    "123",
+    "-4.5",
+    "é",
+    "👋",
+    "\u{0}",
+    "\u{7}",
+    "\u{fffd}",
+    "<",
+    ">",
+    "|",
 ];
 
 #[test]
@@ -186,25 +263,72 @@ fn hostile_replies_are_bounded() {
     many_kw.push_str("path='x')]");
     many_xml.push_str("</function>\n</tool_call>");
     let deep = |open: &str, close: &str, wrap: (&str, &str)| {
-        format!("{}{}1{}{}", wrap.0, open.repeat(10_000), close.repeat(10_000), wrap.1)
+        format!(
+            "{}{}1{}{}",
+            wrap.0,
+            open.repeat(10_000),
+            close.repeat(10_000),
+            wrap.1
+        )
     };
     let cases: Vec<(&str, String)> = vec![
-        ("binary garbage 1 MiB", String::from_utf8_lossy(&garbage).into_owned()),
+        (
+            "binary garbage 1 MiB",
+            String::from_utf8_lossy(&garbage).into_owned(),
+        ),
         ("one line 1 MB", "x".repeat(1_000_000)),
         ("one line 1 MB of braces", "{".repeat(1_000_000)),
-        ("one line 1 MB of open strings", "{\"a\": \"".repeat(150_000)),
-        ("1 MB of call markers", "<tool_call>{\"name\": \"".repeat(45_000)),
-        ("100k xml openers", "<function=read_file>\n<parameter=path>\n".repeat(2_500)),
+        (
+            "one line 1 MB of open strings",
+            "{\"a\": \"".repeat(150_000),
+        ),
+        (
+            "1 MB of call markers",
+            "<tool_call>{\"name\": \"".repeat(45_000),
+        ),
+        (
+            "100k xml openers",
+            "<function=read_file>\n<parameter=path>\n".repeat(2_500),
+        ),
         ("100k think tags", "<think>".repeat(100_000)),
-        ("100k harmony messages", "<|channel|>analysis<|message|>".repeat(30_000)),
-        ("10,000 JSON arguments", format!("<tool_call>{many_args}</tool_call>")),
+        (
+            "100k harmony messages",
+            "<|channel|>analysis<|message|>".repeat(30_000),
+        ),
+        (
+            "10,000 JSON arguments",
+            format!("<tool_call>{many_args}</tool_call>"),
+        ),
         ("10,000 bare JSON arguments", many_args.clone()),
         ("10,000 keyword arguments", many_kw),
         ("10,000 XML parameters", many_xml),
-        ("JSON nested 10,000 deep", deep("[", "]", ("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": ", "}}</tool_call>"))),
-        ("bare JSON nested 10,000 deep", deep("{\"a\":", "}", ("", ""))),
-        ("pythonic nested 10,000 deep", deep("[", "]", ("[read_file(path=", ")]"))),
-        ("gemma nested 10,000 deep", deep("[", "]", ("<|tool_call>call:read_file{path:", "}<tool_call|>"))),
+        (
+            "JSON nested 10,000 deep",
+            deep(
+                "[",
+                "]",
+                (
+                    "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": ",
+                    "}}</tool_call>",
+                ),
+            ),
+        ),
+        (
+            "bare JSON nested 10,000 deep",
+            deep("{\"a\":", "}", ("", "")),
+        ),
+        (
+            "pythonic nested 10,000 deep",
+            deep("[", "]", ("[read_file(path=", ")]")),
+        ),
+        (
+            "gemma nested 10,000 deep",
+            deep(
+                "[",
+                "]",
+                ("<|tool_call>call:read_file{path:", "}<tool_call|>"),
+            ),
+        ),
         ("over the size limit", "a".repeat(3 << 20)),
     ];
     for (what, text) in cases {

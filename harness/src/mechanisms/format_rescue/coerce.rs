@@ -67,12 +67,7 @@ pub(crate) fn value(v: Value, schema: &Value, depth: usize) -> Value {
     };
     let v = match v {
         Value::Array(items) => match schema.get("items") {
-            Some(is) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|x| value(x, is, depth + 1))
-                    .collect(),
-            ),
+            Some(is) => Value::Array(items.into_iter().map(|x| value(x, is, depth + 1)).collect()),
             None => Value::Array(items),
         },
         Value::Object(m) => Value::Object(object(m, schema, depth + 1)),
@@ -159,7 +154,10 @@ mod tests {
         assert_eq!(raw("[\"a\", 'b']".into(), Some(&arr)), json!(["a", "b"]));
         assert_eq!(value(json!("only one"), &arr, 0), json!(["only one"]));
         let s = json!({"type": "string"});
-        assert_eq!(raw("{\"ok\": true}\n".into(), Some(&s)), json!("{\"ok\": true}\n"));
+        assert_eq!(
+            raw("{\"ok\": true}\n".into(), Some(&s)),
+            json!("{\"ok\": true}\n")
+        );
         assert_eq!(value(json!(43), &s, 0), json!("43"));
         let e = json!({"type": "string", "enum": ["create", "done"]});
         assert_eq!(value(json!("Create"), &e, 0), json!("create"));

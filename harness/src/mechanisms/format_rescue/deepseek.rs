@@ -13,7 +13,11 @@ const BEGINS: [&str; 3] = [
     "<｜tool_call_begin｜>",
 ];
 const SEPS: [&str; 3] = ["<｜tool▁sep｜>", "<|tool▁sep|>", "<｜tool_sep｜>"];
-const ENDS: [&str; 3] = ["<｜tool▁call▁end｜>", "<|tool▁call▁end|>", "<｜tool_call_end｜>"];
+const ENDS: [&str; 3] = [
+    "<｜tool▁call▁end｜>",
+    "<|tool▁call▁end|>",
+    "<｜tool_call_end｜>",
+];
 
 pub(crate) fn scan(s: &mut Scan) {
     if !s.has(mark::DEEPSEEK) {

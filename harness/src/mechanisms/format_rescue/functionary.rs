@@ -26,7 +26,11 @@ pub(crate) fn scan_first_line(s: &mut Scan) {
 
 fn first_line(s: &mut Scan, weak: bool) {
     let i = skip_ws(s.text, 0);
-    let limit = find_in(s.text, i, s.text.len(), MARK).unwrap_or(s.text.len());
+    let limit = if s.has(mark::FUNCTIONARY) {
+        find_in(s.text, i, s.text.len(), MARK).unwrap_or(s.text.len())
+    } else {
+        s.text.len()
+    };
     recipient(s, i, i, limit, weak);
 }
 

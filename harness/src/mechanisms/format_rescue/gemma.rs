@@ -14,7 +14,12 @@ use serde_json::{Map, Value};
 
 const FAMILIES: [(&str, &str, &str, &str); 2] = [
     ("gemma4", "<|tool_call>", "<tool_call|>", "<|\"|>"),
-    ("functiongemma", "<start_function_call>", "<end_function_call>", "<escape>"),
+    (
+        "functiongemma",
+        "<start_function_call>",
+        "<end_function_call>",
+        "<escape>",
+    ),
 ];
 
 pub(crate) fn scan(s: &mut Scan) {
@@ -26,10 +31,13 @@ pub(crate) fn scan(s: &mut Scan) {
             for (n, &at) in opens.iter().enumerate() {
                 let body = at + open.len();
                 let next_open = opens.get(n + 1).copied().unwrap_or(s.text.len());
-                let c = next_close.at_or_after(s.text, body).filter(|&c| c < next_open);
+                let c = next_close
+                    .at_or_after(s.text, body)
+                    .filter(|&c| c < next_open);
                 let body_end = c.unwrap_or(next_open);
                 let end = c.map(|c| c + close.len()).unwrap_or(body_end);
-                if let Some(f) = call(s.text, at, body, body_end, end, delim, c.is_some(), dialect) {
+                if let Some(f) = call(s.text, at, body, body_end, end, delim, c.is_some(), dialect)
+                {
                     s.push(f);
                 } else {
                     s.problem(format!("a {dialect} call could not be read"));
@@ -47,7 +55,16 @@ pub(crate) fn scan(s: &mut Scan) {
             if before.is_some_and(|c| !(c.is_whitespace() || c == '>')) {
                 continue;
             }
-            if let Some(f) = call(s.text, at, at, s.text.len(), 0, "<|\"|>", false, "gemma4-bare") {
+            if let Some(f) = call(
+                s.text,
+                at,
+                at,
+                s.text.len(),
+                0,
+                "<|\"|>",
+                false,
+                "gemma4-bare",
+            ) {
                 s.push(f);
             }
         }
@@ -78,7 +95,13 @@ fn call(
     if !is_name(name) || t.as_bytes().get(ne) != Some(&b'{') {
         return None;
     }
-    let mut g = G { t, i: ne, delim, repair, depth: 0 };
+    let mut g = G {
+        t,
+        i: ne,
+        delim,
+        repair,
+        depth: 0,
+    };
     let args = g.object().ok()?;
     if !repair && !t[g.i..].trim().is_empty() && end != 0 {
         return None; // text after the arguments inside the call block
@@ -98,7 +121,13 @@ fn placeholder_reply(s: &mut Scan) {
     }
     let found = match t.as_bytes().get(ne) {
         Some(b'{') => {
-            let mut g = G { t, i: ne, delim: "<|\"|>", repair: false, depth: 0 };
+            let mut g = G {
+                t,
+                i: ne,
+                delim: "<|\"|>",
+                repair: false,
+                depth: 0,
+            };
             match g.object() {
                 Ok(args) if g.i == t.len() => {
                     let pairs = args.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
@@ -120,7 +149,13 @@ fn placeholder_reply(s: &mut Scan) {
         _ => None,
     };
     if let Some((args, name)) = found {
-        s.push(Found::new(start, start + t.len(), &name, args, "placeholder"));
+        s.push(Found::new(
+            start,
+            start + t.len(),
+            &name,
+            args,
+            "placeholder",
+        ));
     }
 }
 
@@ -220,7 +255,11 @@ impl G<'_> {
                 None if self.repair && self.depth == 1 => {
                     // the closing delimiter of the last string is missing
                     let rest = self.rest().trim_end();
-                    let v = rest.strip_suffix('}').unwrap_or(rest).trim_end().to_string();
+                    let v = rest
+                        .strip_suffix('}')
+                        .unwrap_or(rest)
+                        .trim_end()
+                        .to_string();
                     self.i = self.t.len();
                     Ok(Value::String(v))
                 }
@@ -262,7 +301,10 @@ impl G<'_> {
                 Ok(v)
             }
             Some(_) => {
-                let e = self.rest().find([',', '}', ']']).unwrap_or(self.rest().len());
+                let e = self
+                    .rest()
+                    .find([',', '}', ']'])
+                    .unwrap_or(self.rest().len());
                 let w = self.rest()[..e].trim();
                 let v = match w {
                     "true" => Value::Bool(true),

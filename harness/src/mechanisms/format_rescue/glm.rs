@@ -4,7 +4,9 @@
 //! is not a call (the reference parsers reject it too). Hunyuan 3 writes the same with
 //! `<tool_sep>` after the name, and JSON arguments there instead of pairs.
 
-use super::scan::{find_in, is_name, json_span, one_newline, parse_json, skip_ws, Arg, Args, Found};
+use super::scan::{
+    find_in, is_name, json_span, one_newline, parse_json, skip_ws, Arg, Args, Found,
+};
 
 const KEY: &str = "<arg_key>";
 const KEY_END: &str = "</arg_key>";

@@ -50,7 +50,13 @@ pub(crate) fn scan(s: &mut Scan) {
         }
         if let Some(pairs) = parameters(t, body, close, prefix) {
             let end = close + close_tag.len();
-            s.push(Found::new(lt, end, &name, Args::Pairs(pairs), dialect(prefix)));
+            s.push(Found::new(
+                lt,
+                end,
+                &name,
+                Args::Pairs(pairs),
+                dialect(prefix),
+            ));
             consumed = end;
         }
     }

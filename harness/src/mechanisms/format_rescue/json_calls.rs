@@ -30,7 +30,13 @@ const ARG_KEYS: [&str; 9] = [
     "kwargs",
     "argument",
 ];
-const WRAPPERS: [&str; 5] = ["tool_calls", "tool_call", "calls", "function_call", "tool_uses"];
+const WRAPPERS: [&str; 5] = [
+    "tool_calls",
+    "tool_call",
+    "calls",
+    "function_call",
+    "tool_uses",
+];
 /// Keys that travel with a call and are not arguments.
 const IGNORED: [&str; 6] = ["type", "id", "call_id", "tool_call_id", "index", "thought"];
 
@@ -49,7 +55,14 @@ pub(crate) fn calls(v: &Value, cat: &Catalog) -> Vec<JsonCall> {
 }
 
 /// Push the calls of `v` (found at `at..end`) as one block.
-pub(crate) fn push(s: &mut Scan, at: usize, end: usize, v: &Value, dialect: &'static str, weak: bool) {
+pub(crate) fn push(
+    s: &mut Scan,
+    at: usize,
+    end: usize,
+    v: &Value,
+    dialect: &'static str,
+    weak: bool,
+) {
     for c in calls(v, s.cat) {
         let f = Found::new(at, end, &c.name, Args::Json(c.args), dialect);
         s.push(if weak || c.flattened { f.weak() } else { f });
@@ -81,7 +94,11 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
         .find_map(|k| m.get(*k).and_then(Value::as_str).map(|n| (*k, n)))
         .or_else(|| {
             m.contains_key("action_input")
-                .then(|| m.get("action").and_then(Value::as_str).map(|n| ("action", n)))
+                .then(|| {
+                    m.get("action")
+                        .and_then(Value::as_str)
+                        .map(|n| ("action", n))
+                })
                 .flatten()
         });
     if name.is_none() {
@@ -107,7 +124,9 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
             None => {
                 let rest: Map<String, Value> = m
                     .iter()
-                    .filter(|(k, _)| k.as_str() != nk && !ignorable(k) && k.as_str() != "description")
+                    .filter(|(k, _)| {
+                        k.as_str() != nk && !ignorable(k) && k.as_str() != "description"
+                    })
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 if !rest.is_empty() && !m.contains_key("description") {

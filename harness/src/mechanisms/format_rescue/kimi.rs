@@ -35,7 +35,10 @@ pub(crate) fn scan(s: &mut Scan) {
         match s.json_at(j, limit) {
             Some((end, Ok(v))) => {
                 let close = if t[end..].trim_start().starts_with(END) {
-                    t[end..].find(END).map(|k| end + k + END.len()).unwrap_or(end)
+                    t[end..]
+                        .find(END)
+                        .map(|k| end + k + END.len())
+                        .unwrap_or(end)
                 } else {
                     end
                 };

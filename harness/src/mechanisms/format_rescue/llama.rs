@@ -29,7 +29,13 @@ pub(crate) fn scan(s: &mut Scan) {
                 let mut p = Py::new(&s.text[..limit], i);
                 if let Ok(c) = p.call() {
                     let args = c.args.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
-                    s.push(Found::new(at, c.end, &c.name, Args::Pairs(args), "llama3-builtin"));
+                    s.push(Found::new(
+                        at,
+                        c.end,
+                        &c.name,
+                        Args::Pairs(args),
+                        "llama3-builtin",
+                    ));
                 }
             }
             None => {}

@@ -15,8 +15,16 @@ const FAMILIES: &[(&str, &str, Option<&str>)] = &[
     // FireFunction v2, Phi-4-mini: `functools[…]`
     ("functools", "functools", None),
     // InternLM 2/2.5/3
-    ("internlm", "<|action_start|><|plugin|>", Some("<|action_end|>")),
-    ("internlm", "<|action_start|> <|plugin|>", Some("<|action_end|>")),
+    (
+        "internlm",
+        "<|action_start|><|plugin|>",
+        Some("<|action_end|>"),
+    ),
+    (
+        "internlm",
+        "<|action_start|> <|plugin|>",
+        Some("<|action_end|>"),
+    ),
     // Command R7B, Cohere2: objects with tool_name/parameters
     ("cohere", "<|START_ACTION|>", Some("<|END_ACTION|>")),
     // Apertus: a list of objects keyed by the tool name
@@ -28,7 +36,11 @@ const FAMILIES: &[(&str, &str, Option<&str>)] = &[
     // granite-20b-functioncalling: one object per `<function_call>`
     ("granite-fc", "<function_call>", None),
     // LongCat
-    ("longcat", "<longcat_tool_call>", Some("</longcat_tool_call>")),
+    (
+        "longcat",
+        "<longcat_tool_call>",
+        Some("</longcat_tool_call>"),
+    ),
     // openPangu (placeholder tokens when the vocabulary lacks the named ones)
     ("pangu", "[unused11]", Some("[unused12]")),
 ];
@@ -59,9 +71,10 @@ pub(crate) fn scan(s: &mut Scan) {
                 continue;
             };
             let end = match close {
-                Some(c) if s.text[last..].trim_start().starts_with(c) => {
-                    s.text[last..].find(c).map(|k| last + k + c.len()).unwrap_or(last)
-                }
+                Some(c) if s.text[last..].trim_start().starts_with(c) => s.text[last..]
+                    .find(c)
+                    .map(|k| last + k + c.len())
+                    .unwrap_or(last),
                 _ => last,
             };
             for (_, _, v) in &vals {

@@ -52,7 +52,9 @@ pub(crate) fn scan(s: &mut Scan) {
                     Some((end, Ok(v))) => {
                         s.push(Found::new(at, end, name, Args::Json(v), "mistral"));
                     }
-                    Some((_, Err(e))) => s.problem(format!("the {name} arguments are not JSON ({e})")),
+                    Some((_, Err(e))) => {
+                        s.problem(format!("the {name} arguments are not JSON ({e})"))
+                    }
                     None => s.problem(format!("the {name} call was cut off")),
                 }
             }

@@ -135,12 +135,19 @@ impl Catalog {
             .iter()
             .map(|s| {
                 let props = s.parameters.get("properties").and_then(Value::as_object);
-                let params = props.map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                let params = props
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
                 let required = s
                     .parameters
                     .get("required")
                     .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).map(String::from).collect())
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(Value::as_str)
+                            .map(String::from)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 Tool {
                     name: s.name.clone(),
@@ -202,15 +209,16 @@ impl Catalog {
         let split = reasoning::split(text);
         let visible = reasoning::strip_echoes(&split.visible);
         let mut problems = Vec::new();
+        let markers = scan::detect(&visible);
         for phase in [MARKED, UNMARKED] {
-            let r = self.read(&visible, phase, &mut problems);
+            let r = self.read(&visible, markers, phase, &mut problems);
             if !r.calls.is_empty() {
                 return r;
             }
         }
         if let Some(open) = split.open {
             // Kimi-K2-Thinking emits its calls inside the still-open think block
-            let r = self.read(open, &[kimi::scan], &mut problems);
+            let r = self.read(open, scan::detect(open), &[kimi::scan], &mut problems);
             if !r.calls.is_empty() {
                 return r;
             }
@@ -221,8 +229,14 @@ impl Catalog {
         }
     }
 
-    fn read(&self, text: &str, scanners: &[Scanner], problems: &mut Vec<String>) -> Rescue {
-        let mut s = Scan::new(text, self);
+    fn read(
+        &self,
+        text: &str,
+        markers: u64,
+        scanners: &[Scanner],
+        problems: &mut Vec<String>,
+    ) -> Rescue {
+        let mut s = Scan::with_markers(text, self, markers);
         for f in scanners {
             f(&mut s);
         }

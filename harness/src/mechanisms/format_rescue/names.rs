@@ -2,13 +2,19 @@
 //!
 //! The declared tools are the input, not a fixed alias list. A written tool name maps to a
 //! declared one when exactly one declared tool matches at the first rule that matches any:
-//! 1. the same name; 2. the same after folding case and separators (`Read_File`, `run-shell`,
-//! `RunShell`, `list dir`); 3. the same once a call-namespace is removed (`functions.x`,
-//! `default_api.x`, Kimi's `functions.x:0`); 4. the same *meaning*: both names reduce to the
-//! same set of concepts through a small lexicon of verbs and nouns (`create_file` and
-//! `write_file` are both {write}; `bash`, `execute_command` and `run_shell` are {run}); 5. the
-//! written concepts are a subset of exactly one declared tool's (`ls` → {list} ⊂ `list_dir`'s
-//! {list, dir}). A written name with a concept the tool lacks (`get_weather`, `web_search`,
+//!
+//! 1. the same name;
+//! 2. the same after folding case and separators (`Read_File`, `run-shell`, `RunShell`,
+//!    `list dir`);
+//! 3. the same once a call namespace is removed (`functions.x`, `default_api.x`, Kimi's
+//!    `functions.x:0`);
+//! 4. the same *meaning*: both names reduce to the same set of concepts through a small lexicon
+//!    of verbs and nouns (`create_file` and `write_file` are both {write}; `bash`,
+//!    `execute_command` and `run_shell` are {run});
+//! 5. the written concepts are a subset of exactly one declared tool's (`ls` → {list} ⊂
+//!    `list_dir`'s {list, dir}).
+//!
+//! A written name with a concept the tool lacks (`get_weather`, `web_search`,
 //! `delete_everything`, `container.exec`) never maps. Argument names follow the same idea
 //! within one tool's parameters.
 
@@ -21,7 +27,14 @@ const TOOL_WORDS: &[&[&str]] = &[
     &["append"],
     &["edit", "replace", "modify", "patch", "update", "change"],
     &["list", "ls"],
-    &["dir", "directory", "folder", "dirs", "directories", "folders"],
+    &[
+        "dir",
+        "directory",
+        "folder",
+        "dirs",
+        "directories",
+        "folders",
+    ],
     &[
         "run",
         "bash",
@@ -96,7 +109,9 @@ const ARG_WORDS: &[&[&str]] = &[
     &["action", "op", "operation"],
 ];
 
-const ARG_FILLER: &[&str] = &["string", "str", "the", "line", "lines", "value", "name", "of"];
+const ARG_FILLER: &[&str] = &[
+    "string", "str", "the", "line", "lines", "value", "name", "of",
+];
 
 /// Lowercase with every separator removed: the case/separator-insensitive form of a name.
 pub(crate) fn fold(s: &str) -> String {
@@ -157,7 +172,10 @@ pub(crate) fn bare(name: &str) -> &str {
         n = rest;
     }
     for ns in NAMESPACES {
-        if n.len() > ns.len() && n.get(..ns.len()).is_some_and(|h| h.eq_ignore_ascii_case(ns)) {
+        if n.len() > ns.len()
+            && n.get(..ns.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(ns))
+        {
             n = &n[ns.len()..];
             break;
         }
@@ -236,7 +254,11 @@ fn arg_concepts(name: &str) -> Vec<(&'static str, u32)> {
 
 /// The declared parameter an argument name means, among `params`, if exactly one fits best.
 /// `taken` are parameters already given under their own name.
-pub(crate) fn resolve_param(params: &[String], taken: &dyn Fn(&str) -> bool, written: &str) -> Option<usize> {
+pub(crate) fn resolve_param(
+    params: &[String],
+    taken: &dyn Fn(&str) -> bool,
+    written: &str,
+) -> Option<usize> {
     if let Some(i) = params.iter().position(|p| p == written) {
         return Some(i);
     }

@@ -180,7 +180,9 @@ impl<'a> Py<'a> {
             Some(b'(') => self.nested(|p| p.seq(b')').map(Value::Array)),
             Some(b'{') => self.nested(Self::dict),
             Some(b'"' | b'\'') => self.string(false).map(Value::String),
-            Some(b'r' | b'R') if matches!(self.s.as_bytes().get(self.i + 1), Some(b'"' | b'\'')) => {
+            Some(b'r' | b'R')
+                if matches!(self.s.as_bytes().get(self.i + 1), Some(b'"' | b'\'')) =>
+            {
                 self.i += 1;
                 self.string(true).map(Value::String)
             }
@@ -325,7 +327,10 @@ impl<'a> Py<'a> {
         {
             self.i += 1;
         }
-        let t: String = self.s[start..self.i].chars().filter(|&c| c != '_').collect();
+        let t: String = self.s[start..self.i]
+            .chars()
+            .filter(|&c| c != '_')
+            .collect();
         let t = t.strip_prefix('+').unwrap_or(&t);
         if let Ok(n) = t.parse::<i64>() {
             return Ok(Value::from(n));
@@ -350,7 +355,9 @@ mod tests {
 
     #[test]
     fn literals_decode_as_python_would() {
-        let (n, a) = one(r#"write_file(path='a\'b', content="x\n\t\"y\"", ok=True, none=None, xs=['p', "q"], d={'k': 1}, t=(1, 2), f=-1.5)"#);
+        let (n, a) = one(
+            r#"write_file(path='a\'b', content="x\n\t\"y\"", ok=True, none=None, xs=['p', "q"], d={'k': 1}, t=(1, 2), f=-1.5)"#,
+        );
         assert_eq!(n, "write_file");
         assert_eq!(
             a,
@@ -361,7 +368,10 @@ mod tests {
         let (_, a) = one("f(path:<|\"|>a, \"b\"<|\"|>)");
         assert_eq!(a, json!({"path": "a, \"b\""}));
         let (n, a) = one("print(default_api.list_dir(path=\"x\"))");
-        assert_eq!((n.as_str(), a), ("default_api.list_dir", json!({"path": "x"})));
+        assert_eq!(
+            (n.as_str(), a),
+            ("default_api.list_dir", json!({"path": "x"}))
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! mention, not a call.
 
 use super::pylit::{Py, PyCall};
-use super::scan::{at_line_start, find_in, mark, rest_of_line_blank, skip_ws, Arg, Args, Found, Next, Scan};
+use super::scan::{at_line_start, mark, rest_of_line_blank, skip_ws, Arg, Args, Found, Next, Scan};
 
 /// Tokens a server may leave after a reply; they end nothing and mean nothing here.
 const TRAILERS: [&str; 7] = [
@@ -23,7 +23,13 @@ const TRAILERS: [&str; 7] = [
 
 pub(crate) fn scan_marked(s: &mut Scan) {
     if s.has(mark::PYTHON_START) {
-        region(s, "<|python_start|>", "<|python_end|>", false, "llama4-pythonic");
+        region(
+            s,
+            "<|python_start|>",
+            "<|python_end|>",
+            false,
+            "llama4-pythonic",
+        );
     }
     if s.has(mark::LFM2) {
         region(s, "<|tool_call_start|>", "<|tool_call_end|>", false, "lfm2");
@@ -37,7 +43,9 @@ pub(crate) fn scan_marked(s: &mut Scan) {
 }
 
 pub(crate) fn scan_unmarked(s: &mut Scan) {
-    fences(s, &["python", "py", "python3", ""], true);
+    if s.has(mark::FENCE) {
+        fences(s, &["python", "py", "python3", ""], true);
+    }
     line_lists(s);
     whole_reply(s);
 }
@@ -97,7 +105,14 @@ fn calls_in(s: &mut Scan, i: usize, end: usize) -> Option<Vec<PyCall>> {
     (!out.is_empty()).then_some(out)
 }
 
-fn push(s: &mut Scan, at: usize, end: usize, calls: Vec<PyCall>, dialect: &'static str, weak: bool) {
+fn push(
+    s: &mut Scan,
+    at: usize,
+    end: usize,
+    calls: Vec<PyCall>,
+    dialect: &'static str,
+    weak: bool,
+) {
     for c in calls {
         let args = c.args.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
         let f = Found::new(at, end, &c.name, Args::Pairs(args), dialect);
@@ -147,7 +162,11 @@ fn line_lists(s: &mut Scan) {
         let line_end = t[i..].find('\n').map(|k| i + k).unwrap_or(t.len());
         let j = skip_blank(t, i);
         let b = t.as_bytes();
-        if j < line_end && b[j] == b'[' && b.get(j + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        if j < line_end
+            && b[j] == b'['
+            && b.get(j + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
             tries += 1;
             let mut p = Py::new(t, j);
             if s.spend(line_end - j) {
@@ -182,7 +201,7 @@ fn whole_reply(s: &mut Scan) {
             break;
         }
     }
-    if start >= end || !t.as_bytes()[start].is_ascii_alphabetic() || find_in(t, start, end, "(").is_none() {
+    if start >= end || !t.as_bytes()[start].is_ascii_alphabetic() || !t[start..end].contains('(') {
         return;
     }
     if let Some(calls) = calls_in(s, start, end) {

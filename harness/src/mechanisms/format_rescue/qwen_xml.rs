@@ -82,7 +82,10 @@ fn parameters(t: &str, mut i: usize, fend: usize) -> Option<Vec<(String, Arg)>> 
             Some(c) => (c, c + PARAM_END.len()),
             None => (bound, bound), // a forgotten </parameter>
         };
-        pairs.push((key.to_string(), Arg::Raw(one_newline(&t[v0..v1]).to_string())));
+        pairs.push((
+            key.to_string(),
+            Arg::Raw(one_newline(&t[v0..v1]).to_string()),
+        ));
         if pairs.len() > super::MAX_ARGS {
             return Some(pairs);
         }
@@ -124,7 +127,9 @@ mod tests {
 
     #[test]
     fn incomplete_is_not_a_call() {
-        none("<tool_call>\n<function=run_shell>\n<parameter=command>\nrm -rf build\n</parameter>\n");
+        none(
+            "<tool_call>\n<function=run_shell>\n<parameter=command>\nrm -rf build\n</parameter>\n",
+        );
         none("Write `<function=read_file>` then a parameter tag.");
         none("<function=read file>\n<parameter=path>\na\n</parameter>\n</function>");
     }

@@ -8,7 +8,9 @@ use super::scan::{at_line_start, find_in, mark, skip_ws, Args, Found, Scan};
 use serde_json::Value;
 
 pub(crate) fn scan(s: &mut Scan) {
-    pairs(s, "Action:", "Action Input:", "react", true);
+    if s.has(mark::REACT) {
+        pairs(s, "Action:", "Action Input:", "react", true);
+    }
 }
 
 pub(crate) fn scan_marked(s: &mut Scan) {
@@ -27,7 +29,10 @@ fn pairs(s: &mut Scan, action: &str, input: &str, dialect: &'static str, weak: b
         let limit = actions.get(n + 1).copied().unwrap_or(t.len());
         let n0 = at + action.len();
         let line_end = find_in(t, n0, limit, "\n").unwrap_or(limit);
-        let name = t[n0..line_end].trim().trim_matches(['`', '"', '\'', '*']).trim();
+        let name = t[n0..line_end]
+            .trim()
+            .trim_matches(['`', '"', '\'', '*'])
+            .trim();
         if name.is_empty() || name.len() > 64 {
             continue;
         }
@@ -38,11 +43,16 @@ fn pairs(s: &mut Scan, action: &str, input: &str, dialect: &'static str, weak: b
             continue; // the input must follow the action line directly
         }
         let v0 = skip_ws(t, k + input.len());
-        let stop = ["\nObservation:", "\nThought:", "\nFinal Answer:", "✿RESULT✿"]
-            .iter()
-            .filter_map(|m| find_in(t, v0, limit, m))
-            .min()
-            .unwrap_or(limit);
+        let stop = [
+            "\nObservation:",
+            "\nThought:",
+            "\nFinal Answer:",
+            "✿RESULT✿",
+        ]
+        .iter()
+        .filter_map(|m| find_in(t, v0, limit, m))
+        .min()
+        .unwrap_or(limit);
         let raw = t[v0..stop].trim();
         let raw = raw
             .strip_prefix("```json")

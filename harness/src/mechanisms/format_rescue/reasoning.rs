@@ -239,7 +239,10 @@ mod tests {
         assert_eq!(strip_reasoning(t), "Done.");
         let c = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>";
         let v = strip_reasoning(c);
-        assert!(v.contains("to=functions.f") && !v.contains("analysis"), "{v}");
+        assert!(
+            v.contains("to=functions.f") && !v.contains("analysis"),
+            "{v}"
+        );
     }
 
     #[test]

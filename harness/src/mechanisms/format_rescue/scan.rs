@@ -79,6 +79,8 @@ pub(crate) mod mark {
     pub const TOOL_CODE: u64 = 1 << 16;
     pub const QWEN_AGENT: u64 = 1 << 17;
     pub const PLACEHOLDER: u64 = 1 << 18;
+    pub const FENCE: u64 = 1 << 19;
+    pub const REACT: u64 = 1 << 20;
 }
 
 const MARKERS: &[(&str, u64)] = &[
@@ -113,6 +115,8 @@ const MARKERS: &[(&str, u64)] = &[
     ("```tool_code", mark::TOOL_CODE),
     ("✿FUNCTION✿", mark::QWEN_AGENT),
     ("<|\"|>", mark::PLACEHOLDER),
+    ("```", mark::FENCE),
+    ("Action:", mark::REACT),
 ];
 
 fn marker_re() -> &'static Regex {
@@ -123,7 +127,8 @@ fn marker_re() -> &'static Regex {
     })
 }
 
-fn detect(text: &str) -> u64 {
+/// Which markers occur in `text` (one regex pass).
+pub(crate) fn detect(text: &str) -> u64 {
     let mut bits = 0u64;
     let all = MARKERS.iter().fold(0u64, |a, (_, b)| a | b);
     for m in marker_re().find_iter(text) {
@@ -151,11 +156,12 @@ pub(crate) struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    pub fn new(text: &'a str, cat: &'a Catalog) -> Self {
+    /// A scan of `text` whose markers were already detected (see [`detect`]).
+    pub fn with_markers(text: &'a str, cat: &'a Catalog, markers: u64) -> Self {
         Scan {
             text,
             cat,
-            markers: detect(text),
+            markers,
             found: Vec::new(),
             problems: Vec::new(),
             budget: text.len().saturating_mul(4).saturating_add(1 << 16),
@@ -202,7 +208,16 @@ impl<'a> Scan<'a> {
     /// its end offset and the decoded value (repaired when it is almost JSON). None when the
     /// brackets never close: a reply cut off inside a call is not a call.
     pub fn json_at(&mut self, i: usize, limit: usize) -> Option<(usize, Result<Value, String>)> {
+        // strict JSON in one pass (the common case); the bracket scan and the repairing reader
+        // only when that fails
         let stop = limit.min(i.saturating_add(self.budget));
+        let mut stream =
+            serde_json::Deserializer::from_str(&self.text[i..stop]).into_iter::<Value>();
+        if let Some(Ok(v)) = stream.next() {
+            let end = i + stream.byte_offset();
+            self.spend(end - i);
+            return Some((end, Ok(v)));
+        }
         match json_span(&self.text[..stop], i) {
             Some(end) => {
                 self.spend(end - i);
@@ -298,7 +313,10 @@ impl Next {
             Some(None) => return None,
             _ => {}
         }
-        let r = t.get(i..).and_then(|rest| rest.find(self.pat)).map(|k| i + k);
+        let r = t
+            .get(i..)
+            .and_then(|rest| rest.find(self.pat))
+            .map(|k| i + k);
         self.cached = Some(r);
         r
     }
@@ -331,7 +349,7 @@ pub(crate) fn json_span(t: &str, i: usize) -> Option<usize> {
         let c = b[j];
         match c {
             b'{' | b'[' => {
-                if stack.len() >= super::MAX_DEPTH + 1 {
+                if stack.len() > super::MAX_DEPTH {
                     return None;
                 }
                 stack.push(if c == b'{' { b'}' } else { b']' });
@@ -468,7 +486,8 @@ mod tests {
     #[test]
     fn markers_are_detected_in_one_pass() {
         let cat = Catalog::from_names(&["read_file"]);
-        let s = Scan::new("a <tool_call> b [TOOL_CALLS] c", &cat);
+        let t = "a <tool_call> b [TOOL_CALLS] c";
+        let s = Scan::with_markers(t, &cat, detect(t));
         assert!(s.has(mark::TOOL_CALL) && s.has(mark::MISTRAL));
         assert!(!s.has(mark::KIMI));
     }

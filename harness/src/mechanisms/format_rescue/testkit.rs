@@ -5,7 +5,11 @@ use crate::tools::specs::{spec, ALL_TOOLS, WEB_TOOLS};
 use serde_json::{json, Value};
 
 pub(crate) fn read(text: &str) -> Rescue {
-    let specs: Vec<_> = ALL_TOOLS.iter().chain(WEB_TOOLS.iter()).filter_map(|n| spec(n)).collect();
+    let specs: Vec<_> = ALL_TOOLS
+        .iter()
+        .chain(WEB_TOOLS.iter())
+        .filter_map(|n| spec(n))
+        .collect();
     Catalog::new(&specs).rescue(text)
 }
 
@@ -28,7 +32,11 @@ pub(crate) fn expect(text: &str, dialect: &str, want: Value) {
         .map(|c| json!({"name": c.name, "arguments": c.arguments}))
         .collect();
     assert_eq!(Value::Array(got), want, "reply: {text:?}");
-    assert_eq!(r.dialects.first().copied(), Some(dialect), "reply: {text:?}");
+    assert_eq!(
+        r.dialects.first().copied(),
+        Some(dialect),
+        "reply: {text:?}"
+    );
 }
 
 pub(crate) fn none(text: &str) {

@@ -20,15 +20,29 @@ fn one(text: &str) -> (String, Value) {
 #[test]
 fn the_three_old_shapes_still_work() {
     let (n, a) = one(r#"{"name": "write_file", "arguments": {"path": "a.md", "content": "x"}}"#);
-    assert_eq!((n.as_str(), a), ("write_file", json!({"path": "a.md", "content": "x"})));
+    assert_eq!(
+        (n.as_str(), a),
+        ("write_file", json!({"path": "a.md", "content": "x"}))
+    );
     let (n, a) = one("```json\n{\"run_shell\": {\"cmd\": \"ls\"}}\n```");
     assert_eq!((n.as_str(), a), ("run_shell", json!({"command": "ls"})));
-    let (n, a) = one(r#"<tool_call>{"name": "create_file", "arguments": "{\"file_path\": \"b.py\", \"text\": \"print(1)\"}"}</tool_call>"#);
-    assert_eq!((n.as_str(), a), ("write_file", json!({"path": "b.py", "content": "print(1)"})));
+    let (n, a) = one(
+        r#"<tool_call>{"name": "create_file", "arguments": "{\"file_path\": \"b.py\", \"text\": \"print(1)\"}"}</tool_call>"#,
+    );
+    assert_eq!(
+        (n.as_str(), a),
+        ("write_file", json!({"path": "b.py", "content": "print(1)"}))
+    );
     let (n, a) = one("read_file(path:<|\"|>data.csv<|\"|>)");
     assert_eq!((n.as_str(), a), ("read_file", json!({"path": "data.csv"})));
     let (n, a) = one("call:write_file{path:<|\"|>n.md<|\"|>,content:<|\"|>a, b: \"c\"<|\"|>}");
-    assert_eq!((n.as_str(), a), ("write_file", json!({"path": "n.md", "content": "a, b: \"c\""})));
+    assert_eq!(
+        (n.as_str(), a),
+        (
+            "write_file",
+            json!({"path": "n.md", "content": "a, b: \"c\""})
+        )
+    );
     let (_, a) = one("run_shell(command=\"python3 a.py\", timeout=30)");
     assert_eq!(a, json!({"command": "python3 a.py", "timeout": 30}));
     let (_, a) = one("todo(action=\"create\", items=\"[\\\"a\\\", \\\"b\\\"]\")");
@@ -76,7 +90,10 @@ fn limits_give_a_problem_not_a_call() {
     let big = "x".repeat(MAX_REPLY_BYTES + 1);
     let r = rescue_detailed(&big, &t);
     assert!(r.calls.is_empty() && r.problem.unwrap().contains("bytes"));
-    let r = rescue_detailed("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>", &t);
+    let r = rescue_detailed(
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>",
+        &t,
+    );
     assert!(r.problem.unwrap().contains("get_weather"));
 }
 
@@ -87,7 +104,11 @@ fn canonical_name_and_args_use_the_declared_tools() {
     assert_eq!(canonical_name("create_file", &t), "write_file");
     assert_eq!(canonical_name("launch_rocket", &t), "launch_rocket");
     assert_eq!(
-        canonical_args("edit_file", json!({"file_path": "a", "old_string": "x", "new_string": "y"}), &t),
+        canonical_args(
+            "edit_file",
+            json!({"file_path": "a", "old_string": "x", "new_string": "y"}),
+            &t
+        ),
         json!({"path": "a", "old": "x", "new": "y"})
     );
     assert_eq!(
