@@ -189,8 +189,9 @@ impl<M: Model> Agent<M> {
         let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         let mut calls: Vec<ToolCall> = reply.tool_calls.clone();
         if self.on(Mechanism::FormatRescue) {
+            let declared = table::specs_for(&self.known_tools());
             for c in &mut calls {
-                let n = canonical_name(&c.name);
+                let n = canonical_name(&c.name, &declared);
                 if n != c.name {
                     self.events.mechanism(
                         "format_rescue",
@@ -198,12 +199,11 @@ impl<M: Model> Agent<M> {
                         json!({"from": c.name, "to": n}),
                     );
                 }
-                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments));
+                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments), &declared);
                 c.name = n;
             }
             if calls.is_empty() {
-                let known: Vec<&str> = self.known_tools();
-                if let Some(rescued) = rescue(&strip_think(&reply.content), &known) {
+                if let Some(rescued) = rescue(&reply.content, &declared) {
                     self.events.mechanism(
                         "format_rescue",
                         "rescued",
