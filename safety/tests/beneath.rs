@@ -3,7 +3,6 @@
 //! thousands of times; hard links, FIFOs and escapes.
 
 use lrab_safety::beneath::{Beneath, Error, Kind, Refusal, Walk};
-use sha2::{Digest, Sha256};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -44,7 +43,7 @@ fn digest_tree(dir: &Path) -> Vec<(PathBuf, String)> {
         .flatten()
         .map(|e| {
             let h = if e.file_type().is_file() {
-                hex::encode(Sha256::digest(std::fs::read(e.path()).unwrap()))
+                lrab_util::sha256_hex(&std::fs::read(e.path()).unwrap())
             } else {
                 String::new()
             };
