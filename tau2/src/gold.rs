@@ -25,7 +25,7 @@ pub fn replay_gold(domain: &Domain, task: &Task) -> Result<GoldOutcome> {
         .and_then(|e| e.actions.as_ref());
     for (i, a) in actions.into_iter().flatten().enumerate() {
         if let Err(e) = env.run_function(&a.requestor, &a.name, &a.arguments) {
-            errors.push((i, a.name.clone(), e));
+            errors.push((i, a.name.clone(), e.0));
         }
     }
     Ok(GoldOutcome {

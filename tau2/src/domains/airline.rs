@@ -3,7 +3,7 @@
 
 use super::tables::table_db;
 use super::{calculate, to_json, transfer_to_human_agents};
-use crate::args::{field_error, obj_str, value_float, value_int, Args, Out, ToolResult};
+use crate::args::{field_error, obj_str, terr, value_float, value_int, Args, Out, ToolError, ToolResult};
 use crate::pyjson;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -184,33 +184,33 @@ pub const GENERIC_TOOLS: &[&str] = &["calculate", "transfer_to_human_agents"];
 const CLASS: &str = "AirlineTools";
 const CABINS: &[&str] = &["business", "economy", "basic_economy"];
 
-fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, String> {
+fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, ToolError> {
     db.users
         .get(id)
-        .ok_or_else(|| format!("User {id} not found"))
+        .ok_or_else(|| terr!("User {id} not found"))
 }
 
-fn reservation<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<Reservation>, String> {
+fn reservation<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<Reservation>, ToolError> {
     db.reservations
         .get(id)
-        .ok_or_else(|| format!("Reservation {id} not found"))
+        .ok_or_else(|| terr!("Reservation {id} not found"))
 }
 
 fn flight_instance<'a>(
     db: &'a AirlineDb,
     number: &str,
     date: &str,
-) -> Result<&'a FlightDateStatus, String> {
+) -> Result<&'a FlightDateStatus, ToolError> {
     let f = db
         .flights
         .get(number)
-        .ok_or_else(|| format!("Flight {number} not found"))?;
+        .ok_or_else(|| terr!("Flight {number} not found"))?;
     f.dates
         .get(date)
-        .ok_or_else(|| format!("Flight {number} not found on date {date}"))
+        .ok_or_else(|| terr!("Flight {number} not found on date {date}"))
 }
 
-fn flight_infos(list: &[&Map<String, Value>]) -> Result<Vec<(String, String)>, String> {
+fn flight_infos(list: &[&Map<String, Value>]) -> Result<Vec<(String, String)>, ToolError> {
     list.iter()
         .map(|m| {
             Ok((
@@ -221,7 +221,7 @@ fn flight_infos(list: &[&Map<String, Value>]) -> Result<Vec<(String, String)>, S
         .collect()
 }
 
-fn passengers(list: &[&Map<String, Value>]) -> Result<Vec<Passenger>, String> {
+fn passengers(list: &[&Map<String, Value>]) -> Result<Vec<Passenger>, ToolError> {
     list.iter()
         .map(|m| {
             Ok(Passenger {
@@ -233,7 +233,7 @@ fn passengers(list: &[&Map<String, Value>]) -> Result<Vec<Passenger>, String> {
         .collect()
 }
 
-fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), ToolError> {
     if allowed.contains(&v) {
         Ok(())
     } else {
@@ -466,7 +466,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
         }
         "calculate" => calculate(CLASS, name, kw),
         "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
-        _ => Err(format!("Tool '{name}' not found.")),
+        _ => Err(terr!("Tool '{name}' not found.")),
     }
 }
 
@@ -526,7 +526,7 @@ fn payment_for_update(
     user_id: &str,
     payment_id: &str,
     total: i64,
-) -> Result<Option<Payment>, String> {
+) -> Result<Option<Payment>, ToolError> {
     let u = user(db, user_id)?;
     match u.payment_methods.get(payment_id) {
         None => return Err("Payment method not found".into()),
@@ -573,7 +573,7 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let reservation_id = ["HATHAT", "HATHAU", "HATHAV"]
         .into_iter()
         .find(|id| !db.reservations.contains_key(*id))
-        .ok_or_else(|| "Too many reservations".to_string())?
+        .ok_or_else(|| ToolError::from("Too many reservations"))?
         .to_string();
     let flight_type = a.str("flight_type")?;
     let cabin = a.str("cabin")?;
@@ -596,22 +596,22 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
         let f = db
             .flights
             .get(number)
-            .ok_or_else(|| format!("Flight {number} not found"))?;
+            .ok_or_else(|| terr!("Flight {number} not found"))?;
         let inst = flight_instance(db, number, date)?;
         let FlightDateStatus::Available {
             available_seats,
             prices,
         } = inst
         else {
-            return Err(format!("Flight {number} not available on date {date}"));
+            return Err(terr!("Flight {number} not available on date {date}"));
         };
         if available_seats.get(&cabin).copied().unwrap_or(0) < n {
-            return Err(format!("Not enough seats on flight {number}"));
+            return Err(terr!("Not enough seats on flight {number}"));
         }
         let price = prices
             .get(&cabin)
             .copied()
-            .ok_or_else(|| format!("'{cabin}'"))?;
+            .ok_or_else(|| terr!("'{cabin}'"))?;
         res_flights.push(ReservationFlight {
             flight_number: number.clone(),
             origin: f.origin.clone(),
@@ -627,13 +627,13 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     total_price += 50 * nonfree_baggages;
     for p in &payments {
         let Some(m) = u.payment_methods.get(&p.payment_id) else {
-            return Err(format!("Payment method {} not found", p.payment_id));
+            return Err(terr!("Payment method {} not found", p.payment_id));
         };
         if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } =
             m
         {
             if *amount < p.amount as f64 {
-                return Err(format!(
+                return Err(terr!(
                     "Not enough balance in payment method {}",
                     p.payment_id
                 ));
@@ -642,7 +642,7 @@ fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     }
     let paid: i64 = payments.iter().map(|p| p.amount).sum();
     if paid != total_price {
-        return Err(format!(
+        return Err(terr!(
             "Payment amount does not add up, total price is {total_price}, but paid {paid}"
         ));
     }
@@ -706,7 +706,7 @@ fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {
         let f = db
             .flights
             .get(number)
-            .ok_or_else(|| format!("Flight {number} not found"))?;
+            .ok_or_else(|| terr!("Flight {number} not found"))?;
         if let Some(existing) = r
             .flights
             .iter()
@@ -722,19 +722,19 @@ fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {
             prices,
         } = inst
         else {
-            return Err(format!("Flight {number} not available on date {date}"));
+            return Err(terr!("Flight {number} not available on date {date}"));
         };
         let seats = available_seats
             .get(&cabin)
             .copied()
-            .ok_or_else(|| format!("'{cabin}'"))?;
+            .ok_or_else(|| terr!("'{cabin}'"))?;
         if seats < n {
-            return Err(format!("Not enough seats on flight {number}"));
+            return Err(terr!("Not enough seats on flight {number}"));
         }
         let price = prices
             .get(&cabin)
             .copied()
-            .ok_or_else(|| format!("'{cabin}'"))?;
+            .ok_or_else(|| terr!("'{cabin}'"))?;
         total += price * n;
         new_flights.push(ReservationFlight {
             flight_number: number.clone(),

@@ -6,7 +6,7 @@ pub mod retail;
 pub mod schemas;
 mod tables;
 
-use crate::args::{Out, ToolResult};
+use crate::args::{terr, Out, ToolError, ToolResult};
 use crate::message::{Message, ToolCall};
 use crate::task::{parse_tasks, InitialState, Task};
 use anyhow::{anyhow, bail, Context, Result};
@@ -258,13 +258,13 @@ impl Env {
     ) -> ToolResult {
         match requestor {
             "assistant" | "user" => {}
-            other => return Err(format!("Invalid requestor: {other}")),
+            other => return Err(terr!("Invalid requestor: {other}")),
         }
         if requestor == "user" && !self.has_user_tools() {
             return Err("User tools not available".into());
         }
         if self.tool_kind(requestor, name).is_none() {
-            return Err(format!("Tool '{name}' not found."));
+            return Err(terr!("Tool '{name}' not found."));
         }
         self.run_function(requestor, name, args)
     }
@@ -281,12 +281,12 @@ impl Env {
             (State::Airline(db, _), "assistant") => airline::call(db, name, args),
             (State::Retail(db, _), "assistant") => retail::call(db, name, args),
             (State::Mock { db, .. }, "assistant") => mock::call(db, name, args),
-            (State::Mock { aliased: true, .. }, "user") => Err(format!(
+            (State::Mock { aliased: true, .. }, "user") => Err(terr!(
                 "'MockDB' object has no attribute 'notifications' (calling {name})"
             )),
             (State::Mock { user, .. }, "user") => mock::call_user(user, name, args),
             (_, "user") => Err("User tools not available".into()),
-            (_, other) => Err(format!("Invalid environment type: {other}")),
+            (_, other) => Err(terr!("Invalid environment type: {other}")),
         }
     }
 
@@ -500,9 +500,9 @@ fn transfer_to_human_agents(class: &str, name: &str, kw: &Map<String, Value>) ->
 }
 
 /// Result of a function used as an assertion: it must be a boolean.
-pub fn as_bool(out: &Out, func: &str) -> Result<bool, String> {
+pub fn as_bool(out: &Out, func: &str) -> Result<bool, ToolError> {
     match out {
         Out::Json(Value::Bool(b)) => Ok(*b),
-        _ => Err(format!("Function {func} returned a non-bool value")),
+        _ => Err(terr!("Function {func} returned a non-bool value")),
     }
 }
