@@ -213,7 +213,11 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
         })?;
     let domain = Domain::load(&dir, DomainKind::parse(domain_name)?)?;
     let file_tasks: Vec<Task> = match v.get("tasks") {
-        Some(t) => parse_tasks(&t.to_string(), &format!("{} (tasks)", g.results.display()))?,
+        Some(t) => parse_tasks(
+            &t.to_string(),
+            &format!("{} (tasks)", g.results.display()),
+            None,
+        )?,
         None => vec![],
     };
     let sims = v
@@ -407,13 +411,13 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     };
     for (trial, seed) in trial_seeds.iter().enumerate() {
         for task in &tasks {
-            let mut env = domain.env();
-            env.set_state(task.initial_state.as_ref())?;
             let history: Vec<Message> = task
                 .initial_state
                 .as_ref()
                 .and_then(|s| s.message_history.clone())
                 .unwrap_or_default();
+            let mut env = domain.env();
+            env.set_state(task.initial_state.as_ref(), &history)?;
             let mut user: Box<dyn User> = if r.user == "scripted" {
                 Box::new(ScriptedUser::new(vec![SCRIPTED_OPENING.into()]))
             } else {

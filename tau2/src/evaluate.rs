@@ -191,11 +191,9 @@ pub fn evaluate(
     }
 
     // Predicted environment: initial state, then every state-changing call of the trajectory.
+    // (`messages` already starts with the task's message history, as upstream's does.)
     let mut predicted = domain.env();
-    let mut init = task.initial_state.clone().unwrap_or_default();
-    init.message_history = None;
-    predicted.set_state(Some(&init))?;
-    predicted.replay(messages)?;
+    predicted.set_state(task.initial_state.as_ref(), messages)?;
 
     // DB
     let db_reward = if ec.actions.is_none() && ec.env_assertions.is_none() {

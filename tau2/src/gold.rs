@@ -17,14 +17,19 @@ pub struct GoldOutcome {
 /// Replay one task's gold actions on a fresh environment.
 pub fn replay_gold(domain: &Domain, task: &Task) -> Result<GoldOutcome> {
     let mut env = domain.env();
-    env.set_state(task.initial_state.as_ref())?;
+    let history = task
+        .initial_state
+        .as_ref()
+        .and_then(|s| s.message_history.as_deref())
+        .unwrap_or_default();
+    env.set_state(task.initial_state.as_ref(), history)?;
     let mut errors = Vec::new();
     let actions = task
         .evaluation_criteria
         .as_ref()
         .and_then(|e| e.actions.as_ref());
     for (i, a) in actions.into_iter().flatten().enumerate() {
-        if let Err(e) = env.run_function(&a.requestor, &a.name, &a.arguments) {
+        if let Err(e) = env.call_tool(&a.requestor, &a.name, &a.arguments) {
             errors.push((i, a.name.clone(), e.0));
         }
     }

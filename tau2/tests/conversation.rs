@@ -17,7 +17,7 @@ fn converse(
 ) -> (orchestrator::Outcome, lrab_tau2::evaluate::Evaluation) {
     let task = d.task(id).unwrap();
     let mut env = d.env();
-    env.set_state(task.initial_state.as_ref()).unwrap();
+    env.set_state(task.initial_state.as_ref(), &[]).unwrap();
     let history = task
         .initial_state
         .as_ref()

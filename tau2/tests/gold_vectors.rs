@@ -86,6 +86,36 @@ fn mock_all_10_gold_hashes() {
 }
 
 #[test]
+fn telecom_all_114_gold_hashes() {
+    check_domain(DomainKind::Telecom, 114);
+}
+
+/// The state right after initialization (the broken phone) matches upstream's too.
+#[test]
+fn telecom_all_114_start_hashes() {
+    let v = vectors();
+    let d = Domain::load(&data_dir(), DomainKind::Telecom).expect("load");
+    let mut bad = Vec::new();
+    for row in v["telecom"]["tasks"].as_array().unwrap() {
+        let id = row["id"].as_str().unwrap();
+        let t = d.task(id).unwrap();
+        let mut env = d.env();
+        env.set_state(t.initial_state.as_ref(), &[])
+            .expect("initialization");
+        if env.db_hash() != row["start_db_hash"].as_str().unwrap()
+            || env.user_db_hash().as_deref() != row["start_user_db_hash"].as_str()
+        {
+            bad.push(id.to_string());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} mismatching start states: {bad:?}",
+        bad.len()
+    );
+}
+
+#[test]
 fn mock_canonical_text_matches_vector() {
     let v = vectors();
     let d = Domain::load(&data_dir(), DomainKind::Mock).expect("load");

@@ -3,7 +3,9 @@
 
 use super::tables::table_db;
 use super::{calculate, to_json, transfer_to_human_agents};
-use crate::args::{field_error, obj_str, terr, value_float, value_int, Args, Out, ToolError, ToolResult};
+use crate::args::{
+    field_error, obj_str, terr, value_float, value_int, Args, Out, ToolError, ToolResult,
+};
 use crate::pyjson;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -185,9 +187,7 @@ const CLASS: &str = "AirlineTools";
 const CABINS: &[&str] = &["business", "economy", "basic_economy"];
 
 fn user<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<User>, ToolError> {
-    db.users
-        .get(id)
-        .ok_or_else(|| terr!("User {id} not found"))
+    db.users.get(id).ok_or_else(|| terr!("User {id} not found"))
 }
 
 fn reservation<'a>(db: &'a AirlineDb, id: &str) -> Result<&'a Arc<Reservation>, ToolError> {

@@ -154,10 +154,16 @@ fn order<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<Order>, ToolError> {
 }
 
 fn user<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<User>, ToolError> {
-    db.users.get(id).ok_or_else(|| ToolError::from("User not found"))
+    db.users
+        .get(id)
+        .ok_or_else(|| ToolError::from("User not found"))
 }
 
-fn variant<'a>(db: &'a RetailDb, product_id: &str, item_id: &str) -> Result<&'a Variant, ToolError> {
+fn variant<'a>(
+    db: &'a RetailDb,
+    product_id: &str,
+    item_id: &str,
+) -> Result<&'a Variant, ToolError> {
     let p = db
         .products
         .get(product_id)
