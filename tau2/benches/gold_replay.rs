@@ -1,6 +1,6 @@
 //! Gold replay + hashing of all airline and retail base tasks (the issue's < 2 s target).
 use criterion::{criterion_group, criterion_main, Criterion};
-use lrab_tau2::{gold, Domain, DomainKind};
+use lrab_tau2::{replay_gold, Domain, DomainKind};
 use std::path::PathBuf;
 
 fn data_dir() -> PathBuf {
@@ -19,7 +19,7 @@ fn bench(c: &mut Criterion) {
             for kind in [DomainKind::Airline, DomainKind::Retail] {
                 let d = Domain::load(&dir, kind).expect("load");
                 for t in &d.tasks {
-                    let o = gold::replay_gold(&d, t).expect("replay");
+                    let o = replay_gold(&d, t).expect("replay");
                     n += o.db_hash.len();
                 }
             }
@@ -33,7 +33,7 @@ fn bench(c: &mut Criterion) {
             let mut n = 0;
             for d in [&airline, &retail] {
                 for t in &d.tasks {
-                    n += gold::replay_gold(d, t).expect("replay").db_hash.len();
+                    n += replay_gold(d, t).expect("replay").db_hash.len();
                 }
             }
             n

@@ -17,6 +17,9 @@ pub struct Task {
     pub initial_state: Option<InitialState>,
     #[serde(default)]
     pub evaluation_criteria: Option<EvaluationCriteria>,
+    /// The user tools this task allows (all when absent).
+    #[serde(default)]
+    pub user_tools: Option<Vec<String>>,
     #[serde(skip)]
     pub raw: Value,
 }

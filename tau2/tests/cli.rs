@@ -4,7 +4,7 @@
 mod common;
 use clap::Parser;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::cli::{run, Tau2Args};
+use lrab_tau2::{run_cli as run, Tau2Args};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -180,8 +180,11 @@ fn bad_input_gives_clear_errors() {
         .unwrap_err()
         .to_string()
         .contains("unknown task id \"no_such_task\""));
-    let (r, _) = call(&["run", "--domain", "telecom", "--user-model", "u"]);
-    assert!(r.unwrap_err().to_string().contains("out of scope"));
+    let (r, _) = call(&["run", "--domain", "banking", "--user-model", "u"]);
+    assert!(r
+        .unwrap_err()
+        .to_string()
+        .contains("unknown domain \"banking\""));
     let (r, _) = call(&[
         "run",
         "--domain",

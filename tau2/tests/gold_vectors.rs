@@ -1,7 +1,7 @@
 //! Conformance: gold replay reproduces upstream's initial and final DB hashes for every
 //! airline (50), retail (114) and mock (10) base task in test_vectors.json.
 
-use lrab_tau2::{gold, Domain, DomainKind};
+use lrab_tau2::{replay_gold, Domain, DomainKind};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -44,7 +44,7 @@ fn check_domain(kind: DomainKind, expect_tasks: usize) {
     for row in rows {
         let id = row["id"].as_str().unwrap();
         let t = d.task(id).expect("task");
-        let out = gold::replay_gold(&d, t).expect("replay");
+        let out = replay_gold(&d, t).expect("replay");
         errors += out.errors.len();
         let ok = out.db_hash == row["gold_db_hash"].as_str().unwrap()
             && out.user_db_hash.as_deref() == row["gold_user_db_hash"].as_str();
