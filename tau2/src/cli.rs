@@ -32,9 +32,10 @@ pub struct Tau2Args {
 pub enum Tau2Cmd {
     /// Run conversations (agent vs. simulated user), grade them, write results.json + CSV
     Run(RunArgs),
-    /// Replay every task's gold actions and compare DB hashes with test_vectors.json
+    /// Replay every task's gold actions, compare DB hashes with test_vectors.json and check
+    /// the env assertions (telecom)
     ReplayGold {
-        /// airline, retail or mock (default: airline and retail)
+        /// airline, retail, telecom or mock (default: airline, retail and telecom)
         #[arg(long)]
         domain: Option<String>,
     },
@@ -139,7 +140,7 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
     .map_err(|e| anyhow!("{}: {e}", vpath.display()))?;
     let kinds = match domain {
         Some(d) => vec![DomainKind::parse(d)?],
-        None => vec![DomainKind::Airline, DomainKind::Retail],
+        None => vec![DomainKind::Airline, DomainKind::Retail, DomainKind::Telecom],
     };
     let started = Instant::now();
     let mut all_ok = true;
@@ -157,9 +158,15 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
             .ok_or_else(|| anyhow!("{}: no vectors for {name}", vpath.display()))?;
         let mut matched = 0;
         let mut bad = Vec::new();
+        let (mut held, mut checked) = (0, 0);
         for row in rows {
             let id = row["id"].as_str().unwrap_or_default();
             let o = gold::replay_gold(&d, d.task(id)?)?;
+            checked += o.assertions.len();
+            held += o.assertions.iter().filter(|m| **m).count();
+            if o.assertions.contains(&false) {
+                bad.push(format!("{id} (env assertions)"));
+            }
             if Some(o.db_hash.as_str()) == row["gold_db_hash"].as_str()
                 && o.user_db_hash.as_deref() == row["gold_user_db_hash"].as_str()
             {
@@ -168,9 +175,14 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
                 bad.push(id.to_string());
             }
         }
+        let asserted = if checked > 0 {
+            format!("; {held}/{checked} env assertions hold after the gold actions")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{name}: {matched}/{} gold hashes match; initial hash {} (load {load_s:.3} s, replay+hash {:.3} s)",
+            "{name}: {matched}/{} gold hashes match{asserted}; initial hash {} (load {load_s:.3} s, replay+hash {:.3} s)",
             rows.len(),
             if init_ok { "ok" } else { "MISMATCH" },
             t_replay.elapsed().as_secs_f64()
