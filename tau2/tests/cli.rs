@@ -32,9 +32,27 @@ fn replay_gold_prints_matched_over_total() {
     let (r, out) = call(&["replay-gold", "--domain", "mock"]);
     r.unwrap();
     assert!(
-        out.contains("mock: 10/10 gold hashes match; initial hash ok"),
+        out.contains("mock: 10/10 gold hashes match; 1/3 env assertions hold after the gold actions; initial hash ok"),
         "{out}"
     );
+    // Those two tasks need more than their gold actions (a message-history update, the
+    // user dismissing a notification): reported, not a hash mismatch.
+    assert!(
+        out.contains("mock: env assertions not met by the gold actions alone: update_task_with_history_and_env_assertions, update_task_with_user_tools"),
+        "{out}"
+    );
+    assert!(!out.contains("mismatching"), "{out}");
+}
+
+#[test]
+fn replay_gold_telecom_checks_every_env_assertion() {
+    let (r, out) = call(&["replay-gold", "--domain", "telecom"]);
+    r.unwrap();
+    assert!(
+        out.contains("telecom: 114/114 gold hashes match; 209/209 env assertions hold after the gold actions; initial hash ok"),
+        "{out}"
+    );
+    assert!(!out.contains("not met"), "{out}");
 }
 
 /// User: asks, then stops. Agent (plain): marks task_1 completed, then confirms.

@@ -151,7 +151,7 @@ impl Domain {
                 parse_json(&d.join("user_db.json"))?,
             ),
             DomainKind::Telecom => Base::Telecom(Box::new(
-                telecom::TelecomState::load(&d).map_err(|e| anyhow!(e))?,
+                telecom::TelecomState::load(&d)?,
             )),
         };
         Ok(Domain {

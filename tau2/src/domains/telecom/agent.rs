@@ -181,8 +181,8 @@ fn as_datetime(s: &mut String) {
 
 impl TelecomDb {
     /// The typed DB from `db.toml` (datetimes rendered as Python prints them).
-    pub fn from_toml(text: &str) -> Result<TelecomDb, String> {
-        let mut db: TelecomDb = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<TelecomDb, toml::de::Error> {
+        let mut db: TelecomDb = toml::from_str(text)?;
         for d in &mut db.devices {
             d.activation_date.iter_mut().for_each(as_datetime);
             d.last_esim_transfer_date.iter_mut().for_each(as_datetime);

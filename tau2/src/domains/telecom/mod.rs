@@ -16,7 +16,22 @@ pub(crate) use schemas::schema;
 use crate::args::{ToolError, ToolResult};
 use phone::{PaymentRequest, Perf};
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why the telecom DB files could not be loaded; the message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{}: {error}", path.display())]
+    Parse {
+        path: PathBuf,
+        error: toml::de::Error,
+    },
+}
 
 pub const WRITE_TOOLS: &[&str] = &[
     "suspend_line",
@@ -115,15 +130,19 @@ impl TelecomState {
     }
 
     /// Load `db.toml` and `user_db.toml`.
-    pub fn load(dir: &Path) -> Result<TelecomState, String> {
+    pub fn load(dir: &Path) -> Result<TelecomState, LoadError> {
         let read = |f: &str| {
-            let p = dir.join(f);
-            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+            let path = dir.join(f);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Ok((text, path)),
+                Err(error) => Err(LoadError::Read { path, error }),
+            }
         };
-        let db = TelecomDb::from_toml(&read("db.toml")?)
-            .map_err(|e| format!("{}: {e}", dir.join("db.toml").display()))?;
-        let user: UserDb = toml::from_str(&read("user_db.toml")?)
-            .map_err(|e| format!("{}: {e}", dir.join("user_db.toml").display()))?;
+        let (text, path) = read("db.toml")?;
+        let db = TelecomDb::from_toml(&text).map_err(|error| LoadError::Parse { path, error })?;
+        let (text, path) = read("user_db.toml")?;
+        let user: UserDb =
+            toml::from_str(&text).map_err(|error| LoadError::Parse { path, error })?;
         Ok(TelecomState::new(db, user))
     }
 
