@@ -20,10 +20,13 @@ fn analyze_prints_the_278_task_tables() {
     let mut inputs = Vec::new();
     for arm in ["harness", "plain"] {
         for (di, (d, n)) in domains.iter().enumerate() {
-            let mut csv = String::from("domain,task,arm,trial,reward,components,steps,termination\n");
+            let mut csv =
+                String::from("domain,task,arm,trial,reward,components,steps,termination\n");
             for t in 0..*n {
                 let r = pass(arm, di, t) as u8;
-                csv.push_str(&format!("{d},{t},{arm},0,{r},ENV_ASSERTION={r},9,user_stop\n"));
+                csv.push_str(&format!(
+                    "{d},{t},{arm},0,{r},ENV_ASSERTION={r},9,user_stop\n"
+                ));
             }
             let p = dir.path().join(format!("{arm}-{d}.csv"));
             std::fs::write(&p, csv).unwrap();
@@ -51,13 +54,23 @@ fn analyze_prints_the_278_task_tables() {
     let p = from_counts(all.0, all.2, all.1).p_exact;
     let want = [
         "### harness vs plain".to_string(),
-        format!("- pooled (278 tasks): {}W / {}T / {}L  \n  McNemar exact p = {}", all.0, all.1, all.2, g4(p)),
+        format!(
+            "- pooled (278 tasks): {}W / {}T / {}L  \n  McNemar exact p = {}",
+            all.0,
+            all.1,
+            all.2,
+            g4(p)
+        ),
         "- discriminating subset retail+airline (164 tasks): ".to_string(),
         format!("- per-domain: {}", per.join(", ")),
         "Holm-adjusted (k=1) McNemar p, vs plain: ".to_string(),
     ];
     for w in &want {
-        assert!(out.summary.contains(w.as_str()), "missing {w:?} in\n{}", out.summary);
+        assert!(
+            out.summary.contains(w.as_str()),
+            "missing {w:?} in\n{}",
+            out.summary
+        );
     }
     let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(report.contains("- pooled (278 tasks): "));

@@ -365,3 +365,119 @@ fn llm_user_gets_phone_tools_and_the_tools_guidelines() {
         .unwrap()
         .contains("<tech_support_policy>"));
 }
+
+/// Dual control with an LLM user over HTTP: the user model calls a phone tool, the orchestrator
+/// runs it on the phone and hands the result back to the user model (not to the agent), and
+/// the env assertions grade the phone the user left behind. A user who never touches the phone
+/// leaves it broken and scores 0.
+#[test]
+fn llm_user_operates_the_phone_and_the_phone_is_graded() {
+    let d = common::domain(DomainKind::Telecom);
+    // airplane mode on and mobile data off: the user has to switch both on the phone
+    let task = d
+        .task("[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]")
+        .unwrap();
+    for (fixes, want_reward) in [(true, "1.0000"), (false, "0.0000")] {
+        let (url, log) = common::spawn_server(8, move |_, body| {
+            let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+            if !common::is_user_request(body) {
+                return (
+                    200,
+                    common::ollama_text("Please check airplane mode and mobile data."),
+                );
+            }
+            let results = msgs.iter().filter(|m| m["role"] == "tool").count();
+            let reply = if msgs.len() <= 2 {
+                common::ollama_text("My mobile data does not work.")
+            } else if results >= 2 || !fixes {
+                common::ollama_text("Thanks, that is all. ###STOP###")
+            } else if results == 0 {
+                common::ollama_call("toggle_airplane_mode", json!({}))
+            } else {
+                common::ollama_call("toggle_data", json!({}))
+            };
+            (200, reply)
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let (r, text) = cli(
+            &common::data_dir(),
+            &[
+                "run",
+                "--domain",
+                "telecom",
+                "--agent",
+                "plain",
+                "--model",
+                "m",
+                "--user-model",
+                "u",
+                "--backend",
+                &url,
+                "--tasks",
+                &task.id,
+                "--fixed-clock",
+                "--out",
+                tmp.path().to_str().unwrap(),
+            ],
+        );
+        r.unwrap();
+        assert!(
+            text.contains(&format!(
+                "graded 1/1 simulations; average reward {want_reward}"
+            )),
+            "{text}"
+        );
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(tmp.path().join("results.json")).unwrap(),
+        )
+        .unwrap();
+        let sim = &v["simulations"][0];
+        assert_eq!(sim["termination_reason"], USER_STOP);
+        let asserts: Vec<bool> = sim["reward_info"]["env_assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["met"].as_bool().unwrap())
+            .collect();
+        assert_eq!(asserts, vec![fixes, fixes], "{}", sim["reward_info"]);
+        let msgs = sim["messages"].as_array().unwrap();
+        let user_calls: Vec<&Value> = msgs
+            .iter()
+            .filter(|m| m["role"] == "user" && m["tool_calls"].is_array())
+            .collect();
+        assert_eq!(user_calls.len(), 2 * usize::from(fixes));
+        if !fixes {
+            continue;
+        }
+        assert_eq!(
+            user_calls[0]["tool_calls"][0]["name"],
+            "toggle_airplane_mode"
+        );
+        assert_eq!(user_calls[1]["tool_calls"][0]["name"], "toggle_data");
+        assert_eq!(user_calls[0]["tool_calls"][0]["requestor"], "user");
+        // the phone's answer comes right after the call, addressed to the user
+        let i = msgs.iter().position(|m| m == user_calls[1]).unwrap();
+        assert_eq!(msgs[i + 1]["role"], "tool");
+        assert_eq!(msgs[i + 1]["requestor"], "user");
+        let result = msgs[i + 1]["content"].as_str().unwrap().to_string();
+        assert!(!result.starts_with("Error"), "{result}");
+        // the user model saw that result as its own tool result; the agent model never did
+        let log = log.lock().unwrap();
+        let last_user = log
+            .iter()
+            .filter(|(_, b)| common::is_user_request(b))
+            .last()
+            .unwrap();
+        let seen = last_user.1["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(
+            (seen["role"].as_str(), seen["content"].as_str()),
+            (Some("tool"), Some(result.as_str()))
+        );
+        for (_, b) in log.iter().filter(|(_, b)| !common::is_user_request(b)) {
+            assert!(
+                !b.to_string().contains(&result),
+                "the agent saw the user's tool result"
+            );
+        }
+    }
+}

@@ -150,9 +150,7 @@ impl Domain {
                 parse_json(&d.join("db.json"))?,
                 parse_json(&d.join("user_db.json"))?,
             ),
-            DomainKind::Telecom => Base::Telecom(Box::new(
-                telecom::TelecomState::load(&d)?,
-            )),
+            DomainKind::Telecom => Base::Telecom(Box::new(telecom::TelecomState::load(&d)?)),
         };
         Ok(Domain {
             kind,
