@@ -465,8 +465,8 @@ fn llm_user_operates_the_phone_and_the_phone_is_graded() {
         let log = log.lock().unwrap();
         let last_user = log
             .iter()
-            .filter(|(_, b)| common::is_user_request(b))
-            .last()
+            .rev()
+            .find(|(_, b)| common::is_user_request(b))
             .unwrap();
         let seen = last_user.1["messages"].as_array().unwrap().last().unwrap();
         assert_eq!(
