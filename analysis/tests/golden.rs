@@ -122,3 +122,23 @@ fn mcnemar_matches_statsmodels() {
         assert!(close(got, want, 1e-9), "b={b} c={c}: {got} vs {want}");
     }
 }
+
+#[test]
+fn tau2_binary_tests_match_scipy() {
+    let g = golden("tau2_binary_golden.json");
+    let cases = g["cases"].as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for e in cases {
+        let (w, t, l) = (
+            e["wins"].as_u64().unwrap(),
+            e["ties"].as_u64().unwrap(),
+            e["losses"].as_u64().unwrap(),
+        );
+        let p = lrab_analysis::tau2_tables::binary_wilcoxon_p(w, t, l);
+        let want = e["wilcoxon_p"].as_f64().unwrap();
+        assert!(close(p, want, 1e-9), "{w}/{t}/{l} wilcoxon {p} vs {want}");
+        let m = from_counts(w, l, t).p_exact;
+        let want = e["mcnemar_p"].as_f64().unwrap();
+        assert!(close(m, want, 1e-9), "{w}/{t}/{l} mcnemar {m} vs {want}");
+    }
+}

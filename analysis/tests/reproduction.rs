@@ -209,3 +209,35 @@ fn rounding_differences_before_ranking_would_break_a_published_p() {
     }
     assert!(changed >= 1, "rounding changed no p-value");
 }
+
+/// The τ² tables in the paper's layout, from the published manifests: the text of upstream's
+/// TAU2_SIGNIFICANCE.md, number for number.
+#[test]
+fn published_tau2_tables_in_the_papers_layout() {
+    let ds = load(&[
+        data("retail_manifest_nt0.json"),
+        data("airline_manifest.json"),
+        data("telecom_manifest.json"),
+    ])
+    .unwrap();
+    let a = analyze(
+        &ds,
+        &Config {
+            resamples: 10,
+            ..Config::default()
+        },
+    );
+    let text = lrab_analysis::tau2_tables::render(a.tau.as_ref().unwrap());
+    for want in [
+        "- pooled (278 tasks): 40W / 216T / 22L  \n  McNemar exact p = 0.03002 | Wilcoxon p = 0.02225",
+        "- discriminating subset retail+airline (164 tasks): 32W / 110T / 22L, McNemar p = 0.2203",
+        "- per-domain: retail 26/72/16, airline 6/38/6, telecom 8/106/0",
+        "- pooled (278 tasks): 47W / 217T / 14L  \n  McNemar exact p = 2.719e-05 | Wilcoxon p = 2.387e-05",
+        "- discriminating subset retail+airline (164 tasks): 46W / 104T / 14L, McNemar p = 4.224e-05",
+        "- per-domain: retail 31/72/11, airline 15/32/3, telecom 1/113/0",
+        "Holm-adjusted (k=2) McNemar p, vs llm_agent: 0.03002  <- significant at 0.05",
+        "Holm-adjusted (k=2) McNemar p, vs opencode: 5.438e-05  <- significant at 0.05",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Stand-alone front end for `lrab_tau2::cli` until the `lrab` binary wires it in:
 //! `cargo run -p lrab-tau2 --example tau2 -- replay-gold --tau2-data ../shared/data/tau2`.
 use clap::Parser;
-use lrab_tau2::cli::Tau2Args;
+use lrab_tau2::Tau2Args;
 
 #[derive(Parser)]
 #[command(name = "tau2")]
@@ -13,7 +13,7 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     let mut out = std::io::stdout();
-    if let Err(e) = lrab_tau2::cli::run(&cli.args, &mut out) {
+    if let Err(e) = lrab_tau2::run_cli(&cli.args, &mut out) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -24,7 +24,32 @@ impl Out {
     }
 }
 
-pub type ToolResult = Result<Out, String>;
+/// A tool call that failed: the text after `Error: ` in upstream's tool message, worded like
+/// the Python exception it mirrors (`User not found`, `... got an unexpected keyword
+/// argument 'x'`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl From<String> for ToolError {
+    fn from(s: String) -> Self {
+        ToolError(s)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(s: &str) -> Self {
+        ToolError(s.to_string())
+    }
+}
+
+/// `ToolError(format!(...))`.
+macro_rules! terr {
+    ($($t:tt)*) => { $crate::args::ToolError(format!($($t)*)) };
+}
+pub(crate) use terr;
+
+pub type ToolResult = Result<Out, ToolError>;
 
 pub struct Args<'a> {
     pub map: &'a Map<String, Value>,
@@ -61,11 +86,11 @@ impl<'a> Args<'a> {
         map: &'a Map<String, Value>,
         required: &[&str],
         optional: &[&str],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ToolError> {
         let func = format!("{class}.{tool}()");
         for k in map.keys() {
             if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-                return Err(format!("{func} got an unexpected keyword argument '{k}'"));
+                return Err(terr!("{func} got an unexpected keyword argument '{k}'"));
             }
         }
         let missing: Vec<&str> = required
@@ -79,7 +104,7 @@ impl<'a> Args<'a> {
             } else {
                 "arguments"
             };
-            return Err(format!(
+            return Err(terr!(
                 "{func} missing {} required positional {plural}: {}",
                 missing.len(),
                 py_list(&missing)
@@ -92,19 +117,19 @@ impl<'a> Args<'a> {
         self.map.get(name)
     }
 
-    pub fn str(&self, name: &str) -> Result<String, String> {
+    pub fn str(&self, name: &str) -> Result<String, ToolError> {
         match self.map.get(name) {
             Some(Value::String(s)) => Ok(s.clone()),
-            Some(v) => Err(format!(
+            Some(v) => Err(terr!(
                 "{}: argument '{name}' must be str, not {}",
                 self.func,
                 type_name(v)
             )),
-            None => Err(format!("{}: missing argument '{name}'", self.func)),
+            None => Err(terr!("{}: missing argument '{name}'", self.func)),
         }
     }
 
-    pub fn opt_str(&self, name: &str) -> Result<Option<String>, String> {
+    pub fn opt_str(&self, name: &str) -> Result<Option<String>, ToolError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(_) => self.str(name).map(Some),
@@ -112,60 +137,60 @@ impl<'a> Args<'a> {
     }
 
     /// An `int` parameter. Integral floats are accepted (Python arithmetic would accept them).
-    pub fn int(&self, name: &str) -> Result<i64, String> {
+    pub fn int(&self, name: &str) -> Result<i64, ToolError> {
         match self.map.get(name) {
             Some(v) => value_int(v).ok_or_else(|| {
-                format!(
+                terr!(
                     "{}: argument '{name}' must be int, not {}",
                     self.func,
                     type_name(v)
                 )
             }),
-            None => Err(format!("{}: missing argument '{name}'", self.func)),
+            None => Err(terr!("{}: missing argument '{name}'", self.func)),
         }
     }
 
-    pub fn str_list(&self, name: &str) -> Result<Vec<String>, String> {
+    pub fn str_list(&self, name: &str) -> Result<Vec<String>, ToolError> {
         match self.map.get(name) {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|x| match x {
                     Value::String(s) => Ok(s.clone()),
-                    other => Err(format!(
+                    other => Err(terr!(
                         "{}: items of '{name}' must be str, not {}",
                         self.func,
                         type_name(other)
                     )),
                 })
                 .collect(),
-            Some(v) => Err(format!(
+            Some(v) => Err(terr!(
                 "{}: argument '{name}' must be list, not {}",
                 self.func,
                 type_name(v)
             )),
-            None => Err(format!("{}: missing argument '{name}'", self.func)),
+            None => Err(terr!("{}: missing argument '{name}'", self.func)),
         }
     }
 
-    pub fn obj_list(&self, name: &str) -> Result<Vec<&'a Map<String, Value>>, String> {
+    pub fn obj_list(&self, name: &str) -> Result<Vec<&'a Map<String, Value>>, ToolError> {
         match self.map.get(name) {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|x| match x {
                     Value::Object(m) => Ok(m),
-                    other => Err(format!(
+                    other => Err(terr!(
                         "{}: items of '{name}' must be objects, not {}",
                         self.func,
                         type_name(other)
                     )),
                 })
                 .collect(),
-            Some(v) => Err(format!(
+            Some(v) => Err(terr!(
                 "{}: argument '{name}' must be list, not {}",
                 self.func,
                 type_name(v)
             )),
-            None => Err(format!("{}: missing argument '{name}'", self.func)),
+            None => Err(terr!("{}: missing argument '{name}'", self.func)),
         }
     }
 }
@@ -194,12 +219,12 @@ pub fn value_float(v: &Value) -> Option<f64> {
 }
 
 /// A pydantic-style validation error for a field of a model built inside a tool.
-pub fn field_error(model: &str, field: &str, what: &str) -> String {
-    format!("1 validation error for {model}\n{field}\n  {what}")
+pub fn field_error(model: &str, field: &str, what: &str) -> ToolError {
+    terr!("1 validation error for {model}\n{field}\n  {what}")
 }
 
 /// Read a string field of a nested object argument (a pydantic model built from a dict).
-pub fn obj_str(m: &Map<String, Value>, model: &str, field: &str) -> Result<String, String> {
+pub fn obj_str(m: &Map<String, Value>, model: &str, field: &str) -> Result<String, ToolError> {
     match m.get(field) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(_) => Err(field_error(model, field, "Input should be a valid string")),

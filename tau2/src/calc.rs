@@ -2,6 +2,7 @@
 //! (`0-9 + - * / ( ) .` and space), so `**`, `//`, int/float promotion and true division
 //! behave as `eval` would; the result is `str(round(float(x), 2))`.
 
+use crate::args::ToolError;
 use crate::pyjson::{float_repr, round2};
 
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +28,7 @@ enum Tok {
     Op(&'static str),
 }
 
-fn lex(s: &str) -> Result<Vec<Tok>, String> {
+fn lex(s: &str) -> Result<Vec<Tok>, ToolError> {
     let b = s.as_bytes();
     let mut i = 0;
     let mut out = Vec::new();
@@ -104,7 +105,7 @@ impl P {
     fn is_op(&self, op: &str) -> bool {
         matches!(self.peek(), Some(Tok::Op(o)) if *o == op)
     }
-    fn expr(&mut self) -> Result<Num, String> {
+    fn expr(&mut self) -> Result<Num, ToolError> {
         let mut l = self.term()?;
         loop {
             if self.is_op("+") {
@@ -120,7 +121,7 @@ impl P {
             }
         }
     }
-    fn term(&mut self) -> Result<Num, String> {
+    fn term(&mut self) -> Result<Num, ToolError> {
         let mut l = self.factor()?;
         loop {
             let op = match self.peek() {
@@ -132,7 +133,7 @@ impl P {
             l = mul(l, r, op)?;
         }
     }
-    fn factor(&mut self) -> Result<Num, String> {
+    fn factor(&mut self) -> Result<Num, ToolError> {
         self.depth += 1;
         if self.depth > 200 {
             return Err("too many nested parentheses".into());
@@ -159,21 +160,21 @@ impl P {
         self.depth -= 1;
         Ok(r)
     }
-    fn atom(&mut self) -> Result<Num, String> {
+    fn atom(&mut self) -> Result<Num, ToolError> {
         match self.peek().cloned() {
             Some(Tok::Num(lit)) => {
                 self.i += 1;
                 if lit.contains('.') {
                     lit.parse::<f64>()
                         .map(Num::Float)
-                        .map_err(|_| SYNTAX.to_string())
+                        .map_err(|_| ToolError::from(SYNTAX))
                 } else {
                     match lit.parse::<i128>() {
                         Ok(i) => Ok(Num::Int(i)),
                         Err(_) => lit
                             .parse::<f64>()
                             .map(Num::Float)
-                            .map_err(|_| SYNTAX.to_string()),
+                            .map_err(|_| ToolError::from(SYNTAX)),
                     }
                 }
             }
@@ -196,7 +197,7 @@ impl P {
     }
 }
 
-fn add(l: Num, r: Num, sub: bool) -> Result<Num, String> {
+fn add(l: Num, r: Num, sub: bool) -> Result<Num, ToolError> {
     Ok(match (l, r) {
         (Num::Int(a), Num::Int(b)) => {
             let v = if sub {
@@ -217,7 +218,7 @@ fn add(l: Num, r: Num, sub: bool) -> Result<Num, String> {
     })
 }
 
-fn mul(l: Num, r: Num, op: &str) -> Result<Num, String> {
+fn mul(l: Num, r: Num, op: &str) -> Result<Num, ToolError> {
     match op {
         "*" => Ok(match (l, r) {
             (Num::Int(a), Num::Int(b)) => a
@@ -251,7 +252,7 @@ fn mul(l: Num, r: Num, op: &str) -> Result<Num, String> {
     }
 }
 
-fn pow(b: Num, e: Num) -> Result<Num, String> {
+fn pow(b: Num, e: Num) -> Result<Num, ToolError> {
     match (b, e) {
         (Num::Int(a), Num::Int(n)) if n >= 0 => {
             let mut acc: i128 = 1;
@@ -300,7 +301,7 @@ fn pow(b: Num, e: Num) -> Result<Num, String> {
 }
 
 /// Evaluate like upstream: character whitelist, Python `eval`, `round(float(x), 2)`, `str`.
-pub fn calculate(expression: &str) -> Result<String, String> {
+pub fn calculate(expression: &str) -> Result<String, ToolError> {
     if !expression.chars().all(|c| "0123456789+-*/(). ".contains(c)) {
         return Err("Invalid characters in expression".into());
     }
@@ -340,10 +341,10 @@ mod tests {
         assert_eq!(calculate("(1093.34 - 100) * 2").unwrap(), "1986.68");
         assert_eq!(calculate("0.1 + 0.2").unwrap(), "0.3");
         assert_eq!(
-            calculate("1e5").unwrap_err(),
+            calculate("1e5").unwrap_err().0,
             "Invalid characters in expression"
         );
-        assert_eq!(calculate("1 / 0").unwrap_err(), "division by zero");
+        assert_eq!(calculate("1 / 0").unwrap_err().0, "division by zero");
         assert!(calculate("2 +").is_err());
         assert!(calculate("(2").is_err());
         assert!(calculate("").is_err());

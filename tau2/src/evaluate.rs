@@ -17,6 +17,8 @@ pub const MAX_STEPS: &str = "max_steps";
 pub const TOO_MANY_ERRORS: &str = "too_many_errors";
 pub const AGENT_ERROR: &str = "agent_error";
 pub const USER_ERROR: &str = "user_error";
+/// The task could not be set up (its initialization failed); not a result of the agent.
+pub const INFRASTRUCTURE_ERROR: &str = "infrastructure_error";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NlResult {
@@ -49,6 +51,26 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// The grade of a simulation that never ran (its task could not be set up): no reward,
+    /// left out of averages and pass^k like upstream's infrastructure errors.
+    pub fn not_run(task: &Task, why: &str) -> Evaluation {
+        Evaluation {
+            reward: None,
+            components: vec![],
+            reward_basis: task
+                .evaluation_criteria
+                .as_ref()
+                .map(|e| e.reward_basis.clone())
+                .unwrap_or_default(),
+            db_match: None,
+            communicate: vec![],
+            actions: vec![],
+            env_assertions: vec![],
+            nl: None,
+            note: Some(format!("not run: {why}")),
+        }
+    }
+
     pub fn components_text(&self) -> String {
         self.components
             .iter()
@@ -191,11 +213,9 @@ pub fn evaluate(
     }
 
     // Predicted environment: initial state, then every state-changing call of the trajectory.
+    // (`messages` already starts with the task's message history, as upstream's does.)
     let mut predicted = domain.env();
-    let mut init = task.initial_state.clone().unwrap_or_default();
-    init.message_history = None;
-    predicted.set_state(Some(&init))?;
-    predicted.replay(messages)?;
+    predicted.set_state(task.initial_state.as_ref(), messages)?;
 
     // DB
     let db_reward = if ec.actions.is_none() && ec.env_assertions.is_none() {

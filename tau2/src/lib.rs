@@ -1,22 +1,50 @@
-//! τ²-bench in Rust: the airline, retail and mock domains with upstream's exact tool
-//! semantics and canonical DB hashing, gold replay, the evaluator, the half-duplex
-//! orchestrator with agents and user simulators, tau2-format results and the CLI.
+//! τ²-bench in Rust: the airline, retail, telecom and mock domains with upstream's exact
+//! tool semantics and canonical DB hashing, gold replay, the evaluator, the half-duplex
+//! orchestrator (with dual control: the simulated user operates their own tools), agents
+//! and user simulators, tau2-format results and the `lrab tau2` command line.
+//! How it fits together and what "upstream" means here: docs/tau2.md.
 
-pub mod args;
-pub mod calc;
-pub mod canon;
-pub mod domains;
-pub mod gold;
-pub mod message;
-pub mod pyjson;
-pub mod task;
+mod args;
+mod calc;
+mod canon;
+mod cli;
+mod domains;
+mod evaluate;
+mod gold;
+mod harness_agent;
+mod http;
+mod llm;
+mod message;
+mod orchestrator;
+mod pyjson;
+mod results;
+mod scripted;
+mod task;
 
-pub use domains::{resolve_data_dir, Domain, DomainKind, Env};
-pub mod cli;
-pub mod evaluate;
-pub mod harness_agent;
-pub mod http;
-pub mod llm;
-pub mod orchestrator;
-pub mod results;
-pub mod scripted;
+pub use args::{Out, ToolError, ToolResult};
+pub use canon::sha256_hex;
+pub use cli::{iso_time, run as run_cli, GradeArgs, RunArgs, Tau2Args, Tau2Cmd};
+pub use domains::telecom::{LoadError as TelecomLoadError, TelecomDb, TelecomState, UserDb};
+pub use domains::{as_bool, deep_merge, resolve_data_dir, Domain, DomainKind, Env, ToolKind};
+pub use evaluate::{
+    action_matches, communicated, evaluate, pass_hat_k, Evaluation, Judge, NlResult, AGENT_ERROR,
+    AGENT_STOP, INFRASTRUCTURE_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR, USER_STOP,
+};
+pub use gold::{replay_gold, GoldOutcome};
+pub use harness_agent::{HarnessAgent, EMPTY_NUDGE, LOOP_NUDGE, MAX_REASKS, REPEAT_NUDGE};
+pub use llm::{
+    agent_system_prompt, agent_view, chat, parse_judge, user_system_prompt, user_view, Api,
+    Backend, LlmJudge, LlmUser, PlainAgent, Reply,
+};
+pub use message::{Message, ToolCall};
+pub use orchestrator::{
+    is_user_stop, run as run_conversation, Agent, Limits, Outcome, User, DEFAULT_MAX_ERRORS,
+    DEFAULT_MAX_STEPS, GREETING, STOP_TOKENS,
+};
+pub use pyjson::{dumps, dumps_sorted, float_repr, PyNum};
+pub use results::{csv_row, results_json, write_atomic, write_csv, RunInfo, SimRecord, CSV_HEADER};
+pub use scripted::{gold_pair, GoldAgent, ScriptedUser};
+pub use task::{
+    parse_tasks, Action, EnvAssertion, EnvFunctionCall, EvaluationCriteria, InitialState,
+    InitializationData, Instructions, Task, UserScenario,
+};

@@ -55,13 +55,20 @@ impl Default for Limits {
     }
 }
 
-#[derive(PartialEq)]
-enum Turn {
+/// Who the current message goes to (upstream's `to_role`).
+#[derive(Clone, Copy, PartialEq)]
+enum To {
     Agent,
     User,
+    Env,
 }
 
-/// Run one conversation. `history` is the task's initial message history (if any).
+/// Run one conversation. `history` is the task's initial message history (if any); the
+/// environment must already be in the task's initial state. Mirrors upstream's half-duplex
+/// loop: every hop (a participant's message or the environment answering a tool-call
+/// message) is one step and is followed by a synchronisation of the environment; tool
+/// results go back to whoever called; the step and error limits are checked after every
+/// hop that does not leave a tool call pending.
 pub fn run(
     env: &mut Env,
     agent: &mut dyn Agent,
@@ -70,109 +77,125 @@ pub fn run(
     limits: &Limits,
 ) -> Outcome {
     let mut traj: Vec<Message> = history.to_vec();
-    let mut turn = if traj.is_empty() {
-        traj.push(Message::assistant_text(GREETING));
-        Turn::User
-    } else {
-        match traj.last().map(|m| m.role.as_str()) {
-            Some("user") => Turn::Agent,
-            _ => Turn::User,
+    let mut termination: Option<&str> = None;
+    let mut note = None;
+    let (mut from, mut to) = match traj.last() {
+        None => {
+            traj.push(Message::assistant_text(GREETING));
+            ("assistant", To::User)
         }
+        Some(m) if m.role == "tool" => match m.requestor.as_deref() {
+            Some("user") => ("tool", To::User),
+            _ => ("tool", To::Agent),
+        },
+        Some(m) if m.is_tool_call() => (
+            if m.role == "user" {
+                "user"
+            } else {
+                "assistant"
+            },
+            To::Env,
+        ),
+        Some(m) if m.role == "user" => {
+            if is_user_stop(m) {
+                termination = Some(USER_STOP);
+            }
+            ("user", To::Agent)
+        }
+        Some(_) => ("assistant", To::User),
     };
+    let _ = env.sync();
     let mut steps = 0usize;
     let mut errors = 0usize;
-    let finish = |traj: Vec<Message>, t: &str, steps, errors, note: Option<String>| Outcome {
-        messages: traj,
-        termination: t.to_string(),
-        steps,
-        errors,
-        note,
-    };
-    loop {
-        if steps >= limits.max_steps {
-            return finish(traj, MAX_STEPS, steps, errors, None);
-        }
-        let role = if turn == Turn::Agent {
-            "assistant"
-        } else {
-            "user"
-        };
-        let produced = match turn {
-            Turn::Agent => agent.next(&traj),
-            Turn::User => user.next(&traj),
-        };
-        let mut msg = match produced {
-            Ok(m) => m,
-            Err(e) => {
-                let t = if turn == Turn::Agent {
+    while termination.is_none() {
+        match to {
+            To::Agent | To::User => {
+                let (role, produced) = if to == To::Agent {
+                    ("assistant", agent.next(&traj))
+                } else {
+                    ("user", user.next(&traj))
+                };
+                let failed = if to == To::Agent {
                     AGENT_ERROR
                 } else {
                     USER_ERROR
                 };
-                return finish(traj, t, steps, errors, Some(format!("{e:#}")));
-            }
-        };
-        msg.role = role.to_string();
-        msg.turn_idx = Some(traj.len() as u64);
-        if let Some(calls) = msg.tool_calls.as_mut() {
-            if calls.is_empty() {
-                msg.tool_calls = None;
-            } else {
-                for c in calls.iter_mut() {
-                    c.requestor = role.to_string();
+                let mut msg = match produced {
+                    Ok(m) => m,
+                    Err(e) => {
+                        termination = Some(failed);
+                        note = Some(format!("{e:#}"));
+                        break;
+                    }
+                };
+                msg.role = role.to_string();
+                msg.turn_idx = Some(traj.len() as u64);
+                if let Some(calls) = msg.tool_calls.as_mut() {
+                    if calls.is_empty() {
+                        msg.tool_calls = None;
+                    } else {
+                        for c in calls.iter_mut() {
+                            c.requestor = role.to_string();
+                        }
+                    }
                 }
+                if msg.text().trim().is_empty() && !msg.is_tool_call() {
+                    traj.push(msg);
+                    termination = Some(failed);
+                    note = Some("message has neither text nor tool calls".into());
+                    break;
+                }
+                if to == To::Agent && agent.is_stop(&msg) {
+                    termination = Some(AGENT_STOP);
+                }
+                if to == To::User && !msg.is_tool_call() && is_user_stop(&msg) {
+                    termination = Some(USER_STOP);
+                }
+                let calls = msg.is_tool_call();
+                traj.push(msg);
+                from = role;
+                to = match (calls, role) {
+                    (true, _) => To::Env,
+                    (false, "assistant") => To::User,
+                    (false, _) => To::Agent,
+                };
             }
-        }
-        if msg.text().trim().is_empty() && !msg.is_tool_call() {
-            let t = if turn == Turn::Agent {
-                AGENT_ERROR
-            } else {
-                USER_ERROR
-            };
-            traj.push(msg);
-            return finish(
-                traj,
-                t,
-                steps,
-                errors,
-                Some("message has neither text nor tool calls".into()),
-            );
-        }
-        steps += 1;
-        let stop_agent = turn == Turn::Agent && agent.is_stop(&msg);
-        let stop_user = turn == Turn::User && !msg.is_tool_call() && is_user_stop(&msg);
-        let calls = msg.tool_calls.clone();
-        traj.push(msg);
-        if stop_agent {
-            return finish(traj, AGENT_STOP, steps, errors, None);
-        }
-        if stop_user {
-            return finish(traj, USER_STOP, steps, errors, None);
-        }
-        match calls {
-            Some(calls) => {
-                // The environment answers every call, in order; results go back to the caller.
+            To::Env => {
+                // The environment answers every call of the last message, in order.
+                let calls = traj
+                    .iter()
+                    .rev()
+                    .find(|m| m.role != "tool")
+                    .and_then(|m| m.tool_calls.clone())
+                    .unwrap_or_default();
                 for c in &calls {
-                    let r = env.get_response(c);
+                    let mut r = env.get_response(c);
                     if r.error == Some(true) {
                         errors += 1;
                     }
-                    let mut r = r;
                     r.turn_idx = Some(traj.len() as u64);
                     traj.push(r);
                 }
-                steps += 1;
-                if errors >= limits.max_errors {
-                    return finish(traj, TOO_MANY_ERRORS, steps, errors, None);
-                }
-            }
-            None => {
-                turn = if turn == Turn::Agent {
-                    Turn::User
-                } else {
-                    Turn::Agent
-                };
+                to = if from == "user" { To::User } else { To::Agent };
+                from = "tool";
             }
         }
+        steps += 1;
+        let _ = env.sync();
+        if to != To::Env {
+            if steps >= limits.max_steps {
+                termination = Some(MAX_STEPS);
+            }
+            if errors >= limits.max_errors {
+                termination = Some(TOO_MANY_ERRORS);
+            }
+        }
+    }
+    Outcome {
+        messages: traj,
+        termination: termination.unwrap_or(USER_STOP).to_string(),
+        steps,
+        errors,
+        note,
     }
 }

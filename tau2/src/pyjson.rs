@@ -153,6 +153,45 @@ pub fn py_str_number(v: &Value) -> String {
     }
 }
 
+/// A Python number as a tool received it: upstream does no argument validation, so an int
+/// stays an int (`str(2)` is `2`, `str(2.0)` is `2.0`) until arithmetic promotes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PyNum {
+    Int(i64),
+    Float(f64),
+}
+
+impl PyNum {
+    /// The number of a JSON value; booleans count as 0/1, as in Python arithmetic.
+    pub fn from_value(v: &Value) -> Option<PyNum> {
+        match v {
+            Value::Bool(b) => Some(PyNum::Int(*b as i64)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Some(PyNum::Int(i)),
+                None => n.as_f64().map(PyNum::Float),
+            },
+            _ => None,
+        }
+    }
+
+    pub fn f64(self) -> f64 {
+        match self {
+            PyNum::Int(i) => i as f64,
+            PyNum::Float(x) => x,
+        }
+    }
+}
+
+impl std::fmt::Display for PyNum {
+    /// Python `str()` of the number.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PyNum::Int(i) => write!(f, "{i}"),
+            PyNum::Float(x) => f.write_str(&float_repr(*x)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

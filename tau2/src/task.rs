@@ -17,6 +17,9 @@ pub struct Task {
     pub initial_state: Option<InitialState>,
     #[serde(default)]
     pub evaluation_criteria: Option<EvaluationCriteria>,
+    /// The user tools this task allows (all when absent).
+    #[serde(default)]
+    pub user_tools: Option<Vec<String>>,
     #[serde(skip)]
     pub raw: Value,
 }
@@ -186,12 +189,24 @@ pub const REWARD_TYPES: &[&str] = &[
     "ACTION",
 ];
 
-/// Parse a tasks.json text; every entry must validate (upstream validates each `Task`).
-pub fn parse_tasks(text: &str, path: &str) -> anyhow::Result<Vec<Task>> {
+/// Parse a tasks.json text, keeping the ids in `keep` when given; every kept entry must
+/// validate (upstream validates each `Task`). Telecom's file holds 2,285 tasks of which
+/// the base split keeps 114, so only those are typed.
+pub fn parse_tasks(
+    text: &str,
+    path: &str,
+    keep: Option<&std::collections::HashSet<String>>,
+) -> anyhow::Result<Vec<Task>> {
     let raw: Vec<Value> = serde_json::from_str(text)
         .map_err(|e| anyhow::anyhow!("{path}: not a JSON list of tasks: {e}"))?;
     let mut out = Vec::with_capacity(raw.len());
     for (i, v) in raw.into_iter().enumerate() {
+        if let Some(keep) = keep {
+            let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
+            if !keep.contains(id) {
+                continue;
+            }
+        }
         let mut t: Task = serde_json::from_value(v.clone()).map_err(|e| {
             let id = v
                 .get("id")

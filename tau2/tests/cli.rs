@@ -4,7 +4,7 @@
 mod common;
 use clap::Parser;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::cli::{run, Tau2Args};
+use lrab_tau2::{run_cli as run, Tau2Args};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -32,9 +32,27 @@ fn replay_gold_prints_matched_over_total() {
     let (r, out) = call(&["replay-gold", "--domain", "mock"]);
     r.unwrap();
     assert!(
-        out.contains("mock: 10/10 gold hashes match; initial hash ok"),
+        out.contains("mock: 10/10 gold hashes match; 1/3 env assertions hold after the gold actions; initial hash ok"),
         "{out}"
     );
+    // Those two tasks need more than their gold actions (a message-history update, the
+    // user dismissing a notification): reported, not a hash mismatch.
+    assert!(
+        out.contains("mock: env assertions not met by the gold actions alone: update_task_with_history_and_env_assertions, update_task_with_user_tools"),
+        "{out}"
+    );
+    assert!(!out.contains("mismatching"), "{out}");
+}
+
+#[test]
+fn replay_gold_telecom_checks_every_env_assertion() {
+    let (r, out) = call(&["replay-gold", "--domain", "telecom"]);
+    r.unwrap();
+    assert!(
+        out.contains("telecom: 114/114 gold hashes match; 209/209 env assertions hold after the gold actions; initial hash ok"),
+        "{out}"
+    );
+    assert!(!out.contains("not met"), "{out}");
 }
 
 /// User: asks, then stops. Agent (plain): marks task_1 completed, then confirms.
@@ -180,8 +198,11 @@ fn bad_input_gives_clear_errors() {
         .unwrap_err()
         .to_string()
         .contains("unknown task id \"no_such_task\""));
-    let (r, _) = call(&["run", "--domain", "telecom", "--user-model", "u"]);
-    assert!(r.unwrap_err().to_string().contains("out of scope"));
+    let (r, _) = call(&["run", "--domain", "banking", "--user-model", "u"]);
+    assert!(r
+        .unwrap_err()
+        .to_string()
+        .contains("unknown domain \"banking\""));
     let (r, _) = call(&[
         "run",
         "--domain",

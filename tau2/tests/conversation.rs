@@ -2,11 +2,11 @@
 //! agent reaches reward 1.0; wrong behaviour is graded down; limits and errors end runs.
 
 mod common;
-use lrab_tau2::evaluate::{evaluate, MAX_STEPS, TOO_MANY_ERRORS, USER_STOP};
-use lrab_tau2::message::{Message, ToolCall};
-use lrab_tau2::orchestrator::{self, Agent, Limits, GREETING};
-use lrab_tau2::scripted::{GoldAgent, ScriptedUser};
+use lrab_tau2::{evaluate, MAX_STEPS, TOO_MANY_ERRORS, USER_STOP};
+use lrab_tau2::{Agent, Limits, GREETING};
 use lrab_tau2::{Domain, DomainKind};
+use lrab_tau2::{GoldAgent, ScriptedUser};
+use lrab_tau2::{Message, ToolCall};
 use serde_json::json;
 
 fn converse(
@@ -14,17 +14,17 @@ fn converse(
     id: &str,
     agent: &mut dyn Agent,
     limits: &Limits,
-) -> (orchestrator::Outcome, lrab_tau2::evaluate::Evaluation) {
+) -> (lrab_tau2::Outcome, lrab_tau2::Evaluation) {
     let task = d.task(id).unwrap();
     let mut env = d.env();
-    env.set_state(task.initial_state.as_ref()).unwrap();
+    env.set_state(task.initial_state.as_ref(), &[]).unwrap();
     let history = task
         .initial_state
         .as_ref()
         .and_then(|s| s.message_history.clone())
         .unwrap_or_default();
     let mut user = ScriptedUser::new(vec!["Hello, I need help with my request.".into()]);
-    let out = orchestrator::run(&mut env, agent, &mut user, &history, limits);
+    let out = lrab_tau2::run_conversation(&mut env, agent, &mut user, &history, limits);
     let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     (out, ev)
 }

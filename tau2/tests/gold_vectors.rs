@@ -1,7 +1,7 @@
 //! Conformance: gold replay reproduces upstream's initial and final DB hashes for every
 //! airline (50), retail (114) and mock (10) base task in test_vectors.json.
 
-use lrab_tau2::{gold, Domain, DomainKind};
+use lrab_tau2::{replay_gold, Domain, DomainKind};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -44,7 +44,7 @@ fn check_domain(kind: DomainKind, expect_tasks: usize) {
     for row in rows {
         let id = row["id"].as_str().unwrap();
         let t = d.task(id).expect("task");
-        let out = gold::replay_gold(&d, t).expect("replay");
+        let out = replay_gold(&d, t).expect("replay");
         errors += out.errors.len();
         let ok = out.db_hash == row["gold_db_hash"].as_str().unwrap()
             && out.user_db_hash.as_deref() == row["gold_user_db_hash"].as_str();
@@ -83,6 +83,36 @@ fn retail_all_114_gold_hashes() {
 #[test]
 fn mock_all_10_gold_hashes() {
     check_domain(DomainKind::Mock, 10);
+}
+
+#[test]
+fn telecom_all_114_gold_hashes() {
+    check_domain(DomainKind::Telecom, 114);
+}
+
+/// The state right after initialization (the broken phone) matches upstream's too.
+#[test]
+fn telecom_all_114_start_hashes() {
+    let v = vectors();
+    let d = Domain::load(&data_dir(), DomainKind::Telecom).expect("load");
+    let mut bad = Vec::new();
+    for row in v["telecom"]["tasks"].as_array().unwrap() {
+        let id = row["id"].as_str().unwrap();
+        let t = d.task(id).unwrap();
+        let mut env = d.env();
+        env.set_state(t.initial_state.as_ref(), &[])
+            .expect("initialization");
+        if env.db_hash() != row["start_db_hash"].as_str().unwrap()
+            || env.user_db_hash().as_deref() != row["start_user_db_hash"].as_str()
+        {
+            bad.push(id.to_string());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} mismatching start states: {bad:?}",
+        bad.len()
+    );
 }
 
 #[test]

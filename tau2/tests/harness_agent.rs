@@ -5,11 +5,11 @@
 mod common;
 use lrab_harness::backend::ScriptedModel;
 use lrab_harness::messages::Reply;
-use lrab_tau2::evaluate::{evaluate, USER_STOP};
-use lrab_tau2::harness_agent::{HarnessAgent, LOOP_NUDGE, REPEAT_NUDGE};
-use lrab_tau2::orchestrator::{self, Limits};
-use lrab_tau2::scripted::ScriptedUser;
 use lrab_tau2::DomainKind;
+use lrab_tau2::Limits;
+use lrab_tau2::ScriptedUser;
+use lrab_tau2::{evaluate, USER_STOP};
+use lrab_tau2::{HarnessAgent, LOOP_NUDGE, REPEAT_NUDGE};
 use serde_json::json;
 
 #[test]
@@ -42,7 +42,7 @@ fn mechanisms_fire_and_the_task_still_passes() {
         "Please mark task_1 as completed.".into(),
         "Thanks.".into(),
     ]);
-    let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
+    let out = lrab_tau2::run_conversation(&mut env, &mut agent, &mut user, &[], &Limits::default());
     assert_eq!(out.termination, USER_STOP, "{:?}", out.note);
     let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     assert_eq!(ev.reward, Some(1.0), "{ev:?}");
@@ -83,7 +83,7 @@ fn identical_read_call_is_intercepted() {
     ]);
     let mut agent = HarnessAgent::new(model, &d.policy, &tools, vec![], 32768);
     let mut user = ScriptedUser::new(vec!["Who are the users?".into(), "ok".into()]);
-    let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
+    let out = lrab_tau2::run_conversation(&mut env, &mut agent, &mut user, &[], &Limits::default());
     assert_eq!(out.termination, USER_STOP);
     assert!(
         agent.events.iter().any(|e| e == "anti_loop: get_users"),
@@ -107,7 +107,7 @@ fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
-        args: lrab_tau2::cli::Tau2Args,
+        args: lrab_tau2::Tau2Args,
     }
     let (url, log) = spawn_server(100, |path, b| {
         if path == "/api/show" {
@@ -158,7 +158,7 @@ fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
     ];
     let cli = Cli::try_parse_from(argv).unwrap();
     let mut out = Vec::new();
-    lrab_tau2::cli::run(&cli.args, &mut out).unwrap();
+    lrab_tau2::run_cli(&cli.args, &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
     assert!(
         out.contains("task update_task_1 trial 0: reward 1.0"),
@@ -183,8 +183,8 @@ fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
 
 #[test]
 fn context_check_drops_old_turns_but_keeps_system_and_first_user_message() {
-    use lrab_tau2::message::Message;
-    use lrab_tau2::orchestrator::Agent;
+    use lrab_tau2::Agent;
+    use lrab_tau2::Message;
     let d = common::domain(DomainKind::Mock);
     let env = d.env();
     let tools = env.tool_schemas("assistant");

@@ -4,11 +4,11 @@
 
 mod common;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::evaluate::{evaluate, Judge, USER_STOP};
-use lrab_tau2::llm::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
-use lrab_tau2::orchestrator::{self, Limits, GREETING};
-use lrab_tau2::scripted::{GoldAgent, ScriptedUser};
 use lrab_tau2::DomainKind;
+use lrab_tau2::{evaluate, Judge, USER_STOP};
+use lrab_tau2::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
+use lrab_tau2::{GoldAgent, ScriptedUser};
+use lrab_tau2::{Limits, GREETING};
 use serde_json::{json, Value};
 
 const NL_TASK: &str = "19";
@@ -62,7 +62,7 @@ fn run_mock(api: Api) {
         &task.user_scenario.to_string(),
         vec![],
     );
-    let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
+    let out = lrab_tau2::run_conversation(&mut env, &mut agent, &mut user, &[], &Limits::default());
     assert_eq!(out.termination, USER_STOP, "{:?}", out.note);
     let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     assert_eq!(ev.reward, Some(1.0), "{ev:?}");
@@ -156,7 +156,7 @@ fn backend_errors_end_the_run_as_agent_error() {
         env.tool_schemas("assistant"),
     );
     let mut user = LlmUser::new(Backend::new(&url, Api::Ollama, "u"), "g", "s", vec![]);
-    let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
+    let out = lrab_tau2::run_conversation(&mut env, &mut agent, &mut user, &[], &Limits::default());
     assert_eq!(out.termination, "agent_error");
     assert!(out.note.unwrap().contains("HTTP 404"));
 }
@@ -177,7 +177,7 @@ fn nl_assertions_need_a_judge_and_use_it_when_given() {
     let mut env = d.env();
     let mut agent = GoldAgent::new(task);
     let mut user = ScriptedUser::new(vec!["I want to exchange some items.".into()]);
-    let out = orchestrator::run(&mut env, &mut agent, &mut user, &[], &Limits::default());
+    let out = lrab_tau2::run_conversation(&mut env, &mut agent, &mut user, &[], &Limits::default());
     // No judge: ungraded, never a pass.
     let ev = evaluate(d, task, &out.messages, &out.termination, None).unwrap();
     assert_eq!(ev.reward, None);

@@ -6,8 +6,8 @@
 //! seven null optional fields) and `list_all_product_types` (sorted keys).
 
 mod common;
-use lrab_tau2::message::ToolCall;
 use lrab_tau2::DomainKind;
+use lrab_tau2::ToolCall;
 use serde_json::{json, Value};
 
 fn out(kind: DomainKind, name: &str, args: Value) -> String {
@@ -24,7 +24,7 @@ fn out(kind: DomainKind, name: &str, args: Value) -> String {
 }
 
 fn sha(s: &str) -> String {
-    lrab_tau2::canon::sha256_hex(s.as_bytes())
+    lrab_tau2::sha256_hex(s.as_bytes())
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 use clap::Parser;
-use lrab_tau2::cli::{run, Tau2Args};
+use lrab_tau2::{run_cli as run, Tau2Args};
 use serde_json::Value;
 
 #[derive(Parser)]

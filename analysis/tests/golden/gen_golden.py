@@ -2,10 +2,12 @@
 """Writes the golden values the Rust tests compare against. Run once by hand:
 
     python3 -m venv /tmp/gv && /tmp/gv/bin/pip install scipy statsmodels
-    /tmp/gv/bin/python analysis/tests/golden/gen_golden.py
+    /tmp/gv/bin/python analysis/tests/golden/gen_golden.py        # all files
+    /tmp/gv/bin/python analysis/tests/golden/gen_golden.py tau2   # tau2_binary_golden.json only
 
-Outputs (committed): cpython_random.json (CPython's own `random` module, stdlib only) and
-stats_golden.json (scipy / statsmodels reference values). Inputs are fixed lists below, so a
+Outputs (committed): cpython_random.json (CPython's own `random` module, stdlib only),
+stats_golden.json (scipy / statsmodels reference values) and tau2_binary_golden.json (scipy:
+the tests behind the τ² McNemar tables). Inputs are fixed lists below, so a
 re-run gives identical files for the same library versions (recorded in the JSON).
 """
 import json
@@ -74,7 +76,31 @@ def stats_golden():
     return out
 
 
+# Paired pass/fail outcomes of the tau2 tables: (wins, ties, losses) of the focal arm.
+TAU2_BINARY = [(40, 216, 22), (47, 217, 14), (32, 110, 22), (46, 104, 14), (8, 106, 0), (1, 113, 0), (3, 5, 3)]
+
+
+def tau2_binary_golden():
+    """Wilcoxon (normal approximation, zeros dropped) and exact McNemar on binary pairs."""
+    import scipy
+    from scipy import stats
+
+    out = {"scipy": scipy.__version__, "cases": []}
+    for w, t, l in TAU2_BINARY:
+        d = [1.0] * w + [0.0] * t + [-1.0] * l
+        wil = stats.wilcoxon(d, zero_method="wilcox", correction=False, method="approx")
+        exact = stats.binomtest(min(w, l), w + l, 0.5).pvalue if w + l else 1.0
+        out["cases"].append({"wins": w, "ties": t, "losses": l, "wilcoxon_p": float(wil.pvalue), "mcnemar_p": float(exact)})
+    with open(os.path.join(HERE, "tau2_binary_golden.json"), "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
 def main():
+    if sys.argv[1:] == ["tau2"]:  # only the tau2 table goldens (needs scipy alone)
+        tau2_binary_golden()
+        return
+    tau2_binary_golden()
     with open(os.path.join(HERE, "cpython_random.json"), "w") as f:
         json.dump(cpython_random(), f, indent=1)
         f.write("\n")

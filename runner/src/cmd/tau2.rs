@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Parser;
 
 use super::Exit;
-use lrab_tau2::cli::{Tau2Args, Tau2Cmd};
+use lrab_tau2::{Tau2Args, Tau2Cmd};
 
 #[derive(Parser, Debug)]
 pub struct Args {
@@ -49,7 +49,7 @@ fn start_sim_if_asked(args: &mut Tau2Args) -> Result<Option<lrab_sim::SimHandle>
 pub fn run(mut a: Args) -> Result<Exit> {
     let sim = start_sim_if_asked(&mut a.inner)?;
     let mut out = std::io::stdout().lock();
-    let result = lrab_tau2::cli::run(&a.inner, &mut out);
+    let result = lrab_tau2::run_cli(&a.inner, &mut out);
     drop(sim);
     result.map(|()| Exit::Ok)
 }

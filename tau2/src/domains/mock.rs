@@ -4,7 +4,7 @@
 //! vector (see docs/tau2.md).
 
 use super::{to_json, transfer_to_human_agents};
-use crate::args::{Args, Out, ToolResult};
+use crate::args::{terr, Args, Out, ToolResult};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -66,7 +66,7 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             let title = a.str("title")?;
             let description = a.opt_str("description")?;
             if !db.users.contains_key(&uid) {
-                return Err(format!("User {uid} not found"));
+                return Err(terr!("User {uid} not found"));
             }
             let task_id = format!("task_{}", db.tasks.len() + 1);
             let t = MockTask {
@@ -85,12 +85,12 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             let id = a.str("task_id")?;
             let status = a.str("status")?;
             if status != "pending" && status != "completed" {
-                return Err(format!("Invalid status: {status}"));
+                return Err(terr!("Invalid status: {status}"));
             }
             let t = db
                 .tasks
                 .get_mut(&id)
-                .ok_or_else(|| format!("Task {id} not found"))?;
+                .ok_or_else(|| terr!("Task {id} not found"))?;
             t.status = status;
             Ok(Out::Json(to_json(&*t)))
         }
@@ -108,10 +108,10 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             let t = db
                 .tasks
                 .get(&id)
-                .ok_or_else(|| format!("Task {id} not found"))?;
+                .ok_or_else(|| terr!("Task {id} not found"))?;
             Ok(Out::Json(Value::Bool(t.status == want)))
         }
-        _ => Err(format!("Tool '{name}' not found.")),
+        _ => Err(terr!("Tool '{name}' not found.")),
     }
 }
 
@@ -133,7 +133,7 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             let n = db
                 .notifications
                 .get_mut(&id)
-                .ok_or_else(|| format!("Notification {id} not found"))?;
+                .ok_or_else(|| terr!("Notification {id} not found"))?;
             n.status = "read".into();
             Ok(Out::Json(to_json(&*n)))
         }
@@ -157,9 +157,9 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             let n = db
                 .notifications
                 .get(&id)
-                .ok_or_else(|| format!("Notification {id} not found"))?;
+                .ok_or_else(|| terr!("Notification {id} not found"))?;
             Ok(Out::Json(Value::Bool(n.status == want)))
         }
-        _ => Err(format!("Tool '{name}' not found.")),
+        _ => Err(terr!("Tool '{name}' not found.")),
     }
 }

@@ -1,14 +1,17 @@
 //! Domains, their loaded data, and per-task environments.
 
 pub mod airline;
+mod env;
 pub mod mock;
 pub mod retail;
 pub mod schemas;
 mod tables;
+pub mod telecom;
+use env::State;
+pub use env::{Env, ToolKind};
 
-use crate::args::{Out, ToolResult};
-use crate::message::{Message, ToolCall};
-use crate::task::{parse_tasks, InitialState, Task};
+use crate::args::{terr, Out, ToolError, ToolResult};
+use crate::task::{parse_tasks, Task};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -19,14 +22,23 @@ pub enum DomainKind {
     Airline,
     Retail,
     Mock,
+    Telecom,
 }
 
 impl DomainKind {
+    pub const ALL: [DomainKind; 4] = [
+        DomainKind::Airline,
+        DomainKind::Retail,
+        DomainKind::Telecom,
+        DomainKind::Mock,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             DomainKind::Airline => "airline",
             DomainKind::Retail => "retail",
             DomainKind::Mock => "mock",
+            DomainKind::Telecom => "telecom",
         }
     }
     pub fn parse(s: &str) -> Result<DomainKind> {
@@ -34,8 +46,8 @@ impl DomainKind {
             "airline" => Ok(DomainKind::Airline),
             "retail" => Ok(DomainKind::Retail),
             "mock" => Ok(DomainKind::Mock),
-            "telecom" => bail!("domain 'telecom' is out of scope for lrab-tau2 (see docs/tau2.md)"),
-            other => bail!("unknown domain {other:?} (expected airline, retail or mock)"),
+            "telecom" => Ok(DomainKind::Telecom),
+            other => bail!("unknown domain {other:?} (expected airline, retail, telecom or mock)"),
         }
     }
 }
@@ -78,6 +90,7 @@ enum Base {
     Airline(airline::AirlineDb, Arc<airline::AirlineCache>),
     Retail(retail::RetailDb, Arc<retail::RetailCache>),
     Mock(mock::MockDb, mock::MockUserDb),
+    Telecom(Box<telecom::TelecomState>),
 }
 
 /// A loaded domain: policy, base-split tasks and the pristine DB(s).
@@ -95,19 +108,33 @@ impl Domain {
         if !d.is_dir() {
             bail!("{} is missing (domain {})", d.display(), kind.name());
         }
-        let policy = read(&d.join("policy.md"))?;
+        let policy = match kind {
+            DomainKind::Telecom => telecom::policy(&d).with_context(|| {
+                format!("cannot read the telecom policy files in {}", d.display())
+            })?,
+            _ => read(&d.join("policy.md"))?,
+        };
         let tasks_path = d.join("tasks.json");
-        let mut tasks = parse_tasks(&read(&tasks_path)?, &tasks_path.display().to_string())?;
         let split_path = d.join("split_tasks.json");
-        if split_path.exists() {
+        let base_ids: Option<std::collections::HashSet<String>> = if split_path.exists() {
             let splits: Map<String, Value> = parse_json(&split_path)?;
             let base = splits
                 .get("base")
                 .and_then(|v| v.as_array())
                 .ok_or_else(|| anyhow!("{}: no 'base' split", split_path.display()))?;
-            let ids: Vec<&str> = base.iter().filter_map(|v| v.as_str()).collect();
-            tasks.retain(|t| ids.contains(&t.id.as_str()));
-        }
+            Some(
+                base.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        let tasks = parse_tasks(
+            &read(&tasks_path)?,
+            &tasks_path.display().to_string(),
+            base_ids.as_ref(),
+        )?;
         let base = match kind {
             DomainKind::Airline => {
                 let db: airline::AirlineDb = parse_json(&d.join("db.json"))?;
@@ -123,6 +150,7 @@ impl Domain {
                 parse_json(&d.join("db.json"))?,
                 parse_json(&d.join("user_db.json"))?,
             ),
+            DomainKind::Telecom => Base::Telecom(Box::new(telecom::TelecomState::load(&d)?)),
         };
         Ok(Domain {
             kind,
@@ -152,6 +180,7 @@ impl Domain {
                 user: u.clone(),
                 aliased: false,
             },
+            Base::Telecom(t) => State::Telecom(t.clone()),
         };
         Env {
             kind: self.kind,
@@ -162,303 +191,6 @@ impl Domain {
     pub fn initial_hashes(&self) -> (String, Option<String>) {
         let e = self.env();
         (e.db_hash(), e.user_db_hash())
-    }
-}
-
-enum State {
-    Airline(airline::AirlineDb, Option<Arc<airline::AirlineCache>>),
-    Retail(retail::RetailDb, Option<Arc<retail::RetailCache>>),
-    Mock {
-        db: mock::MockDb,
-        user: mock::MockUserDb,
-        aliased: bool,
-    },
-}
-
-/// Tool category as upstream's `ToolType`; only WRITE tools are replayed when grading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
-    Read,
-    Write,
-    Generic,
-}
-
-/// One task's live environment.
-pub struct Env {
-    pub kind: DomainKind,
-    state: State,
-}
-
-impl Env {
-    fn tool_lists(
-        &self,
-        requestor: &str,
-    ) -> (
-        &'static [&'static str],
-        &'static [&'static str],
-        &'static [&'static str],
-    ) {
-        match (self.kind, requestor) {
-            (DomainKind::Airline, "assistant") => (
-                airline::READ_TOOLS,
-                airline::WRITE_TOOLS,
-                airline::GENERIC_TOOLS,
-            ),
-            (DomainKind::Retail, "assistant") => (
-                retail::READ_TOOLS,
-                retail::WRITE_TOOLS,
-                retail::GENERIC_TOOLS,
-            ),
-            (DomainKind::Mock, "assistant") => {
-                (mock::READ_TOOLS, mock::WRITE_TOOLS, mock::GENERIC_TOOLS)
-            }
-            (DomainKind::Mock, "user") => (mock::USER_READ_TOOLS, mock::USER_WRITE_TOOLS, &[]),
-            _ => (&[], &[], &[]),
-        }
-    }
-
-    pub fn tool_kind(&self, requestor: &str, name: &str) -> Option<ToolKind> {
-        let (r, w, g) = self.tool_lists(requestor);
-        if r.contains(&name) {
-            Some(ToolKind::Read)
-        } else if w.contains(&name) {
-            Some(ToolKind::Write)
-        } else if g.contains(&name) {
-            Some(ToolKind::Generic)
-        } else {
-            None
-        }
-    }
-
-    pub fn has_user_tools(&self) -> bool {
-        self.kind == DomainKind::Mock
-    }
-
-    /// Whether a tool (agent or user side) changes state. Unknown names count as mutating,
-    /// as upstream's fallback does; callers skip unknown names first.
-    pub fn is_mutating(&self, name: &str) -> bool {
-        for req in ["assistant", "user"] {
-            if let Some(k) = self.tool_kind(req, name) {
-                return k == ToolKind::Write;
-            }
-        }
-        true
-    }
-
-    pub fn has_tool(&self, name: &str) -> bool {
-        self.tool_kind("assistant", name).is_some() || self.tool_kind("user", name).is_some()
-    }
-
-    /// Call a tool the way a conversation participant does: only real tools are reachable.
-    pub fn call_tool(
-        &mut self,
-        requestor: &str,
-        name: &str,
-        args: &Map<String, Value>,
-    ) -> ToolResult {
-        match requestor {
-            "assistant" | "user" => {}
-            other => return Err(format!("Invalid requestor: {other}")),
-        }
-        if requestor == "user" && !self.has_user_tools() {
-            return Err("User tools not available".into());
-        }
-        if self.tool_kind(requestor, name).is_none() {
-            return Err(format!("Tool '{name}' not found."));
-        }
-        self.run_function(requestor, name, args)
-    }
-
-    /// Run any function of the agent or user toolkit (tools and the helper functions tasks
-    /// use for initialization and assertions).
-    pub fn run_function(
-        &mut self,
-        env_type: &str,
-        name: &str,
-        args: &Map<String, Value>,
-    ) -> ToolResult {
-        match (&mut self.state, env_type) {
-            (State::Airline(db, _), "assistant") => airline::call(db, name, args),
-            (State::Retail(db, _), "assistant") => retail::call(db, name, args),
-            (State::Mock { db, .. }, "assistant") => mock::call(db, name, args),
-            (State::Mock { aliased: true, .. }, "user") => Err(format!(
-                "'MockDB' object has no attribute 'notifications' (calling {name})"
-            )),
-            (State::Mock { user, .. }, "user") => mock::call_user(user, name, args),
-            (_, "user") => Err("User tools not available".into()),
-            (_, other) => Err(format!("Invalid environment type: {other}")),
-        }
-    }
-
-    /// Execute a tool call and wrap the result as upstream's ToolMessage.
-    pub fn get_response(&mut self, call: &ToolCall) -> Message {
-        match self.call_tool(&call.requestor, &call.name, &call.arguments) {
-            Ok(out) => Message::tool(&call.id, out.content(), &call.requestor, false),
-            Err(e) => Message::tool(&call.id, format!("Error: {e}"), &call.requestor, true),
-        }
-    }
-
-    pub fn db_hash(&self) -> String {
-        match &self.state {
-            State::Airline(db, c) => db.hash(c.as_deref()),
-            State::Retail(db, c) => db.hash(c.as_deref()),
-            State::Mock { db, .. } => {
-                crate::canon::sha256_hex(crate::canon::canonical_text(db).as_bytes())
-            }
-        }
-    }
-
-    pub fn user_db_hash(&self) -> Option<String> {
-        match &self.state {
-            State::Mock { aliased: true, .. } => Some(self.db_hash()),
-            State::Mock { user, .. } => Some(crate::canon::sha256_hex(
-                crate::canon::canonical_text(user).as_bytes(),
-            )),
-            _ => None,
-        }
-    }
-
-    /// Canonical text of the agent DB (for debugging and tests on small DBs).
-    pub fn db_canonical(&self) -> String {
-        match &self.state {
-            State::Airline(db, _) => crate::canon::canonical_text(db),
-            State::Retail(db, _) => crate::canon::canonical_text(db),
-            State::Mock { db, .. } => crate::canon::canonical_text(db),
-        }
-    }
-
-    pub fn user_db_canonical(&self) -> Option<String> {
-        match &self.state {
-            State::Mock {
-                aliased: false,
-                user,
-                ..
-            } => Some(crate::canon::canonical_text(user)),
-            State::Mock {
-                aliased: true, db, ..
-            } => Some(crate::canon::canonical_text(db)),
-            _ => None,
-        }
-    }
-
-    /// Deep-merge initialization data into the agent DB (dicts merge, everything else is
-    /// replaced), then re-validate. Like upstream, the user side then shares the agent DB.
-    fn merge_agent_data(&mut self, data: &Value) -> Result<()> {
-        fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
-            db: &T,
-            data: &Value,
-        ) -> Result<T> {
-            let mut v = serde_json::to_value(db)?;
-            deep_merge(&mut v, data);
-            serde_json::from_value(v)
-                .map_err(|e| anyhow!("initialization_data.agent_data does not fit the DB: {e}"))
-        }
-        match &mut self.state {
-            State::Airline(db, c) => {
-                *db = merged(db, data)?;
-                *c = None;
-            }
-            State::Retail(db, c) => {
-                *db = merged(db, data)?;
-                *c = None;
-            }
-            State::Mock { db, aliased, .. } => {
-                *db = merged(db, data)?;
-                *aliased = true;
-            }
-        }
-        Ok(())
-    }
-
-    fn merge_user_data(&mut self, data: &Value) -> Result<()> {
-        match &mut self.state {
-            State::Mock { user, aliased, .. } => {
-                let mut v = serde_json::to_value(&*user)?;
-                deep_merge(&mut v, data);
-                *user = serde_json::from_value(v).map_err(|e| {
-                    anyhow!("initialization_data.user_data does not fit the user DB: {e}")
-                })?;
-                *aliased = false;
-                Ok(())
-            }
-            _ => bail!(
-                "domain {} has no user DB for initialization_data.user_data",
-                self.kind.name()
-            ),
-        }
-    }
-
-    /// Upstream `set_state`: initialization data, initialization actions, then replay of
-    /// the state-changing tool calls in the task's message history.
-    pub fn set_state(&mut self, init: Option<&InitialState>) -> Result<()> {
-        let Some(init) = init else { return Ok(()) };
-        if let Some(d) = &init.initialization_data {
-            if let Some(a) = &d.agent_data {
-                self.merge_agent_data(a)?;
-            }
-            if let Some(u) = &d.user_data {
-                self.merge_user_data(u)?;
-            }
-        }
-        for call in init.initialization_actions.iter().flatten() {
-            self.run_function(&call.env_type, &call.func_name, &call.arguments)
-                .map_err(|e| anyhow!("initialization action {} failed: {e}", call.func_name))?;
-        }
-        if let Some(history) = &init.message_history {
-            self.replay(history)?;
-        }
-        Ok(())
-    }
-
-    /// Re-execute the state-changing tool calls of a trajectory (unknown and read-only
-    /// tools are skipped). Checks the call/result pairing like upstream.
-    pub fn replay(&mut self, messages: &[Message]) -> Result<()> {
-        let mut i = 0;
-        while i < messages.len() {
-            let m = &messages[i];
-            i += 1;
-            if m.role == "tool" {
-                bail!(
-                    "message {}: tool message not expected; tool messages must follow a tool call",
-                    i - 1
-                );
-            }
-            if !m.is_tool_call() {
-                continue;
-            }
-            for tc in m.tool_calls.as_ref().expect("checked") {
-                let Some(tm) = messages.get(i) else {
-                    bail!("tool message expected after call {}", tc.id)
-                };
-                if tm.role != "tool" {
-                    bail!("message {i}: tool message expected, got role {:?}", tm.role);
-                }
-                if tm.id.as_deref() != Some(tc.id.as_str()) {
-                    bail!(
-                        "message {i}: tool call id mismatch: {} vs {:?}",
-                        tc.id,
-                        tm.id
-                    );
-                }
-                i += 1;
-                if !self.has_tool(&tc.name) || !self.is_mutating(&tc.name) {
-                    continue;
-                }
-                let _ = self.get_response(tc);
-            }
-        }
-        Ok(())
-    }
-
-    /// OpenAI function schemas of the tools `requestor` may call.
-    pub fn tool_schemas(&self, requestor: &str) -> Vec<Value> {
-        let (r, w, g) = self.tool_lists(requestor);
-        let mut names: Vec<&str> = r.iter().chain(w).chain(g).copied().collect();
-        names.sort();
-        names
-            .into_iter()
-            .filter_map(|n| schemas::schema(self.kind, n))
-            .collect()
     }
 }
 
@@ -500,9 +232,9 @@ fn transfer_to_human_agents(class: &str, name: &str, kw: &Map<String, Value>) ->
 }
 
 /// Result of a function used as an assertion: it must be a boolean.
-pub fn as_bool(out: &Out, func: &str) -> Result<bool, String> {
+pub fn as_bool(out: &Out, func: &str) -> Result<bool, ToolError> {
     match out {
         Out::Json(Value::Bool(b)) => Ok(*b),
-        _ => Err(format!("Function {func} returned a non-bool value")),
+        _ => Err(terr!("Function {func} returned a non-bool value")),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::tables::table_db;
 use super::{calculate, to_json, transfer_to_human_agents};
-use crate::args::{Args, Out, ToolResult};
+use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::pyjson::{self, round2};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -147,35 +147,41 @@ pub const GENERIC_TOOLS: &[&str] = &["calculate", "transfer_to_human_agents"];
 
 const CLASS: &str = "RetailTools";
 
-fn order<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<Order>, String> {
+fn order<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<Order>, ToolError> {
     db.orders
         .get(id)
-        .ok_or_else(|| "Order not found".to_string())
+        .ok_or_else(|| ToolError::from("Order not found"))
 }
 
-fn user<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<User>, String> {
-    db.users.get(id).ok_or_else(|| "User not found".to_string())
+fn user<'a>(db: &'a RetailDb, id: &str) -> Result<&'a Arc<User>, ToolError> {
+    db.users
+        .get(id)
+        .ok_or_else(|| ToolError::from("User not found"))
 }
 
-fn variant<'a>(db: &'a RetailDb, product_id: &str, item_id: &str) -> Result<&'a Variant, String> {
+fn variant<'a>(
+    db: &'a RetailDb,
+    product_id: &str,
+    item_id: &str,
+) -> Result<&'a Variant, ToolError> {
     let p = db
         .products
         .get(product_id)
-        .ok_or_else(|| "Product not found".to_string())?;
+        .ok_or_else(|| ToolError::from("Product not found"))?;
     p.variants
         .get(item_id)
-        .ok_or_else(|| "Variant not found".to_string())
+        .ok_or_else(|| ToolError::from("Variant not found"))
 }
 
 fn payment_method<'a>(
     db: &'a RetailDb,
     user_id: &str,
     pm: &str,
-) -> Result<&'a PaymentMethod, String> {
+) -> Result<&'a PaymentMethod, ToolError> {
     user(db, user_id)?
         .payment_methods
         .get(pm)
-        .ok_or_else(|| "Payment method not found".to_string())
+        .ok_or_else(|| ToolError::from("Payment method not found"))
 }
 
 fn gift_balance(pm: &PaymentMethod) -> Option<f64> {
@@ -198,7 +204,7 @@ fn count(list: &[String], x: &str) -> usize {
     list.iter().filter(|y| y.as_str() == x).count()
 }
 
-fn address_args(a: &Args) -> Result<UserAddress, String> {
+fn address_args(a: &Args) -> Result<UserAddress, ToolError> {
     Ok(UserAddress {
         address1: a.str("address1")?,
         address2: a.str("address2")?,
@@ -226,7 +232,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .iter()
                 .find(|(_, u)| u.email == email)
                 .map(|(id, _)| Out::Str(id.clone()))
-                .ok_or_else(|| "User not found".to_string())
+                .ok_or_else(|| ToolError::from("User not found"))
         }
         "find_user_id_by_name_zip" => {
             let a = args(&["first_name", "last_name", "zip"], &[])?;
@@ -237,7 +243,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                     u.name.first_name == f && u.name.last_name == l && u.address.zip == z
                 })
                 .map(|(id, _)| Out::Str(id.clone()))
-                .ok_or_else(|| "User not found".to_string())
+                .ok_or_else(|| ToolError::from("User not found"))
         }
         "get_order_details" => {
             let a = args(&["order_id"], &[])?;
@@ -249,7 +255,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             let p = db
                 .products
                 .get(&id)
-                .ok_or_else(|| "Product not found".to_string())?;
+                .ok_or_else(|| ToolError::from("Product not found"))?;
             Ok(Out::Json(to_json(p.as_ref())))
         }
         "get_item_details" => {
@@ -259,7 +265,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .values()
                 .find_map(|p| p.variants.get(&id))
                 .map(|v| Out::Json(to_json(v)))
-                .ok_or_else(|| "Item not found".to_string())
+                .ok_or_else(|| ToolError::from("Item not found"))
         }
         "get_user_details" => {
             let a = args(&["user_id"], &[])?;
@@ -318,7 +324,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
             for x in &item_ids {
                 if count(&item_ids, x) > count(&all, x) {
-                    return Err(format!("Number of {x} not found."));
+                    return Err(terr!("Number of {x} not found."));
                 }
             }
             if item_ids.len() != new_ids.len() {
@@ -330,10 +336,10 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                     .items
                     .iter()
                     .find(|i| &i.item_id == old)
-                    .ok_or_else(|| format!("Item {old} not found"))?;
+                    .ok_or_else(|| terr!("Item {old} not found"))?;
                 let v = variant(db, &item.product_id, new)?;
                 if !v.available {
-                    return Err(format!("New item {new} not found or available"));
+                    return Err(terr!("New item {new} not found or available"));
                 }
                 diff += v.price - item.price;
             }
@@ -445,7 +451,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             let pm = u
                 .payment_methods
                 .get(&pm_id)
-                .ok_or_else(|| "Payment method not found".to_string())?;
+                .ok_or_else(|| ToolError::from("Payment method not found"))?;
             let original = o
                 .payment_history
                 .first()
@@ -473,7 +479,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             o.return_payment_method_id = Some(pm_id);
             Ok(Out::Json(to_json(&*o)))
         }
-        _ => Err(format!("Tool '{name}' not found.")),
+        _ => Err(terr!("Tool '{name}' not found.")),
     }
 }
 
@@ -489,7 +495,7 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
     let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
     for x in &item_ids {
         if count(&item_ids, x) > count(&all, x) {
-            return Err(format!("{x} not found"));
+            return Err(terr!("{x} not found"));
         }
     }
     if item_ids.len() != new_ids.len() {
@@ -507,10 +513,10 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
             .items
             .iter()
             .find(|i| &i.item_id == old)
-            .ok_or_else(|| format!("Item {old} not found"))?;
+            .ok_or_else(|| terr!("Item {old} not found"))?;
         let v = variant(db, &item.product_id, new)?;
         if !v.available {
-            return Err(format!("New item {new} not found or available"));
+            return Err(terr!("New item {new} not found or available"));
         }
         diff += v.price - item.price;
         last_variant = Some(v.clone());
@@ -539,7 +545,7 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
             .items
             .iter_mut()
             .find(|i| &i.item_id == old)
-            .ok_or_else(|| format!("Item {old} not found"))?;
+            .ok_or_else(|| terr!("Item {old} not found"))?;
         item.item_id = new.clone();
         if let Some(v) = &last_variant {
             item.price = v.price;

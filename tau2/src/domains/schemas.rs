@@ -4,13 +4,13 @@
 use super::DomainKind;
 use serde_json::{json, Value};
 
-fn s(d: &str) -> Value {
+pub(crate) fn s(d: &str) -> Value {
     json!({"type": "string", "description": d})
 }
-fn int(d: &str) -> Value {
+pub(crate) fn int(d: &str) -> Value {
     json!({"type": "integer", "description": d})
 }
-fn en(d: &str, vals: &[&str]) -> Value {
+pub(crate) fn en(d: &str, vals: &[&str]) -> Value {
     json!({"type": "string", "enum": vals, "description": d})
 }
 fn strs(d: &str) -> Value {
@@ -20,7 +20,7 @@ fn objs(d: &str, props: Value, req: &[&str]) -> Value {
     json!({"type": "array", "description": d, "items": {"type": "object", "properties": props, "required": req}})
 }
 
-fn tool(name: &str, desc: &str, params: &[(&str, Value)], optional: &[&str]) -> Value {
+pub(crate) fn tool(name: &str, desc: &str, params: &[(&str, Value)], optional: &[&str]) -> Value {
     let mut props = serde_json::Map::new();
     let mut req = Vec::new();
     for (n, v) in params {

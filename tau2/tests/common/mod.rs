@@ -87,10 +87,12 @@ pub fn domain(kind: DomainKind) -> &'static Domain {
     static A: OnceLock<Domain> = OnceLock::new();
     static R: OnceLock<Domain> = OnceLock::new();
     static M: OnceLock<Domain> = OnceLock::new();
+    static T: OnceLock<Domain> = OnceLock::new();
     let cell = match kind {
         DomainKind::Airline => &A,
         DomainKind::Retail => &R,
         DomainKind::Mock => &M,
+        DomainKind::Telecom => &T,
     };
     cell.get_or_init(|| Domain::load(&data_dir(), kind).expect("load domain"))
 }

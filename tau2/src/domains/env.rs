@@ -1,0 +1,353 @@
+//! One task's live environment: the DB(s) of a domain, tool dispatch for the agent and the
+//! user, the telecom synchronisation step, hashing, and upstream's `set_state` (initial
+//! data, initialization actions, replay of a message history).
+
+use super::{airline, deep_merge, mock, retail, schemas, telecom, DomainKind};
+use crate::args::{terr, ToolResult};
+use crate::message::{Message, ToolCall};
+use crate::task::InitialState;
+use anyhow::{anyhow, bail, Result};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+pub(super) enum State {
+    Airline(airline::AirlineDb, Option<Arc<airline::AirlineCache>>),
+    Retail(retail::RetailDb, Option<Arc<retail::RetailCache>>),
+    Mock {
+        db: mock::MockDb,
+        user: mock::MockUserDb,
+        aliased: bool,
+    },
+    Telecom(Box<telecom::TelecomState>),
+}
+
+/// Tool category as upstream's `ToolType`; only WRITE tools are replayed when grading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Write,
+    Generic,
+}
+
+type Lists = (
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// One task's live environment.
+pub struct Env {
+    pub kind: DomainKind,
+    pub(super) state: State,
+}
+
+fn sha(text: String) -> String {
+    crate::canon::sha256_hex(text.as_bytes())
+}
+
+impl Env {
+    fn tool_lists(&self, requestor: &str) -> Lists {
+        match (self.kind, requestor) {
+            (DomainKind::Airline, "assistant") => (
+                airline::READ_TOOLS,
+                airline::WRITE_TOOLS,
+                airline::GENERIC_TOOLS,
+            ),
+            (DomainKind::Retail, "assistant") => (
+                retail::READ_TOOLS,
+                retail::WRITE_TOOLS,
+                retail::GENERIC_TOOLS,
+            ),
+            (DomainKind::Mock, "assistant") => {
+                (mock::READ_TOOLS, mock::WRITE_TOOLS, mock::GENERIC_TOOLS)
+            }
+            (DomainKind::Mock, "user") => (mock::USER_READ_TOOLS, mock::USER_WRITE_TOOLS, &[]),
+            (DomainKind::Telecom, "assistant") => (
+                telecom::READ_TOOLS,
+                telecom::WRITE_TOOLS,
+                telecom::GENERIC_TOOLS,
+            ),
+            (DomainKind::Telecom, "user") => {
+                (telecom::USER_READ_TOOLS, telecom::USER_WRITE_TOOLS, &[])
+            }
+            _ => (&[], &[], &[]),
+        }
+    }
+
+    pub fn tool_kind(&self, requestor: &str, name: &str) -> Option<ToolKind> {
+        let (r, w, g) = self.tool_lists(requestor);
+        if r.contains(&name) {
+            Some(ToolKind::Read)
+        } else if w.contains(&name) {
+            Some(ToolKind::Write)
+        } else if g.contains(&name) {
+            Some(ToolKind::Generic)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the user side has its own tools (mock's inbox, telecom's phone).
+    pub fn has_user_tools(&self) -> bool {
+        matches!(self.kind, DomainKind::Mock | DomainKind::Telecom)
+    }
+
+    /// Whether a tool (agent or user side) changes state. Unknown names count as mutating,
+    /// as upstream's fallback does; callers skip unknown names first.
+    pub fn is_mutating(&self, name: &str) -> bool {
+        for req in ["assistant", "user"] {
+            if let Some(k) = self.tool_kind(req, name) {
+                return k == ToolKind::Write;
+            }
+        }
+        true
+    }
+
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tool_kind("assistant", name).is_some() || self.tool_kind("user", name).is_some()
+    }
+
+    /// Call a tool of the requestor's own toolkit (upstream `make_tool_call`): an agent tool
+    /// named by the user, or the other way round, is "not found". No synchronisation.
+    pub fn call_tool(
+        &mut self,
+        requestor: &str,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> ToolResult {
+        match requestor {
+            "assistant" | "user" => {}
+            other => return Err(terr!("Invalid requestor: {other}")),
+        }
+        if requestor == "user" && !self.has_user_tools() {
+            return Err("User tools not available".into());
+        }
+        if self.tool_kind(requestor, name).is_none() {
+            return Err(terr!("Tool '{name}' not found."));
+        }
+        self.dispatch(requestor, name, args)
+    }
+
+    fn dispatch(&mut self, env_type: &str, name: &str, args: &Map<String, Value>) -> ToolResult {
+        match (&mut self.state, env_type) {
+            (State::Airline(db, _), "assistant") => airline::call(db, name, args),
+            (State::Retail(db, _), "assistant") => retail::call(db, name, args),
+            (State::Mock { db, .. }, "assistant") => mock::call(db, name, args),
+            (State::Mock { aliased: true, .. }, "user") => Err(terr!(
+                "'MockDB' object has no attribute 'notifications' (calling {name})"
+            )),
+            (State::Mock { user, .. }, "user") => mock::call_user(user, name, args),
+            (State::Telecom(t), "assistant") => t.call_agent(name, args),
+            (State::Telecom(t), "user") => t.call_user(name, args),
+            (_, "user") => Err("User tools not available".into()),
+            (_, other) => Err(terr!("Invalid environment type: {other}")),
+        }
+    }
+
+    /// Run any function of the agent or user toolkit — tools and the functions tasks use
+    /// to set up and to check a scenario — then synchronise (upstream
+    /// `run_env_function_call`).
+    pub fn run_function(
+        &mut self,
+        env_type: &str,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> ToolResult {
+        let out = self.dispatch(env_type, name, args)?;
+        self.sync()?;
+        Ok(out)
+    }
+
+    /// Upstream `sync_tools` (telecom only; elsewhere nothing to do).
+    pub fn sync(&mut self) -> Result<(), crate::args::ToolError> {
+        match &mut self.state {
+            State::Telecom(t) => t.sync(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Execute a tool call, synchronise, and wrap the result as upstream's ToolMessage; any
+    /// failure (also of the synchronisation) is an `Error: …` result, never a panic.
+    pub fn get_response(&mut self, call: &ToolCall) -> Message {
+        let r = self
+            .call_tool(&call.requestor, &call.name, &call.arguments)
+            .and_then(|out| self.sync().map(|()| out));
+        match r {
+            Ok(out) => Message::tool(&call.id, out.content(), &call.requestor, false),
+            Err(e) => Message::tool(&call.id, format!("Error: {e}"), &call.requestor, true),
+        }
+    }
+
+    pub fn db_hash(&self) -> String {
+        match &self.state {
+            State::Airline(db, c) => db.hash(c.as_deref()),
+            State::Retail(db, c) => db.hash(c.as_deref()),
+            _ => sha(self.db_canonical()),
+        }
+    }
+
+    pub fn user_db_hash(&self) -> Option<String> {
+        self.user_db_canonical().map(sha)
+    }
+
+    /// Canonical text of the agent DB (for debugging and tests on small DBs).
+    pub fn db_canonical(&self) -> String {
+        match &self.state {
+            State::Airline(db, _) => crate::canon::canonical_text(db),
+            State::Retail(db, _) => crate::canon::canonical_text(db),
+            State::Mock { db, .. } => crate::canon::canonical_text(db),
+            State::Telecom(t) => crate::canon::canonical_text(&t.db),
+        }
+    }
+
+    pub fn user_db_canonical(&self) -> Option<String> {
+        match &self.state {
+            State::Mock {
+                aliased: false,
+                user,
+                ..
+            } => Some(crate::canon::canonical_text(user)),
+            State::Mock {
+                aliased: true, db, ..
+            } => Some(crate::canon::canonical_text(db)),
+            State::Telecom(t) => Some(crate::canon::canonical_text(&t.user)),
+            _ => None,
+        }
+    }
+
+    /// The telecom state (both DBs), for tests and reports.
+    pub fn telecom(&self) -> Option<&telecom::TelecomState> {
+        match &self.state {
+            State::Telecom(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Deep-merge initialization data into the agent DB (dicts merge, everything else is
+    /// replaced), then re-validate. Like upstream, mock's user side then shares the agent
+    /// DB; telecom's two DBs stay apart (its base tasks carry no initialization data).
+    fn merge_agent_data(&mut self, data: &Value) -> Result<()> {
+        match &mut self.state {
+            State::Airline(db, c) => {
+                *db = merged(db, data, "agent_data")?;
+                *c = None;
+            }
+            State::Retail(db, c) => {
+                *db = merged(db, data, "agent_data")?;
+                *c = None;
+            }
+            State::Mock { db, aliased, .. } => {
+                *db = merged(db, data, "agent_data")?;
+                *aliased = true;
+            }
+            State::Telecom(t) => t.db = merged(&t.db, data, "agent_data")?,
+        }
+        Ok(())
+    }
+
+    fn merge_user_data(&mut self, data: &Value) -> Result<()> {
+        match &mut self.state {
+            State::Mock { user, aliased, .. } => {
+                *user = merged(user, data, "user_data")?;
+                *aliased = false;
+            }
+            State::Telecom(t) => t.user = merged(&t.user, data, "user_data")?,
+            _ => bail!(
+                "domain {} has no user DB for initialization_data.user_data",
+                self.kind.name()
+            ),
+        }
+        Ok(())
+    }
+
+    /// Upstream `set_state`: initialization data, initialization actions (each followed by
+    /// a synchronisation), replay of the state-changing tool calls of `history`, and a
+    /// final synchronisation. A failing initialization action is an error naming it.
+    pub fn set_state(&mut self, init: Option<&InitialState>, history: &[Message]) -> Result<()> {
+        if let Some(init) = init {
+            if let Some(d) = &init.initialization_data {
+                if let Some(a) = &d.agent_data {
+                    self.merge_agent_data(a)?;
+                }
+                if let Some(u) = &d.user_data {
+                    self.merge_user_data(u)?;
+                }
+            }
+            for (i, call) in init.initialization_actions.iter().flatten().enumerate() {
+                self.run_function(&call.env_type, &call.func_name, &call.arguments)
+                    .map_err(|e| {
+                        anyhow!(
+                            "initialization action #{i} ({} on the {} side) failed: Error: {e}",
+                            call.func_name,
+                            call.env_type
+                        )
+                    })?;
+            }
+        }
+        self.replay(history)?;
+        self.sync()
+            .map_err(|e| anyhow!("synchronising the environment failed: Error: {e}"))
+    }
+
+    /// Re-execute the state-changing tool calls of a trajectory (unknown and read-only
+    /// tools are skipped). Checks the call/result pairing like upstream.
+    pub fn replay(&mut self, messages: &[Message]) -> Result<()> {
+        let mut i = 0;
+        while i < messages.len() {
+            let m = &messages[i];
+            i += 1;
+            if m.role == "tool" {
+                bail!(
+                    "message {}: tool message not expected; tool messages must follow a tool call",
+                    i - 1
+                );
+            }
+            for tc in m.tool_calls.iter().flatten() {
+                let Some(tm) = messages.get(i) else {
+                    bail!("tool message expected after call {}", tc.id)
+                };
+                if tm.role != "tool" {
+                    bail!("message {i}: tool message expected, got role {:?}", tm.role);
+                }
+                if tm.id.as_deref() != Some(tc.id.as_str()) {
+                    bail!(
+                        "message {i}: tool call id mismatch: {} vs {:?}",
+                        tc.id,
+                        tm.id
+                    );
+                }
+                i += 1;
+                if !self.has_tool(&tc.name) || !self.is_mutating(&tc.name) {
+                    continue;
+                }
+                let _ = self.get_response(tc);
+            }
+        }
+        Ok(())
+    }
+
+    /// OpenAI function schemas of the tools `requestor` may call, by name.
+    pub fn tool_schemas(&self, requestor: &str) -> Vec<Value> {
+        let (r, w, g) = self.tool_lists(requestor);
+        let mut names: Vec<&str> = r.iter().chain(w).chain(g).copied().collect();
+        names.sort();
+        names
+            .into_iter()
+            .filter_map(|n| match self.kind {
+                DomainKind::Telecom => telecom::schema(n),
+                k => schemas::schema(k, n),
+            })
+            .collect()
+    }
+}
+
+fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
+    db: &T,
+    data: &Value,
+    what: &str,
+) -> Result<T> {
+    let mut v = serde_json::to_value(db)?;
+    deep_merge(&mut v, data);
+    serde_json::from_value(v)
+        .map_err(|e| anyhow!("initialization_data.{what} does not fit the DB: {e}"))
+}
