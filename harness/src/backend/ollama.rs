@@ -16,6 +16,12 @@ pub struct OllamaConfig {
     pub num_ctx: Option<u64>,
     /// Requested thinking; only sent to models that advertise the capability.
     pub think: bool,
+    /// Sent as `truncate`: `Some(false)` makes the server refuse a prompt longer than the
+    /// window (HTTP 400) instead of silently dropping old messages or cutting the prompt.
+    pub truncate: Option<bool>,
+    /// Refuse a model whose `/api/show` capabilities lack `tools` (off: the caller uses the
+    /// text protocol for it).
+    pub require_tools: bool,
     pub stream: bool,
     pub seed: Option<i64>,
     pub connect_timeout: Duration,
@@ -31,6 +37,8 @@ impl OllamaConfig {
             temperature: Some(0.0),
             num_ctx: None,
             think: false,
+            truncate: None,
+            require_tools: true,
             stream: true,
             seed: None,
             connect_timeout: Duration::from_secs(10),
@@ -68,7 +76,7 @@ pub(crate) fn make_agent(connect: Duration, read: Duration) -> ureq::Agent {
 
 impl OllamaBackend {
     /// Probe `/api/show` for the model: fails clearly when the server is unreachable, the model
-    /// is unknown, or the model lacks the `tools` capability.
+    /// is unknown, cannot chat, or lacks the `tools` capability (when `require_tools`).
     pub fn connect(cfg: OllamaConfig) -> Result<Self, BackendError> {
         let agent = make_agent(cfg.connect_timeout, cfg.read_timeout);
         let url = format!("{}/api/show", cfg.base_url);
@@ -85,7 +93,14 @@ impl OllamaBackend {
         };
         // An empty capability list means an older server that does not report them: let the
         // chat call decide.
-        if !info.capabilities.is_empty() && !info.has("tools") {
+        if !info.capabilities.is_empty() && !info.has("completion") && !info.has("tools") {
+            return Err(BackendError::NoToolSupport(format!(
+                "{} cannot chat (capabilities: {})",
+                cfg.model,
+                info.capabilities.join(", ")
+            )));
+        }
+        if cfg.require_tools && !info.capabilities.is_empty() && !info.has("tools") {
             return Err(BackendError::NoToolSupport(format!(
                 "{} (capabilities: {})",
                 cfg.model,
@@ -176,6 +191,7 @@ pub(crate) fn build_request(
         } else {
             None
         },
+        truncate: cfg.truncate,
         ..Default::default()
     }
 }
@@ -359,5 +375,12 @@ mod tests {
         assert_eq!(w["options"]["temperature"], 0.0);
         let w = serde_json::to_value(build_request(&cfg, true, &req)).unwrap();
         assert_eq!(w["think"], false);
+        assert!(w.get("truncate").is_none());
+        let cfg = OllamaConfig {
+            truncate: Some(false),
+            ..cfg
+        };
+        let w = serde_json::to_value(build_request(&cfg, false, &req)).unwrap();
+        assert_eq!(w["truncate"], false);
     }
 }
