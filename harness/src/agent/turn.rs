@@ -409,9 +409,10 @@ impl<M: Model> Agent<M> {
                 json!({"issue": format!("{issue:?}")}),
             );
         }
-        // under the text protocol the rescue is how calls come back at all
+        // under the text protocol the rescue is how calls come back at all; a reply cut at the
+        // output cap is not rescued (a repaired cut call would write a truncated file)
         let rescue_on = self.on(Mechanism::FormatRescue) || self.state.text_protocol;
-        if rescue_on && calls.is_empty() && issue.is_none() {
+        if rescue_on && calls.is_empty() && issue.is_none() && !truncated {
             let known: Vec<&str> = self.known_tools();
             if let Some(rescued) = rescue(&strip_think(&raw), &known) {
                 self.events.mechanism(

@@ -140,7 +140,13 @@ const TOOL_PARSE_ERRORS: &[&str] = &[
     "xml syntax error",
     "failed to parse input at pos",
     "failed to parse tool call",
+    // the bare Go errors the JSON-based parsers (qwen3, deepseek3, glm, lfm2 …) pass through
+    "invalid character",
+    "cannot unmarshal",
 ];
+
+/// Errors of a runner that died or failed to load: transient, whatever else they quote.
+const RUNNER_ERRORS: &[&str] = &["runner", "process has terminated", "out of memory"];
 
 /// Errors of a prompt longer than the window: Ollama (both runner eras), llama-server, vLLM.
 const CONTEXT_ERRORS: &[&str] = &[
@@ -161,7 +167,10 @@ pub fn classify_http_error(status: u16, message: &str) -> BackendError {
     if lower.contains("does not support tools") || lower.contains("enable-auto-tool-choice") {
         return BackendError::NoToolSupport(m);
     }
-    if status >= 500 && TOOL_PARSE_ERRORS.iter().any(|p| lower.contains(p)) {
+    if status >= 500
+        && TOOL_PARSE_ERRORS.iter().any(|p| lower.contains(p))
+        && !RUNNER_ERRORS.iter().any(|p| lower.contains(p))
+    {
         return BackendError::ToolCallParse(m);
     }
     if (400..500).contains(&status) && CONTEXT_ERRORS.iter().any(|p| lower.contains(p)) {
@@ -276,6 +285,9 @@ mod tests {
             "XML syntax error on line 1: unexpected EOF",
             "error parsing tool call: raw='{\"path\": \"a.md\", \"content\": \"x', err=unexpected end of JSON input",
             "llama-server returned invalid tool call arguments for \"write_file\": invalid character",
+            "invalid character 'c' after object key:value pair",
+            "json: cannot unmarshal string into Go value of type map[string]interface {}",
+            "XML syntax error on line 3: element <parameter> closed by </function>",
         ] {
             let e = classify_http_error(500, parse);
             assert!(matches!(e, BackendError::ToolCallParse(_)), "{parse}");
@@ -296,6 +308,12 @@ mod tests {
             classify_http_error(400, "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"),
             BackendError::NoToolSupport(_)
         ));
+        // a runner that died is transient even when its last error quotes a JSON error
+        assert!(classify_http_error(
+            500,
+            "model runner has unexpectedly stopped, this may be due to resource limitations or an internal error, check ollama server logs for details: invalid character"
+        )
+        .is_transient());
         assert!(!classify_http_error(404, "x").is_transient());
     }
 
