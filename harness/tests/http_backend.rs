@@ -171,23 +171,6 @@ fn error_line_mid_stream_is_retried() {
     assert_eq!(mech_count(d.path(), "resilience", "backend_retry"), 1);
 }
 
-fn sse(chunks: Vec<Value>) -> Resp {
-    let mut v: Vec<String> = chunks
-        .into_iter()
-        .map(|c| format!("data: {c}\n\n"))
-        .collect();
-    v.push("data: [DONE]\n\n".into());
-    Resp {
-        status: 200,
-        content_type: "text/event-stream",
-        chunks: v,
-    }
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m", "system_fingerprint": "fp", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-}
-
 #[test]
 fn openai_compatible_streaming_end_to_end() {
     let mut n = 0;

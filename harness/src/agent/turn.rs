@@ -123,17 +123,22 @@ impl<M: Model> Agent<M> {
                     self.switch_to_text(&m);
                 }
                 Err(BackendError::ContextOverflow(m))
-                    if self.on(Mechanism::Context) && overflows < 2 =>
+                    if self.on(Mechanism::Context) && overflows < 3 =>
                 {
                     overflows += 1;
-                    // our estimate was short of the server's count: correct it and compact
-                    self.state.context.ratio = (self.state.context.ratio * 1.25).min(4.0);
+                    // the server counts more than the window: our estimate (or the window we
+                    // were told) was short, so the correction makes this prompt over-full, and
+                    // the context check shrinks it before it is sent again
+                    let c = &mut self.state.context;
+                    let floor = 1.05 * c.num_ctx as f64 / sent.raw.max(1) as f64;
+                    c.ratio = (c.ratio * 1.25).max(floor).min(4.0);
                     self.events.mechanism(
                         "context",
                         "server_overflow",
                         json!({"error": short(&m, 200), "ratio": self.state.context.ratio}),
                     );
-                    self.compact_now("server_overflow");
+                    let tail = self.state.context.tail_budget() >> overflows;
+                    self.compact_with("server_overflow", tail);
                 }
                 Err(BackendError::ToolCallParse(m)) => {
                     self.log_call(None, &sent, model_time);
