@@ -206,6 +206,20 @@ fn convert_calls(calls: &[wire::ToolCall], out: &mut Vec<ToolCall>) {
     }
 }
 
+/// A line the reader could not decode. JSON nested deeper than the decoder's limit can only be
+/// a model's tool call (nothing else in a chat chunk nests): the reply is lost like a call the
+/// server could not parse — the loop tells the model, instead of retrying the same request,
+/// which returns the same reply at temperature 0. Anything else is a broken stream (retried).
+fn unreadable(what: &str, e: &serde_json::Error) -> BackendError {
+    if e.to_string().contains("recursion limit") {
+        BackendError::ToolCallParse(format!(
+            "the tool call's arguments are nested too deeply to read ({e})"
+        ))
+    } else {
+        BackendError::Protocol(format!("bad {what}: {e}"))
+    }
+}
+
 /// Accumulate an NDJSON `/api/chat` stream into one reply. An `{"error":…}` line mid-stream is
 /// a transient server error; a stream that ends without `done:true` is a protocol error. Lines
 /// are decoded lossily so one bad byte never kills the reader.
@@ -227,8 +241,8 @@ pub fn parse_ndjson<R: BufRead>(mut r: R) -> Result<Reply, BackendError> {
         if line.is_empty() {
             continue;
         }
-        let parsed: wire::ChatStreamLine = serde_json::from_str(line)
-            .map_err(|e| BackendError::Protocol(format!("bad NDJSON line: {e}")))?;
+        let parsed: wire::ChatStreamLine =
+            serde_json::from_str(line).map_err(|e| unreadable("NDJSON line", &e))?;
         match parsed {
             wire::ChatStreamLine::Error(e) => {
                 return Err(classify_http_error(500, &e.error));
@@ -252,8 +266,8 @@ pub fn parse_ndjson<R: BufRead>(mut r: R) -> Result<Reply, BackendError> {
 
 /// A non-streaming `/api/chat` body.
 pub fn parse_single(body: &str) -> Result<Reply, BackendError> {
-    let parsed: wire::ChatStreamLine = serde_json::from_str(body)
-        .map_err(|e| BackendError::Protocol(format!("bad /api/chat body: {e}")))?;
+    let parsed: wire::ChatStreamLine =
+        serde_json::from_str(body).map_err(|e| unreadable("/api/chat body", &e))?;
     match parsed {
         wire::ChatStreamLine::Error(e) => Err(classify_http_error(500, &e.error)),
         wire::ChatStreamLine::Chunk(c) => {
@@ -332,6 +346,18 @@ mod tests {
         assert_eq!(r.tool_calls[0].arguments, json!({"path": "."}));
         assert_eq!(r.prompt_eval_count, Some(42));
         assert_eq!(r.done_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn arguments_nested_past_the_decoder_limit_are_a_lost_call_not_a_broken_stream() {
+        let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        let line = format!("{{\"model\":\"m\",\"created_at\":\"t\",\"message\":{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"function\":{{\"name\":\"write_file\",\"arguments\":{{\"content\":{deep}}}}}}}]}},\"done\":true}}\n");
+        let e = parse_ndjson(line.as_bytes()).unwrap_err();
+        assert!(matches!(&e, BackendError::ToolCallParse(m) if m.contains("nested too deeply")), "{e:?}");
+        assert!(!e.is_transient());
+        assert!(matches!(parse_single(line.trim()), Err(BackendError::ToolCallParse(_))));
+        // a line that is just broken stays a (retried) protocol error
+        assert!(parse_ndjson("{\"model\": \n".as_bytes()).unwrap_err().is_transient());
     }
 
     #[test]
