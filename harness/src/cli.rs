@@ -391,7 +391,14 @@ fn connect(a: &RunArgs) -> Result<Connected, BackendError> {
                     // never ask for more context than the model has
                     let (ctx, source) = match b.info.context_length {
                         Some(m) if m < want => (m, "api_show"),
-                        _ => (want, if a.num_ctx.is_some() { "flag" } else { "default" }),
+                        _ => (
+                            want,
+                            if a.num_ctx.is_some() {
+                                "flag"
+                            } else {
+                                "default"
+                            },
+                        ),
                     };
                     b.cfg.num_ctx = Some(ctx);
                     let text = a.tool_protocol == ProtocolArg::Text

@@ -234,7 +234,11 @@ fn anti_loop_intercepts_then_pauses_the_tool() {
     assert!(tool_msgs[4].contains("paused"));
     // the tool list stays the same while a tool is paused (its calls are answered "paused"),
     // so the prompt prefix stays cacheable
-    assert!(a.model.seen.iter().all(|s| s.tool_names == a.model.seen[0].tool_names));
+    assert!(a
+        .model
+        .seen
+        .iter()
+        .all(|s| s.tool_names == a.model.seen[0].tool_names));
     assert!(a.model.seen[4]
         .tool_names
         .contains(&"read_file".to_string()));

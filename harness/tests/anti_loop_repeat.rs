@@ -165,7 +165,11 @@ fn repeats_of_a_success_harden_then_pause_the_tool() {
     assert!(a.model.seen[4]
         .tool_names
         .contains(&"write_file".to_string()));
-    assert!(a.model.seen.iter().all(|s| s.tool_names == a.model.seen[0].tool_names));
+    assert!(a
+        .model
+        .seen
+        .iter()
+        .all(|s| s.tool_names == a.model.seen[0].tool_names));
     assert_eq!(journaled_writes(d.path()), 1);
 }
 

@@ -15,7 +15,10 @@ use std::fs;
 const TASK: &str = "Write notes.md with a short summary of the data, then finish.";
 
 fn write_notes() -> Reply {
-    Reply::call("write_file", json!({"path": "notes.md", "content": "# Notes\n"}))
+    Reply::call(
+        "write_file",
+        json!({"path": "notes.md", "content": "# Notes\n"}),
+    )
 }
 
 /// `[[[…1…]]]` `depth` levels deep, built without recursion.
@@ -56,11 +59,24 @@ fn garbage_huge_and_deep_replies_get_a_clear_answer_and_a_bounded_trace() {
         .filter(|m| m.injected)
         .map(|m| m.content.as_str())
         .collect();
-    assert!(nudges[0].contains("not readable text (binary data)"), "{}", nudges[0]);
-    assert!(nudges[1].contains("1048576 characters long"), "{}", nudges[1]);
+    assert!(
+        nudges[0].contains("not readable text (binary data)"),
+        "{}",
+        nudges[0]
+    );
+    assert!(
+        nudges[1].contains("1048576 characters long"),
+        "{}",
+        nudges[1]
+    );
     assert!(nudges[2].contains("levels deep"), "{}", nudges[2]);
     // the history keeps a bounded trace of each
-    for m in a.state.messages.iter().filter(|m| m.role == Role::Assistant) {
+    for m in a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+    {
         assert!(m.content.chars().count() <= 4200, "{}", m.content.len());
     }
     assert!(fs::read_to_string(d.path().join("notes.md")).is_ok());
@@ -103,14 +119,17 @@ fn calls_with_ten_thousand_or_deeply_nested_arguments_get_a_tool_error() {
         results[0]
     );
     assert!(
-        results[1].starts_with("error: the arguments of write_file are nested more than 32 levels deep"),
+        results[1]
+            .starts_with("error: the arguments of write_file are nested more than 32 levels deep"),
         "{}",
         results[1]
     );
     assert!(results[2].starts_with("wrote notes.md"), "{}", results[2]);
     assert_eq!(mech_count(d.path(), "bad_input", "call_refused"), 2);
     // the event log and the checkpoint hold the refused calls in bounded form
-    let cp = fs::metadata(d.path().join(".lrab/checkpoint.json")).unwrap().len();
+    let cp = fs::metadata(d.path().join(".lrab/checkpoint.json"))
+        .unwrap()
+        .len();
     assert!(cp < 64 * 1024, "checkpoint {cp} bytes");
 }
 
@@ -122,7 +141,14 @@ fn a_server_sending_arguments_nested_past_the_decoder_limit_does_not_end_the_run
     );
     let mut replies = vec![
         vec![line],
-        ollama_stream("", &[("write_file", json!({"path": "notes.md", "content": "# Notes\n"}))], 900),
+        ollama_stream(
+            "",
+            &[(
+                "write_file",
+                json!({"path": "notes.md", "content": "# Notes\n"}),
+            )],
+            900,
+        ),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 950),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 990),
     ];

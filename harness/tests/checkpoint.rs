@@ -25,16 +25,26 @@ fn checkpoint(dir: &Path) -> State {
 }
 
 fn save(dir: &Path, s: &State) {
-    fs::write(dir.join(".lrab/checkpoint.json"), serde_json::to_vec(s).unwrap()).unwrap();
+    fs::write(
+        dir.join(".lrab/checkpoint.json"),
+        serde_json::to_vec(s).unwrap(),
+    )
+    .unwrap();
 }
 
 fn append_two() -> Reply {
-    Reply::call("append_file", json!({"path": "notes.md", "content": "- two\n"}))
+    Reply::call(
+        "append_file",
+        json!({"path": "notes.md", "content": "- two\n"}),
+    )
 }
 
 #[test]
 fn signatures_are_stored_as_digests_that_every_build_computes_alike() {
-    let sig = signature("write_file", &json!({"path": "notes.md", "content": "# Notes\n"}));
+    let sig = signature(
+        "write_file",
+        &json!({"path": "notes.md", "content": "# Notes\n"}),
+    );
     // pinned (the first 32 hex digits of sha256 of `write_file:{"content":"# Notes\n","path":"notes.md"}`,
     // as Python's hashlib gives them): a change of hash function or normalization shows here, not as a resume that
     // silently forgets which calls it has seen
@@ -43,12 +53,17 @@ fn signatures_are_stored_as_digests_that_every_build_computes_alike() {
     let mut a = agent_in(
         d.path(),
         TASK,
-        vec![Reply::call("write_file", json!({"path": "notes.md", "content": "# Notes\n"}))],
+        vec![Reply::call(
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        )],
     );
     a.step();
     let cp = fs::read_to_string(d.path().join(".lrab/checkpoint.json")).unwrap();
     assert!(cp.contains("2c238d739599fd2c028e27f2a0b24d3f"));
-    assert!(checkpoint(d.path()).seen.contains("2c238d739599fd2c028e27f2a0b24d3f"));
+    assert!(checkpoint(d.path())
+        .seen
+        .contains("2c238d739599fd2c028e27f2a0b24d3f"));
 }
 
 /// Runs commands on the host, copying the checkpoint aside at the moment a command starts (the
@@ -64,19 +79,31 @@ impl ShellExecutor for Snapshot {
         let _ = fs::copy(req.cwd.join(".lrab/checkpoint.json"), &self.at);
         LocalExecutor.run(req)
     }
-    fn admit(&self, _c: &str, _x: &lrab_safety::Context) -> Result<(), lrab_harness::mechanisms::security::Refusal> {
+    fn admit(
+        &self,
+        _c: &str,
+        _x: &lrab_safety::Context,
+    ) -> Result<(), lrab_harness::mechanisms::security::Refusal> {
         Ok(())
     }
 }
 
-fn snapshot_agent(dir: &Path, at: &Path, runs: &Arc<AtomicUsize>, replies: Vec<Reply>) -> Agent<ScriptedModel> {
+fn snapshot_agent(
+    dir: &Path,
+    at: &Path,
+    runs: &Arc<AtomicUsize>,
+    replies: Vec<Reply>,
+) -> Agent<ScriptedModel> {
     let exec = Snapshot {
         at: at.to_path_buf(),
         runs: runs.clone(),
     };
-    let mut a =
-        Agent::with_executor(config(dir, TASK), ScriptedModel::replies(replies), Box::new(exec))
-            .unwrap();
+    let mut a = Agent::with_executor(
+        config(dir, TASK),
+        ScriptedModel::replies(replies),
+        Box::new(exec),
+    )
+    .unwrap();
     a.sleeper = Box::new(|_| {});
     a
 }
@@ -88,7 +115,10 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
     let at = side.path().join("at-kill.json");
     let runs = Arc::new(AtomicUsize::new(0));
     fs::write(d.path().join("notes.md"), "# Notes\n- one\n").unwrap();
-    let cmd = Reply::call("run_shell", json!({"command": "printf -- '- two\\n' >> notes.md"}));
+    let cmd = Reply::call(
+        "run_shell",
+        json!({"command": "printf -- '- two\\n' >> notes.md"}),
+    );
     {
         let mut a = snapshot_agent(d.path(), &at, &runs, vec![cmd]);
         a.step();
@@ -100,7 +130,12 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
     assert_eq!(killed.turn, 0);
     // relaunch from that moment
     save(d.path(), &killed);
-    let mut a = snapshot_agent(d.path(), &at, &runs, vec![Reply::call("list_dir", json!({}))]);
+    let mut a = snapshot_agent(
+        d.path(),
+        &at,
+        &runs,
+        vec![Reply::call("list_dir", json!({}))],
+    );
     assert!(a.resumed);
     let settled = a
         .state
@@ -109,9 +144,16 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
         .rev()
         .find(|m| m.role == Role::Tool)
         .unwrap();
-    assert!(settled.content.starts_with("interrupted:"), "{}", settled.content);
+    assert!(
+        settled.content.starts_with("interrupted:"),
+        "{}",
+        settled.content
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1, "not run again");
-    assert_eq!(fs::read_to_string(d.path().join("notes.md")).unwrap(), "# Notes\n- one\n- two\n");
+    assert_eq!(
+        fs::read_to_string(d.path().join("notes.md")).unwrap(),
+        "# Notes\n- one\n- two\n"
+    );
     assert_eq!(a.state.turn, 1);
     assert!(a.state.inflight.is_none());
     a.step();
@@ -149,20 +191,34 @@ fn an_append_cut_off_after_it_landed_is_not_appended_again_on_resume() {
         let mut a = agent_in(d.path(), TASK, vec![append_two()]);
         a.step();
     }
-    assert_eq!(fs::read_to_string(d.path().join("notes.md")).unwrap(), "# Notes\n- one\n- two\n");
+    assert_eq!(
+        fs::read_to_string(d.path().join("notes.md")).unwrap(),
+        "# Notes\n- one\n- two\n"
+    );
     save(d.path(), &killed_during_append(d.path(), before));
     // the relaunched model repeats the append it does not know landed
     let mut a = agent_in(d.path(), TASK, vec![append_two()]);
-    let settled = a.state.messages.iter().rev().find(|m| m.role == Role::Tool).unwrap();
+    let settled = a
+        .state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
     assert!(
-        settled.content.contains("completed before the run was interrupted")
+        settled
+            .content
+            .contains("completed before the run was interrupted")
             && settled.content.contains("not run again"),
         "{}",
         settled.content
     );
     a.step();
     // once, whatever happened
-    assert_eq!(fs::read_to_string(d.path().join("notes.md")).unwrap(), "# Notes\n- one\n- two\n");
+    assert_eq!(
+        fs::read_to_string(d.path().join("notes.md")).unwrap(),
+        "# Notes\n- one\n- two\n"
+    );
 }
 
 #[test]
@@ -179,8 +235,21 @@ fn an_append_cut_off_before_it_landed_runs_once_on_resume() {
     fs::write(d.path().join("notes.md"), before).unwrap();
     save(d.path(), &killed);
     let a = agent_in(d.path(), TASK, vec![]);
-    let settled = a.state.messages.iter().rev().find(|m| m.role == Role::Tool).unwrap();
-    assert!(settled.content.starts_with("appended"), "{}", settled.content);
-    assert_eq!(fs::read_to_string(d.path().join("notes.md")).unwrap(), "# Notes\n- one\n- two\n");
+    let settled = a
+        .state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
+    assert!(
+        settled.content.starts_with("appended"),
+        "{}",
+        settled.content
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("notes.md")).unwrap(),
+        "# Notes\n- one\n- two\n"
+    );
     assert_eq!(a.state.turn, 1);
 }

@@ -18,7 +18,10 @@ const TASK: &str = "Read every part file and write summary.md.";
 
 fn parts(dir: &Path, n: usize, chars: usize) {
     for i in 0..n {
-        let body: String = format!("part {i}\n{}", "lorem ipsum dolor sit amet ".repeat(chars / 27));
+        let body: String = format!(
+            "part {i}\n{}",
+            "lorem ipsum dolor sit amet ".repeat(chars / 27)
+        );
         fs::write(dir.join(format!("part{i:02}.txt")), body).unwrap();
     }
 }
@@ -30,7 +33,11 @@ fn read(i: usize, pec: Option<u64>) -> Reply {
     }
 }
 
-fn agent(dir: &Path, num_ctx: u64, replies: Vec<Result<Reply, BackendError>>) -> Agent<ScriptedModel> {
+fn agent(
+    dir: &Path,
+    num_ctx: u64,
+    replies: Vec<Result<Reply, BackendError>>,
+) -> Agent<ScriptedModel> {
     let mut cfg = config(dir, TASK);
     cfg.num_ctx = num_ctx;
     let mut a = Agent::new(cfg, ScriptedModel::new(replies)).unwrap();
@@ -59,7 +66,11 @@ fn counts_of_uncached_tokens_never_pull_the_estimate_down() {
         a.step();
     }
     assert!(a.state.context.uncached_counts);
-    assert!(a.state.context.ratio >= 1.0, "ratio {}", a.state.context.ratio);
+    assert!(
+        a.state.context.ratio >= 1.0,
+        "ratio {}",
+        a.state.context.ratio
+    );
     assert_eq!(mech_count(d.path(), "context", "uncached_counts"), 1);
     // the estimate kept growing with the conversation
     let est: Vec<u64> = model_calls(d.path())
@@ -89,13 +100,17 @@ fn a_count_capped_by_a_server_that_cut_the_prompt_compacts_before_the_next_reque
     let next_compact = ev[cut..]
         .iter()
         .position(|e| e["kind"] == "mechanism" && e["action"] == "compact")
-        .expect("compacted") + cut;
+        .expect("compacted")
+        + cut;
     let next_call = ev[cut..]
         .iter()
         .position(|e| e["kind"] == "model_call")
         .unwrap()
         + cut;
-    assert!(next_compact < next_call, "compacted before the next request was sent");
+    assert!(
+        next_compact < next_call,
+        "compacted before the next request was sent"
+    );
     assert!(a.state.context.truncations == 1);
 }
 
@@ -111,7 +126,12 @@ fn a_server_refusing_a_prompt_too_long_gets_a_compacted_one() {
     let mut a = agent(
         d.path(),
         32768,
-        vec![Ok(read(0, None)), Ok(read(1, None)), Err(long), Ok(read(2, None))],
+        vec![
+            Ok(read(0, None)),
+            Ok(read(1, None)),
+            Err(long),
+            Ok(read(2, None)),
+        ],
     );
     for _ in 0..3 {
         a.step();
@@ -129,7 +149,11 @@ fn a_prompt_that_would_not_fit_is_compacted_before_it_is_sent() {
     let d = tempfile::tempdir().unwrap();
     parts(d.path(), 12, 8000);
     let num_ctx = 2048;
-    let mut a = agent(d.path(), num_ctx, (0..12).map(|i| Ok(read(i, None))).collect());
+    let mut a = agent(
+        d.path(),
+        num_ctx,
+        (0..12).map(|i| Ok(read(i, None))).collect(),
+    );
     for _ in 0..12 {
         a.step();
     }
@@ -137,10 +161,17 @@ fn a_prompt_that_would_not_fit_is_compacted_before_it_is_sent() {
     assert_eq!(calls.len(), 12);
     for e in &calls {
         // the corrected estimate of every request left room for a reply
-        assert!(e["est_tokens"].as_u64().unwrap() + 256 + 64 <= num_ctx, "{e}");
+        assert!(
+            e["est_tokens"].as_u64().unwrap() + 256 + 64 <= num_ctx,
+            "{e}"
+        );
     }
     // the task text survived every rewrite
-    assert!(a.model.seen.iter().all(|s| s.messages.iter().any(|m| m.content == TASK)));
+    assert!(a
+        .model
+        .seen
+        .iter()
+        .all(|s| s.messages.iter().any(|m| m.content == TASK)));
 }
 
 fn llama_cpp_like(props: Value, models: Value) -> FakeServer {
@@ -151,7 +182,10 @@ fn llama_cpp_like(props: Value, models: Value) -> FakeServer {
         "/v1/chat/completions" => {
             n += 1;
             let (name, args) = if n == 1 {
-                ("write_file", json!({"path": "out.md", "content": "hello"}).to_string())
+                (
+                    "write_file",
+                    json!({"path": "out.md", "content": "hello"}).to_string(),
+                )
             } else {
                 ("finish", json!({"summary": "ok"}).to_string())
             };
@@ -163,7 +197,10 @@ fn llama_cpp_like(props: Value, models: Value) -> FakeServer {
                 chunk(json!({}), Some("tool_calls")),
             ])
         }
-        _ => Resp::json(404, r#"{"error":{"message":"no","type":"not_found_error"}}"#),
+        _ => Resp::json(
+            404,
+            r#"{"error":{"message":"no","type":"not_found_error"}}"#,
+        ),
     }))
 }
 
@@ -174,25 +211,47 @@ fn an_openai_compatible_servers_window_is_probed() {
         json!({"default_generation_settings": {"n_ctx": 6144}, "total_slots": 1}),
         json!({"object": "list", "data": [{"id": "model.gguf", "meta": {"n_ctx_train": 131072}}]}),
     );
-    let b = OpenAiBackend::connect(OpenAiConfig::new(&format!("{}/v1", s.url), "model.gguf")).unwrap();
+    let b =
+        OpenAiBackend::connect(OpenAiConfig::new(&format!("{}/v1", s.url), "model.gguf")).unwrap();
     assert_eq!(b.context_length(), Some(6144));
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, None), (6144, "props"));
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, None),
+        (6144, "props")
+    );
     // a smaller --num-ctx wins; a larger one cannot exceed what the server runs with
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, Some(4096)), (4096, "flag"));
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, Some(65536)), (6144, "props"));
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, Some(4096)),
+        (4096, "flag")
+    );
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, Some(65536)),
+        (6144, "props")
+    );
     // vLLM: max_model_len in /v1/models
     let s = llama_cpp_like(
         json!(null),
         json!({"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "object": "model", "max_model_len": 40960}]}),
     );
     let b = OpenAiBackend::connect(OpenAiConfig::new(&s.url, "Qwen/Qwen3-8B")).unwrap();
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, None), (40960, "max_model_len"));
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, None),
+        (40960, "max_model_len")
+    );
     // nothing reported: the flag, else the default
-    let s = llama_cpp_like(json!(null), json!({"object": "list", "data": [{"id": "m"}]}));
+    let s = llama_cpp_like(
+        json!(null),
+        json!({"object": "list", "data": [{"id": "m"}]}),
+    );
     let b = OpenAiBackend::connect(OpenAiConfig::new(&s.url, "m")).unwrap();
     assert_eq!(b.context_length(), None);
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, Some(8192)), (8192, "flag"));
-    assert_eq!(lrab_harness::cli::openai_context(&b.context, None), (32768, "default"));
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, Some(8192)),
+        (8192, "flag")
+    );
+    assert_eq!(
+        lrab_harness::cli::openai_context(&b.context, None),
+        (32768, "default")
+    );
 }
 
 #[test]
@@ -213,7 +272,12 @@ fn the_binary_sizes_its_context_check_from_the_probe() {
         .env_remove("LRAB_ABLATION")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ev = events(d.path());
     let start = ev.iter().find(|e| e["kind"] == "run_start").unwrap();
     assert_eq!(start["num_ctx"], 6144);

@@ -344,7 +344,14 @@ fn binary_bad_input_gives_one_line_errors_and_documented_codes() {
     // default it gets the text protocol: tests/text_protocol.rs)
     let nt = ollama_server(&["completion"], vec![]);
     let o = bin()
-        .args(["run", "--model", "m", "--tool-protocol", "native", "--prompt-file"])
+        .args([
+            "run",
+            "--model",
+            "m",
+            "--tool-protocol",
+            "native",
+            "--prompt-file",
+        ])
         .arg(&prompt)
         .arg("--workdir")
         .arg(d.path())

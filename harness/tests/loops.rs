@@ -57,7 +57,9 @@ fn results(a: &Agent<ScriptedModel>) -> Vec<&str> {
 fn commands_run(dir: &Path) -> usize {
     events(dir)
         .iter()
-        .filter(|e| e["kind"] == "tool_call" && e["name"] == "run_shell" && e["intercepted"] == false)
+        .filter(|e| {
+            e["kind"] == "tool_call" && e["name"] == "run_shell" && e["intercepted"] == false
+        })
         .count()
 }
 
@@ -83,7 +85,11 @@ fn identical_rewrites_and_reruns_of_a_failing_test_are_refused_then_paused() {
     let r = results(&a);
     assert!(r[0].contains("add is wrong"), "{}", r[0]);
     // rewriting the file with what it holds changes nothing, and says so
-    assert!(r[1].starts_with("unchanged: calc.py already has exactly this content"), "{}", r[1]);
+    assert!(
+        r[1].starts_with("unchanged: calc.py already has exactly this content"),
+        "{}",
+        r[1]
+    );
     // so the rerun is a pure rerun of a failure: not executed, the failure quoted
     assert!(
         r[2].contains("this exact call failed at turn 0")
@@ -119,7 +125,11 @@ fn the_same_failure_after_changes_is_named_as_such() {
     let r = results(&a);
     assert!(r[2].contains("add is wrong"), "{}", r[2]);
     assert!(r[2].contains("[same failure as at turn 0"), "{}", r[2]);
-    assert!(r[4].contains("the same failure 3 times in a row"), "{}", r[4]);
+    assert!(
+        r[4].contains("the same failure 3 times in a row"),
+        "{}",
+        r[4]
+    );
     assert_eq!(commands_run(d.path()), 3);
     assert_eq!(mech_count(d.path(), "anti_loop", "same_failure"), 2);
 }
@@ -146,7 +156,11 @@ fn edits_swinging_between_two_versions_are_noted_and_are_no_progress() {
         "{}",
         r[2]
     );
-    assert!(r[3].contains("back to an earlier version again"), "{}", r[3]);
+    assert!(
+        r[3].contains("back to an earlier version again"),
+        "{}",
+        r[3]
+    );
     assert!(r[3].contains("4 changes to calc.py in a row"), "{}", r[3]);
     assert_eq!(mech_count(d.path(), "anti_loop", "oscillation"), 2);
 }
@@ -163,7 +177,12 @@ fn a_tool_that_keeps_failing_gets_advice_then_is_paused() {
     };
     let a = run(d.path(), (0..7).map(edit).collect());
     let r = results(&a);
-    assert!(r[2].contains("[edit_file failed 3 times in a row") && r[2].contains("read_file the lines first"), "{}", r[2]);
+    assert!(
+        r[2].contains("[edit_file failed 3 times in a row")
+            && r[2].contains("read_file the lines first"),
+        "{}",
+        r[2]
+    );
     assert!(r[5].contains("edit_file is paused"), "{}", r[5]);
     assert!(r[6].contains("paused until turn"), "{}", r[6]);
     assert_eq!(mech_count(d.path(), "anti_loop", "tool_failures"), 1);
@@ -177,7 +196,10 @@ fn every_round_ends_with_the_state_line() {
     let a = run(
         d.path(),
         vec![
-            Reply::call("todo", json!({"action": "create", "items": ["fix calc.py", "write notes.md"]})),
+            Reply::call(
+                "todo",
+                json!({"action": "create", "items": ["fix calc.py", "write notes.md"]}),
+            ),
             sh("python3 test_calc.py"),
             write("notes.md", "# Notes\n"),
         ],
@@ -192,7 +214,11 @@ fn every_round_ends_with_the_state_line() {
         last_line(r[1]),
         "[state: turn 2/200 · plan 0/2 done, next item 1 · deliverables 2/3, missing notes.md · last test FAILED]"
     );
-    assert!(last_line(r[2]).contains("deliverables 3/3 written"), "{}", r[2]);
+    assert!(
+        last_line(r[2]).contains("deliverables 3/3 written"),
+        "{}",
+        r[2]
+    );
     // the state line is in the newest message only; the system prompt never changes
     let sys: Vec<&str> = a
         .model
@@ -206,7 +232,11 @@ fn every_round_ends_with_the_state_line() {
     setup(d.path());
     let mut cfg = config(d.path(), TASK);
     cfg.ablations = lrab_harness::Ablations::parse("state_line").unwrap();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(vec![sh("python3 test_calc.py")])).unwrap();
+    let mut a = Agent::new(
+        cfg,
+        ScriptedModel::replies(vec![sh("python3 test_calc.py")]),
+    )
+    .unwrap();
     a.step();
     assert!(!results(&a)[0].contains("[state:"));
 }
@@ -232,8 +262,9 @@ fn old_tool_output_is_pruned_before_the_conversation_is_compacted() {
     }
     let ev = events(d.path());
     let pos = |action: &str| {
-        ev.iter()
-            .position(|e| e["kind"] == "mechanism" && e["name"] == "context" && e["action"] == action)
+        ev.iter().position(|e| {
+            e["kind"] == "mechanism" && e["name"] == "context" && e["action"] == action
+        })
     };
     let prune = pos("prune").expect("pruned");
     let compact = pos("compact").expect("compacted");

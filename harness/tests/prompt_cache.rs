@@ -15,12 +15,23 @@ const TASK: &str = "Fix calc.py so that test_calc.py passes, and write notes.md 
 
 fn script() -> Vec<Reply> {
     let c = |n: &str, a: Value| Reply::call(n, a);
-    let notes = || c("write_file", json!({"path": "notes.md", "content": "# Notes\n"}));
+    let notes = || {
+        c(
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        )
+    };
     vec![
-        c("todo", json!({"action": "create", "items": ["fix calc.py", "write notes.md"]})),
+        c(
+            "todo",
+            json!({"action": "create", "items": ["fix calc.py", "write notes.md"]}),
+        ),
         c("read_file", json!({"path": "calc.py"})),
         c("run_shell", json!({"command": "python3 test_calc.py"})),
-        c("edit_file", json!({"path": "calc.py", "old": "a - b", "new": "a + b"})),
+        c(
+            "edit_file",
+            json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
+        ),
         c("run_shell", json!({"command": "python3 test_calc.py"})),
         Reply::text("The fix is in."),
         notes(),
@@ -66,29 +77,51 @@ fn each_request_starts_with_the_whole_previous_one() {
     let (mut shared, mut total) = (0u64, 0u64);
     for i in 1..seen.len() {
         assert_eq!(seen[i].tool_names, seen[0].tool_names, "request {i}");
-        assert_eq!(seen[i].messages[0], seen[0].messages[0], "system prompt of request {i}");
-        assert!(calls[i]["rewrite"].is_null(), "no rewrite expected at {i}: {}", calls[i]);
+        assert_eq!(
+            seen[i].messages[0], seen[0].messages[0],
+            "system prompt of request {i}"
+        );
+        assert!(
+            calls[i]["rewrite"].is_null(),
+            "no rewrite expected at {i}: {}",
+            calls[i]
+        );
         let prev = &seen[i - 1].messages;
-        assert_eq!(&seen[i].messages[..prev.len()], &prev[..], "request {i} rewrote history");
+        assert_eq!(
+            &seen[i].messages[..prev.len()],
+            &prev[..],
+            "request {i} rewrote history"
+        );
         // the logged numbers agree: the whole previous request is the shared prefix
         let (p, b) = (
             calls[i]["prefix_bytes"].as_u64().unwrap(),
             calls[i]["prompt_bytes"].as_u64().unwrap(),
         );
-        assert_eq!(p, calls[i - 1]["prompt_bytes"].as_u64().unwrap(), "request {i}");
+        assert_eq!(
+            p,
+            calls[i - 1]["prompt_bytes"].as_u64().unwrap(),
+            "request {i}"
+        );
         assert!(calls[i]["est_prefix_tokens"].as_u64().unwrap() > 0);
         shared += p;
         total += b;
     }
     let share = shared as f64 / total as f64;
     println!("share of prompt bytes in the shared prefix: {share:.3}");
-    assert!(share >= 0.9, "share of prompt bytes served by the prefix: {share:.3}");
+    assert!(
+        share >= 0.9,
+        "share of prompt bytes served by the prefix: {share:.3}"
+    );
 }
 
 #[test]
 fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
     let replies: Vec<Vec<String>> = vec![
-        ollama_stream("", &[("write_file", json!({"path": "out.md", "content": "hello"}))], 900),
+        ollama_stream(
+            "",
+            &[("write_file", json!({"path": "out.md", "content": "hello"}))],
+            900,
+        ),
         ollama_stream("", &[("read_file", json!({"path": "out.md"}))], 950),
         ollama_stream("Done, out.md holds hello.", &[], 990),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
@@ -105,7 +138,11 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
         lrab_harness::backend::OllamaConfig::new(&server.url, "m"),
     )
     .unwrap();
-    let mut a = lrab_harness::Agent::new(config(d.path(), "Write out.md containing the word hello."), b).unwrap();
+    let mut a = lrab_harness::Agent::new(
+        config(d.path(), "Write out.md containing the word hello."),
+        b,
+    )
+    .unwrap();
     let out = a.run();
     assert_eq!(out.status, lrab_harness::RunStatus::Finished);
     let bodies: Vec<Value> = server
@@ -121,7 +158,10 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
         // the same tool definitions, byte for byte, and the same options (no reload)
         assert_eq!(w[0]["tools"].to_string(), w[1]["tools"].to_string());
         assert_eq!(w[0]["options"].to_string(), w[1]["options"].to_string());
-        let (m0, m1) = (w[0]["messages"].as_array().unwrap(), w[1]["messages"].as_array().unwrap());
+        let (m0, m1) = (
+            w[0]["messages"].as_array().unwrap(),
+            w[1]["messages"].as_array().unwrap(),
+        );
         assert!(m1.len() > m0.len());
         for (x, y) in m0.iter().zip(m1) {
             assert_eq!(x.to_string(), y.to_string());

@@ -78,7 +78,10 @@ fn unparsable_calls_get_the_expected_form_then_a_smaller_step_then_compaction() 
     );
     // 2nd: a smaller step, a long file in parts
     let t2 = seen_text(&a, 2);
-    assert!(t2.contains("smaller step") && t2.contains("append_file"), "{t2}");
+    assert!(
+        t2.contains("smaller step") && t2.contains("append_file"),
+        "{t2}"
+    );
     // 3rd: the conversation is compacted before the next request
     let ev = events(d.path());
     assert!(ev.iter().any(|e| e["kind"] == "mechanism"
@@ -147,7 +150,9 @@ fn a_reply_cut_at_the_output_cap_is_split_and_never_rescued() {
     );
     // the kept head of the cut reply is clipped in the history
     let kept = &a.model.seen[1].messages[2];
-    assert!(kept.content.chars().count() < 3200 && kept.content.contains("cut off at the output limit"));
+    assert!(
+        kept.content.chars().count() < 3200 && kept.content.contains("cut off at the output limit")
+    );
     let t2 = seen_text(&a, 2);
     assert!(t2.contains("at most about 40 lines"), "{t2}");
     assert_eq!(mech_count(d.path(), "resilience", "truncated"), 2);
@@ -167,17 +172,17 @@ fn a_reply_of_reasoning_only_is_answered_for_what_it_is() {
         done_reason: Some("length".into()),
         ..Default::default()
     };
-    let mut a = agent(d.path(), vec![ok(think_only), ok(think_cut), ok(write_notes())]);
+    let mut a = agent(
+        d.path(),
+        vec![ok(think_only), ok(think_cut), ok(write_notes())],
+    );
     for _ in 0..3 {
         a.step();
     }
     let t1 = seen_text(&a, 1);
     assert!(t1.contains("only reasoning and no tool call"), "{t1}");
     let t2 = seen_text(&a, 2);
-    assert!(
-        t2.contains("reasoning used the whole output limit"),
-        "{t2}"
-    );
+    assert!(t2.contains("reasoning used the whole output limit"), "{t2}");
     assert_never_resent(&a);
     assert!(d.path().join("notes.md").exists());
 }

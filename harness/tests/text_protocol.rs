@@ -84,23 +84,31 @@ fn a_model_without_tools_runs_under_the_text_protocol_automatically() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("text tool protocol"), "{stdout}");
-    assert_eq!(fs::read_to_string(d.path().join("out.md")).unwrap(), "hello");
+    assert_eq!(
+        fs::read_to_string(d.path().join("out.md")).unwrap(),
+        "hello"
+    );
     let bodies = chat_bodies(&server);
     assert!(bodies.len() >= 2);
     for b in &bodies {
         // never refused: no request carried tools
-        assert!(b.get("tools").is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty())));
+        assert!(b
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty())));
     }
     let msgs = bodies[1]["messages"].as_array().unwrap();
     let system = msgs[0]["content"].as_str().unwrap();
     assert!(system.contains("Tools: call exactly one per reply"));
     assert!(system.contains("- write_file(path, content"));
     // the call goes back as the assistant's text, the result as a user message
-    assert!(msgs
-        .iter()
-        .any(|m| m["role"] == "assistant" && m["content"].as_str().unwrap().contains("<tool_call>")));
+    assert!(msgs.iter().any(
+        |m| m["role"] == "assistant" && m["content"].as_str().unwrap().contains("<tool_call>")
+    ));
     assert!(msgs.iter().any(|m| m["role"] == "user"
-        && m["content"].as_str().unwrap().starts_with("Result of write_file:")));
+        && m["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Result of write_file:")));
     assert!(msgs.iter().all(|m| m["role"] != "tool"));
     // the system prompt is the same in every request (cacheable)
     assert!(bodies
@@ -125,7 +133,10 @@ fn a_server_that_refuses_tools_on_a_call_switches_to_the_text_protocol() {
     let out = a.run();
     assert_eq!(out.status, RunStatus::Finished, "{:?}", out.backend_error);
     assert!(a.state.text_protocol);
-    assert_eq!(fs::read_to_string(d.path().join("out.md")).unwrap(), "hello");
+    assert_eq!(
+        fs::read_to_string(d.path().join("out.md")).unwrap(),
+        "hello"
+    );
     assert_eq!(mech_count(d.path(), "text_protocol", "switch"), 1);
     let bodies = chat_bodies(&server);
     assert!(bodies[0]["tools"].as_array().is_some_and(|t| !t.is_empty()));

@@ -4,8 +4,8 @@
 use super::{short, Agent};
 use crate::backend::Model;
 use crate::mechanisms::anti_loop::{self, signature, LoopVerdict};
-use crate::mechanisms::repeat_guard::digest;
 use crate::mechanisms::finish_gate::{GateDecision, GateEnv, GateInput, TestOutcome, TestRun};
+use crate::mechanisms::repeat_guard::digest;
 use crate::mechanisms::security::Access;
 use crate::mechanisms::tiering::{chat_refusal, Tier};
 use crate::mechanisms::Mechanism;
@@ -269,7 +269,8 @@ impl<M: Model> Agent<M> {
         self.state.chat_mutations += 1;
         if self.state.chat_mutations >= 2 && self.on(Mechanism::Tiering) {
             self.state.tier = Tier::Task;
-            let system = super::state::system_prompt(&self.cfg, Tier::Task, self.state.text_protocol);
+            let system =
+                super::state::system_prompt(&self.cfg, Tier::Task, self.state.text_protocol);
             if let Some(m) = self
                 .state
                 .messages

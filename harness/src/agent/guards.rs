@@ -103,9 +103,7 @@ impl<M: Model> Agent<M> {
         if !md.is_file() || md.len() > PROBE_BYTES {
             return None;
         }
-        std::fs::read(&abs)
-            .ok()
-            .map(|b| lrab_util::sha256_hex(&b))
+        std::fs::read(&abs).ok().map(|b| lrab_util::sha256_hex(&b))
     }
 
     /// End the round's last tool result with the state line (task tier).

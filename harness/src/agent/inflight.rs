@@ -8,8 +8,8 @@
 use super::{Agent, CallResult};
 use crate::backend::Model;
 use crate::mechanisms::resilience::{
-    self, interrupted_command_text, not_started_text, probe, took_effect_text, FileProbe,
-    Inflight, Resolution,
+    self, interrupted_command_text, not_started_text, probe, took_effect_text, FileProbe, Inflight,
+    Resolution,
 };
 use crate::mechanisms::security::Access;
 use crate::messages::{Message, Role, ToolCall};

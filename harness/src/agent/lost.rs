@@ -40,11 +40,7 @@ impl<M: Model> Agent<M> {
             return None;
         }
         let next = self.next_action();
-        match self
-            .state
-            .lost
-            .on_lost(&lost, &next, self.cfg.num_predict)
-        {
+        match self.state.lost.on_lost(&lost, &next, self.cfg.num_predict) {
             Action::Nudge(t) => self.nudge(t),
             Action::CompactThenNudge(t) => {
                 self.compact_now("lost_replies");

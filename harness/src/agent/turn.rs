@@ -35,8 +35,7 @@ pub(super) fn offered(cfg: &AgentConfig, tier: Tier) -> Vec<&'static str> {
         prefill::all_tools()
     };
     // web tools only when configured, and (when routing) only for tasks that call for them
-    if cfg.web_search.is_some() && tier != Tier::Chat && (!flat || prefill::wants_web(&cfg.task))
-    {
+    if cfg.web_search.is_some() && tier != Tier::Chat && (!flat || prefill::wants_web(&cfg.task)) {
         names.extend(table::web());
     }
     names
@@ -118,7 +117,8 @@ impl<M: Model> Agent<M> {
             match r {
                 Ok(reply) => break (reply, sent),
                 Err(BackendError::NoToolSupport(m))
-                    if self.cfg.tool_protocol == ToolProtocol::Auto && !self.state.text_protocol =>
+                    if self.cfg.tool_protocol == ToolProtocol::Auto
+                        && !self.state.text_protocol =>
                 {
                     self.switch_to_text(&m);
                 }
@@ -189,8 +189,7 @@ impl<M: Model> Agent<M> {
     ) -> Option<RunStatus> {
         self.state.turn += 1;
         self.save();
-        self.overheads
-            .push(t0.elapsed().saturating_sub(model_time));
+        self.overheads.push(t0.elapsed().saturating_sub(model_time));
         end
     }
 
@@ -420,11 +419,8 @@ impl<M: Model> Agent<M> {
         if rescue_on && calls.is_empty() && issue.is_none() && !truncated {
             let known: Vec<&str> = self.known_tools();
             if let Some(rescued) = rescue(&strip_think(&raw), &known) {
-                self.events.mechanism(
-                    "format_rescue",
-                    "rescued",
-                    json!({"calls": rescued.len()}),
-                );
+                self.events
+                    .mechanism("format_rescue", "rescued", json!({"calls": rescued.len()}));
                 calls = self.bounded_calls(rescued);
             }
         }
@@ -560,9 +556,7 @@ impl<M: Model> Agent<M> {
             }
         }
         let plain: Vec<ToolCall> = calls.iter().map(|(c, _)| c.clone()).collect();
-        self.state
-            .messages
-            .push(Message::assistant(content, plain));
+        self.state.messages.push(Message::assistant(content, plain));
         let mut progress = false;
         let mut after: Vec<String> = Vec::new();
         for (i, (call, refused)) in calls.iter().enumerate() {

@@ -353,11 +353,19 @@ mod tests {
         let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
         let line = format!("{{\"model\":\"m\",\"created_at\":\"t\",\"message\":{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"function\":{{\"name\":\"write_file\",\"arguments\":{{\"content\":{deep}}}}}}}]}},\"done\":true}}\n");
         let e = parse_ndjson(line.as_bytes()).unwrap_err();
-        assert!(matches!(&e, BackendError::ToolCallParse(m) if m.contains("nested too deeply")), "{e:?}");
+        assert!(
+            matches!(&e, BackendError::ToolCallParse(m) if m.contains("nested too deeply")),
+            "{e:?}"
+        );
         assert!(!e.is_transient());
-        assert!(matches!(parse_single(line.trim()), Err(BackendError::ToolCallParse(_))));
+        assert!(matches!(
+            parse_single(line.trim()),
+            Err(BackendError::ToolCallParse(_))
+        ));
         // a line that is just broken stays a (retried) protocol error
-        assert!(parse_ndjson("{\"model\": \n".as_bytes()).unwrap_err().is_transient());
+        assert!(parse_ndjson("{\"model\": \n".as_bytes())
+            .unwrap_err()
+            .is_transient());
     }
 
     #[test]

@@ -424,11 +424,14 @@ mod tests {
         let p = models_context(&llamacpp, "anything");
         assert_eq!((p.runtime, p.bound), (None, Some((131072, "n_ctx_train"))));
         assert_eq!(
-            props_context(&json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1})),
+            props_context(
+                &json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1})
+            ),
             Some(8192)
         );
         assert_eq!(props_context(&json!({"n_ctx": 4096})), Some(4096));
-        let ps = json!({"models": [{"name": "qwen3:4b", "model": "qwen3:4b", "context_length": 4096}]});
+        let ps =
+            json!({"models": [{"name": "qwen3:4b", "model": "qwen3:4b", "context_length": 4096}]});
         assert_eq!(ps_context(&ps, "qwen3:4b"), Some(4096));
         assert_eq!(ps_context(&ps, "other"), None);
         let two = json!({"data": [{"id": "a"}, {"id": "b"}]});

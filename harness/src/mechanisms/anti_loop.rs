@@ -308,7 +308,9 @@ pub fn think_only_nudge(level: u32, next: &str) -> String {
     if level == 1 {
         format!("Your reply held only reasoning and no tool call, so nothing was done. Reply with a tool call. Next action: {next}")
     } else {
-        format!("Empty again: only reasoning, no call. Do exactly this now with a tool call: {next}")
+        format!(
+            "Empty again: only reasoning, no call. Do exactly this now with a tool call: {next}"
+        )
     }
 }
 

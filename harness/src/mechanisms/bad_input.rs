@@ -184,11 +184,17 @@ mod tests {
     #[test]
     fn screens_garbage_long_and_deep_text() {
         assert_eq!(screen_text("write the report now"), None);
-        assert_eq!(screen_text("{\"name\": \"x\", \"arguments\": {\"a\": [1]}}"), None);
+        assert_eq!(
+            screen_text("{\"name\": \"x\", \"arguments\": {\"a\": [1]}}"),
+            None
+        );
         let garbage: String = (0..400u32)
             .map(|i| char::from_u32(i % 32).unwrap_or('\u{FFFD}'))
             .collect();
-        assert!(matches!(screen_text(&garbage), Some(TextIssue::Binary { .. })));
+        assert!(matches!(
+            screen_text(&garbage),
+            Some(TextIssue::Binary { .. })
+        ));
         let long = "a".repeat(MAX_REPLY_CHARS + 1);
         assert_eq!(
             screen_text(&long),

@@ -199,10 +199,9 @@ pub fn shrink_to_fit(messages: &mut [Message], tools: &[ToolSpec], check: &Conte
         // tokens → characters by the estimator (4 per token) and the learned ratio
         let drop = ((over / check.ratio) * 4.0) as usize + 200;
         let keep = chars.saturating_sub(drop).max(200).min(chars - 1);
-        messages[i].content =
-            lrab_util::head_tail(&messages[i].content, keep, keep / 3, |cut| {
-                format!("[… {cut} characters cut to fit the context window …]")
-            });
+        messages[i].content = lrab_util::head_tail(&messages[i].content, keep, keep / 3, |cut| {
+            format!("[… {cut} characters cut to fit the context window …]")
+        });
         clipped += 1;
     }
     clipped
@@ -354,7 +353,16 @@ mod tests {
             x.content = "x".repeat(2000);
         }
         let c = ToolCall::new("run_shell", json!({"command": "pytest"}));
-        m.insert(3, Message::tool_result(&c, format!("[exit 1]\n{}\nfull output: .lrab/out/7.txt", "y".repeat(2000))));
+        m.insert(
+            3,
+            Message::tool_result(
+                &c,
+                format!(
+                    "[exit 1]\n{}\nfull output: .lrab/out/7.txt",
+                    "y".repeat(2000)
+                ),
+            ),
+        );
         let before: usize = m.iter().map(|x| x.content.len()).sum();
         let last = m.last().unwrap().clone();
         let (n, saved) = prune_old_outputs(&mut m, PRUNE_KEEP);

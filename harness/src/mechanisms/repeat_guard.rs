@@ -83,7 +83,11 @@ struct FileHist {
 pub enum Before {
     Run,
     /// Not executed: it failed at `turn` and nothing changed since (`level` 1, 2).
-    Rerun { turn: u32, level: u32, tail: String },
+    Rerun {
+        turn: u32,
+        level: u32,
+        tail: String,
+    },
     /// The third pure rerun: pause the tool.
     Pause,
 }
@@ -201,7 +205,11 @@ impl RepeatGuard {
                 out.notes.push(tool_failures_note(r.tool, n, pause));
                 out.pause |= pause;
                 out.fired.push((
-                    if pause { "tool_failures_pause" } else { "tool_failures" },
+                    if pause {
+                        "tool_failures_pause"
+                    } else {
+                        "tool_failures"
+                    },
                     serde_json::json!({"tool": r.tool, "failures": n}),
                 ));
             }
@@ -339,7 +347,11 @@ mod tests {
         // a write that changed nothing in between: still world 6
         assert!(matches!(
             g.before(&test, false, 6),
-            Before::Rerun { turn: 3, level: 1, .. }
+            Before::Rerun {
+                turn: 3,
+                level: 1,
+                ..
+            }
         ));
         assert!(matches!(
             g.before(&test, false, 6),
@@ -360,9 +372,16 @@ mod tests {
         let s = digest("run_shell:python3 t.py");
         let out1 = "[exit 1]\nAssertionError at t.py:3 (in 0.01s)\nfull output: .lrab/out/1.txt";
         let out2 = "[exit 1]\nAssertionError at t.py:3 (in 0.03s)\nfull output: .lrab/out/4.txt";
-        assert!(g.after(&ran(&s, "run_shell", false, out1, 2, 1)).notes.is_empty());
+        assert!(g
+            .after(&ran(&s, "run_shell", false, out1, 2, 1))
+            .notes
+            .is_empty());
         let a = g.after(&ran(&s, "run_shell", false, out2, 4, 3));
-        assert!(a.notes[0].contains("same failure as at turn 1"), "{:?}", a.notes);
+        assert!(
+            a.notes[0].contains("same failure as at turn 1"),
+            "{:?}",
+            a.notes
+        );
         let a = g.after(&ran(&s, "run_shell", false, out1, 6, 5));
         assert!(a.notes[0].contains("3 times in a row") && a.notes[0].contains("rollback"));
         // a different failure starts over
@@ -377,7 +396,14 @@ mod tests {
         let mut paused = false;
         for i in 0..TOOL_FAIL_PAUSE {
             let sig = digest(&format!("edit{i}"));
-            let a = g.after(&ran(&sig, "edit_file", false, &format!("not found {i}"), 0, i));
+            let a = g.after(&ran(
+                &sig,
+                "edit_file",
+                false,
+                &format!("not found {i}"),
+                0,
+                i,
+            ));
             notes.extend(a.notes);
             paused |= a.pause;
         }
@@ -387,7 +413,17 @@ mod tests {
         let mut g = RepeatGuard::default();
         for i in 0..TOOL_FAIL_PAUSE {
             let sig = digest(&format!("cmd{i}"));
-            assert!(!g.after(&ran(&sig, "run_shell", false, &format!("e{i}"), i as u64, i)).pause);
+            assert!(
+                !g.after(&ran(
+                    &sig,
+                    "run_shell",
+                    false,
+                    &format!("e{i}"),
+                    i as u64,
+                    i
+                ))
+                .pause
+            );
         }
     }
 
@@ -406,7 +442,10 @@ mod tests {
         let back = w(&a, 3, &mut g);
         assert!(back.no_progress && back.notes[0].contains("exactly as it was at turn 1"));
         let again = w(&b, 4, &mut g);
-        assert!(again.notes.iter().any(|n| n.contains("back to an earlier version")));
+        assert!(again
+            .notes
+            .iter()
+            .any(|n| n.contains("back to an earlier version")));
         assert!(again.notes.iter().any(|n| n.contains("4 changes to m.py")));
         // running something resets the streak
         g.after(&ran("t", "run_shell", true, "ok", 9, 5));

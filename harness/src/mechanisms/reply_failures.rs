@@ -226,7 +226,8 @@ mod tests {
             panic!()
         };
         assert!(
-            t.contains("write_file(path=\"report.md\")") && t.contains("append_file(path=\"report.md\")"),
+            t.contains("write_file(path=\"report.md\")")
+                && t.contains("append_file(path=\"report.md\")"),
             "{t}"
         );
         assert!(t.contains("8192 tokens"));
@@ -249,6 +250,9 @@ mod tests {
         let Action::Nudge(t) = l.on_lost(&thought, "n", 4096) else {
             panic!()
         };
-        assert!(t.contains("reasoning used the whole output limit (4096 tokens)"), "{t}");
+        assert!(
+            t.contains("reasoning used the whole output limit (4096 tokens)"),
+            "{t}"
+        );
     }
 }

@@ -242,16 +242,24 @@ mod tests {
         let rec = Inflight {
             turn: 3,
             index: 0,
-            call: ToolCall::new("append_file", json!({"path": "notes.md", "content": "part 2"})),
+            call: ToolCall::new(
+                "append_file",
+                json!({"path": "notes.md", "content": "part 2"}),
+            ),
             target: Some(probe(&f, "notes.md")),
             file_tool: true,
         };
         assert_eq!(rec.target.as_ref().unwrap().digest.len(), 64);
-        assert_eq!(resolve(&rec, Some(&probe(&f, "notes.md"))), Resolution::NotYet);
+        assert_eq!(
+            resolve(&rec, Some(&probe(&f, "notes.md"))),
+            Resolution::NotYet
+        );
         fs::write(&f, "part 1\npart 2").unwrap();
         let now = probe(&f, "notes.md");
         assert_eq!(resolve(&rec, Some(&now)), Resolution::TookEffect);
-        assert!(took_effect_text(&rec, Some(&now)).contains("notes.md changed (it is now 13 bytes)"));
+        assert!(
+            took_effect_text(&rec, Some(&now)).contains("notes.md changed (it is now 13 bytes)")
+        );
         // a file the call created, or deleted, counts as changed too
         let new = Inflight {
             target: Some(probe(&d.path().join("new.md"), "new.md")),

@@ -29,7 +29,11 @@ fn signature(t: &ToolSpec) -> String {
             props
                 .iter()
                 .map(|(k, v)| {
-                    let opt = if required.contains(&k.as_str()) { "" } else { "?" };
+                    let opt = if required.contains(&k.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
                     let kind = match v["enum"].as_array() {
                         Some(e) => format!(
                             ": {}",
@@ -127,7 +131,10 @@ mod tests {
         // the example in the prompt is a call the rescue reads back
         let example = CALL_FORM.lines().nth(1).unwrap();
         let calls = rescue(example, &["write_file"]).unwrap();
-        assert_eq!(calls[0].arguments, json!({"path": "notes.md", "content": "# Notes\n"}));
+        assert_eq!(
+            calls[0].arguments,
+            json!({"path": "notes.md", "content": "# Notes\n"})
+        );
     }
 
     #[test]
@@ -145,7 +152,10 @@ mod tests {
         let r = render(&msgs);
         assert_eq!(r[2].role, Role::Assistant);
         assert!(r[2].tool_calls.is_empty());
-        assert_eq!(rescue(&r[2].content, &["write_file"]).unwrap()[0].arguments, c.arguments);
+        assert_eq!(
+            rescue(&r[2].content, &["write_file"]).unwrap()[0].arguments,
+            c.arguments
+        );
         assert_eq!(r[3].role, Role::User);
         assert_eq!(r[3].content, "Result of write_file:\nwrote a.md");
         assert_eq!(render(&msgs), r);

@@ -167,7 +167,9 @@ impl Toolbox {
             // no change for the loop's bookkeeping (a rerun of a failing test after it is not
             // progress)
             return ToolOutcome::ok(
-                format!("unchanged: {rel} already has exactly this content; nothing was written{note}"),
+                format!(
+                    "unchanged: {rel} already has exactly this content; nothing was written{note}"
+                ),
                 Effect::None,
                 Some(rel),
             );
