@@ -172,17 +172,21 @@ fn a_reply_of_reasoning_only_is_answered_for_what_it_is() {
         done_reason: Some("length".into()),
         ..Default::default()
     };
+    // an orphan closing tag (the template opened the block) with nothing after it
+    let orphan = Reply::text("reasoning the template opened</think>\n");
     let mut a = agent(
         d.path(),
-        vec![ok(think_only), ok(think_cut), ok(write_notes())],
+        vec![ok(think_only), ok(think_cut), ok(orphan), ok(write_notes())],
     );
-    for _ in 0..3 {
+    for _ in 0..4 {
         a.step();
     }
     let t1 = seen_text(&a, 1);
     assert!(t1.contains("only reasoning and no tool call"), "{t1}");
     let t2 = seen_text(&a, 2);
     assert!(t2.contains("reasoning used the whole output limit"), "{t2}");
+    let t3 = seen_text(&a, 3);
+    assert!(t3.contains("only reasoning"), "{t3}");
     assert_never_resent(&a);
     assert!(d.path().join("notes.md").exists());
 }

@@ -1,4 +1,5 @@
-//! Safety rings for lrab's agent harness (upstream's five-ring model, re-designed).
+//! Safety rings for lrab's agent harness (the published benchmark's five-ring model, re-designed;
+//! docs/safety.md).
 //!
 //! 1. [`rings::narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
 //! 2. Irreversible operations are refused ([`classify_shell`]).
@@ -11,7 +12,9 @@
 //! The classifier works on the parsed structure of a command line ([`shell::parse`]), never on
 //! substrings, and the probe suite ([`probes`]) measures both layers together.
 
+mod analyzer;
 pub mod cli;
+mod decode;
 pub mod paths;
 pub mod payload;
 pub mod probes;

@@ -9,10 +9,10 @@ use crate::mechanisms::bad_input;
 use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::{compact, prune_old_outputs, shrink_to_fit, PRUNE_KEEP};
 use crate::mechanisms::false_completion::{claims_completion, text_only_nudge};
-use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue};
+use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue, strip_reasoning};
 use crate::mechanisms::prefill;
 use crate::mechanisms::reply_failures::{cut_call, Lost};
-use crate::mechanisms::resilience::{is_empty_reply, strip_think};
+use crate::mechanisms::resilience::is_empty_reply;
 use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::Mechanism;
@@ -358,9 +358,14 @@ impl<M: Model> Agent<M> {
         );
     }
 
-    /// The reply's calls, bounded ([`bad_input`]): aliases mapped, oversized or too deeply
-    /// nested arguments replaced by the tool error they get (second element).
-    fn bounded_calls(&mut self, native: Vec<ToolCall>) -> Vec<(ToolCall, Option<String>)> {
+    /// The reply's calls, bounded ([`bad_input`]): names and arguments mapped to the declared
+    /// tools, oversized or too deeply nested arguments replaced by the tool error they get
+    /// (second element).
+    fn bounded_calls(
+        &mut self,
+        native: Vec<ToolCall>,
+        declared: &[ToolSpec],
+    ) -> Vec<(ToolCall, Option<String>)> {
         let mut out = Vec::with_capacity(native.len().min(64));
         for (i, mut c) in native.into_iter().enumerate() {
             if i >= bad_input::MAX_ARGS {
@@ -377,7 +382,7 @@ impl<M: Model> Agent<M> {
                 continue;
             }
             if self.on(Mechanism::FormatRescue) || self.state.text_protocol {
-                let n = canonical_name(&c.name);
+                let n = canonical_name(&c.name, declared);
                 if n != c.name {
                     self.events.mechanism(
                         "format_rescue",
@@ -385,7 +390,7 @@ impl<M: Model> Agent<M> {
                         json!({"from": c.name, "to": n}),
                     );
                 }
-                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments));
+                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments), declared);
                 c.name = n;
             }
             out.push((c, None));
@@ -404,7 +409,8 @@ impl<M: Model> Agent<M> {
         } = reply;
         let truncated = done_reason.as_deref() == Some("length");
         let native = tool_calls.len();
-        let mut calls = self.bounded_calls(tool_calls);
+        let declared = table::specs_for(&self.known_tools());
+        let mut calls = self.bounded_calls(tool_calls, &declared);
         let issue = bad_input::screen_text(&raw);
         if let Some(issue) = &issue {
             self.events.mechanism(
@@ -417,18 +423,20 @@ impl<M: Model> Agent<M> {
         // output cap is not rescued (a repaired cut call would write a truncated file)
         let rescue_on = self.on(Mechanism::FormatRescue) || self.state.text_protocol;
         if rescue_on && calls.is_empty() && issue.is_none() && !truncated {
-            let known: Vec<&str> = self.known_tools();
-            if let Some(rescued) = rescue(&strip_think(&raw), &known) {
+            if let Some(rescued) = rescue(&raw, &declared) {
                 self.events
                     .mechanism("format_rescue", "rescued", json!({"calls": rescued.len()}));
-                calls = self.bounded_calls(rescued);
+                calls = self.bounded_calls(rescued, &declared);
             }
         }
         let rescued_text = calls.len() > native;
+        let visible = strip_reasoning(&raw);
+        // reasoning came back (in `thinking`, or as a wrapper in the text the template opened)
+        let reasoned = !thinking.trim().is_empty() || visible.len() != raw.len();
         let content = match &issue {
             Some(i) => bad_input::history_text(&raw, i),
             None if rescued_text => String::new(),
-            None => strip_think(&raw).trim().to_string(),
+            None => visible.trim().to_string(),
         };
         if let (Some(issue), true) = (&issue, calls.is_empty()) {
             return self.on_bad_text(issue, content);
@@ -437,12 +445,11 @@ impl<M: Model> Agent<M> {
             if truncated && self.on(Mechanism::Resilience) {
                 let lost = Lost::Cut {
                     call: None,
-                    thinking: !thinking.trim().is_empty() || raw.contains("<think>"),
+                    thinking: reasoned,
                 };
                 return self.on_lost(lost, Some(String::new()));
             }
-            let think_only = !thinking.trim().is_empty() || raw.contains("<think>");
-            return self.on_empty_reply(think_only);
+            return self.on_empty_reply(reasoned);
         }
         self.state.empty.on_reply();
         if calls.is_empty() {

@@ -170,7 +170,10 @@ pub fn cut_call(text: &str) -> Option<CutCall> {
         (None, None) => None,
         (tool, path) => Some(CutCall {
             tool: tool
-                .map(|t| crate::mechanisms::format_rescue::canonical_name(&t))
+                .map(|t| {
+                    let tools = crate::tools::table::specs_for(&crate::tools::table::all_but_web());
+                    crate::mechanisms::format_rescue::canonical_name(&t, &tools)
+                })
                 .unwrap_or_else(|| "write_file".into()),
             path,
         }),

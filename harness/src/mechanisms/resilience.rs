@@ -152,31 +152,14 @@ pub fn not_started_text() -> String {
     "not run: the run was interrupted before this call started. Call it again if it is still needed.".to_string()
 }
 
-/// Remove `<think>…</think>` blocks and an unclosed `<think>` prefix.
-pub fn strip_think(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    loop {
-        match rest.find("<think>") {
-            Some(i) => {
-                out.push_str(&rest[..i]);
-                match rest[i..].find("</think>") {
-                    Some(j) => rest = &rest[i + j + "</think>".len()..],
-                    None => break,
-                }
-            }
-            None => {
-                out.push_str(rest);
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// A reply with no call and no text outside thinking is empty.
+/// A reply with no call and no text outside its reasoning (every wrapper the format rescue
+/// knows: `<think>`, an orphan `</think>`, `<thinking>`, `<seed:think>`, harmony analysis) is
+/// empty.
 pub fn is_empty_reply(content: &str, has_calls: bool) -> bool {
-    !has_calls && strip_think(content).trim().is_empty()
+    !has_calls
+        && super::format_rescue::strip_reasoning(content)
+            .trim()
+            .is_empty()
 }
 
 /// The first message after a resume.
@@ -231,7 +214,12 @@ mod tests {
         assert!(is_empty_reply("<think>still thinking", false));
         assert!(!is_empty_reply("<think>x</think>answer", false));
         assert!(!is_empty_reply("", true));
-        assert_eq!(strip_think("a<think>b</think>c"), "ac");
+        // the template opened the block: only its end is in the reply
+        assert!(is_empty_reply(
+            "reasoning the template opened</think>\n",
+            false
+        ));
+        assert!(is_empty_reply("<thinking>plan</thinking>", false));
     }
 
     #[test]

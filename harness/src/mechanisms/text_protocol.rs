@@ -130,7 +130,7 @@ mod tests {
         assert!(p.contains("- finish(summary): End the task"));
         // the example in the prompt is a call the rescue reads back
         let example = CALL_FORM.lines().nth(1).unwrap();
-        let calls = rescue(example, &["write_file"]).unwrap();
+        let calls = rescue(example, &table::specs_for(&["write_file"])).unwrap();
         assert_eq!(
             calls[0].arguments,
             json!({"path": "notes.md", "content": "# Notes\n"})
@@ -153,7 +153,7 @@ mod tests {
         assert_eq!(r[2].role, Role::Assistant);
         assert!(r[2].tool_calls.is_empty());
         assert_eq!(
-            rescue(&r[2].content, &["write_file"]).unwrap()[0].arguments,
+            rescue(&r[2].content, &table::specs_for(&["write_file"])).unwrap()[0].arguments,
             c.arguments
         );
         assert_eq!(r[3].role, Role::User);
