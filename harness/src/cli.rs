@@ -4,10 +4,11 @@
 //! Exit codes (documented in docs/harness.md):
 //! 0 finished (or a chat question answered) · 2 usage error · 3 prompt file missing/unreadable/
 //! empty · 4 workdir missing or unwritable · 5 backend unreachable · 6 model not found ·
-//! 7 model does not support tools · 8 backend failed during the run · 9 stopped unfinished
+//! 7 model cannot chat (or lacks tools with `--tool-protocol native`) · 8 backend failed
+//! during the run · 9 stopped unfinished
 //! (max turns, time budget, stalled; resumable) · 128+n terminated by signal n.
 
-use crate::agent::{Agent, AgentConfig, RunStatus};
+use crate::agent::{Agent, AgentConfig, RunStatus, ToolProtocol};
 use crate::backend::{
     BackendError, Model, OllamaBackend, OllamaConfig, OpenAiBackend, OpenAiConfig,
 };
@@ -34,6 +35,21 @@ pub enum Api {
     OpenAi,
 }
 
+/// How tools reach the model (`--tool-protocol`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProtocolArg {
+    /// Native tool definitions; the text protocol for a model without the `tools`
+    /// capability (from `/api/show`, or when the server refuses tools).
+    Auto,
+    /// Native tool definitions only; a model without tools is refused (exit 7).
+    Native,
+    /// Tools described in the system prompt, calls read back from the reply text.
+    Text,
+}
+
+/// The context window used when nothing else tells it.
+pub const DEFAULT_NUM_CTX: u64 = 32768;
+
 /// Everything `run` needs, resolved (environment merged, values checked).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunArgs {
@@ -44,7 +60,9 @@ pub struct RunArgs {
     pub api: Api,
     pub time_budget: Option<f64>,
     pub ablate: Ablations,
-    pub num_ctx: u64,
+    /// `--num-ctx` when given (else the server's window, or [`DEFAULT_NUM_CTX`]).
+    pub num_ctx: Option<u64>,
+    pub tool_protocol: ProtocolArg,
     pub max_turns: u32,
     pub temperature: f64,
     pub think: bool,
@@ -117,8 +135,13 @@ struct RunOpts {
     /// Mechanisms to switch off (comma-separated; repeatable).
     #[arg(long, value_name = "a,b", value_parser = ablation_list)]
     ablate: Vec<Ablations>,
-    #[arg(long, value_name = "N", default_value_t = 32768, value_parser = number::<u64>, allow_negative_numbers = true)]
-    num_ctx: u64,
+    /// Context window (default: what the server reports for --api openai, else 32768;
+    /// clamped to the model's length).
+    #[arg(long, value_name = "N", value_parser = number::<u64>, allow_negative_numbers = true)]
+    num_ctx: Option<u64>,
+    /// How tools reach the model.
+    #[arg(long, value_enum, default_value = "auto")]
+    tool_protocol: ProtocolArg,
     #[arg(long, value_name = "N", default_value_t = 200, value_parser = number::<u32>, allow_negative_numbers = true)]
     max_turns: u32,
     #[arg(long, value_name = "T", default_value_t = 0.0, value_parser = number::<f64>, allow_negative_numbers = true)]
@@ -264,7 +287,7 @@ pub fn parse(
     let model = r.model.ok_or("--model is required")?;
     let prompt_file = r.prompt_file.ok_or("--prompt-file is required")?;
     let workdir = r.workdir.ok_or("--workdir is required")?;
-    if r.num_ctx < 1024 {
+    if r.num_ctx.is_some_and(|n| n < 1024) {
         return Err("--num-ctx must be at least 1024".into());
     }
     Ok(Command::Run(Box::new(RunArgs {
@@ -279,6 +302,7 @@ pub fn parse(
         time_budget: r.time_budget,
         ablate,
         num_ctx: r.num_ctx,
+        tool_protocol: r.tool_protocol,
         max_turns: r.max_turns,
         temperature: r.temperature,
         think: r.think,
@@ -318,34 +342,88 @@ fn fail(code: i32, msg: &str) -> i32 {
     code
 }
 
-fn connect(a: &RunArgs) -> Result<(Box<dyn Model>, Option<u64>), BackendError> {
+/// A connected backend and what the run needs to know about it.
+struct Connected {
+    model: Box<dyn Model>,
+    num_ctx: u64,
+    /// Where `num_ctx` came from.
+    source: &'static str,
+    /// The model has no `tools` capability: use the text protocol.
+    text: bool,
+}
+
+/// The window for an OpenAI-compatible server: the one it runs with, else the flag or the
+/// default (never more than a known bound).
+pub fn openai_context(
+    probe: &crate::backend::openai::ContextProbe,
+    flag: Option<u64>,
+) -> (u64, &'static str) {
+    match (probe.runtime, flag) {
+        (Some((n, _)), Some(f)) if f < n => (f, "flag"),
+        (Some((n, src)), _) => (n, src),
+        (None, f) => {
+            let (want, src) = f.map_or((DEFAULT_NUM_CTX, "default"), |f| (f, "flag"));
+            match probe.bound {
+                Some((b, bsrc)) if b < want => (b, bsrc),
+                _ => (want, src),
+            }
+        }
+    }
+}
+
+fn connect(a: &RunArgs) -> Result<Connected, BackendError> {
     let mut last = None;
     for attempt in 0..3 {
         if attempt > 0 {
             std::thread::sleep(std::time::Duration::from_millis(500 * attempt));
         }
-        let r: Result<(Box<dyn Model>, Option<u64>), BackendError> = match a.api {
+        let r: Result<Connected, BackendError> = match a.api {
             Api::Ollama => {
                 let mut cfg = OllamaConfig::new(&a.backend_url, &a.model);
                 cfg.temperature = Some(a.temperature);
                 cfg.think = a.think;
-                cfg.num_ctx = Some(a.num_ctx);
+                let want = a.num_ctx.unwrap_or(DEFAULT_NUM_CTX);
+                cfg.num_ctx = Some(want);
+                // a prompt that does not fit is refused (and compacted by us), never cut
+                cfg.truncate = Some(false);
+                cfg.require_tools = a.tool_protocol == ProtocolArg::Native;
                 OllamaBackend::connect(cfg).map(|mut b| {
                     // never ask for more context than the model has
-                    let ctx = b
-                        .info
-                        .context_length
-                        .map(|m| m.min(a.num_ctx))
-                        .unwrap_or(a.num_ctx);
+                    let (ctx, source) = match b.info.context_length {
+                        Some(m) if m < want => (m, "api_show"),
+                        _ => (
+                            want,
+                            if a.num_ctx.is_some() {
+                                "flag"
+                            } else {
+                                "default"
+                            },
+                        ),
+                    };
                     b.cfg.num_ctx = Some(ctx);
-                    (Box::new(b) as Box<dyn Model>, Some(ctx))
+                    let text = a.tool_protocol == ProtocolArg::Text
+                        || (!b.info.capabilities.is_empty() && !b.info.has("tools"));
+                    Connected {
+                        model: Box::new(b),
+                        num_ctx: ctx,
+                        source,
+                        text,
+                    }
                 })
             }
             Api::OpenAi => {
                 let mut cfg = OpenAiConfig::new(&a.backend_url, &a.model);
                 cfg.temperature = Some(a.temperature);
                 cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
-                OpenAiBackend::connect(cfg).map(|b| (Box::new(b) as Box<dyn Model>, None))
+                OpenAiBackend::connect(cfg).map(|b| {
+                    let (ctx, source) = openai_context(&b.context, a.num_ctx);
+                    Connected {
+                        model: Box::new(b),
+                        num_ctx: ctx,
+                        source,
+                        text: a.tool_protocol == ProtocolArg::Text,
+                    }
+                })
             }
         };
         match r {
@@ -390,7 +468,7 @@ pub fn run(a: &RunArgs) -> i32 {
         Ok(w) => w,
         Err(e) => return fail(EXIT_USAGE, &e),
     };
-    let (model, ctx) = match connect(a) {
+    let conn = match connect(a) {
         Ok(x) => x,
         Err(e) => {
             return fail(
@@ -399,11 +477,24 @@ pub fn run(a: &RunArgs) -> i32 {
             )
         }
     };
+    if conn.source == "default" && a.api == Api::OpenAi {
+        eprintln!(
+            "lrab-harness: warning: the server did not report its context window; assuming {} tokens (set --num-ctx)",
+            conn.num_ctx
+        );
+    }
     let mut cfg = AgentConfig::new(&a.workdir, &task);
     cfg.ablations = a.ablate.clone();
     cfg.max_turns = a.max_turns;
     cfg.time_budget_min = a.time_budget;
-    cfg.num_ctx = ctx.unwrap_or(a.num_ctx);
+    cfg.num_ctx = conn.num_ctx;
+    cfg.num_ctx_source = conn.source.to_string();
+    cfg.tool_protocol = match (a.tool_protocol, conn.text) {
+        (_, true) => ToolProtocol::Text,
+        (ProtocolArg::Native, false) => ToolProtocol::Native,
+        _ => ToolProtocol::Auto,
+    };
+    let model = conn.model;
     cfg.verbose = !a.quiet;
     cfg.allow_unconfined = a.allow_unconfined;
     cfg.web_search = web;
@@ -417,13 +508,19 @@ pub fn run(a: &RunArgs) -> i32 {
     }
     if !a.quiet {
         println!(
-            "[lrab-harness] model {} via {} ({:?} API), tier {:?}, context {}, static prefill {} tokens, ablated: [{}]",
+            "[lrab-harness] model {} via {} ({:?} API, {} tool protocol), tier {:?}, context {} ({}), static prefill {} tokens, ablated: [{}]",
             a.model,
             a.backend_url,
             a.api,
+            if agent.state.text_protocol { "text" } else { "native" },
             agent.state.tier,
             agent.cfg.num_ctx,
-            prefill::static_prefill(),
+            agent.cfg.num_ctx_source,
+            if agent.state.text_protocol {
+                crate::mechanisms::text_protocol::static_prefill()
+            } else {
+                prefill::static_prefill()
+            },
             agent.cfg.ablations.names().join(",")
         );
     }
@@ -460,6 +557,11 @@ pub fn print_prefill() {
         println!("{part:<24} {n:>4}");
     }
     println!("{:<24} {:>4}", "static prefill", prefill::static_prefill());
+    println!(
+        "{:<24} {:>4}",
+        "text-protocol prefill",
+        crate::mechanisms::text_protocol::static_prefill()
+    );
     println!("(the published benchmark's estimator: CJK chars + other chars/4 + 1 per string; Mingbird 774 in v1.5.0, 797 in v1.6)");
 }
 
@@ -537,7 +639,8 @@ mod tests {
         assert_eq!(a.model, "m:1b");
         assert_eq!(a.api, Api::OpenAi);
         assert!(a.ablate.off(Mechanism::AntiLoop) && a.ablate.off(Mechanism::Clock));
-        assert_eq!(a.num_ctx, 8192);
+        assert_eq!(a.num_ctx, Some(8192));
+        assert_eq!(a.tool_protocol, ProtocolArg::Auto);
         assert_eq!(a.time_budget, Some(90.0));
         assert_eq!(a.backend_url, "http://127.0.0.1:11434");
         assert!(!a.allow_unconfined);

@@ -15,10 +15,13 @@ pub mod estimate;
 pub mod events;
 pub mod mechanisms;
 pub mod messages;
+pub mod prefix;
 pub mod shaping;
 pub mod tools;
 
-pub use agent::{Agent, AgentConfig, CallResult, RunOutcome, RunStatus, StartError, State};
+pub use agent::{
+    Agent, AgentConfig, CallResult, RunOutcome, RunStatus, StartError, State, ToolProtocol,
+};
 pub use backend::{BackendError, ChatRequest, Model};
 pub use mechanisms::{Ablations, Mechanism};
 pub use messages::{Message, Reply, Role, ToolCall, ToolSpec};

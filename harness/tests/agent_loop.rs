@@ -232,11 +232,14 @@ fn anti_loop_intercepts_then_pauses_the_tool() {
     assert!(tool_msgs[2].contains("third time"));
     assert!(tool_msgs[3].contains("paused"));
     assert!(tool_msgs[4].contains("paused"));
-    // while paused the tool is not offered
-    assert!(!a.model.seen[4]
-        .tool_names
-        .contains(&"read_file".to_string()));
-    assert!(a.model.seen[0]
+    // the tool list stays the same while a tool is paused (its calls are answered "paused"),
+    // so the prompt prefix stays cacheable
+    assert!(a
+        .model
+        .seen
+        .iter()
+        .all(|s| s.tool_names == a.model.seen[0].tool_names));
+    assert!(a.model.seen[4]
         .tool_names
         .contains(&"read_file".to_string()));
 }

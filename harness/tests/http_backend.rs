@@ -171,23 +171,6 @@ fn error_line_mid_stream_is_retried() {
     assert_eq!(mech_count(d.path(), "resilience", "backend_retry"), 1);
 }
 
-fn sse(chunks: Vec<Value>) -> Resp {
-    let mut v: Vec<String> = chunks
-        .into_iter()
-        .map(|c| format!("data: {c}\n\n"))
-        .collect();
-    v.push("data: [DONE]\n\n".into());
-    Resp {
-        status: 200,
-        content_type: "text/event-stream",
-        chunks: v,
-    }
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m", "system_fingerprint": "fp", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-}
-
 #[test]
 fn openai_compatible_streaming_end_to_end() {
     let mut n = 0;
@@ -352,9 +335,31 @@ fn binary_bad_input_gives_one_line_errors_and_documented_codes() {
     let o = run_bin(&nf.url, &prompt, d.path());
     assert_eq!(code(&o), Some(6));
     assert!(err(&o).contains("model not found"));
-    let nt = ollama_server(&["completion", "embedding"], vec![]);
-    let o = run_bin(&nt.url, &prompt, d.path());
-    assert_eq!(code(&o), Some(7));
+    // a model that cannot chat at all
+    let emb = ollama_server(&["embedding"], vec![]);
+    let o = run_bin(&emb.url, &prompt, d.path());
+    assert_eq!(code(&o), Some(7), "{}", err(&o));
+    assert!(err(&o).contains("cannot chat"), "{}", err(&o));
+    // a chat model without tools is refused only when the native protocol is demanded (by
+    // default it gets the text protocol: tests/text_protocol.rs)
+    let nt = ollama_server(&["completion"], vec![]);
+    let o = bin()
+        .args([
+            "run",
+            "--model",
+            "m",
+            "--tool-protocol",
+            "native",
+            "--prompt-file",
+        ])
+        .arg(&prompt)
+        .arg("--workdir")
+        .arg(d.path())
+        .args(["--backend-url", &nt.url])
+        .env_remove("LRAB_ABLATION")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), Some(7), "{}", err(&o));
     assert!(err(&o).contains("does not support tools"));
 }
 
@@ -513,4 +518,42 @@ fn terminating_the_binary_kills_the_running_command() {
             "the command outlived the harness (signal {sig})"
         );
     }
+}
+
+#[test]
+fn binary_answers_an_http_500_parse_failure_by_changing_the_conversation() {
+    // Ollama's qwen3 parser on a malformed call: HTTP 500 with the bare Go error, then the
+    // model writes the call properly once told what went wrong
+    let mut replies = script();
+    let mut first = true;
+    let server = serve(Box::new(move |path, _body| match path {
+        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
+        "/api/chat" if first => {
+            first = false;
+            Resp::json(
+                500,
+                r#"{"error":"failed to parse JSON: unexpected end of JSON input"}"#,
+            )
+        }
+        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
+        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
+    }));
+    let d = tempfile::tempdir().unwrap();
+    let prompt = d.path().join("task_input.txt");
+    fs::write(&prompt, TASK).unwrap();
+    let out = run_bin(&server.url, &prompt, d.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = chat_bodies(&server);
+    // not resent as it was: the second request tells the model its call could not be parsed
+    assert_ne!(bodies[0]["messages"], bodies[1]["messages"]);
+    let last = bodies[1]["messages"].as_array().unwrap().last().unwrap();
+    assert!(last["content"]
+        .as_str()
+        .unwrap()
+        .contains("could not be parsed"));
 }

@@ -77,6 +77,12 @@ pub struct RunStart {
     pub num_ctx: u64,
     /// The confinement shell commands run under.
     pub sandbox: String,
+    /// Where `num_ctx` came from: `flag`, `default`, `api_show`, `props` (llama.cpp),
+    /// `max_model_len` (vLLM), `api_ps`, `n_ctx_train`, `config` (library use).
+    pub num_ctx_source: String,
+    /// How tools reach the model: `native` (tool definitions in the request) or `text`
+    /// (described in the system prompt, calls read back from the reply text).
+    pub tool_protocol: String,
 }
 
 /// `model_call`.
@@ -99,6 +105,18 @@ pub struct ModelCall {
     pub done_reason: Option<String>,
     /// Tools offered.
     pub tools_offered: usize,
+    /// Bytes of the request (tool definitions and messages, serialized for `/api/chat`).
+    pub prompt_bytes: u64,
+    /// Bytes at its start that repeat the previous request exactly (what a prompt cache
+    /// with exact prefix reuse can serve); `prefix_bytes / prompt_bytes` is the share.
+    pub prefix_bytes: u64,
+    /// The harness's estimate of the tokens in that prefix (uncorrected estimator).
+    pub est_prefix_tokens: u64,
+    /// Why the history was rewritten since the previous request (`compaction`, `prune`,
+    /// `repair`, `tier`, `protocol`, `resume`…), when it was: such a request is expected to
+    /// share less.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<String>,
 }
 
 /// `tool_call`.

@@ -5,7 +5,7 @@ use super::{short, Agent};
 use crate::backend::Model;
 use crate::mechanisms::anti_loop::{self, signature, LoopVerdict};
 use crate::mechanisms::finish_gate::{GateDecision, GateEnv, GateInput, TestOutcome, TestRun};
-use crate::mechanisms::prefill::SYSTEM_TASK;
+use crate::mechanisms::repeat_guard::digest;
 use crate::mechanisms::security::Access;
 use crate::mechanisms::tiering::{chat_refusal, Tier};
 use crate::mechanisms::Mechanism;
@@ -15,8 +15,6 @@ use crate::tools::table::{self, Handler};
 use crate::tools::{Effect, ToolOutcome, Toolbox};
 use lrab_records::CallOutcome;
 use serde_json::json;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 /// The answer to one tool call.
@@ -34,11 +32,15 @@ pub struct CallResult {
     pub finished: bool,
     /// What became of the call, for the event log.
     pub outcome: CallOutcome,
+    /// The workdir-relative file the call was about, if any.
+    pub path: Option<String>,
+    /// A guard judged the call no step forward (an edit back to an earlier version).
+    pub stalled: bool,
 }
 
 impl CallResult {
     /// An answer given without running the tool.
-    fn not_run(text: String, ok: bool) -> CallResult {
+    pub(super) fn not_run(text: String, ok: bool) -> CallResult {
         CallResult {
             text,
             ok,
@@ -46,7 +48,14 @@ impl CallResult {
             intercepted: true,
             finished: false,
             outcome: CallOutcome::NotRun,
+            path: None,
+            stalled: false,
         }
+    }
+
+    /// The answer to a call whose arguments were refused before anything ran.
+    pub(super) fn refused_input(text: String) -> CallResult {
+        CallResult::not_run(text, false)
     }
 
     /// The answer of a tool that ran (or was refused by a safety ring).
@@ -69,11 +78,13 @@ impl CallResult {
             intercepted: false,
             finished: false,
             outcome,
+            path: o.path,
+            stalled: false,
         }
     }
 
     /// An answer of the agent's own tools (the plan, finish).
-    fn own(text: String, ok: bool, finished: bool) -> CallResult {
+    pub(super) fn own(text: String, ok: bool, finished: bool) -> CallResult {
         CallResult {
             text,
             ok,
@@ -84,6 +95,8 @@ impl CallResult {
                 exit: None,
                 timed_out: false,
             },
+            path: None,
+            stalled: false,
         }
     }
 
@@ -100,12 +113,6 @@ impl CallResult {
             result: Some(self.text.clone()),
         }
     }
-}
-
-fn hash_sig(s: &str) -> u64 {
-    let mut h = DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
 }
 
 /// Test results keyed by command, valid while the workdir has not changed (a verdict ledger:
@@ -167,21 +174,24 @@ impl GateEnv for GateCtx<'_> {
 
 impl<M: Model> Agent<M> {
     /// Whether an answered call was progress (a new successful call, or a successful write),
-    /// remembering its signature.
+    /// remembering its signature (as a sha256 digest: the checkpoint reads the same in any
+    /// build).
     pub(super) fn note_call(&mut self, call: &ToolCall, r: &CallResult) -> bool {
         let is_new = self
             .state
             .seen
-            .insert(hash_sig(&signature(&call.name, &call.arguments)));
-        r.ok && (is_new || r.effect == Effect::Write)
+            .insert(digest(&signature(&call.name, &call.arguments)));
+        r.ok && !r.stalled && (is_new || r.effect == Effect::Write)
     }
 
-    /// Execute one call. Nudges that follow the round go to `after`.
+    /// Execute one call (number `index` of its reply). Nudges that follow the round go to
+    /// `after`.
     pub(super) fn dispatch(
         &mut self,
         call: &ToolCall,
         offered: &[&str],
         after: &mut Vec<String>,
+        index: usize,
     ) -> CallResult {
         let name = call.name.as_str();
         let def = match table::find(name).filter(|_| self.known_tools().contains(&name)) {
@@ -197,6 +207,8 @@ impl<M: Model> Agent<M> {
                     intercepted: false,
                     finished: false,
                     outcome: CallOutcome::UnknownTool,
+                    path: None,
+                    stalled: false,
                 }
             }
         };
@@ -209,9 +221,13 @@ impl<M: Model> Agent<M> {
             if let Some(answer) = self.anti_loop(call, after) {
                 return answer;
             }
+            if let Some(answer) = self.guard_before(call) {
+                return answer;
+            }
         }
         let tests_before = self.state.tests.len();
-        let result = self.execute_call(call, def);
+        let world_before = self.state.world;
+        let mut result = self.execute_recorded(call, def, index);
         if self.on(Mechanism::AntiLoop) {
             self.state.anti_loop.executed(self.state.world);
             // a test run that reports failures did not succeed, whatever its exit code: its
@@ -222,6 +238,27 @@ impl<M: Model> Agent<M> {
             self.state
                 .anti_loop
                 .outcome(self.state.turn, result.ok && !tests_failed, &result.text);
+            self.guard_after(call, &mut result, tests_failed, world_before);
+        }
+        result
+    }
+
+    /// Run a call that passed every check; one that changes the workdir is recorded in the
+    /// checkpoint first, so a kill while it runs is resolved on resume (not lost, not
+    /// repeated: [`crate::mechanisms::resilience::Inflight`]).
+    pub(super) fn execute_recorded(
+        &mut self,
+        call: &ToolCall,
+        def: &'static table::ToolDef,
+        index: usize,
+    ) -> CallResult {
+        let recorded = def.mutates && self.on(Mechanism::Resilience);
+        if recorded {
+            self.record_inflight(call, def, index);
+        }
+        let result = self.execute_call(call, def);
+        if recorded {
+            self.state.inflight = None;
         }
         result
     }
@@ -232,14 +269,17 @@ impl<M: Model> Agent<M> {
         self.state.chat_mutations += 1;
         if self.state.chat_mutations >= 2 && self.on(Mechanism::Tiering) {
             self.state.tier = Tier::Task;
+            let system =
+                super::state::system_prompt(&self.cfg, Tier::Task, self.state.text_protocol);
             if let Some(m) = self
                 .state
                 .messages
                 .iter_mut()
                 .find(|m| m.role == Role::System)
             {
-                m.content = SYSTEM_TASK.to_string();
+                m.content = system;
             }
+            self.rewrite = Some("tier".into());
             self.events
                 .mechanism("tiering", "escalate_to_task", json!({}));
             return None;
@@ -311,7 +351,7 @@ impl<M: Model> Agent<M> {
         }
     }
 
-    fn execute_call(&mut self, call: &ToolCall, def: &table::ToolDef) -> CallResult {
+    pub(super) fn execute_call(&mut self, call: &ToolCall, def: &table::ToolDef) -> CallResult {
         match def.handler {
             Handler::Plan => {
                 let (ok, text) = self.state.plan.apply(&call.arguments);
@@ -366,7 +406,8 @@ impl<M: Model> Agent<M> {
                     None => {}
                 }
             }
-            _ if o.ok && def.mutates => {
+            // a write that left the file as it was changes nothing
+            Effect::Write if o.ok && def.mutates => {
                 self.state.world += 1;
                 self.state.verify.on_write();
             }

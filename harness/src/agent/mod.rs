@@ -4,6 +4,9 @@
 //! checkpoint ([`state`]: what survives a kill, and the resume).
 
 mod dispatch;
+mod guards;
+mod inflight;
+mod lost;
 mod state;
 mod turn;
 
@@ -44,6 +47,22 @@ pub struct AgentConfig {
     pub real_home: Option<PathBuf>,
     /// SearxNG-compatible JSON search endpoint; `None` (default): no web tools at all.
     pub web_search: Option<String>,
+    /// How tools reach the model.
+    pub tool_protocol: ToolProtocol,
+    /// Where `num_ctx` came from (for the event log).
+    pub num_ctx_source: String,
+}
+
+/// How tools reach the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolProtocol {
+    /// Native tool definitions; switch to the text protocol if the server refuses tools.
+    #[default]
+    Auto,
+    /// Native tool definitions only (a server refusing tools ends the run).
+    Native,
+    /// The text protocol from the start ([`crate::mechanisms::text_protocol`]).
+    Text,
 }
 
 impl AgentConfig {
@@ -62,6 +81,8 @@ impl AgentConfig {
             allow_unconfined: false,
             real_home: None,
             web_search: None,
+            tool_protocol: ToolProtocol::Auto,
+            num_ctx_source: "config".into(),
         }
     }
 }
@@ -140,6 +161,10 @@ pub struct Agent<M: Model> {
     checkpoint: PathBuf,
     last_error: Option<BackendError>,
     ledger: dispatch::TestLedger,
+    /// The previous request, for the shared-prefix numbers of the next.
+    prefix: crate::prefix::PrefixTracker,
+    /// Why the history was rewritten since the last request (reported with the next).
+    rewrite: Option<String>,
 }
 
 /// `s` on one line, clipped to `n` characters (for the transcript and the event log).

@@ -2,16 +2,19 @@
 //! up in a workdir (fresh or resumed), and the facts derived from the state that every nudge
 //! names (missing artifacts, the next action).
 
-use super::{short, Agent, AgentConfig, RunStatus, StartError};
+use super::{short, Agent, AgentConfig, RunStatus, StartError, ToolProtocol};
 use crate::events::EventLog;
 use crate::mechanisms::anti_loop::{AntiLoop, EmptyLadder, StallWatch};
 use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::ContextCheck;
 use crate::mechanisms::finish_gate::{named_artifacts, FinishGate};
 use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
+use crate::mechanisms::repeat_guard::RepeatGuard;
+use crate::mechanisms::reply_failures::LostReplies;
 use crate::mechanisms::report::VerificationTracker;
-use crate::mechanisms::resilience::{self, Loaded};
+use crate::mechanisms::resilience::{self, Inflight, Loaded};
 use crate::mechanisms::security::{real_home, Access, STATE_DIR};
+use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::{classify, Tier};
 use crate::mechanisms::Mechanism;
 use crate::messages::Message;
@@ -27,8 +30,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Version of the checkpoint format; a checkpoint of another version is set aside.
-pub const STATE_VERSION: u32 = 1;
+/// Version of the checkpoint format; a checkpoint of another version is set aside. (2: call
+/// signatures as sha256 digests, the in-flight call record, the repeat guard.)
+pub const STATE_VERSION: u32 = 2;
 
 /// Everything that survives a kill: the checkpoint.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -49,7 +53,8 @@ pub struct State {
     pub clock: Clock,
     pub context: ContextCheck,
     pub verify: VerificationTracker,
-    pub seen: BTreeSet<u64>,
+    /// Digests of every call signature seen (progress is a new successful call).
+    pub seen: BTreeSet<String>,
     pub tests: Vec<(String, Verdict)>,
     pub elapsed_s: f64,
     pub runs: u32,
@@ -62,6 +67,33 @@ pub struct State {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    /// Replies the server lost (unparsable calls, cut at the output cap) in a row.
+    #[serde(default)]
+    pub lost: LostReplies,
+    /// Loops across turns (reruns of failures, the same failure, oscillating edits).
+    #[serde(default)]
+    pub guard: RepeatGuard,
+    /// The call that was running when the checkpoint was written, if one was.
+    #[serde(default)]
+    pub inflight: Option<Inflight>,
+    /// Tools are described in the system prompt and read back from the reply text.
+    #[serde(default)]
+    pub text_protocol: bool,
+}
+
+/// The system prompt of a tier, under the protocol in use.
+pub(super) fn system_prompt(cfg: &AgentConfig, tier: Tier, text: bool) -> String {
+    let base = if tier == Tier::Chat {
+        SYSTEM_CHAT
+    } else {
+        SYSTEM_TASK
+    };
+    if text {
+        let names = super::turn::offered(cfg, tier);
+        text_protocol::system_prompt(base, &crate::tools::table::specs_for(&names))
+    } else {
+        base.to_string()
+    }
 }
 
 impl State {
@@ -72,11 +104,8 @@ impl State {
         } else {
             Tier::Task
         };
-        let system = if tier == Tier::Chat {
-            SYSTEM_CHAT
-        } else {
-            SYSTEM_TASK
-        };
+        let text = cfg.tool_protocol == ToolProtocol::Text;
+        let system = system_prompt(cfg, tier, text);
         State {
             version: STATE_VERSION,
             task: cfg.task.clone(),
@@ -103,6 +132,10 @@ impl State {
             model_calls: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
+            lost: LostReplies::default(),
+            guard: RepeatGuard::default(),
+            inflight: None,
+            text_protocol: text,
         }
     }
 }
@@ -238,9 +271,13 @@ impl<M: crate::backend::Model> Agent<M> {
             checkpoint,
             last_error: None,
             ledger: Default::default(),
+            prefix: Default::default(),
+            rewrite: None,
         };
         if resumed && agent.state.done.is_none() {
+            agent.resolve_inflight();
             resilience::sanitize(&mut agent.state.messages);
+            agent.rewrite = Some("resume".into());
             let next = agent.next_action();
             agent
                 .state
@@ -262,9 +299,20 @@ impl<M: crate::backend::Model> Agent<M> {
                 .into_iter()
                 .map(String::from)
                 .collect(),
-            static_prefill: prefill::static_prefill(),
+            static_prefill: if agent.state.text_protocol {
+                text_protocol::static_prefill()
+            } else {
+                prefill::static_prefill()
+            },
             num_ctx: agent.cfg.num_ctx,
             sandbox: agent.tools.shell.describe(),
+            num_ctx_source: agent.cfg.num_ctx_source.clone(),
+            tool_protocol: if agent.state.text_protocol {
+                "text"
+            } else {
+                "native"
+            }
+            .to_string(),
         }));
         Ok(agent)
     }

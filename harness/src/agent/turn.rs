@@ -1,23 +1,54 @@
-//! One turn: the clock, the tool list, the context check, the model call, and what the reply
-//! leads to (an empty reply, text, or tool calls), then the stall watch.
+//! One turn: the clock, the tool list, the context check (prune, compact, fit), the model call,
+//! and what the reply leads to (an empty reply, text, or tool calls), then the stall watch.
 
-use super::{short, Agent, RunStatus};
+use super::{short, Agent, AgentConfig, RunStatus, ToolProtocol};
 use crate::backend::{call_with_retry, repair_conversation, BackendError, ChatRequest, Model};
 use crate::estimate::estimate_request;
 use crate::mechanisms::anti_loop::{self, EmptyAction, StallAction};
+use crate::mechanisms::bad_input;
 use crate::mechanisms::clock::Clock;
-use crate::mechanisms::context::compact;
+use crate::mechanisms::context::{compact, prune_old_outputs, shrink_to_fit, PRUNE_KEEP};
 use crate::mechanisms::false_completion::{claims_completion, text_only_nudge};
-use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue};
+use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue, strip_reasoning};
 use crate::mechanisms::prefill;
-use crate::mechanisms::resilience::{is_empty_reply, strip_think, truncation_feedback};
+use crate::mechanisms::reply_failures::{cut_call, Lost};
+use crate::mechanisms::resilience::is_empty_reply;
+use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::Mechanism;
 use crate::messages::{Message, Reply, ToolCall, ToolSpec};
+use crate::prefix::PrefixStats;
 use crate::tools::table;
 use lrab_records::{Event, ModelCall};
 use serde_json::json;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The tools a run offers in a tier (stable for the run, so the prompt prefix stays
+/// cacheable; a paused tool stays listed and its calls are answered "paused").
+pub(super) fn offered(cfg: &AgentConfig, tier: Tier) -> Vec<&'static str> {
+    let flat = cfg.ablations.on(Mechanism::FlatPrefill);
+    let mut names: Vec<&str> = if tier == Tier::Chat {
+        prefill::chat_tools()
+    } else if flat {
+        prefill::route(&cfg.task)
+    } else {
+        prefill::all_tools()
+    };
+    // web tools only when configured, and (when routing) only for tasks that call for them
+    if cfg.web_search.is_some() && tier != Tier::Chat && (!flat || prefill::wants_web(&cfg.task)) {
+        names.extend(table::web());
+    }
+    names
+}
+
+/// What one model call was sent with.
+struct Sent {
+    raw: usize,
+    tokens: u64,
+    num_predict: u32,
+    stats: PrefixStats,
+    tools_offered: usize,
+}
 
 impl<M: Model> Agent<M> {
     /// Every tool that exists in this run: the web tools only when a search endpoint is set.
@@ -31,26 +62,7 @@ impl<M: Model> Agent<M> {
 
     /// The tools offered this turn.
     pub fn current_tools(&self) -> Vec<ToolSpec> {
-        let mut names: Vec<&str> = if self.state.tier == Tier::Chat {
-            prefill::chat_tools()
-        } else if self.on(Mechanism::FlatPrefill) {
-            prefill::route(&self.state.task)
-        } else {
-            prefill::all_tools()
-        };
-        // web tools only when configured, and (when routing) only for tasks that call for them
-        if self.tools.web.is_some()
-            && self.state.tier != Tier::Chat
-            && (!self.on(Mechanism::FlatPrefill) || prefill::wants_web(&self.state.task))
-        {
-            names.extend(table::web());
-        }
-        let paused = self.state.anti_loop.paused_tools(self.state.turn);
-        let names: Vec<&str> = names
-            .into_iter()
-            .filter(|n| !paused.iter().any(|p| p == n))
-            .collect();
-        table::specs_for(&names)
+        table::specs_for(&offered(&self.cfg, self.state.tier))
     }
 
     /// One turn. `Some(status)` ends the run.
@@ -75,66 +87,201 @@ impl<M: Model> Agent<M> {
             }
         }
         let tools = self.current_tools();
-        // context check
-        let mut raw = estimate_request(&self.state.messages, &tools);
-        let mut tokens = self.state.context.tokens(raw);
-        if self.on(Mechanism::Context) && self.state.context.needs_compaction(tokens) {
-            self.compact_now("threshold");
-            raw = estimate_request(&self.state.messages, &tools);
-            tokens = self.state.context.tokens(raw);
-        }
-        let num_predict = if self.on(Mechanism::Context) {
-            self.state
-                .context
-                .clamp_predict(tokens, self.cfg.num_predict)
-        } else {
-            self.cfg.num_predict
-        };
-        // model call
-        let tm = Instant::now();
-        let reply = match self.call_model(&tools, num_predict) {
-            Ok(r) => r,
-            Err(e) => {
-                self.events.emit(Event::BackendError {
-                    error: e.to_string(),
-                });
-                self.save();
-                let msg = e.to_string();
-                self.last_error = Some(e);
-                return Some(RunStatus::BackendFailed(msg));
+        let mut model_time = Duration::ZERO;
+        let mut overflows = 0;
+        let (reply, sent) = loop {
+            // under the text protocol the tools are in the system prompt, not the request
+            let wire: &[ToolSpec] = if self.state.text_protocol {
+                &[]
+            } else {
+                &tools
+            };
+            let (raw, tokens) = self.prepare_context(wire);
+            let num_predict = if self.on(Mechanism::Context) {
+                self.state
+                    .context
+                    .clamp_predict(tokens, self.cfg.num_predict)
+            } else {
+                self.cfg.num_predict
+            };
+            let tm = Instant::now();
+            let (r, stats) = self.call_model(wire, num_predict);
+            model_time += tm.elapsed();
+            let sent = Sent {
+                raw,
+                tokens,
+                num_predict,
+                stats,
+                tools_offered: wire.len(),
+            };
+            match r {
+                Ok(reply) => break (reply, sent),
+                Err(BackendError::NoToolSupport(m))
+                    if self.cfg.tool_protocol == ToolProtocol::Auto
+                        && !self.state.text_protocol =>
+                {
+                    self.switch_to_text(&m);
+                }
+                Err(BackendError::ContextOverflow(m))
+                    if self.on(Mechanism::Context) && overflows < 3 =>
+                {
+                    overflows += 1;
+                    // the server counts more than the window: our estimate (or the window we
+                    // were told) was short, so the correction makes this prompt over-full, and
+                    // the context check shrinks it before it is sent again
+                    let c = &mut self.state.context;
+                    let floor = 1.05 * c.num_ctx as f64 / sent.raw.max(1) as f64;
+                    c.ratio = (c.ratio * 1.25).max(floor).min(4.0);
+                    self.events.mechanism(
+                        "context",
+                        "server_overflow",
+                        json!({"error": short(&m, 200), "ratio": self.state.context.ratio}),
+                    );
+                    let tail = self.state.context.tail_budget() >> overflows;
+                    self.compact_with("server_overflow", tail);
+                }
+                Err(BackendError::ToolCallParse(m)) => {
+                    self.log_call(None, &sent, model_time);
+                    let end = self.on_lost(Lost::Unparsable(m), None);
+                    return self.end_turn(end, t0, model_time);
+                }
+                Err(e) => {
+                    self.events.emit(Event::BackendError {
+                        error: e.to_string(),
+                    });
+                    self.save();
+                    let msg = e.to_string();
+                    self.last_error = Some(e);
+                    return Some(RunStatus::BackendFailed(msg));
+                }
             }
         };
-        let model_time = tm.elapsed();
-        self.events.emit(Event::ModelCall(ModelCall {
-            turn: self.state.turn,
-            prompt_tokens: reply.prompt_eval_count,
-            completion_tokens: reply.eval_count,
-            latency_ms: model_time.as_millis() as u64,
-            est_tokens: tokens,
-            num_predict,
-            done_reason: reply.done_reason.clone(),
-            tools_offered: tools.len(),
-        }));
+        self.log_call(Some(&reply), &sent, model_time);
         if let Some(pec) = reply.prompt_eval_count {
-            self.state.context.calibrate(raw, pec);
+            use crate::mechanisms::context::Count;
+            let was_uncached = self.state.context.uncached_counts;
+            match self.state.context.calibrate(sent.raw, pec) {
+                Count::Truncated => self.events.mechanism(
+                    "context",
+                    "server_truncated",
+                    json!({"prompt_tokens": pec, "est_tokens": sent.tokens, "num_ctx": self.state.context.num_ctx}),
+                ),
+                Count::Uncached if !was_uncached => self.events.mechanism(
+                    "context",
+                    "uncached_counts",
+                    json!({"prompt_tokens": pec, "est_tokens": sent.tokens}),
+                ),
+                _ => {}
+            }
         }
-        self.state.model_calls += 1;
         self.state.prompt_tokens += reply.prompt_eval_count.unwrap_or(0);
         self.state.completion_tokens += reply.eval_count.unwrap_or(0);
         let end = self.handle_reply(reply, &tools);
+        self.end_turn(end, t0, model_time)
+    }
+
+    /// The end of every turn: count it, checkpoint, and time the harness's share.
+    fn end_turn(
+        &mut self,
+        end: Option<RunStatus>,
+        t0: Instant,
+        model_time: Duration,
+    ) -> Option<RunStatus> {
         self.state.turn += 1;
         self.save();
-        let total = t0.elapsed();
-        self.overheads.push(total.saturating_sub(model_time));
+        self.overheads.push(t0.elapsed().saturating_sub(model_time));
         end
     }
 
-    fn call_model(&mut self, tools: &[ToolSpec], num_predict: u32) -> Result<Reply, BackendError> {
+    /// The `model_call` event (with the request's shared-prefix numbers).
+    fn log_call(&mut self, reply: Option<&Reply>, sent: &Sent, took: Duration) {
+        self.state.model_calls += 1;
+        self.events.emit(Event::ModelCall(ModelCall {
+            turn: self.state.turn,
+            prompt_tokens: reply.and_then(|r| r.prompt_eval_count),
+            completion_tokens: reply.and_then(|r| r.eval_count),
+            latency_ms: took.as_millis() as u64,
+            est_tokens: sent.tokens,
+            num_predict: sent.num_predict,
+            done_reason: reply
+                .map(|r| r.done_reason.clone())
+                .unwrap_or(Some("error".into())),
+            tools_offered: sent.tools_offered,
+            prompt_bytes: sent.stats.prompt_bytes,
+            prefix_bytes: sent.stats.prefix_bytes,
+            est_prefix_tokens: sent.stats.est_prefix_tokens,
+            rewrite: self.rewrite.take(),
+        }));
+    }
+
+    /// The context check before a call: prune old tool output at 60 %, compact at 75 %, and
+    /// never send a prompt that leaves no room for a reply. Returns (raw estimate, corrected).
+    fn prepare_context(&mut self, tools: &[ToolSpec]) -> (usize, u64) {
+        let measure = |s: &Self| {
+            let raw = estimate_request(&s.state.messages, tools);
+            (raw, s.state.context.tokens(raw))
+        };
+        let (mut raw, mut tokens) = measure(self);
+        if !self.on(Mechanism::Context) {
+            return (raw, tokens);
+        }
+        if self.state.context.needs_pruning(tokens) {
+            let (n, saved) = prune_old_outputs(&mut self.state.messages, PRUNE_KEEP);
+            if n > 0 {
+                self.state.context.prunes += 1;
+                self.rewrite = Some("prune".into());
+                self.events.mechanism(
+                    "context",
+                    "prune",
+                    json!({"results": n, "chars_saved": saved, "est_before": tokens}),
+                );
+                (raw, tokens) = measure(self);
+            }
+        }
+        if self.state.context.needs_compaction(tokens) {
+            self.compact_now("threshold");
+            (raw, tokens) = measure(self);
+        }
+        let mut shift = 1;
+        while !self.state.context.fits(tokens) && shift <= 3 {
+            let tail = self.state.context.tail_budget() >> shift;
+            self.compact_with("fit", tail);
+            (raw, tokens) = measure(self);
+            shift += 1;
+        }
+        if !self.state.context.fits(tokens) {
+            let n = shrink_to_fit(&mut self.state.messages, tools, &self.state.context);
+            self.rewrite = Some("clip".into());
+            self.events.mechanism(
+                "context",
+                "clip",
+                json!({"messages": n, "est_before": tokens}),
+            );
+            (raw, tokens) = measure(self);
+        }
+        (raw, tokens)
+    }
+
+    /// Send the conversation (rendered for the text protocol when it is in use); a 400 about
+    /// the message structure gets one repair. Returns the result and the prefix numbers.
+    fn call_model(
+        &mut self,
+        tools: &[ToolSpec],
+        num_predict: u32,
+    ) -> (Result<Reply, BackendError>, PrefixStats) {
         let policy = self.cfg.retry;
         let mut repaired = false;
         loop {
+            let rendered;
+            let messages: &[Message] = if self.state.text_protocol {
+                rendered = text_protocol::render(&self.state.messages);
+                &rendered
+            } else {
+                &self.state.messages
+            };
+            let stats = self.prefix.observe(messages, tools);
             let req = ChatRequest {
-                messages: &self.state.messages,
+                messages,
                 tools,
                 num_predict,
             };
@@ -156,21 +303,46 @@ impl<M: Model> Agent<M> {
                 Err(BackendError::Structural(m)) if !repaired => {
                     repaired = true;
                     let removed = repair_conversation(&mut self.state.messages);
+                    self.rewrite = Some("repair".into());
                     self.events.mechanism(
                         "resilience",
                         "repair_conversation",
                         json!({"removed": removed, "error": m}),
                     );
                 }
-                other => return other,
+                other => return (other, stats),
             }
         }
     }
 
+    /// The server refuses tools: describe them in the system prompt from now on.
+    fn switch_to_text(&mut self, error: &str) {
+        self.state.text_protocol = true;
+        let system = super::state::system_prompt(&self.cfg, self.state.tier, true);
+        if let Some(m) = self
+            .state
+            .messages
+            .iter_mut()
+            .find(|m| m.role == crate::messages::Role::System)
+        {
+            m.content = system;
+        }
+        self.rewrite = Some("protocol".into());
+        self.events.mechanism(
+            "text_protocol",
+            "switch",
+            json!({"error": short(error, 200)}),
+        );
+    }
+
     pub(super) fn compact_now(&mut self, why: &str) {
+        let tail = self.state.context.tail_budget();
+        self.compact_with(why, tail);
+    }
+
+    fn compact_with(&mut self, why: &str, tail: usize) {
         let before = self.state.messages.len();
         let files = self.tools.list_files(60);
-        let tail = self.state.context.tail_budget();
         self.state.messages = compact(
             &self.state.messages,
             tail,
@@ -178,6 +350,7 @@ impl<M: Model> Agent<M> {
             &files,
         );
         self.state.context.compactions += 1;
+        self.rewrite = Some("compaction".into());
         self.events.mechanism(
             "context",
             "compact",
@@ -185,13 +358,31 @@ impl<M: Model> Agent<M> {
         );
     }
 
-    fn handle_reply(&mut self, reply: Reply, tools: &[ToolSpec]) -> Option<RunStatus> {
-        let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        let mut calls: Vec<ToolCall> = reply.tool_calls.clone();
-        if self.on(Mechanism::FormatRescue) {
-            let declared = table::specs_for(&self.known_tools());
-            for c in &mut calls {
-                let n = canonical_name(&c.name, &declared);
+    /// The reply's calls, bounded ([`bad_input`]): names and arguments mapped to the declared
+    /// tools, oversized or too deeply nested arguments replaced by the tool error they get
+    /// (second element).
+    fn bounded_calls(
+        &mut self,
+        native: Vec<ToolCall>,
+        declared: &[ToolSpec],
+    ) -> Vec<(ToolCall, Option<String>)> {
+        let mut out = Vec::with_capacity(native.len().min(64));
+        for (i, mut c) in native.into_iter().enumerate() {
+            if i >= bad_input::MAX_ARGS {
+                // more calls than any reply makes: the rest is dropped unread
+                bad_input::drop_deep(std::mem::take(&mut c.arguments));
+                continue;
+            }
+            c.name = bad_input::clip_name(&c.name);
+            if let Err(why) = bad_input::check_args(&c.name, &c.arguments) {
+                self.events
+                    .mechanism("bad_input", "call_refused", json!({"why": why}));
+                bad_input::drop_deep(std::mem::replace(&mut c.arguments, json!({})));
+                out.push((c, Some(bad_input::args_error(&why))));
+                continue;
+            }
+            if self.on(Mechanism::FormatRescue) || self.state.text_protocol {
+                let n = canonical_name(&c.name, declared);
                 if n != c.name {
                     self.events.mechanism(
                         "format_rescue",
@@ -199,59 +390,107 @@ impl<M: Model> Agent<M> {
                         json!({"from": c.name, "to": n}),
                     );
                 }
-                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments), &declared);
+                c.arguments = canonical_args(&n, std::mem::take(&mut c.arguments), declared);
                 c.name = n;
             }
-            if calls.is_empty() {
-                if let Some(rescued) = rescue(&reply.content, &declared) {
-                    self.events.mechanism(
-                        "format_rescue",
-                        "rescued",
-                        json!({"calls": rescued.len()}),
-                    );
-                    calls = rescued;
-                }
+            out.push((c, None));
+        }
+        out
+    }
+
+    fn handle_reply(&mut self, reply: Reply, tools: &[ToolSpec]) -> Option<RunStatus> {
+        let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let Reply {
+            content: raw,
+            thinking,
+            tool_calls,
+            done_reason,
+            ..
+        } = reply;
+        let truncated = done_reason.as_deref() == Some("length");
+        let native = tool_calls.len();
+        let declared = table::specs_for(&self.known_tools());
+        let mut calls = self.bounded_calls(tool_calls, &declared);
+        let issue = bad_input::screen_text(&raw);
+        if let Some(issue) = &issue {
+            self.events.mechanism(
+                "bad_input",
+                "reply_refused",
+                json!({"issue": format!("{issue:?}")}),
+            );
+        }
+        // under the text protocol the rescue is how calls come back at all; a reply cut at the
+        // output cap is not rescued (a repaired cut call would write a truncated file)
+        let rescue_on = self.on(Mechanism::FormatRescue) || self.state.text_protocol;
+        if rescue_on && calls.is_empty() && issue.is_none() && !truncated {
+            if let Some(rescued) = rescue(&raw, &declared) {
+                self.events
+                    .mechanism("format_rescue", "rescued", json!({"calls": rescued.len()}));
+                calls = self.bounded_calls(rescued, &declared);
             }
         }
-        let rescued_text = calls.len() > reply.tool_calls.len();
-        let content = if rescued_text {
-            String::new()
-        } else {
-            strip_think(&reply.content).trim().to_string()
+        let rescued_text = calls.len() > native;
+        let visible = strip_reasoning(&raw);
+        // reasoning came back (in `thinking`, or as a wrapper in the text the template opened)
+        let reasoned = !thinking.trim().is_empty() || visible.len() != raw.len();
+        let content = match &issue {
+            Some(i) => bad_input::history_text(&raw, i),
+            None if rescued_text => String::new(),
+            None => visible.trim().to_string(),
         };
+        if let (Some(issue), true) = (&issue, calls.is_empty()) {
+            return self.on_bad_text(issue, content);
+        }
         if is_empty_reply(&content, !calls.is_empty()) {
-            return self.on_empty_reply(&reply);
+            if truncated && self.on(Mechanism::Resilience) {
+                let lost = Lost::Cut {
+                    call: None,
+                    thinking: reasoned,
+                };
+                return self.on_lost(lost, Some(String::new()));
+            }
+            return self.on_empty_reply(reasoned);
         }
         self.state.empty.on_reply();
         if calls.is_empty() {
-            return self.on_text_reply(&reply, content);
+            if truncated && self.on(Mechanism::Resilience) {
+                let lost = Lost::Cut {
+                    call: cut_call(&content),
+                    thinking: false,
+                };
+                return self.on_lost(lost, Some(content));
+            }
+            self.state.lost.on_ok();
+            return self.on_text_reply(content);
         }
+        self.state.lost.on_ok();
         self.on_tool_calls(content, calls, &offered)
     }
 
-    /// Empty replies (think-only included) and truncation.
-    fn on_empty_reply(&mut self, reply: &Reply) -> Option<RunStatus> {
+    /// Empty replies (think-only included).
+    fn on_empty_reply(&mut self, think_only: bool) -> Option<RunStatus> {
         // keep the (empty) turn in the history: the conversation the model sees next is then
         // not the one that produced the empty reply
         self.state
             .messages
             .push(Message::assistant(String::new(), vec![]));
-        if reply.truncated() && self.on(Mechanism::Resilience) {
-            self.events
-                .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
-            self.nudge(truncation_feedback());
-            return None;
-        }
         if !self.on(Mechanism::AntiLoop) {
             self.nudge(anti_loop::EMPTY_NUDGE_ABLATED.into());
             return None;
         }
         match self.state.empty.on_empty() {
             EmptyAction::Nudge { level } => {
-                self.events
-                    .mechanism("anti_loop", "empty_nudge", json!({"level": level}));
+                self.events.mechanism(
+                    "anti_loop",
+                    "empty_nudge",
+                    json!({"level": level, "think_only": think_only}),
+                );
                 let next = self.next_action();
-                self.nudge(anti_loop::empty_nudge(level, &next));
+                self.nudge(if think_only {
+                    anti_loop::think_only_nudge(level, &next)
+                } else {
+                    anti_loop::empty_nudge(level, &next)
+                });
             }
             EmptyAction::Reset => {
                 self.events.mechanism("anti_loop", "empty_reset", json!({}));
@@ -269,7 +508,7 @@ impl<M: Model> Agent<M> {
     }
 
     /// A reply with text and no tool call.
-    fn on_text_reply(&mut self, reply: &Reply, content: String) -> Option<RunStatus> {
+    fn on_text_reply(&mut self, content: String) -> Option<RunStatus> {
         self.state
             .messages
             .push(Message::assistant(content.clone(), vec![]));
@@ -282,12 +521,6 @@ impl<M: Model> Agent<M> {
             // the answer is the product of a chat run: always printed
             println!("{content}");
             return Some(RunStatus::Answered);
-        }
-        if reply.truncated() && self.on(Mechanism::Resilience) {
-            self.events
-                .mechanism("resilience", "truncated", json!({"turn": self.state.turn}));
-            self.nudge(truncation_feedback());
-            return None;
         }
         if claims_completion(&content) {
             if !self.on(Mechanism::FinishGate) {
@@ -315,27 +548,30 @@ impl<M: Model> Agent<M> {
         self.stall_check(false)
     }
 
-    /// A reply with tool calls: each is dispatched, answered and logged in order.
+    /// A reply with tool calls: each is dispatched, answered and logged in order; the round
+    /// ends with the state line.
     fn on_tool_calls(
         &mut self,
         content: String,
-        mut calls: Vec<ToolCall>,
+        mut calls: Vec<(ToolCall, Option<String>)>,
         offered: &[&str],
     ) -> Option<RunStatus> {
         let turn = self.state.turn;
-        for (i, c) in calls.iter_mut().enumerate() {
+        for (i, (c, _)) in calls.iter_mut().enumerate() {
             if c.id.is_empty() {
                 c.id = format!("call_{turn}_{i}");
             }
         }
-        self.state
-            .messages
-            .push(Message::assistant(content, calls.clone()));
+        let plain: Vec<ToolCall> = calls.iter().map(|(c, _)| c.clone()).collect();
+        self.state.messages.push(Message::assistant(content, plain));
         let mut progress = false;
         let mut after: Vec<String> = Vec::new();
-        for call in &calls {
+        for (i, (call, refused)) in calls.iter().enumerate() {
             let t = Instant::now();
-            let result = self.dispatch(call, offered, &mut after);
+            let result = match refused {
+                Some(text) => super::CallResult::refused_input(text.clone()),
+                None => self.dispatch(call, offered, &mut after, i),
+            };
             if self.note_call(call, &result) {
                 progress = true;
             }
@@ -356,13 +592,14 @@ impl<M: Model> Agent<M> {
                 return Some(RunStatus::Finished);
             }
         }
+        self.append_state_line();
         for a in after {
             self.nudge(a);
         }
         self.stall_check(progress)
     }
 
-    fn stall_check(&mut self, progress: bool) -> Option<RunStatus> {
+    pub(super) fn stall_check(&mut self, progress: bool) -> Option<RunStatus> {
         if !self.on(Mechanism::AntiLoop) {
             return None;
         }

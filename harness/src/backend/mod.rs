@@ -60,6 +60,13 @@ pub enum BackendError {
         status: u16,
         message: String,
     },
+    /// The server could not parse the model's tool call (Ollama answers HTTP 500 with its
+    /// parser's error): the model's output is lost, and resending the same request at the same
+    /// temperature only repeats it, so the loop changes the conversation instead.
+    ToolCallParse(String),
+    /// The prompt does not fit the server's context window (an HTTP 400 instead of a silent
+    /// cut): the loop compacts and sends again.
+    ContextOverflow(String),
     /// A reply we could not parse.
     Protocol(String),
     /// A scripted model ran out of replies.
@@ -89,6 +96,12 @@ impl fmt::Display for BackendError {
             BackendError::Server { status, message } => {
                 write!(f, "backend error (HTTP {status}): {message}")
             }
+            BackendError::ToolCallParse(m) => {
+                write!(f, "the server could not parse the model's tool call: {m}")
+            }
+            BackendError::ContextOverflow(m) => {
+                write!(f, "the prompt does not fit the server's context: {m}")
+            }
             BackendError::Protocol(m) => write!(f, "unreadable backend reply: {m}"),
             BackendError::Exhausted => write!(f, "scripted model has no more replies"),
         }
@@ -115,13 +128,53 @@ pub fn error_message(body: &str) -> String {
     t.chars().take(300).collect()
 }
 
+/// Errors a server's tool-call parser raises on a malformed call: Ollama's builtin parsers
+/// (the raw Go JSON or XML error, harmony's `error parsing tool call: raw='…'`), its native
+/// path (`llama-server returned invalid tool call arguments`), llama.cpp's chat parser.
+const TOOL_PARSE_ERRORS: &[&str] = &[
+    "error parsing tool call",
+    "tool call parsing failed",
+    "invalid tool call arguments",
+    "failed to parse json",
+    "unexpected end of json input",
+    "xml syntax error",
+    "failed to parse input at pos",
+    "failed to parse tool call",
+    // the bare Go errors the JSON-based parsers (qwen3, deepseek3, glm, lfm2 …) pass through
+    "invalid character",
+    "cannot unmarshal",
+];
+
+/// Errors of a runner that died or failed to load: transient, whatever else they quote.
+const RUNNER_ERRORS: &[&str] = &["runner", "process has terminated", "out of memory"];
+
+/// Errors of a prompt longer than the window: Ollama (both runner eras), llama-server, vLLM.
+const CONTEXT_ERRORS: &[&str] = &[
+    "longer than the context length",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "input length exceeds the context length",
+    "maximum context length",
+    "context length exceeded",
+];
+
 /// Map an HTTP status and error message to a [`BackendError`]. Pure, so the classification is
 /// tested without a server.
 pub fn classify_http_error(status: u16, message: &str) -> BackendError {
     let lower = message.to_lowercase();
     let m = message.to_string();
-    if lower.contains("does not support tools") {
+    // Ollama's capability check, and vLLM started without a tool parser
+    if lower.contains("does not support tools") || lower.contains("enable-auto-tool-choice") {
         return BackendError::NoToolSupport(m);
+    }
+    if status >= 500
+        && TOOL_PARSE_ERRORS.iter().any(|p| lower.contains(p))
+        && !RUNNER_ERRORS.iter().any(|p| lower.contains(p))
+    {
+        return BackendError::ToolCallParse(m);
+    }
+    if (400..500).contains(&status) && CONTEXT_ERRORS.iter().any(|p| lower.contains(p)) {
+        return BackendError::ContextOverflow(m);
     }
     if status == 404 || (lower.contains("model") && lower.contains("not found")) {
         return BackendError::ModelNotFound(m);
@@ -226,6 +279,41 @@ mod tests {
             BackendError::Structural(_)
         ));
         assert!(classify_http_error(503, "busy").is_transient());
+        // the texts Ollama's parsers and servers answer with (docs/harness.md, *Failure modes*)
+        for parse in [
+            "failed to parse JSON: unexpected end of JSON input",
+            "XML syntax error on line 1: unexpected EOF",
+            "error parsing tool call: raw='{\"path\": \"a.md\", \"content\": \"x', err=unexpected end of JSON input",
+            "llama-server returned invalid tool call arguments for \"write_file\": invalid character",
+            "invalid character 'c' after object key:value pair",
+            "json: cannot unmarshal string into Go value of type map[string]interface {}",
+            "XML syntax error on line 3: element <parameter> closed by </function>",
+        ] {
+            let e = classify_http_error(500, parse);
+            assert!(matches!(e, BackendError::ToolCallParse(_)), "{parse}");
+            assert!(!e.is_transient());
+        }
+        for long in [
+            "the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length",
+            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            "the input length exceeds the context length",
+            "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+        ] {
+            assert!(
+                matches!(classify_http_error(400, long), BackendError::ContextOverflow(_)),
+                "{long}"
+            );
+        }
+        assert!(matches!(
+            classify_http_error(400, "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"),
+            BackendError::NoToolSupport(_)
+        ));
+        // a runner that died is transient even when its last error quotes a JSON error
+        assert!(classify_http_error(
+            500,
+            "model runner has unexpectedly stopped, this may be due to resource limitations or an internal error, check ollama server logs for details: invalid character"
+        )
+        .is_transient());
         assert!(!classify_http_error(404, "x").is_transient());
     }
 

@@ -16,6 +16,12 @@ pub struct OllamaConfig {
     pub num_ctx: Option<u64>,
     /// Requested thinking; only sent to models that advertise the capability.
     pub think: bool,
+    /// Sent as `truncate`: `Some(false)` makes the server refuse a prompt longer than the
+    /// window (HTTP 400) instead of silently dropping old messages or cutting the prompt.
+    pub truncate: Option<bool>,
+    /// Refuse a model whose `/api/show` capabilities lack `tools` (off: the caller uses the
+    /// text protocol for it).
+    pub require_tools: bool,
     pub stream: bool,
     pub seed: Option<i64>,
     pub connect_timeout: Duration,
@@ -31,6 +37,8 @@ impl OllamaConfig {
             temperature: Some(0.0),
             num_ctx: None,
             think: false,
+            truncate: None,
+            require_tools: true,
             stream: true,
             seed: None,
             connect_timeout: Duration::from_secs(10),
@@ -68,7 +76,7 @@ pub(crate) fn make_agent(connect: Duration, read: Duration) -> ureq::Agent {
 
 impl OllamaBackend {
     /// Probe `/api/show` for the model: fails clearly when the server is unreachable, the model
-    /// is unknown, or the model lacks the `tools` capability.
+    /// is unknown, cannot chat, or lacks the `tools` capability (when `require_tools`).
     pub fn connect(cfg: OllamaConfig) -> Result<Self, BackendError> {
         let agent = make_agent(cfg.connect_timeout, cfg.read_timeout);
         let url = format!("{}/api/show", cfg.base_url);
@@ -85,7 +93,14 @@ impl OllamaBackend {
         };
         // An empty capability list means an older server that does not report them: let the
         // chat call decide.
-        if !info.capabilities.is_empty() && !info.has("tools") {
+        if !info.capabilities.is_empty() && !info.has("completion") && !info.has("tools") {
+            return Err(BackendError::NoToolSupport(format!(
+                "{} cannot chat (capabilities: {})",
+                cfg.model,
+                info.capabilities.join(", ")
+            )));
+        }
+        if cfg.require_tools && !info.capabilities.is_empty() && !info.has("tools") {
             return Err(BackendError::NoToolSupport(format!(
                 "{} (capabilities: {})",
                 cfg.model,
@@ -176,6 +191,7 @@ pub(crate) fn build_request(
         } else {
             None
         },
+        truncate: cfg.truncate,
         ..Default::default()
     }
 }
@@ -187,6 +203,20 @@ fn convert_calls(calls: &[wire::ToolCall], out: &mut Vec<ToolCall>) {
             name: c.function.name.clone(),
             arguments: c.function.arguments.clone(),
         });
+    }
+}
+
+/// A line the reader could not decode. JSON nested deeper than the decoder's limit can only be
+/// a model's tool call (nothing else in a chat chunk nests): the reply is lost like a call the
+/// server could not parse — the loop tells the model, instead of retrying the same request,
+/// which returns the same reply at temperature 0. Anything else is a broken stream (retried).
+fn unreadable(what: &str, e: &serde_json::Error) -> BackendError {
+    if e.to_string().contains("recursion limit") {
+        BackendError::ToolCallParse(format!(
+            "the tool call's arguments are nested too deeply to read ({e})"
+        ))
+    } else {
+        BackendError::Protocol(format!("bad {what}: {e}"))
     }
 }
 
@@ -211,8 +241,8 @@ pub fn parse_ndjson<R: BufRead>(mut r: R) -> Result<Reply, BackendError> {
         if line.is_empty() {
             continue;
         }
-        let parsed: wire::ChatStreamLine = serde_json::from_str(line)
-            .map_err(|e| BackendError::Protocol(format!("bad NDJSON line: {e}")))?;
+        let parsed: wire::ChatStreamLine =
+            serde_json::from_str(line).map_err(|e| unreadable("NDJSON line", &e))?;
         match parsed {
             wire::ChatStreamLine::Error(e) => {
                 return Err(classify_http_error(500, &e.error));
@@ -236,8 +266,8 @@ pub fn parse_ndjson<R: BufRead>(mut r: R) -> Result<Reply, BackendError> {
 
 /// A non-streaming `/api/chat` body.
 pub fn parse_single(body: &str) -> Result<Reply, BackendError> {
-    let parsed: wire::ChatStreamLine = serde_json::from_str(body)
-        .map_err(|e| BackendError::Protocol(format!("bad /api/chat body: {e}")))?;
+    let parsed: wire::ChatStreamLine =
+        serde_json::from_str(body).map_err(|e| unreadable("/api/chat body", &e))?;
     match parsed {
         wire::ChatStreamLine::Error(e) => Err(classify_http_error(500, &e.error)),
         wire::ChatStreamLine::Chunk(c) => {
@@ -319,6 +349,26 @@ mod tests {
     }
 
     #[test]
+    fn arguments_nested_past_the_decoder_limit_are_a_lost_call_not_a_broken_stream() {
+        let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        let line = format!("{{\"model\":\"m\",\"created_at\":\"t\",\"message\":{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"function\":{{\"name\":\"write_file\",\"arguments\":{{\"content\":{deep}}}}}}}]}},\"done\":true}}\n");
+        let e = parse_ndjson(line.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, BackendError::ToolCallParse(m) if m.contains("nested too deeply")),
+            "{e:?}"
+        );
+        assert!(!e.is_transient());
+        assert!(matches!(
+            parse_single(line.trim()),
+            Err(BackendError::ToolCallParse(_))
+        ));
+        // a line that is just broken stays a (retried) protocol error
+        assert!(parse_ndjson("{\"model\": \n".as_bytes())
+            .unwrap_err()
+            .is_transient());
+    }
+
+    #[test]
     fn ndjson_error_line_and_early_end() {
         let s = "{\"model\":\"m\",\"created_at\":\"t\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}\n{\"error\":\"out of memory\"}\n";
         assert!(matches!(
@@ -359,5 +409,12 @@ mod tests {
         assert_eq!(w["options"]["temperature"], 0.0);
         let w = serde_json::to_value(build_request(&cfg, true, &req)).unwrap();
         assert_eq!(w["think"], false);
+        assert!(w.get("truncate").is_none());
+        let cfg = OllamaConfig {
+            truncate: Some(false),
+            ..cfg
+        };
+        let w = serde_json::to_value(build_request(&cfg, false, &req)).unwrap();
+        assert_eq!(w["truncate"], false);
     }
 }

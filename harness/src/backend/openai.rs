@@ -1,5 +1,7 @@
 //! OpenAI-compatible `/v1/chat/completions` backend (llama.cpp server, vLLM, LM Studio, Ollama's
-//! `/v1`): SSE streaming with tool-call deltas assembled by index.
+//! `/v1`): SSE streaming with tool-call deltas assembled by index, and a probe of the context
+//! window (the API has no field for it): llama.cpp's `/props`, vLLM's `max_model_len`,
+//! Ollama's `/api/ps` and `/api/show`.
 
 use super::ollama::{make_agent, wire_tools};
 use super::{classify_http_error, from_ureq, normalize_base_url, BackendError, ChatRequest, Model};
@@ -38,7 +40,64 @@ impl OpenAiConfig {
 
 pub struct OpenAiBackend {
     pub cfg: OpenAiConfig,
+    /// What the server told about its context window.
+    pub context: ContextProbe,
     agent: ureq::Agent,
+}
+
+/// The context window as an OpenAI-compatible server reports it: the window it runs with
+/// (llama.cpp `/props` `n_ctx`, vLLM `max_model_len`, Ollama `/api/ps` for a loaded model), and
+/// an upper bound when only the model's trained length is known (`n_ctx_train`, Ollama
+/// `/api/show`). Each with the name of its source.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextProbe {
+    pub runtime: Option<(u64, &'static str)>,
+    pub bound: Option<(u64, &'static str)>,
+}
+
+/// The `/v1/models` entry of `model`, or the only entry.
+fn model_entry<'a>(list: &'a serde_json::Value, model: &str) -> Option<&'a serde_json::Value> {
+    let data = list["data"].as_array()?;
+    data.iter()
+        .find(|m| {
+            m["id"]
+                .as_str()
+                .is_some_and(|id| id == model || id.trim_end_matches(":latest") == model)
+        })
+        .or(if data.len() == 1 { data.first() } else { None })
+}
+
+fn positive(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64().filter(|n| *n > 0)
+}
+
+/// From `/v1/models`: vLLM's `max_model_len` (the window it serves), llama.cpp's
+/// `meta.n_ctx_train` or a `context_length` (bounds).
+pub fn models_context(list: &serde_json::Value, model: &str) -> ContextProbe {
+    let Some(e) = model_entry(list, model) else {
+        return ContextProbe::default();
+    };
+    ContextProbe {
+        runtime: positive(&e["max_model_len"]).map(|n| (n, "max_model_len")),
+        bound: positive(&e["meta"]["n_ctx_train"])
+            .map(|n| (n, "n_ctx_train"))
+            .or_else(|| positive(&e["context_length"]).map(|n| (n, "context_length"))),
+    }
+}
+
+/// From llama.cpp's `/props`: the context of a slot.
+pub fn props_context(props: &serde_json::Value) -> Option<u64> {
+    positive(&props["default_generation_settings"]["n_ctx"]).or_else(|| positive(&props["n_ctx"]))
+}
+
+/// From Ollama's `/api/ps`: the context allocated for the loaded model.
+pub fn ps_context(ps: &serde_json::Value, model: &str) -> Option<u64> {
+    ps["models"].as_array()?.iter().find_map(|m| {
+        let name = m["name"].as_str().or(m["model"].as_str())?;
+        (name == model || name.trim_end_matches(":latest") == model)
+            .then(|| positive(&m["context_length"]))
+            .flatten()
+    })
 }
 
 impl OpenAiBackend {
@@ -51,9 +110,14 @@ impl OpenAiBackend {
         if let Some(k) = &cfg.api_key {
             rq = rq.set("Authorization", &format!("Bearer {k}"));
         }
+        let mut models: Option<serde_json::Value> = None;
         match rq.call() {
             Ok(resp) => {
-                if let Ok(list) = resp.into_json::<oa::ModelList>() {
+                models = resp.into_json::<serde_json::Value>().ok();
+                if let Some(list) = models
+                    .as_ref()
+                    .and_then(|v| serde_json::from_value::<oa::ModelList>(v.clone()).ok())
+                {
                     let known = list.data.iter().any(|m| {
                         m.id == cfg.model || m.id.trim_end_matches(":latest") == cfg.model
                     });
@@ -74,12 +138,58 @@ impl OpenAiBackend {
             // Some servers do not implement /v1/models; the chat call will tell.
             Err(ureq::Error::Status(..)) => {}
         }
-        Ok(OpenAiBackend { cfg, agent })
+        let context = probe_context(&agent, &cfg, models.as_ref());
+        Ok(OpenAiBackend {
+            cfg,
+            context,
+            agent,
+        })
     }
 
     pub fn wire_request(&self, req: &ChatRequest<'_>) -> oa::ChatCompletionRequest {
         build_request(&self.cfg, req)
     }
+}
+
+/// Ask the server for its window: `/v1/models` first, then llama.cpp's `/props`, then Ollama's
+/// `/api/ps` and `/api/show` (an endpoint a server does not have just answers 404).
+fn probe_context(
+    agent: &ureq::Agent,
+    cfg: &OpenAiConfig,
+    models: Option<&serde_json::Value>,
+) -> ContextProbe {
+    let get = |path: &str| -> Option<serde_json::Value> {
+        let mut rq = agent.get(&format!("{}{path}", cfg.base_url));
+        if let Some(k) = &cfg.api_key {
+            rq = rq.set("Authorization", &format!("Bearer {k}"));
+        }
+        rq.call().ok()?.into_json().ok()
+    };
+    let mut p = models
+        .map(|m| models_context(m, &cfg.model))
+        .unwrap_or_default();
+    if p.runtime.is_none() {
+        p.runtime = get("/props")
+            .as_ref()
+            .and_then(props_context)
+            .map(|n| (n, "props"));
+    }
+    if p.runtime.is_none() {
+        p.runtime = get("/api/ps")
+            .as_ref()
+            .and_then(|v| ps_context(v, &cfg.model))
+            .map(|n| (n, "api_ps"));
+    }
+    if p.runtime.is_none() && p.bound.is_none() {
+        p.bound = agent
+            .post(&format!("{}/api/show", cfg.base_url))
+            .send_json(serde_json::json!({ "model": cfg.model }))
+            .ok()
+            .and_then(|r| r.into_json::<lrab_ollama::ShowResponse>().ok())
+            .and_then(|s| s.context_length())
+            .map(|n| (n, "api_show"));
+    }
+    p
 }
 
 pub fn wire_messages(messages: &[Message]) -> Vec<oa::Message> {
@@ -274,6 +384,9 @@ impl Model for OpenAiBackend {
             parse_completion(&text)
         }
     }
+    fn context_length(&self) -> Option<u64> {
+        self.context.runtime.or(self.context.bound).map(|(n, _)| n)
+    }
 }
 
 #[cfg(test)]
@@ -298,6 +411,31 @@ mod tests {
         assert_eq!(r.tool_calls[0].arguments, json!({"path": "a.md"}));
         assert_eq!(r.prompt_eval_count, Some(10));
         assert_eq!(r.done_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn context_is_read_from_each_servers_metadata() {
+        let vllm = json!({"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "object": "model", "max_model_len": 40960}]});
+        assert_eq!(
+            models_context(&vllm, "Qwen/Qwen3-8B").runtime,
+            Some((40960, "max_model_len"))
+        );
+        let llamacpp = json!({"object": "list", "data": [{"id": "model.gguf", "meta": {"n_ctx_train": 131072, "n_vocab": 151936}}]});
+        let p = models_context(&llamacpp, "anything");
+        assert_eq!((p.runtime, p.bound), (None, Some((131072, "n_ctx_train"))));
+        assert_eq!(
+            props_context(
+                &json!({"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1})
+            ),
+            Some(8192)
+        );
+        assert_eq!(props_context(&json!({"n_ctx": 4096})), Some(4096));
+        let ps =
+            json!({"models": [{"name": "qwen3:4b", "model": "qwen3:4b", "context_length": 4096}]});
+        assert_eq!(ps_context(&ps, "qwen3:4b"), Some(4096));
+        assert_eq!(ps_context(&ps, "other"), None);
+        let two = json!({"data": [{"id": "a"}, {"id": "b"}]});
+        assert_eq!(models_context(&two, "c"), ContextProbe::default());
     }
 
     #[test]

@@ -198,7 +198,13 @@ impl AntiLoop {
         }
     }
 
-    /// Tools currently paused (left out of the tool list).
+    /// Pause `tool` until `until_turn` (another guard's escalation): its calls are answered
+    /// [`LoopVerdict::Paused`].
+    pub fn pause(&mut self, tool: &str, until_turn: u32) {
+        self.paused.insert(tool.to_string(), until_turn);
+    }
+
+    /// Tools currently paused (their calls are not executed).
     pub fn paused_tools(&self, turn: u32) -> Vec<String> {
         self.paused
             .iter()
@@ -294,6 +300,17 @@ pub fn empty_nudge(level: u32, next: &str) -> String {
         format!("Your reply was empty. Reply with a tool call. Next action: {next}")
     } else {
         format!("Empty again. Do exactly this now with a tool call: {next}")
+    }
+}
+
+/// The nudge after a reply that held only reasoning (`level` as for [`empty_nudge`]).
+pub fn think_only_nudge(level: u32, next: &str) -> String {
+    if level == 1 {
+        format!("Your reply held only reasoning and no tool call, so nothing was done. Reply with a tool call. Next action: {next}")
+    } else {
+        format!(
+            "Empty again: only reasoning, no call. Do exactly this now with a tool call: {next}"
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 //! `LRAB_ABLATION=name,…` to measure what it contributes.
 
 pub mod anti_loop;
+pub mod bad_input;
 pub mod clock;
 pub mod context;
 pub mod crawl_guard;
@@ -11,9 +12,13 @@ pub mod false_completion;
 pub mod finish_gate;
 pub mod format_rescue;
 pub mod prefill;
+pub mod repeat_guard;
+pub mod reply_failures;
 pub mod report;
 pub mod resilience;
 pub mod security;
+pub mod state_line;
+pub mod text_protocol;
 pub mod tiering;
 
 use serde::{Deserialize, Serialize};
@@ -35,10 +40,11 @@ pub enum Mechanism {
     Context,
     CrawlGuard,
     Report,
+    StateLine,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 12] = [
+    pub const ALL: [Mechanism; 13] = [
         Mechanism::FlatPrefill,
         Mechanism::Tiering,
         Mechanism::FinishGate,
@@ -51,6 +57,7 @@ impl Mechanism {
         Mechanism::Context,
         Mechanism::CrawlGuard,
         Mechanism::Report,
+        Mechanism::StateLine,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +74,7 @@ impl Mechanism {
             Mechanism::Context => "context",
             Mechanism::CrawlGuard => "crawl_guard",
             Mechanism::Report => "report",
+            Mechanism::StateLine => "state_line",
         }
     }
 
@@ -80,15 +88,18 @@ impl Mechanism {
                 "report failing tests generically instead of file/line/error"
             }
             Mechanism::AntiLoop => {
-                "execute repeated identical calls; no empty-turn ladder or stall watch"
+                "execute repeated identical calls and reruns of failed ones; no empty-turn ladder, stall watch, failure counters or edit-convergence guard"
             }
             Mechanism::FormatRescue => "ignore tool calls written as text; no tool-name aliases",
             Mechanism::EditSafety => "no backups, deletes are permanent, no rollback",
-            Mechanism::Resilience => "no checkpoint/resume, no truncation feedback",
+            Mechanism::Resilience => {
+                "no checkpoint/resume, no feedback on unparsable or cut-off replies"
+            }
             Mechanism::Clock => "no time-budget warnings",
-            Mechanism::Context => "no token check, no compaction",
+            Mechanism::Context => "no token check, no pruning, no compaction",
             Mechanism::CrawlGuard => "no read_file byte budget",
             Mechanism::Report => "no final verification report",
+            Mechanism::StateLine => "no per-round state line (plan done, missing deliverables)",
         }
     }
 

@@ -162,6 +162,18 @@ impl Toolbox {
             }
             None => content,
         };
+        if !append && fs::read(&abs).is_ok_and(|b| b == content.as_bytes()) {
+            // rewriting a file with what it already holds changes nothing: said plainly, and
+            // no change for the loop's bookkeeping (a rerun of a failing test after it is not
+            // progress)
+            return ToolOutcome::ok(
+                format!(
+                    "unchanged: {rel} already has exactly this content; nothing was written{note}"
+                ),
+                Effect::None,
+                Some(rel),
+            );
+        }
         if !append {
             // ring 5: replacing a large file with much less is how work silently disappears
             let replace = match args.get("replace") {
@@ -274,6 +286,13 @@ impl Toolbox {
             return ToolOutcome::err(format!(
                 "'old' text occurs {count} times in {rel}; include more surrounding lines so it is unique"
             ));
+        }
+        if old_s == new_s {
+            return ToolOutcome::ok(
+                format!("unchanged: 'old' and 'new' are identical, so {rel} was not edited"),
+                Effect::None,
+                Some(rel),
+            );
         }
         if let Err(e) = self.backup(&abs, &rel) {
             return e;

@@ -189,3 +189,22 @@ pub fn ollama_stream(
 pub fn show_body(caps: &[&str]) -> String {
     serde_json::json!({"details":{"family":"test"},"model_info":{"general.architecture":"llama","llama.context_length":16384},"capabilities":caps}).to_string()
 }
+
+/// An OpenAI-compatible SSE stream of `chunks`, ended by `[DONE]`.
+pub fn sse(chunks: Vec<serde_json::Value>) -> Resp {
+    let mut v: Vec<String> = chunks
+        .into_iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .collect();
+    v.push("data: [DONE]\n\n".into());
+    Resp {
+        status: 200,
+        content_type: "text/event-stream",
+        chunks: v,
+    }
+}
+
+/// One `chat.completion.chunk` with `delta`.
+pub fn chunk(delta: serde_json::Value, finish: Option<&str>) -> serde_json::Value {
+    serde_json::json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m", "system_fingerprint": "fp", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}

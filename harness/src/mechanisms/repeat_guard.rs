@@ -1,0 +1,464 @@
+//! Loops across turns that the signature anti-loop (which compares a call only with the call
+//! just before it) cannot see, as real small models run them: rewriting a file with the same
+//! content and rerunning the same failing test, forever; the same failing command giving the
+//! same result again and again; an edit that swings a file back and forth between two
+//! versions. Part of `anti_loop`, and escalated the same way (a note, a stronger note, then
+//! the tool is paused):
+//!
+//! * **pure reruns of a failure** — a call identical to one that failed, with nothing in the
+//!   workdir changed since that call ran (its own effect excluded), is not executed; the third
+//!   such rerun pauses the tool;
+//! * **identical results** — a call that fails with the same result as its previous run
+//!   (after changes) gets a note that the changes did not touch the failure;
+//! * **per-tool failure counter** — the same tool failing again and again gets advice for that
+//!   tool, and a file tool that keeps failing is paused;
+//! * **edit convergence** — a write that brings a file back to an earlier version (an
+//!   oscillation) is noted and does not count as progress; many changes to one file without
+//!   running anything get a hint to check them.
+//!
+//! Everything is keyed on generic evidence (signatures, workdir changes, result digests, file
+//! content digests) and stored as sha256 digests so the checkpoint reads the same in any build.
+
+use lrab_util::sha256_hex;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Signatures remembered (the oldest are forgotten first).
+pub const MEMO: usize = 64;
+/// Failures of one tool in a row before advice, and before a file tool is paused.
+pub const TOOL_FAIL_HINT: u32 = 3;
+pub const TOOL_FAIL_PAUSE: u32 = 6;
+/// Changes to one file in a row, without running anything, before a hint (and the second).
+pub const EDIT_STREAK_HINT: u32 = 4;
+/// File versions remembered per path.
+pub const VERSIONS: usize = 6;
+/// Characters of an earlier failure quoted when its rerun is not executed (its end).
+pub const TAIL: usize = 400;
+
+/// A stable digest of text (checkpointed).
+pub fn digest(s: &str) -> String {
+    sha256_hex(s.as_bytes())[..32].to_string()
+}
+
+fn volatile_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"\.lrab/out/\d+\.txt|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b|0x[0-9a-fA-F]+")
+            .expect("static regex")
+    })
+}
+
+/// Digest of a result with what changes between identical runs taken out (output file
+/// numbers, durations, addresses).
+pub fn result_digest(text: &str) -> String {
+    digest(&volatile_re().replace_all(text, "#"))
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Memo {
+    turn: u32,
+    world_after: u64,
+    ok: bool,
+    result: String,
+    tail: String,
+    /// Identical failing results in a row, and the turn of the first.
+    same: u32,
+    first_turn: u32,
+    /// Pure reruns refused since it ran.
+    blocked: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct FileHist {
+    versions: Vec<(String, u32)>,
+    streak: u32,
+    hints: u32,
+    swings: u32,
+}
+
+/// The guard's answer before a call runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Before {
+    Run,
+    /// Not executed: it failed at `turn` and nothing changed since (`level` 1, 2).
+    Rerun {
+        turn: u32,
+        level: u32,
+        tail: String,
+    },
+    /// The third pure rerun: pause the tool.
+    Pause,
+}
+
+/// What the guard adds after a call ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct After {
+    /// Notes appended to the call's result.
+    pub notes: Vec<String>,
+    /// The call was no step forward (an oscillating write).
+    pub no_progress: bool,
+    /// Pause the tool.
+    pub pause: bool,
+    /// What fired, for the event log (action, detail).
+    pub fired: Vec<(&'static str, serde_json::Value)>,
+}
+
+/// What happened in one executed call, for [`RepeatGuard::after`].
+pub struct Ran<'a> {
+    pub sig: &'a str,
+    pub tool: &'a str,
+    pub ok: bool,
+    pub result: &'a str,
+    pub world_after: u64,
+    pub turn: u32,
+    /// A successful file change: the path and the digest of its new content.
+    pub file: Option<(&'a str, String)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RepeatGuard {
+    calls: BTreeMap<String, Memo>,
+    tool_fail: BTreeMap<String, u32>,
+    files: BTreeMap<String, FileHist>,
+    last_write: Option<String>,
+}
+
+/// Tools never paused for failing (the way to test, plan and end).
+fn never_paused(tool: &str) -> bool {
+    matches!(tool, "run_shell" | "todo" | "finish")
+}
+
+impl RepeatGuard {
+    /// Before a call runs: `sig` is its signature digest, `world` the workdir change counter.
+    pub fn before(&mut self, sig: &str, polling: bool, world: u64) -> Before {
+        if polling {
+            return Before::Run;
+        }
+        let Some(m) = self.calls.get_mut(sig) else {
+            return Before::Run;
+        };
+        if m.ok || m.world_after != world {
+            return Before::Run;
+        }
+        m.blocked += 1;
+        if m.blocked >= 3 {
+            m.blocked = 0;
+            return Before::Pause;
+        }
+        Before::Rerun {
+            turn: m.turn,
+            level: m.blocked,
+            tail: m.tail.clone(),
+        }
+    }
+
+    /// After a call ran.
+    pub fn after(&mut self, r: &Ran<'_>) -> After {
+        let mut out = After::default();
+        let rd = result_digest(r.result);
+        let prev = self.calls.get(r.sig);
+        let (same, first_turn) = match prev {
+            Some(p) if !r.ok && !p.ok && p.result == rd => (p.same + 1, p.first_turn),
+            _ => (0, r.turn),
+        };
+        if same > 0 {
+            out.notes.push(same_failure_note(first_turn, same + 1));
+            out.fired.push((
+                "same_failure",
+                serde_json::json!({"tool": r.tool, "times": same + 1, "first_turn": first_turn}),
+            ));
+        }
+        self.calls.insert(
+            r.sig.to_string(),
+            Memo {
+                turn: r.turn,
+                world_after: r.world_after,
+                ok: r.ok,
+                result: rd,
+                tail: tail(r.result),
+                same,
+                first_turn,
+                blocked: 0,
+            },
+        );
+        if self.calls.len() > MEMO {
+            if let Some(oldest) = self
+                .calls
+                .iter()
+                .min_by_key(|(_, m)| m.turn)
+                .map(|(k, _)| k.clone())
+            {
+                self.calls.remove(&oldest);
+            }
+        }
+        // per-tool failure counter
+        let n = self.tool_fail.entry(r.tool.to_string()).or_insert(0);
+        if r.ok {
+            *n = 0;
+        } else {
+            *n += 1;
+            let n = *n;
+            if n == TOOL_FAIL_HINT || n == TOOL_FAIL_PAUSE {
+                let pause = n == TOOL_FAIL_PAUSE && !never_paused(r.tool);
+                out.notes.push(tool_failures_note(r.tool, n, pause));
+                out.pause |= pause;
+                out.fired.push((
+                    if pause {
+                        "tool_failures_pause"
+                    } else {
+                        "tool_failures"
+                    },
+                    serde_json::json!({"tool": r.tool, "failures": n}),
+                ));
+            }
+        }
+        // edit convergence
+        if r.tool == "run_shell" {
+            self.last_write = None;
+        }
+        if let Some((path, d)) = &r.file {
+            let h = self.files.entry(path.to_string()).or_default();
+            let earlier = h
+                .versions
+                .iter()
+                .rev()
+                .skip(1)
+                .find(|(v, _)| v == d)
+                .map(|(_, t)| *t);
+            let changed = h.versions.last().map(|(v, _)| v != d).unwrap_or(true);
+            if let (Some(t), true) = (earlier, changed) {
+                h.swings += 1;
+                out.notes.push(oscillation_note(path, t, h.swings));
+                out.no_progress = true;
+                out.fired.push((
+                    "oscillation",
+                    serde_json::json!({"path": path, "back_to_turn": t, "swings": h.swings}),
+                ));
+            }
+            h.streak = if self.last_write.as_deref() == Some(*path) {
+                h.streak + 1
+            } else {
+                1
+            };
+            if h.streak % EDIT_STREAK_HINT == 0 && h.hints < 2 {
+                h.hints += 1;
+                out.notes.push(edit_streak_note(path, h.streak, h.hints));
+                out.fired.push((
+                    "edit_streak",
+                    serde_json::json!({"path": path, "changes": h.streak}),
+                ));
+            }
+            h.versions.push((d.clone(), r.turn));
+            if h.versions.len() > VERSIONS {
+                h.versions.remove(0);
+            }
+            self.last_write = Some(path.to_string());
+        }
+        out
+    }
+}
+
+fn tail(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= TAIL {
+        return text.to_string();
+    }
+    let t: String = text.chars().skip(n - TAIL).collect();
+    format!("…{t}")
+}
+
+/// The answer to a pure rerun of a failed call (`level` 1 or 2).
+pub fn rerun_text(tool: &str, turn: u32, level: u32, tail: &str, next: &str) -> String {
+    if level == 1 {
+        format!("not executed: this exact call failed at turn {turn}, and nothing in the workdir has changed since, so it would fail the same way. The end of its result then:\n{tail}\nChange something first (fix what the error names), or take another approach. Next action: {next}")
+    } else {
+        format!("not executed again: the same failed call as at turn {turn}, with nothing changed since. The next identical call pauses {tool}. Next action: {next}")
+    }
+}
+
+/// The note on a failure identical to the previous run of the same call.
+pub fn same_failure_note(first_turn: u32, times: u32) -> String {
+    if times == 2 {
+        format!("[same failure as at turn {first_turn}: the changes since did not change this result. Read the error (file, line) and change what it names, or try another approach.]")
+    } else {
+        format!("[the same failure {times} times in a row (first at turn {first_turn}): stop repeating this fix. State the cause you suspect, make one change that tests it, or undo your last change with rollback.]")
+    }
+}
+
+/// Advice after a tool failed `n` times in a row.
+pub fn tool_failures_note(tool: &str, n: u32, paused: bool) -> String {
+    let advice = match tool {
+        "edit_file" => "read_file the lines first and copy 'old' exactly, or write the whole file with write_file",
+        "write_file" | "append_file" => "check the path (relative, inside this directory) and pass both path and content",
+        "read_file" | "list_dir" | "search_files" => "list_dir to see which files exist",
+        "run_shell" => "read the error output; check the command exists here (python3, not python) and fix the code it names before running it again",
+        _ => "change your approach",
+    };
+    let pause = if paused {
+        format!(" {tool} is paused for a few turns.")
+    } else {
+        String::new()
+    };
+    format!("[{tool} failed {n} times in a row: {advice}.{pause}]")
+}
+
+/// The note on a write that brought a file back to an earlier version.
+pub fn oscillation_note(path: &str, turn: u32, swings: u32) -> String {
+    if swings == 1 {
+        format!("[{path} is now exactly as it was at turn {turn}: your changes are going back and forth between versions. Decide from the test output which version is right, and stop changing it back.]")
+    } else {
+        format!("[{path} is back to an earlier version again (turn {turn}). Stop switching: state the cause you suspect, then make one change that tests it.]")
+    }
+}
+
+/// The hint after many changes to one file without running anything (`hint` 1 or 2).
+pub fn edit_streak_note(path: &str, changes: u32, hint: u32) -> String {
+    if hint == 1 {
+        format!("[{changes} changes to {path} in a row without running anything: run its tests or the script now to check them.]")
+    } else {
+        format!("[{changes} changes to {path} in a row: before changing it again, state the root cause you are fixing.]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran<'a>(sig: &'a str, tool: &'a str, ok: bool, result: &'a str, w: u64, t: u32) -> Ran<'a> {
+        Ran {
+            sig,
+            tool,
+            ok,
+            result,
+            world_after: w,
+            turn: t,
+            file: None,
+        }
+    }
+
+    #[test]
+    fn a_pure_rerun_of_a_failure_is_refused_then_paused() {
+        let mut g = RepeatGuard::default();
+        let test = digest("run_shell:pytest");
+        assert_eq!(g.before(&test, false, 5), Before::Run);
+        g.after(&ran(&test, "run_shell", false, "1 failed in 0.02s", 6, 3));
+        // a write that changed nothing in between: still world 6
+        assert!(matches!(
+            g.before(&test, false, 6),
+            Before::Rerun {
+                turn: 3,
+                level: 1,
+                ..
+            }
+        ));
+        assert!(matches!(
+            g.before(&test, false, 6),
+            Before::Rerun { level: 2, .. }
+        ));
+        assert_eq!(g.before(&test, false, 6), Before::Pause);
+        // after a real change it runs
+        assert_eq!(g.before(&test, false, 7), Before::Run);
+        // polling is exempt, and a success is never refused
+        assert_eq!(g.before(&test, true, 6), Before::Run);
+        g.after(&ran(&test, "run_shell", true, "ok", 8, 4));
+        assert_eq!(g.before(&test, false, 8), Before::Run);
+    }
+
+    #[test]
+    fn the_same_failure_after_changes_is_noted() {
+        let mut g = RepeatGuard::default();
+        let s = digest("run_shell:python3 t.py");
+        let out1 = "[exit 1]\nAssertionError at t.py:3 (in 0.01s)\nfull output: .lrab/out/1.txt";
+        let out2 = "[exit 1]\nAssertionError at t.py:3 (in 0.03s)\nfull output: .lrab/out/4.txt";
+        assert!(g
+            .after(&ran(&s, "run_shell", false, out1, 2, 1))
+            .notes
+            .is_empty());
+        let a = g.after(&ran(&s, "run_shell", false, out2, 4, 3));
+        assert!(
+            a.notes[0].contains("same failure as at turn 1"),
+            "{:?}",
+            a.notes
+        );
+        let a = g.after(&ran(&s, "run_shell", false, out1, 6, 5));
+        assert!(a.notes[0].contains("3 times in a row") && a.notes[0].contains("rollback"));
+        // a different failure starts over
+        let a = g.after(&ran(&s, "run_shell", false, "[exit 1]\nNameError", 8, 7));
+        assert!(a.notes.iter().all(|n| !n.contains("same failure")));
+    }
+
+    #[test]
+    fn tool_failures_get_advice_then_file_tools_pause() {
+        let mut g = RepeatGuard::default();
+        let mut notes = Vec::new();
+        let mut paused = false;
+        for i in 0..TOOL_FAIL_PAUSE {
+            let sig = digest(&format!("edit{i}"));
+            let a = g.after(&ran(
+                &sig,
+                "edit_file",
+                false,
+                &format!("not found {i}"),
+                0,
+                i,
+            ));
+            notes.extend(a.notes);
+            paused |= a.pause;
+        }
+        assert!(notes[0].contains("edit_file failed 3 times") && notes[0].contains("write_file"));
+        assert!(paused && notes[1].contains("paused"));
+        // run_shell is never paused for failing
+        let mut g = RepeatGuard::default();
+        for i in 0..TOOL_FAIL_PAUSE {
+            let sig = digest(&format!("cmd{i}"));
+            assert!(
+                !g.after(&ran(
+                    &sig,
+                    "run_shell",
+                    false,
+                    &format!("e{i}"),
+                    i as u64,
+                    i
+                ))
+                .pause
+            );
+        }
+    }
+
+    #[test]
+    fn oscillating_and_streaking_edits_are_noted() {
+        let mut g = RepeatGuard::default();
+        let (a, b) = (digest("version a"), digest("version b"));
+        fn w(d: &str, t: u32, g: &mut RepeatGuard) -> After {
+            g.after(&Ran {
+                file: Some(("m.py", d.to_string())),
+                ..ran("s", "write_file", true, "wrote", t as u64, t)
+            })
+        }
+        assert!(w(&a, 1, &mut g).notes.is_empty());
+        assert!(w(&b, 2, &mut g).notes.is_empty());
+        let back = w(&a, 3, &mut g);
+        assert!(back.no_progress && back.notes[0].contains("exactly as it was at turn 1"));
+        let again = w(&b, 4, &mut g);
+        assert!(again
+            .notes
+            .iter()
+            .any(|n| n.contains("back to an earlier version")));
+        assert!(again.notes.iter().any(|n| n.contains("4 changes to m.py")));
+        // running something resets the streak
+        g.after(&ran("t", "run_shell", true, "ok", 9, 5));
+        let c = digest("version c");
+        assert!(w(&c, 6, &mut g).notes.is_empty());
+    }
+
+    #[test]
+    fn result_digests_ignore_timings_and_output_numbers() {
+        assert_eq!(
+            result_digest("1 failed in 0.02s, see .lrab/out/3.txt"),
+            result_digest("1 failed in 1.5 s, see .lrab/out/12.txt")
+        );
+        assert_ne!(result_digest("1 failed"), result_digest("2 failed"));
+    }
+}

@@ -1,0 +1,170 @@
+//! Prompts a server's cache can reuse: consecutive requests share their whole previous request
+//! as a byte-identical prefix — a system prompt with nothing turn-dependent, a tool list that
+//! never changes (a paused tool stays listed), a history that only grows — except on the turns
+//! the harness rewrites the history (compaction, pruning…), which the `model_call` event names.
+//! Checked on the harness's messages (scripted model) and on the bytes sent to a fake Ollama.
+
+mod common;
+
+use common::*;
+use lrab_harness::Reply;
+use serde_json::{json, Value};
+use std::fs;
+
+const TASK: &str = "Fix calc.py so that test_calc.py passes, and write notes.md about the fix.";
+
+fn script() -> Vec<Reply> {
+    let c = |n: &str, a: Value| Reply::call(n, a);
+    let notes = || {
+        c(
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n"}),
+        )
+    };
+    vec![
+        c(
+            "todo",
+            json!({"action": "create", "items": ["fix calc.py", "write notes.md"]}),
+        ),
+        c("read_file", json!({"path": "calc.py"})),
+        c("run_shell", json!({"command": "python3 test_calc.py"})),
+        c(
+            "edit_file",
+            json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
+        ),
+        c("run_shell", json!({"command": "python3 test_calc.py"})),
+        Reply::text("The fix is in."),
+        notes(),
+        notes(),
+        notes(),
+        notes(),
+        c("list_dir", json!({})),
+        c("todo", json!({"action": "done_all"})),
+        c("finish", json!({"summary": "fixed"})),
+    ]
+}
+
+fn setup(dir: &std::path::Path) {
+    fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn each_request_starts_with_the_whole_previous_one() {
+    let d = tempfile::tempdir().unwrap();
+    setup(d.path());
+    let replies = script();
+    let n = replies.len();
+    let mut a = agent_in(d.path(), TASK, replies);
+    for _ in 0..n {
+        if a.step().is_some() {
+            break;
+        }
+    }
+    let seen = &a.model.seen;
+    assert!(seen.len() >= 12);
+    let calls: Vec<Value> = events(d.path())
+        .into_iter()
+        .filter(|e| e["kind"] == "model_call")
+        .collect();
+    assert_eq!(calls.len(), seen.len());
+    // a tool was paused on the way (the repeated identical write), and the list never changed
+    assert!(mech_count(d.path(), "anti_loop", "pause_tool") >= 1);
+    let (mut shared, mut total) = (0u64, 0u64);
+    for i in 1..seen.len() {
+        assert_eq!(seen[i].tool_names, seen[0].tool_names, "request {i}");
+        assert_eq!(
+            seen[i].messages[0], seen[0].messages[0],
+            "system prompt of request {i}"
+        );
+        assert!(
+            calls[i]["rewrite"].is_null(),
+            "no rewrite expected at {i}: {}",
+            calls[i]
+        );
+        let prev = &seen[i - 1].messages;
+        assert_eq!(
+            &seen[i].messages[..prev.len()],
+            &prev[..],
+            "request {i} rewrote history"
+        );
+        // the logged numbers agree: the whole previous request is the shared prefix
+        let (p, b) = (
+            calls[i]["prefix_bytes"].as_u64().unwrap(),
+            calls[i]["prompt_bytes"].as_u64().unwrap(),
+        );
+        assert_eq!(
+            p,
+            calls[i - 1]["prompt_bytes"].as_u64().unwrap(),
+            "request {i}"
+        );
+        assert!(calls[i]["est_prefix_tokens"].as_u64().unwrap() > 0);
+        shared += p;
+        total += b;
+    }
+    let share = shared as f64 / total as f64;
+    println!("share of prompt bytes in the shared prefix: {share:.3}");
+    assert!(
+        share >= 0.9,
+        "share of prompt bytes served by the prefix: {share:.3}"
+    );
+}
+
+#[test]
+fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
+    let replies: Vec<Vec<String>> = vec![
+        ollama_stream(
+            "",
+            &[("write_file", json!({"path": "out.md", "content": "hello"}))],
+            900,
+        ),
+        ollama_stream("", &[("read_file", json!({"path": "out.md"}))], 950),
+        ollama_stream("Done, out.md holds hello.", &[], 990),
+        ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
+        ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
+    ];
+    let mut replies = replies;
+    let server = serve(Box::new(move |path, _| match path {
+        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
+        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
+        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
+    }));
+    let d = tempfile::tempdir().unwrap();
+    let b = lrab_harness::backend::OllamaBackend::connect(
+        lrab_harness::backend::OllamaConfig::new(&server.url, "m"),
+    )
+    .unwrap();
+    let mut a = lrab_harness::Agent::new(
+        config(d.path(), "Write out.md containing the word hello."),
+        b,
+    )
+    .unwrap();
+    let out = a.run();
+    assert_eq!(out.status, lrab_harness::RunStatus::Finished);
+    let bodies: Vec<Value> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| p == "/api/chat")
+        .map(|(_, b)| serde_json::from_str(b).unwrap())
+        .collect();
+    assert!(bodies.len() >= 4);
+    for w in bodies.windows(2) {
+        // the same tool definitions, byte for byte, and the same options (no reload)
+        assert_eq!(w[0]["tools"].to_string(), w[1]["tools"].to_string());
+        assert_eq!(w[0]["options"].to_string(), w[1]["options"].to_string());
+        let (m0, m1) = (
+            w[0]["messages"].as_array().unwrap(),
+            w[1]["messages"].as_array().unwrap(),
+        );
+        assert!(m1.len() > m0.len());
+        for (x, y) in m0.iter().zip(m1) {
+            assert_eq!(x.to_string(), y.to_string());
+        }
+    }
+}
