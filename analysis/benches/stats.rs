@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use lrab_analysis::analysis::{analyze, Config};
-use lrab_analysis::cli::{run, AnalyzeArgs};
-use lrab_analysis::rng::RngKind;
+use lrab_analysis::{run, AnalyzeArgs};
+use lrab_analysis::RngKind;
 use std::path::PathBuf;
 
 fn data() -> PathBuf {
@@ -16,7 +16,7 @@ fn data() -> PathBuf {
 }
 
 fn benches(c: &mut Criterion) {
-    let ds = lrab_analysis::load::load(&[data()]).unwrap();
+    let ds = lrab_analysis::load(&[data()]).unwrap();
     let mut g = c.benchmark_group("lrab288");
     g.sample_size(10);
     for rng in [RngKind::Chacha, RngKind::Cpython] {
@@ -29,6 +29,7 @@ fn benches(c: &mut Criterion) {
                         ..Config::default()
                     },
                 )
+                .unwrap()
             })
         });
     }

@@ -1,8 +1,8 @@
 //! Golden tests: our CPython `random` port against values written by real CPython, and the
 //! statistics against scipy / statsmodels (both files written by `golden/gen_golden.py`).
 
-use lrab_analysis::rng::CpythonRandom;
-use lrab_analysis::stats::{holm::holm, mcnemar::from_counts, wilcoxon::signed_rank};
+use lrab_analysis::CpythonRandom;
+use lrab_analysis::stats::{holm, mcnemar_from_counts as from_counts, signed_rank};
 use serde_json::Value;
 
 fn golden(name: &str) -> Value {

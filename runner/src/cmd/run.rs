@@ -223,9 +223,9 @@ pub fn run(a: Args) -> Result<Exit> {
 fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
     let out = run_dir.join("report");
     let mut args =
-        lrab_analysis::cli::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
+        lrab_analysis::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
     args.quiet = true;
-    match lrab_analysis::cli::run(&args) {
+    match lrab_analysis::run(&args) {
         Ok(_) => out.join("report.md"),
         Err(e) => {
             eprintln!("note: no full report for this run ({e:#}); see the summary instead");
