@@ -45,6 +45,9 @@ pub struct MatrixArgs {
     /// Folder of arm files (default: LRAB_ARMS or the suite's arms/).
     #[arg(long)]
     pub arms_dir: Option<PathBuf>,
+    /// Cell order; `lrab ablate` sets it to interleaved (no flag of its own).
+    #[arg(skip)]
+    pub order: crate::run::matrix::Order,
 }
 
 #[derive(Parser, Debug)]
@@ -152,6 +155,7 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
         ollama_serve: false,
         quiet: false,
         sim_seed: file.seed.unwrap_or(0),
+        order: m.order,
     };
     Ok((opts, file))
 }
