@@ -20,6 +20,7 @@ use crate::run::matrix::Order;
 pub const DEFAULT_REPEATS: u32 = 3;
 
 #[derive(Parser, Debug)]
+#[group(id = "ablate_args")]
 pub struct Args {
     /// The baseline arm (every mechanism on), e.g. `harness`.
     #[arg(long, required_unless_present = "resume")]
