@@ -4,9 +4,9 @@
 //! (`stats_baseline.py`) are recorded in docs/statistics.md.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use lrab_analysis::RngKind;
 use lrab_analysis::{analyze, Config};
 use lrab_analysis::{run, AnalyzeArgs};
-use lrab_analysis::RngKind;
 use std::path::PathBuf;
 
 fn data() -> PathBuf {
@@ -21,11 +21,22 @@ fn data() -> PathBuf {
 fn ablation_csv(dir: &std::path::Path) -> PathBuf {
     use std::fmt::Write as _;
     let mut s = String::from("run_id,arm,model,task,repeat,attempt,score\n");
-    let arms = ["harness", "harness-no-a", "harness-no-b", "harness-no-c", "harness-no-d", "harness-no-e"];
+    let arms = [
+        "harness",
+        "harness-no-a",
+        "harness-no-b",
+        "harness-no-c",
+        "harness-no-d",
+        "harness-no-e",
+    ];
     for r in 0..10u32 {
         for t in 0..18u32 {
             for (k, arm) in arms.iter().enumerate() {
-                let task = if t < 15 { format!("WF-{:02}", t + 1) } else { format!("LH-{:02}", t - 14) };
+                let task = if t < 15 {
+                    format!("WF-{:02}", t + 1)
+                } else {
+                    format!("LH-{:02}", t - 14)
+                };
                 let x = ((t * 37 + r * 11 + k as u32 * 5) % 23) as f64 / 23.0;
                 let score = (0.55 + 0.3 * x - 0.03 * k as f64).clamp(0.0, 1.0);
                 let _ = writeln!(s, "abl,{arm},sim-4b,{task},{r},0,{score:.3}");

@@ -86,8 +86,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    let mut f = std::fs::File::create(&tmp)
-        .map_err(|e| Error::io(tmp.display(), "cannot create", e))?;
+    let mut f =
+        std::fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), "cannot create", e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io(tmp.display(), "cannot write", e))?;
     f.sync_all().ok();
@@ -190,8 +190,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     };
     let md = markdown(&a, &prov);
     let html = markdown_to_html(&md, &svgs);
-    let json =
-        serde_json::to_string_pretty(&a).map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
+    let json = serde_json::to_string_pretty(&a)
+        .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
     for (name, body) in [
         ("report.md", md.as_bytes()),
         ("report.html", html.as_bytes()),

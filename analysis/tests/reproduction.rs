@@ -1,9 +1,9 @@
 //! Reproduction of upstream's published LRAB and τ² numbers from the published data
 //! (`/work/shared/data/mingbird`, read in place).
 
-use lrab_analysis::{analyze, Analysis, Config};
 use lrab_analysis::load;
 use lrab_analysis::RngKind;
+use lrab_analysis::{analyze, Analysis, Config};
 use std::path::PathBuf;
 
 fn data(name: &str) -> PathBuf {
@@ -228,9 +228,16 @@ fn batch_matched_repeats_reproduce_the_published_deltas() {
         },
     );
     let r = &a.ablations[0];
-    assert_eq!((r.variant.as_str(), r.baseline.as_str()), ("text_only", "baseline"));
+    assert_eq!(
+        (r.variant.as_str(), r.baseline.as_str()),
+        ("text_only", "baseline")
+    );
     assert_eq!((r.n, r.repeats), (18, 3));
-    let per: Vec<String> = r.per_repeat.iter().map(|d| format!("{:+.3}", d.delta)).collect();
+    let per: Vec<String> = r
+        .per_repeat
+        .iter()
+        .map(|d| format!("{:+.3}", d.delta))
+        .collect();
     assert_eq!(per, ["+0.096", "+0.133", "+0.056"]);
     assert_eq!(format!("{:+.3}", r.effect), "+0.095");
     assert_eq!(r.consistent, 3, "3 of 3");
@@ -242,7 +249,10 @@ fn batch_matched_repeats_reproduce_the_published_deltas() {
     assert_eq!(r.effect_above_noise, Some(true));
     assert!(r.verdict().contains("3 of 3") && r.verdict().contains("1 of 3 per-repeat Δ within"));
     let flagged: Vec<&str> = r.bimodal.iter().map(|b| b.task.as_str()).collect();
-    assert!(flagged.contains(&"LH-02") && flagged.contains(&"LH-03"), "{flagged:?}");
+    assert!(
+        flagged.contains(&"LH-02") && flagged.contains(&"LH-03"),
+        "{flagged:?}"
+    );
     assert!(r.components.is_some() && r.power.tasks_needed.is_some());
 }
 
@@ -255,7 +265,11 @@ fn long_topup_layout_equals_the_first_wide_repeat() {
             ..Config::default()
         },
     );
-    let wide = a.ablations.iter().find(|r| r.variant == "text_only").unwrap();
+    let wide = a
+        .ablations
+        .iter()
+        .find(|r| r.variant == "text_only")
+        .unwrap();
     let long = a
         .ablations
         .iter()
@@ -265,7 +279,12 @@ fn long_topup_layout_equals_the_first_wide_repeat() {
     assert_eq!(long.repeats, 1);
     assert_eq!(long.per_repeat[0].delta, wide.per_repeat[0].delta);
     assert!(long.noise.floor.is_none());
-    assert!(long.noise.missing.as_deref().unwrap().contains("at least 2 repeats"));
+    assert!(long
+        .noise
+        .missing
+        .as_deref()
+        .unwrap()
+        .contains("at least 2 repeats"));
     assert!(long.verdict().contains("directional only"));
 }
 
@@ -276,7 +295,12 @@ fn frontier_probe_means_with_and_without_the_timeout() {
         ..Config::default()
     };
     let mean = |a: &Analysis, arm: &str| {
-        r3(a.rows.iter().find(|r| r.arm == arm).unwrap().overall.unwrap())
+        r3(a.rows
+            .iter()
+            .find(|r| r.arm == arm)
+            .unwrap()
+            .overall
+            .unwrap())
     };
     // Published: the timed-out opencode WF-08 cell is left out of its mean.
     let paths = vec![data("frontier_probe_scores.csv")];
@@ -293,12 +317,18 @@ fn frontier_probe_means_with_and_without_the_timeout() {
         ["mingbird", "goose", "opencode", "agent-mini"].map(|x| mean(&a, x)),
         ["0.997", "0.989", "0.925", "0.478"]
     );
-    assert_eq!(a.models, ["frontier_probe_scores"], "no model column: labelled by file");
+    assert_eq!(
+        a.models,
+        ["frontier_probe_scores"],
+        "no model column: labelled by file"
+    );
     // The protocol's default counts it as 0, and the caveat gives the published figure.
     let a = run_on(&["frontier_probe_scores.csv"], cfg);
     assert_eq!(mean(&a, "opencode"), "0.874");
     assert!(
-        a.caveats.iter().any(|c| c.contains("opencode") && c.contains("0.925")),
+        a.caveats
+            .iter()
+            .any(|c| c.contains("opencode") && c.contains("0.925")),
         "{:?}",
         a.caveats
     );
@@ -314,7 +344,14 @@ fn qwen35_2b_family_means() {
             ..Config::default()
         },
     );
-    let mean = |arm: &str| r3(a.rows.iter().find(|r| r.arm == arm).unwrap().overall.unwrap());
+    let mean = |arm: &str| {
+        r3(a.rows
+            .iter()
+            .find(|r| r.arm == arm)
+            .unwrap()
+            .overall
+            .unwrap())
+    };
     assert_eq!(
         ["Mingbird", "goose", "opencode", "agent-mini"].map(mean),
         ["0.779", "0.096", "0.017", "0.239"]
@@ -325,7 +362,11 @@ fn qwen35_2b_family_means() {
 #[test]
 fn failure_forms_and_turns_resource_are_extra_columns() {
     let a = run_on(
-        &["lrab_scores.csv", "failure_forms_2609.csv", "turns_resource.csv"],
+        &[
+            "lrab_scores.csv",
+            "failure_forms_2609.csv",
+            "turns_resource.csv",
+        ],
         Config {
             resamples: 10,
             ..Config::default()
@@ -369,7 +410,11 @@ fn annotation_with_a_different_score_is_an_error() {
     let e = load(&[data("lrab_scores.csv"), p]).unwrap_err().to_string();
     assert!(e.contains("ff.csv:2") && e.contains("disagrees"), "{e}");
     let alone = tmp.path().join("only.csv");
-    std::fs::write(&alone, "harness,task,model,tool_calls,turns\nX,WF01,m,3,4\n").unwrap();
+    std::fs::write(
+        &alone,
+        "harness,task,model,tool_calls,turns\nX,WF01,m,3,4\n",
+    )
+    .unwrap();
     let e = load(&[alone]).unwrap_err().to_string();
     assert!(e.contains("matches a scored cell"), "{e}");
 }

@@ -75,8 +75,18 @@ fn col(name: &str) -> usize {
 fn ablation_run_is_interleaved_survives_sigkill_and_resumes() {
     let w = world();
     let args = [
-        "--arm", "slow", "--variants", "slow-no-x", "--models", "sim-2b", "--tasks",
-        "WF-01,WF-02", "--repeats", "2", "--run-id", "abl",
+        "--arm",
+        "slow",
+        "--variants",
+        "slow-no-x",
+        "--models",
+        "sim-2b",
+        "--tasks",
+        "WF-01,WF-02",
+        "--repeats",
+        "2",
+        "--run-id",
+        "abl",
     ];
     let mut child = w
         .ablate(&args)
@@ -108,27 +118,52 @@ fn ablation_run_is_interleaved_survives_sigkill_and_resumes() {
     // Interleaved: each (task, repeat) has both arms next to each other, in plan order.
     let seq: Vec<(String, String, String)> = rows
         .iter()
-        .map(|r| (r[col("arm")].clone(), r[col("task")].clone(), r[col("repeat")].clone()))
+        .map(|r| {
+            (
+                r[col("arm")].clone(),
+                r[col("task")].clone(),
+                r[col("repeat")].clone(),
+            )
+        })
         .collect();
     let mut keys = seq.clone();
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 8, "no duplicates: {seq:?}");
     for pair in seq.chunks(2) {
-        assert_eq!((&pair[0].1, &pair[0].2), (&pair[1].1, &pair[1].2), "{seq:?}");
+        assert_eq!(
+            (&pair[0].1, &pair[0].2),
+            (&pair[1].1, &pair[1].2),
+            "{seq:?}"
+        );
         assert_ne!(pair[0].0, pair[1].0, "{seq:?}");
     }
     assert_eq!(seq[0].2, "0");
-    assert_eq!(seq[7].2, "1", "repeat 1 starts after repeat 0 is complete: {seq:?}");
+    assert_eq!(
+        seq[7].2, "1",
+        "repeat 1 starts after repeat 0 is complete: {seq:?}"
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["matrix"]["order"], "interleaved");
-    assert_eq!(manifest["matrix"]["arms"], serde_json::json!(["slow", "slow-no-x"]));
-    assert!(run.join("arms/slow-no-x.toml").exists(), "arm files kept in the run");
+    assert_eq!(
+        manifest["matrix"]["arms"],
+        serde_json::json!(["slow", "slow-no-x"])
+    );
+    assert!(
+        run.join("arms/slow-no-x.toml").exists(),
+        "arm files kept in the run"
+    );
     // The variant scores below the baseline on WF-01 in both repeats.
     let md = std::fs::read_to_string(run.join("report/report.md")).unwrap();
-    assert!(md.contains("## Ablations (mechanism effect Δ = baseline − variant)"), "{md}");
-    assert!(md.contains("| model sim-2b | slow-no-x | slow | 2 | 2 |"), "{md}");
+    assert!(
+        md.contains("## Ablations (mechanism effect Δ = baseline − variant)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| model sim-2b | slow-no-x | slow | 2 | 2 |"),
+        "{md}"
+    );
     assert!(md.contains("### slow-no-x vs slow (model sim-2b)"), "{md}");
     assert!(md.contains("SIMULATED BACKEND"));
 }
@@ -138,12 +173,27 @@ fn bad_ablation_input_is_refused_before_anything_is_written() {
     let w = world();
     let base = ["--models", "sim-2b", "--tasks", "WF-01", "--run-id", "bad"];
     let cases: [(&[&str], &str); 6] = [
-        (&["--arm", "slow", "--variants", "slow-no-x", "--repeats", "1"], "noise floor"),
-        (&["--arm", "slow", "--ablate", "finish_gate"], "has no mechanism switch"),
-        (&["--arm", "slow", "--variants", "slow-no-y"], "unknown arm 'slow-no-y'"),
-        (&["--arm", "slow", "--variants", "other"], "must be named 'slow-no-<mechanism>'"),
+        (
+            &["--arm", "slow", "--variants", "slow-no-x", "--repeats", "1"],
+            "noise floor",
+        ),
+        (
+            &["--arm", "slow", "--ablate", "finish_gate"],
+            "has no mechanism switch",
+        ),
+        (
+            &["--arm", "slow", "--variants", "slow-no-y"],
+            "unknown arm 'slow-no-y'",
+        ),
+        (
+            &["--arm", "slow", "--variants", "other"],
+            "must be named 'slow-no-<mechanism>'",
+        ),
         (&["--arm", "slow"], "nothing to compare"),
-        (&["--arm", "slow", "--variants", "slow-no-x", "--arms", "slow"], "not --arms"),
+        (
+            &["--arm", "slow", "--variants", "slow-no-x", "--arms", "slow"],
+            "not --arms",
+        ),
     ];
     for (extra, want) in cases {
         let o = w.ablate(&base).args(extra).output().unwrap();
@@ -161,7 +211,15 @@ fn harness_ablate_builds_variants_by_mechanism() {
     let w = world();
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arms");
     let o = lrab()
-        .args(["ablate", "--arm", "harness", "--ablate", "nonsense", "--backend", "sim"])
+        .args([
+            "ablate",
+            "--arm",
+            "harness",
+            "--ablate",
+            "nonsense",
+            "--backend",
+            "sim",
+        ])
         .arg("--arms-dir")
         .arg(&shipped)
         .arg("--out")
@@ -176,9 +234,22 @@ fn harness_ablate_builds_variants_by_mechanism() {
     );
     let o = lrab()
         .args([
-            "ablate", "--arm", "harness", "--ablate", "finish_gate,clock", "--models",
-            "sim-oracle", "--tasks", "WF-01", "--repeats", "2", "--backend", "sim",
-            "--no-progress", "--run-id", "h",
+            "ablate",
+            "--arm",
+            "harness",
+            "--ablate",
+            "finish_gate,clock",
+            "--models",
+            "sim-oracle",
+            "--tasks",
+            "WF-01",
+            "--repeats",
+            "2",
+            "--backend",
+            "sim",
+            "--no-progress",
+            "--run-id",
+            "h",
         ])
         .arg("--arms-dir")
         .arg(&shipped)
@@ -189,7 +260,10 @@ fn harness_ablate_builds_variants_by_mechanism() {
     assert!(o.status.success(), "{}", text(&o));
     let run = w.out.join("h");
     let generated = std::fs::read_to_string(run.join("arms/harness-no-clock.toml")).unwrap();
-    assert!(generated.contains("extra_args = [\"--ablate\", \"clock\"]"), "{generated}");
+    assert!(
+        generated.contains("extra_args = [\"--ablate\", \"clock\"]"),
+        "{generated}"
+    );
     assert_eq!(
         std::fs::read(run.join("arms/harness-no-finish-gate.toml")).unwrap(),
         std::fs::read(shipped.join("harness-no-finish-gate.toml")).unwrap(),
@@ -198,7 +272,13 @@ fn harness_ablate_builds_variants_by_mechanism() {
     let rows = csv_rows(&run);
     assert_eq!(rows.len(), 6);
     let attempts = std::fs::read_to_string(run.join("attempts.jsonl")).unwrap();
-    assert!(attempts.contains("--ablate") && attempts.contains("clock"), "{attempts}");
+    assert!(
+        attempts.contains("--ablate") && attempts.contains("clock"),
+        "{attempts}"
+    );
     let md = std::fs::read_to_string(run.join("report/report.md")).unwrap();
-    assert!(md.contains("harness-no-clock") && md.contains("harness-no-finish-gate"), "{md}");
+    assert!(
+        md.contains("harness-no-clock") && md.contains("harness-no-finish-gate"),
+        "{md}"
+    );
 }

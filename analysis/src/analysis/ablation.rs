@@ -130,7 +130,10 @@ impl AblationRow {
                 self.effect
             );
         }
-        let floor = self.noise.floor.map_or(String::new(), |f| format!(" ±{f:.3}"));
+        let floor = self
+            .noise
+            .floor
+            .map_or(String::new(), |f| format!(" ±{f:.3}"));
         let within = self
             .per_repeat
             .iter()

@@ -87,7 +87,9 @@ fn comparisons(c: &[Comparison], out: &mut Vec<String>) {
 
 /// Timed-out cells without a score: what they count as, and what the means would be the other way.
 fn timeouts(ds: &Dataset, a: &Analysis, out: &mut Vec<String>) {
-    let mut by: BTreeMap<(&str, &str), (usize, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // (arm, model) -> (timed-out repeats, every cell's score, scores of cells without one).
+    type Tally = (usize, Vec<f64>, Vec<f64>);
+    let mut by: BTreeMap<(&str, &str), Tally> = BTreeMap::new();
     for c in &ds.cells {
         let e = by.entry((c.arm.as_str(), c.model.as_str())).or_default();
         e.0 += c.timeouts;

@@ -59,7 +59,11 @@ fn balanced(
             "{what}: variant `{variant}` ran in {} {} but baseline `{baseline}` has no score \
              there: a variant must be compared with its baseline from the same batch (run both \
              with `lrab ablate`)",
-            if orphan.len() == 1 { "batch" } else { "batches" },
+            if orphan.len() == 1 {
+                "batch"
+            } else {
+                "batches"
+            },
             listed(&orphan)
         )));
     }
@@ -104,11 +108,17 @@ fn balanced(
 
 /// Designs of a published ablation file: every variant against the file's baseline.
 pub(crate) fn from_file(f: &AblationFile) -> Result<Vec<Design>> {
-    let label = |m: &BTreeMap<String, BTreeMap<u32, f64>>| -> BTreeMap<String, BTreeMap<String, f64>> {
-        m.iter()
-            .map(|(t, r)| (t.clone(), r.iter().map(|(k, s)| (format!("r{k}"), *s)).collect()))
-            .collect()
-    };
+    let label =
+        |m: &BTreeMap<String, BTreeMap<u32, f64>>| -> BTreeMap<String, BTreeMap<String, f64>> {
+            m.iter()
+                .map(|(t, r)| {
+                    (
+                        t.clone(),
+                        r.iter().map(|(k, s)| (format!("r{k}"), *s)).collect(),
+                    )
+                })
+                .collect()
+        };
     let base = label(&f.variants[&f.baseline]);
     let mut out = Vec::new();
     for (v, scores) in &f.variants {
@@ -117,7 +127,11 @@ pub(crate) fn from_file(f: &AblationFile) -> Result<Vec<Design>> {
         }
         let var = label(scores);
         let mut ks: BTreeSet<u32> = scores.values().flat_map(|r| r.keys().copied()).collect();
-        ks.extend(f.variants[&f.baseline].values().flat_map(|r| r.keys().copied()));
+        ks.extend(
+            f.variants[&f.baseline]
+                .values()
+                .flat_map(|r| r.keys().copied()),
+        );
         let batches = ks.into_iter().map(|k| format!("r{k}")).collect();
         let tasks: BTreeSet<String> = base.keys().chain(var.keys()).cloned().collect();
         out.push(balanced(
@@ -137,12 +151,19 @@ pub(crate) fn from_file(f: &AblationFile) -> Result<Vec<Design>> {
 
 /// The baseline of a variant arm: the longest arm `B` with the variant named `B-no-…`, else the
 /// focal arm when the variant is named `<focal>-…`. `None` for a main arm.
-pub(crate) fn baseline_of<'a>(arm: &str, arms: &BTreeSet<&'a str>, focal: &'a str) -> Option<&'a str> {
+pub(crate) fn baseline_of<'a>(
+    arm: &str,
+    arms: &BTreeSet<&'a str>,
+    focal: &'a str,
+) -> Option<&'a str> {
     arms.iter()
         .filter(|b| **b != arm && arm.starts_with(&format!("{b}-no-")))
         .max_by_key(|b| b.len())
         .copied()
-        .or_else(|| (!focal.is_empty() && arm != focal && arm.starts_with(&format!("{focal}-"))).then_some(focal))
+        .or_else(|| {
+            (!focal.is_empty() && arm != focal && arm.starts_with(&format!("{focal}-")))
+                .then_some(focal)
+        })
 }
 
 /// Designs of our cells: each variant arm against its baseline, per model, on the batches the

@@ -36,7 +36,11 @@ pub(crate) fn order_models(cells: &[Cell]) -> Vec<String> {
 /// any case), else the first arm. Names are matched ignoring case so the frontier probe's
 /// `mingbird` is found too.
 pub(crate) fn focal(wanted: Option<&str>, arms: &BTreeSet<&str>) -> String {
-    let pick = |w: &str| arms.iter().find(|a| a.eq_ignore_ascii_case(w)).map(|s| s.to_string());
+    let pick = |w: &str| {
+        arms.iter()
+            .find(|a| a.eq_ignore_ascii_case(w))
+            .map(|s| s.to_string())
+    };
     wanted
         .and_then(|w| arms.contains(w).then(|| w.to_string()).or_else(|| pick(w)))
         .or_else(|| pick("harness"))

@@ -286,7 +286,9 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
     let focal = means::focal(cfg.focal.as_deref(), &all_arms);
     let variants: Vec<(String, String)> = all_arms
         .iter()
-        .filter_map(|a| design::baseline_of(a, &all_arms, &focal).map(|b| (a.to_string(), b.to_string())))
+        .filter_map(|a| {
+            design::baseline_of(a, &all_arms, &focal).map(|b| (a.to_string(), b.to_string()))
+        })
         .collect();
     let is_variant = |a: &str| variants.iter().any(|v| v.0 == a);
 

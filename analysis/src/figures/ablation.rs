@@ -37,8 +37,16 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result
     let mut lo: f64 = -0.1;
     let mut hi: f64 = 0.1;
     for r in &a.ablations {
-        let vals = [Some(r.effect), r.ci.as_ref().map(|c| c.lo), r.ci.as_ref().map(|c| c.hi)];
-        for v in vals.into_iter().flatten().chain(r.per_repeat.iter().map(|d| d.delta)) {
+        let vals = [
+            Some(r.effect),
+            r.ci.as_ref().map(|c| c.lo),
+            r.ci.as_ref().map(|c| c.hi),
+        ];
+        for v in vals
+            .into_iter()
+            .flatten()
+            .chain(r.per_repeat.iter().map(|d| d.delta))
+        {
             lo = lo.min(v);
             hi = hi.max(v);
         }
@@ -49,7 +57,11 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result
     }
     let pad = (hi - lo) * 0.08;
     let (lo, hi) = (lo - pad, hi + pad);
-    let x_area = if cats.iter().any(|c| c.len() > 14) { 70 } else { 46 };
+    let x_area = if cats.iter().any(|c| c.len() > 14) {
+        70
+    } else {
+        46
+    };
     let mut chart = ChartBuilder::on(root)
         .caption(
             "Ablations: mechanism effect (baseline − variant), noise floor shaded",
@@ -90,7 +102,11 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result
     chart
         .draw_series(a.ablations.iter().enumerate().map(|(i, r)| {
             let x = i as f64;
-            let (y0, y1) = if r.effect >= 0.0 { (0.0, r.effect) } else { (r.effect, 0.0) };
+            let (y0, y1) = if r.effect >= 0.0 {
+                (0.0, r.effect)
+            } else {
+                (r.effect, 0.0)
+            };
             Rectangle::new([(x - 0.25, y0), (x + 0.25, y1)], colour(0).filled())
         }))
         .map_err(err)?;
@@ -100,8 +116,14 @@ pub(super) fn chart<DB: DrawingBackend>(root: &Area<DB>, a: &Analysis) -> Result
             chart
                 .draw_series([
                     PathElement::new(vec![(x, c.lo), (x, c.hi)], BLACK.stroke_width(2)),
-                    PathElement::new(vec![(x - 0.06, c.lo), (x + 0.06, c.lo)], BLACK.stroke_width(2)),
-                    PathElement::new(vec![(x - 0.06, c.hi), (x + 0.06, c.hi)], BLACK.stroke_width(2)),
+                    PathElement::new(
+                        vec![(x - 0.06, c.lo), (x + 0.06, c.lo)],
+                        BLACK.stroke_width(2),
+                    ),
+                    PathElement::new(
+                        vec![(x - 0.06, c.hi), (x + 0.06, c.hi)],
+                        BLACK.stroke_width(2),
+                    ),
                 ])
                 .map_err(err)?;
         }

@@ -39,18 +39,28 @@ fn is_baseline(v: &str) -> bool {
     v == "baseline" || v.starts_with("baseline_")
 }
 
-fn baseline_of(path: &str, variants: &BTreeMap<String, BTreeMap<String, BTreeMap<u32, f64>>>) -> Result<String> {
+fn baseline_of(
+    path: &str,
+    variants: &BTreeMap<String, BTreeMap<String, BTreeMap<u32, f64>>>,
+) -> Result<String> {
     let names: Vec<&String> = variants.keys().collect();
     let bases: Vec<&&String> = names.iter().filter(|v| is_baseline(v)).collect();
     match bases.as_slice() {
         [b] => Ok((**b).clone()),
         [] => Err(Error::Design(format!(
             "{path}: no baseline variant (one named `baseline` or `baseline_…`) among: {}",
-            names.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            names
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
         many => Err(Error::Design(format!(
             "{path}: more than one baseline variant ({}); keep one per file",
-            many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }

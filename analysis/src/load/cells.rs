@@ -101,7 +101,8 @@ impl Builder {
                     *mechanisms.entry(k.clone()).or_default() += *v as f64 / logs.len() as f64;
                 }
             }
-            let repeat_scores: Vec<f64> = reps.iter().map(|(_, r)| r.score.unwrap_or(0.0)).collect();
+            let repeat_scores: Vec<f64> =
+                reps.iter().map(|(_, r)| r.score.unwrap_or(0.0)).collect();
             let tok = |k: usize| mean_opt(reps.iter().filter_map(|(_, r)| r.tokens[k]).collect());
             cells.push(Cell {
                 tier: reps[0].1.tier,
@@ -164,7 +165,11 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             Some(s) => match s.to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" => true,
                 "false" | "0" | "no" => false,
-                _ => return Err(input!("{origin}: column `simulated`: `{s}` is not true/false")),
+                _ => {
+                    return Err(input!(
+                        "{origin}: column `simulated`: `{s}` is not true/false"
+                    ))
+                }
             },
         };
         let rep = Repeat {

@@ -186,7 +186,10 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
                 ("cells.csv", CELLS_REQUIRED),
                 ("upstream per-cell scores", UPSTREAM_REQUIRED),
                 ("upstream ablation (long)", ABLATION_REQUIRED),
-                ("upstream ablation (wide: task,baseline_r1,<variant>_r1,…)", &["task", "baseline_r1"][..]),
+                (
+                    "upstream ablation (wide: task,baseline_r1,<variant>_r1,…)",
+                    &["task", "baseline_r1"][..],
+                ),
                 ("tau2 results", TAU_REQUIRED),
             ];
             // Name the closest format and what it lacks.

@@ -11,7 +11,9 @@ fn repeats_text(n: &Option<Needed>) -> String {
     match n {
         None => "not computed (needs ≥ 2 repeats)".into(),
         Some(Needed::Count(k)) => k.to_string(),
-        Some(Needed::Unreachable) => "not reachable: tasks differ too much, more tasks needed".into(),
+        Some(Needed::Unreachable) => {
+            "not reachable: tasks differ too much, more tasks needed".into()
+        }
         Some(Needed::NoVariance) => "not computed: the deltas do not vary".into(),
         Some(Needed::NoEffect) => "not computed: Δ = 0".into(),
     }
@@ -179,8 +181,19 @@ fn detail(out: &mut String, r: &AblationRow) {
             .bimodal
             .iter()
             .map(|b| {
-                let f = |v: &[f64]| v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" ");
-                format!("{} `{}`: {} | {}", b.task, b.arm, f(&b.split.low), f(&b.split.high))
+                let f = |v: &[f64]| {
+                    v.iter()
+                        .map(|x| format!("{x:.3}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                format!(
+                    "{} `{}`: {} | {}",
+                    b.task,
+                    b.arm,
+                    f(&b.split.low),
+                    f(&b.split.high)
+                )
             })
             .collect();
         let _ = writeln!(

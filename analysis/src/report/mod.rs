@@ -139,4 +139,3 @@ pub fn markdown(a: &Analysis, p: &Provenance) -> String {
     out.push_str(&caveats(a));
     out
 }
-

@@ -48,7 +48,9 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .map(|r| {
                 let named = |x: &Option<(String, f64)>| {
                     x.as_ref()
-                        .map_or("not computed (no cell)".into(), |(m, v)| format!("{m} ({v:.3})"))
+                        .map_or("not computed (no cell)".into(), |(m, v)| {
+                            format!("{m} ({v:.3})")
+                        })
                 };
                 vec![
                     r.arm.clone(),
@@ -99,7 +101,9 @@ pub fn tables_markdown(a: &Analysis) -> String {
                         r.max_repeats.to_string(),
                         f3(r.repeat_sd),
                         r.noise_floor
-                            .map_or("not measured (needs 2 batches)".into(), |f| format!("{f:.3}")),
+                            .map_or("not measured (needs 2 batches)".into(), |f| {
+                                format!("{f:.3}")
+                            }),
                     ]
                 })
                 .collect();
@@ -389,7 +393,6 @@ pub fn tables_markdown(a: &Analysis) -> String {
     }
     out
 }
-
 
 /// The extra per-cell columns of annotation files, per arm: flags as counts of cells, other
 /// columns as median and mean.

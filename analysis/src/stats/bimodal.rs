@@ -59,7 +59,10 @@ mod tests {
         assert!(split(&[0.286, 1.0, 0.714]).is_none());
         // Small gap.
         assert!(split(&[0.714, 1.0, 1.0]).is_none());
-        assert!(split(&[0.0, 1.0]).is_none(), "two repeats cannot show modes");
+        assert!(
+            split(&[0.0, 1.0]).is_none(),
+            "two repeats cannot show modes"
+        );
         assert!(split(&[0.5, 0.5, 0.5]).is_none());
     }
 }

@@ -21,8 +21,7 @@ pub use holm::holm;
 pub use mcnemar::{binom_half_cdf, from_counts as mcnemar_from_counts, mcnemar, McNemar};
 pub use noise::{floor as noise_floor, Floor};
 pub use paired::{
-    components, per_repeat_deltas, sign_consistency, sign_flip_exact, Components,
-    EXACT_FLIP_MAX_N,
+    components, per_repeat_deltas, sign_consistency, sign_flip_exact, Components, EXACT_FLIP_MAX_N,
 };
 pub use passk::{choose, pass_hat_k};
 pub use permutation::{sign_flip, stratified_sign_flip, Permutation};

@@ -138,7 +138,10 @@ mod tests {
     fn components_of_pure_task_effects_and_pure_noise() {
         // Every repeat identical within a task: no repeat variance.
         let c = components(&[vec![0.2, 0.2], vec![0.4, 0.4], vec![0.0, 0.0]]).unwrap();
-        assert!(c.repeat.abs() < 1e-15 && (c.task - 0.04).abs() < 1e-12, "{c:?}");
+        assert!(
+            c.repeat.abs() < 1e-15 && (c.task - 0.04).abs() < 1e-12,
+            "{c:?}"
+        );
         // Same task means, spread within: the task variance is truncated at 0.
         let c = components(&[vec![0.0, 0.2], vec![0.2, 0.0]]).unwrap();
         assert_eq!(c.task, 0.0);

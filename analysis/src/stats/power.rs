@@ -163,8 +163,10 @@ pub fn tasks_needed(delta: f64, per_task_var: f64) -> Needed {
         return Needed::NoVariance;
     }
     let es = delta.abs() / per_task_var.sqrt();
-    smallest(2, MAX_TASKS, |t| t_test_power(es, t as f64, ALPHA) >= TARGET)
-        .map_or(Needed::Unreachable, Needed::Count)
+    smallest(2, MAX_TASKS, |t| {
+        t_test_power(es, t as f64, ALPHA) >= TARGET
+    })
+    .map_or(Needed::Unreachable, Needed::Count)
 }
 
 #[cfg(test)]

@@ -37,15 +37,23 @@ pub struct Args {
     pub run: super::run::Args,
 }
 
+/// An arm file to write: (file name, TOML text).
+type ArmFile = (String, String);
+
 /// The program of an arm is our harness.
 fn runs_our_harness(a: &Arm) -> bool {
-    Path::new(&a.program).file_name().is_some_and(|n| n == "lrab-harness")
+    Path::new(&a.program)
+        .file_name()
+        .is_some_and(|n| n == "lrab-harness")
 }
 
 /// Mechanism names the arm's harness binary accepts for `--ablate` (`lrab-harness mechanisms`).
 fn mechanisms_of(a: &Arm) -> Result<Vec<String>> {
     let bin = a.locate().with_context(|| {
-        format!("arm '{}': program '{}' not found. {}", a.name, a.program, a.install_hint)
+        format!(
+            "arm '{}': program '{}' not found. {}",
+            a.name, a.program, a.install_hint
+        )
     })?;
     let out = lrab_tasks::process::run_argv(
         bin.to_str().context("harness path is not UTF-8")?,
@@ -70,7 +78,12 @@ fn variant_name(arm: &str, mechanism: &str) -> String {
 
 /// The arm files to write into the run folder: (file name, TOML text) for the variants
 /// `--ablate` asks for that no arm file defines yet, plus the variant names in order.
-fn resolve(all: &[Arm], base: &Arm, ablate: &[String], named: &[String]) -> Result<(Vec<String>, Vec<(String, String)>)> {
+fn resolve(
+    all: &[Arm],
+    base: &Arm,
+    ablate: &[String],
+    named: &[String],
+) -> Result<(Vec<String>, Vec<ArmFile>)> {
     let mut variants = Vec::new();
     let mut generated = Vec::new();
     if !ablate.is_empty() {
@@ -86,7 +99,10 @@ fn resolve(all: &[Arm], base: &Arm, ablate: &[String], named: &[String]) -> Resu
         let known = mechanisms_of(base)?;
         for m in ablate {
             if !known.contains(m) {
-                bail!("--ablate {m}: unknown mechanism (known: {})", known.join(", "));
+                bail!(
+                    "--ablate {m}: unknown mechanism (known: {})",
+                    known.join(", ")
+                );
             }
             let name = variant_name(&base.name, m);
             let mut want = base.args.clone();
@@ -152,7 +168,9 @@ fn write_arms(from: &Path, to: &Path, generated: &[(String, String)]) -> Result<
 pub fn run(mut a: Args) -> Result<Exit> {
     if a.run.resume.is_some() {
         if a.arm.is_some() || !a.ablate.is_empty() || !a.variants.is_empty() {
-            bail!("--resume takes the arms from the run's manifest; drop --arm/--ablate/--variants");
+            bail!(
+                "--resume takes the arms from the run's manifest; drop --arm/--ablate/--variants"
+            );
         }
         return super::run::run(a.run);
     }
@@ -161,7 +179,9 @@ pub fn run(mut a: Args) -> Result<Exit> {
         bail!("lrab ablate takes --arm and --ablate/--variants, not --arms");
     }
     if m.shard.is_some() {
-        bail!("lrab ablate does not shard: a shard would split the pairs of a batch across machines");
+        bail!(
+            "lrab ablate does not shard: a shard would split the pairs of a batch across machines"
+        );
     }
     let repeats = m.repeats.unwrap_or(DEFAULT_REPEATS);
     if repeats < 2 {
@@ -215,7 +235,10 @@ pub fn run(mut a: Args) -> Result<Exit> {
 mod tests {
     #[test]
     fn variant_names_use_the_arm_file_spelling() {
-        assert_eq!(super::variant_name("harness", "finish_gate"), "harness-no-finish-gate");
+        assert_eq!(
+            super::variant_name("harness", "finish_gate"),
+            "harness-no-finish-gate"
+        );
         assert_eq!(super::variant_name("h", "clock"), "h-no-clock");
     }
 }

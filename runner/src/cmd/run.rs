@@ -226,8 +226,7 @@ pub fn run(a: Args) -> Result<Exit> {
 /// falls back to the run's summary.md, with the reason, when the analysis cannot be made.
 fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
     let out = run_dir.join("report");
-    let mut args =
-        lrab_analysis::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
+    let mut args = lrab_analysis::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
     args.quiet = true;
     match lrab_analysis::run(&args) {
         Ok(_) => out.join("report.md"),

@@ -285,7 +285,10 @@ mod tests {
         let key = |c: &Cell| c.key();
         a.sort_by_key(key);
         b.sort_by_key(key);
-        assert_eq!(a.iter().map(key).collect::<Vec<_>>(), b.iter().map(key).collect::<Vec<_>>());
+        assert_eq!(
+            a.iter().map(key).collect::<Vec<_>>(),
+            b.iter().map(key).collect::<Vec<_>>()
+        );
     }
 
     #[test]
