@@ -282,3 +282,44 @@ fn harness_ablate_builds_variants_by_mechanism() {
         "{md}"
     );
 }
+
+/// `lrab analyze` on broken ablation files: a non-zero exit, a message naming the file, line
+/// and column (or the missing repeat), and no output folder.
+#[test]
+fn analyze_rejects_broken_ablation_files_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_value = dir.path().join("reps.csv");
+    std::fs::write(
+        &bad_value,
+        "task,baseline_r1,baseline_r2,text_only_r1,text_only_r2\n\
+         WF01,0.5,0.6,0.4,0.5\n\
+         WF02,0.7,abc,0.6,0.6\n",
+    )
+    .unwrap();
+    let hole = dir.path().join("hole.csv");
+    std::fs::write(
+        &hole,
+        "variant,task_id,total,repeat\n\
+         baseline,WF01,0.5,1\nbaseline,WF01,0.6,2\n\
+         text_only,WF01,0.4,1\n",
+    )
+    .unwrap();
+    for (file, want) in [
+        (&bad_value, vec!["reps.csv:3", "baseline_r2", "abc"]),
+        (&hole, vec!["hole.csv", "text_only", "missing"]),
+    ] {
+        let out = dir.path().join("out");
+        let o = lrab()
+            .arg("analyze")
+            .arg(file)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        for w in want {
+            assert!(text(&o).contains(w), "{w}: {}", text(&o));
+        }
+        assert!(!out.exists(), "nothing written");
+    }
+}
