@@ -159,7 +159,7 @@ fn write_arms(from: &Path, to: &Path, generated: &[(String, String)]) -> Result<
         }
     }
     for (name, text) in generated {
-        lrab_scorer::report::write_atomic(&to.join(name), text.as_bytes())
+        lrab_util::write_atomic(&to.join(name), text.as_bytes())
             .with_context(|| format!("write {}", to.join(name).display()))?;
     }
     Ok(())
