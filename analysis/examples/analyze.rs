@@ -10,12 +10,12 @@ use clap::Parser;
 )]
 struct Cli {
     #[command(flatten)]
-    args: lrab_analysis::cli::AnalyzeArgs,
+    args: lrab_analysis::AnalyzeArgs,
 }
 
 fn main() {
     let cli = Cli::parse();
-    if let Err(e) = lrab_analysis::cli::run(&cli.args) {
+    if let Err(e) = lrab_analysis::run(&cli.args) {
         eprintln!("error: {e:#}");
         std::process::exit(2);
     }

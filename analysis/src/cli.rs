@@ -2,17 +2,19 @@
 //! binary by the runner crate; `examples/analyze.rs` runs it standalone).
 
 use crate::analysis::{analyze, Config};
+use crate::error::{Error, Result};
+use crate::load::{LoadOptions, TimeoutPolicy};
 use crate::report::{markdown, markdown_to_html, tables_markdown, Provenance};
 use crate::rng::RngKind;
-use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `lrab analyze`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct AnalyzeArgs {
-    /// Input files: our cells.csv, upstream lrab_scores.csv / ablation CSVs, τ² manifests
-    /// (*.json) or τ² result CSVs; the format is detected from the header.
+    /// Input files: our cells.csv, the published per-cell, annotation and ablation CSVs (long
+    /// and wide repeat layouts), τ² manifests (*.json) or τ² result CSVs; the format is
+    /// detected from the header (docs/statistics.md, "Inputs").
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Output directory for report.md, report.html, analysis.json and figures/.
@@ -37,6 +39,14 @@ pub struct AnalyzeArgs {
     /// upstream's published intervals).
     #[arg(long, value_enum, default_value_t = RngKind::Chacha)]
     pub rng: RngKind,
+    /// Also compute, for every ablation, the repeats and tasks needed to detect a delta of D
+    /// (score units, e.g. 0.05) at 80 % power.
+    #[arg(long, value_name = "D")]
+    pub power: Option<f64>,
+    /// What a timed-out cell without a score counts as: `zero` (the protocol) or `exclude`
+    /// (left out, as the published frontier-probe means are).
+    #[arg(long, value_enum, default_value_t = TimeoutPolicy::Zero)]
+    pub timeouts: TimeoutPolicy,
     /// Skip the figures (tables and report only).
     #[arg(long)]
     pub no_figures: bool,
@@ -60,6 +70,8 @@ impl AnalyzeArgs {
             pooled_seed: 2609,
             perm_seed: 20_260_920,
             rng: RngKind::Chacha,
+            power: None,
+            timeouts: TimeoutPolicy::Zero,
             no_figures: false,
             quiet: false,
             timings: false,
@@ -75,12 +87,12 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
     let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+        std::fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), "cannot create", e))?;
     f.write_all(bytes)
-        .with_context(|| format!("{}: cannot write", tmp.display()))?;
+        .map_err(|e| Error::io(tmp.display(), "cannot write", e))?;
     f.sync_all().ok();
     std::fs::rename(&tmp, path)
-        .with_context(|| format!("{}: cannot rename into place", path.display()))
+        .map_err(|e| Error::io(path.display(), "cannot rename into place", e))
 }
 
 /// What `run` produced.
@@ -96,13 +108,25 @@ pub struct Outcome {
 /// All input is validated before anything is written.
 pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     if args.resamples == 0 {
-        bail!("--resamples must be at least 1");
+        return Err(Error::Usage("--resamples must be at least 1".into()));
+    }
+    if let Some(d) = args.power {
+        if !(d > 0.0 && d <= 1.0) {
+            return Err(Error::Usage(format!(
+                "--power {d}: the delta must be in (0, 1] (score units)"
+            )));
+        }
     }
     let t0 = std::time::Instant::now();
-    let ds = crate::load::load(&args.inputs)?;
+    let ds = crate::load::load_with(
+        &args.inputs,
+        &LoadOptions {
+            timeouts: args.timeouts,
+        },
+    )?;
     let t_load = t0.elapsed();
     if ds.cells.is_empty() && ds.tau.is_empty() && ds.ablations.is_empty() {
-        bail!("no data rows in the inputs");
+        return Err(Error::Input("no data rows in the inputs".into()));
     }
     let cfg = Config {
         focal: args.focal.clone(),
@@ -111,21 +135,30 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         pooled_seed: args.pooled_seed,
         perm_seed: args.perm_seed,
         rng: args.rng,
+        power_delta: args.power,
+        timeouts: args.timeouts,
         ..Config::default()
     };
     let t1 = std::time::Instant::now();
-    let a = analyze(&ds, &cfg);
+    let a = analyze(&ds, &cfg)?;
+    if args.power.is_some() && a.ablations.is_empty() {
+        return Err(Error::Design(
+            "--power needs an ablation in the inputs (a variant arm `<arm>-no-<mechanism>` with \
+             its baseline, or a published ablation file); none was found"
+                .into(),
+        ));
+    }
     let t_stats = t1.elapsed();
     let t2 = std::time::Instant::now();
     std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("{}: cannot create output directory", args.out.display()))?;
+        .map_err(|e| Error::io(args.out.display(), "cannot create output directory", e))?;
     let mut files = Vec::new();
     let mut figures = Vec::new();
     let mut svgs = Vec::new();
     if !args.no_figures {
         let fig_dir = args.out.join("figures");
         std::fs::create_dir_all(&fig_dir)
-            .with_context(|| format!("{}: cannot create", fig_dir.display()))?;
+            .map_err(|e| Error::io(fig_dir.display(), "cannot create", e))?;
         let walls: Vec<(String, Vec<f64>)> = a
             .arms
             .iter()
@@ -157,8 +190,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     };
     let md = markdown(&a, &prov);
     let html = markdown_to_html(&md, &svgs);
-    let json =
-        serde_json::to_string_pretty(&a).map_err(|e| anyhow!("serialising analysis: {e}"))?;
+    let json = serde_json::to_string_pretty(&a)
+        .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
     for (name, body) in [
         ("report.md", md.as_bytes()),
         ("report.html", html.as_bytes()),

@@ -1,17 +1,32 @@
-//! Statistics, tables, figures and reports from LRAB cell CSVs.
+//! Statistics, tables, figures and reports from LRAB cell CSVs (docs/statistics.md).
 //!
-//! Flow: [`load::load`] reads any mix of our `cells.csv`, upstream's published CSVs and τ²
-//! manifests/results into a [`model::Dataset`]; [`analysis::analyze`] computes every table and
-//! test; [`report`] renders text, Markdown and HTML; [`figures`] draws SVG/PNG charts;
-//! [`cli::run`] ties it together for `lrab analyze`.
+//! Flow: [`load`] reads any mix of our `cells.csv`, the published CSVs and τ² manifests/results
+//! into a [`Dataset`]; [`analyze`] computes every table and test into an [`Analysis`]; the
+//! report is rendered as text, Markdown and HTML with SVG/PNG figures; [`run`] ties it
+//! together for `lrab analyze` ([`AnalyzeArgs`]). The statistics themselves are pure functions
+//! in [`stats`].
 
-pub mod analysis;
-pub mod cli;
-pub mod events;
-pub mod figures;
-pub mod load;
-pub mod model;
-pub mod report;
-pub mod rng;
+#![deny(missing_docs)]
+
+mod analysis;
+mod cli;
+mod error;
+mod events;
+mod figures;
+mod load;
+mod model;
+mod report;
+mod rng;
 pub mod stats;
 pub mod tau2_tables;
+
+pub use analysis::{
+    analyze, AblationRow, Analysis, ArmRow, BimodalTask, Comparison, Config, ExtraColumn,
+    ExtraStat, Extras, MechanismRow, NoiseFloor, Pooled, PowerRow, RepeatDelta, ResourceRow,
+    TauSummary, WallRow,
+};
+pub use cli::{run, AnalyzeArgs, Outcome};
+pub use error::{Error, Result};
+pub use load::{load, load_with, LoadOptions, TimeoutPolicy};
+pub use model::{normalize_task, tier_of, AblationFile, Cell, Dataset, TauData};
+pub use rng::{ChaChaSource, CpythonRandom, RandomSource, RngKind};

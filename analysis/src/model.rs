@@ -16,8 +16,16 @@ pub struct Cell {
     pub tier: u8,
     /// Mean score over repeats.
     pub score: f64,
-    /// Repeat scores (each the latest attempt of that repeat), in load order.
+    /// Repeat scores (each the latest attempt of that repeat), in batch order.
     pub repeat_scores: Vec<f64>,
+    /// The batch of each repeat score (`<run_id>/r<repeat>`; for a published per-cell file
+    /// `<file>/r0`): two arms' repeats in the same batch ran together, cell by cell.
+    pub batches: Vec<String>,
+    /// Repeats that timed out without a score (counted as 0 or left out, per `--timeouts`).
+    pub timeouts: usize,
+    /// Extra per-cell columns from annotation files (failure forms, resource counts), by
+    /// column name.
+    pub extras: BTreeMap<String, f64>,
     /// Mean wall time over repeats that report one.
     pub wall_seconds: Option<f64>,
     /// Failure mode of each repeat that reports one.
@@ -45,13 +53,17 @@ impl Cell {
     }
 }
 
-/// Scores of one ablation source: variant -> task -> score.
+/// Scores of one published ablation file, in either repeat layout.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AblationFile {
     /// File it came from.
     pub path: String,
-    /// variant -> task -> score.
-    pub variants: BTreeMap<String, BTreeMap<String, f64>>,
+    /// `long` (`variant,task_id,total[,repeat]`) or `wide` (`task,<variant>_r<k>...`).
+    pub layout: String,
+    /// The baseline variant (named `baseline` or `baseline_...`).
+    pub baseline: String,
+    /// variant -> task -> repeat (1-based) -> score.
+    pub variants: BTreeMap<String, BTreeMap<String, BTreeMap<u32, f64>>>,
 }
 
 /// τ² outcomes: domain -> task -> arm -> rewards of each trial.
@@ -76,6 +88,10 @@ pub struct Dataset {
     pub superseded_attempts: usize,
     /// Unparsable event-log lines skipped (truncated writes).
     pub bad_event_lines: usize,
+    /// Annotation rows (failure forms, resource counts) that matched no scored cell, per file.
+    pub unmatched_annotations: Vec<(String, usize)>,
+    /// Files without a model column, and the model label their cells got.
+    pub unnamed_models: Vec<(String, String)>,
 }
 
 /// Tier of an LRAB task id (`WF-01`..`WF-15`, `LH-01`..`LH-03`); 0 when not a known id.

@@ -34,7 +34,9 @@ pub struct Paired {
 /// The focal arm against one opponent.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparison {
+    /// The other arm's name.
     pub opponent: String,
+    /// All tasks of every domain together.
     pub pooled: Paired,
     /// Every domain but [`SATURATED_DOMAIN`], when both kinds are present.
     pub discriminating: Option<Paired>,

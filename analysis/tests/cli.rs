@@ -1,7 +1,7 @@
 //! End-to-end runs of `cli::run` on our cells.csv format: outputs, determinism, the handling of
 //! repeats/attempts, and bad input.
 
-use lrab_analysis::cli::{run, AnalyzeArgs};
+use lrab_analysis::{run, AnalyzeArgs};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -165,7 +165,7 @@ fn latest_attempt_wins_and_repeats_are_averaged() {
         "r,harness,m-2b,WF-02,1,0,0,,,,600,,timeout,sim,false,,,,,x",
     ];
     std::fs::write(&p, format!("{HEADER}\n{}\n", rows.join("\n"))).unwrap();
-    let ds = lrab_analysis::load::load(&[p]).unwrap();
+    let ds = lrab_analysis::load(&[p]).unwrap();
     let c = &ds.cells[0];
     assert_eq!(
         (c.task.as_str(), c.repeat_scores.clone()),
@@ -305,8 +305,8 @@ fn tau2_results_csv_with_trials_gives_pass_k() {
         }
     }
     std::fs::write(&p, s).unwrap();
-    let ds = lrab_analysis::load::load(&[p]).unwrap();
-    let a = lrab_analysis::analysis::analyze(&ds, &Default::default());
+    let ds = lrab_analysis::load(&[p]).unwrap();
+    let a = lrab_analysis::analyze(&ds, &Default::default()).unwrap();
     let t = a.tau.unwrap();
     assert_eq!(t.focal, "harness");
     let pk = &t.pass_k.iter().find(|p| p.0 == "harness").unwrap().1;

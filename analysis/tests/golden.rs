@@ -1,8 +1,8 @@
 //! Golden tests: our CPython `random` port against values written by real CPython, and the
 //! statistics against scipy / statsmodels (both files written by `golden/gen_golden.py`).
 
-use lrab_analysis::rng::CpythonRandom;
-use lrab_analysis::stats::{holm::holm, mcnemar::from_counts, wilcoxon::signed_rank};
+use lrab_analysis::stats::{holm, mcnemar_from_counts as from_counts, signed_rank};
+use lrab_analysis::CpythonRandom;
 use serde_json::Value;
 
 fn golden(name: &str) -> Value {
@@ -120,6 +120,100 @@ fn mcnemar_matches_statsmodels() {
         let want = e["p"].as_f64().unwrap();
         let got = from_counts(b, c, 0).p_exact;
         assert!(close(got, want, 1e-9), "b={b} c={c}: {got} vs {want}");
+    }
+}
+
+fn vecs(v: &Value) -> Vec<Vec<f64>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(exact).collect())
+        .collect()
+}
+
+/// A float written by Python's `repr` (parsed correctly rounded, unlike JSON numbers).
+fn exact(v: &Value) -> f64 {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn noncentral_t_and_power_match_scipy_and_statsmodels() {
+    use lrab_analysis::stats::{nct_cdf, solve_nobs, t_test_power};
+    let g = golden("paired_golden.json");
+    for e in g["nct_cdf"].as_array().unwrap() {
+        let (t, df, nc) = (
+            e["t"].as_f64().unwrap(),
+            e["df"].as_f64().unwrap(),
+            e["nc"].as_f64().unwrap(),
+        );
+        let want = e["cdf"].as_f64().unwrap();
+        let got = nct_cdf(t, df, nc);
+        assert!(
+            (got - want).abs() < 1e-8,
+            "nct({t}, {df}, {nc}) {got} vs {want}"
+        );
+    }
+    for e in g["power"].as_array().unwrap() {
+        let (es, n) = (e["es"].as_f64().unwrap(), e["nobs"].as_f64().unwrap());
+        let want = e["power"].as_f64().unwrap();
+        let got = t_test_power(es, n, 0.05);
+        assert!(
+            (got - want).abs() < 1e-7,
+            "power({es}, {n}) {got} vs {want}"
+        );
+    }
+    for e in g["solve_nobs"].as_array().unwrap() {
+        let es = e["es"].as_f64().unwrap();
+        let want = e["nobs"].as_f64().unwrap();
+        let got = solve_nobs(es, 0.8, 0.05).unwrap();
+        assert!(
+            (got - want).abs() < 1e-4 * want,
+            "solve({es}) {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn paired_design_statistics_match_scipy_statsmodels_and_cpython() {
+    use lrab_analysis::stats::{cluster_ci, components, mean, sign_flip, sign_flip_exact};
+    let g = golden("paired_golden.json");
+    let designs = g["designs"].as_object().unwrap();
+    assert!(designs.contains_key("published_reps_2609"));
+    for (name, e) in designs {
+        let d = vecs(&e["d"]);
+        let task_means: Vec<f64> = d.iter().map(|x| mean(x)).collect();
+        let p = sign_flip_exact(&task_means).unwrap();
+        let want = e["sign_flip_exact_p"].as_f64().unwrap();
+        assert!(
+            (p - want).abs() < 1e-12,
+            "{name}: exact sign-flip {p} vs scipy {want}"
+        );
+        let c = components(&d).unwrap();
+        let (tv, rv) = (
+            e["mixedlm_task_var"].as_f64().unwrap(),
+            e["mixedlm_repeat_var"].as_f64().unwrap(),
+        );
+        assert!(
+            (c.task - tv).abs() < 2e-5,
+            "{name}: task var {} vs MixedLM {tv}",
+            c.task
+        );
+        assert!(
+            (c.repeat - rv).abs() < 2e-5,
+            "{name}: repeat var {} vs MixedLM {rv}",
+            c.repeat
+        );
+        let mut r = CpythonRandom::new(42);
+        let ci = cluster_ci(&d, 2000, 0.95, &mut r).unwrap();
+        let want = e["cluster_ci_cpython_seed42_b2000"].as_array().unwrap();
+        assert_eq!(
+            (ci.lo, ci.hi),
+            (exact(&want[0]), exact(&want[1])),
+            "{name}: task-cluster bootstrap"
+        );
+        let mut r = CpythonRandom::new(7);
+        let mc = sign_flip(&task_means, 2000, &mut r).p;
+        assert_eq!(mc, exact(&e["sign_flip_cpython_seed7_b2000"]), "{name}");
     }
 }
 

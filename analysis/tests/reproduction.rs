@@ -1,9 +1,9 @@
 //! Reproduction of upstream's published LRAB and τ² numbers from the published data
 //! (`/work/shared/data/mingbird`, read in place).
 
-use lrab_analysis::analysis::{analyze, Analysis, Config};
-use lrab_analysis::load::load;
-use lrab_analysis::rng::RngKind;
+use lrab_analysis::load;
+use lrab_analysis::RngKind;
+use lrab_analysis::{analyze, Analysis, Config};
 use std::path::PathBuf;
 
 fn data(name: &str) -> PathBuf {
@@ -24,6 +24,7 @@ fn lrab(rng: RngKind, resamples: usize) -> Analysis {
             ..Config::default()
         },
     )
+    .unwrap()
 }
 
 fn r3(x: f64) -> String {
@@ -42,11 +43,11 @@ fn published_means() {
     let m = row("Mingbird");
     let per: Vec<String> = m.per_model.iter().map(|x| r3(x.unwrap())).collect();
     assert_eq!(per, ["0.821", "0.876", "0.906", "0.941"]);
-    assert_eq!(r3(m.overall), "0.886");
+    assert_eq!(r3(m.overall.unwrap()), "0.886");
     assert_eq!(r3(m.per_tier[3].unwrap()), "0.827");
-    assert_eq!(r3(row("goose").overall), "0.631");
-    assert_eq!(r3(row("agent-mini").overall), "0.405");
-    assert_eq!(r3(row("opencode").overall), "0.479");
+    assert_eq!(r3(row("goose").overall.unwrap()), "0.631");
+    assert_eq!(r3(row("agent-mini").overall.unwrap()), "0.405");
+    assert_eq!(r3(row("opencode").overall.unwrap()), "0.479");
     assert_eq!(r3(row("goose").per_tier[3].unwrap()), "0.394");
     assert_eq!(r3(row("agent-mini").per_tier[3].unwrap()), "0.484");
     assert_eq!(r3(row("opencode").per_tier[3].unwrap()), "0.354");
@@ -137,7 +138,8 @@ fn published_tau2_mcnemar() {
             resamples: 10,
             ..Config::default()
         },
-    );
+    )
+    .unwrap();
     let t = a.tau.unwrap();
     assert_eq!(t.focal, "mingbird");
     let mean = |arm: &str| t.means.iter().find(|m| m.0 == arm).unwrap().clone();
@@ -158,7 +160,7 @@ fn published_tau2_mcnemar() {
 #[test]
 fn published_ablation_means() {
     let ds = load(&[data("ablation_scores.csv")]).unwrap();
-    let a = analyze(&ds, &Config::default());
+    let a = analyze(&ds, &Config::default()).unwrap();
     let got: Vec<(String, String)> = a
         .ablations
         .iter()
@@ -202,12 +204,232 @@ fn rounding_differences_before_ranking_would_break_a_published_p() {
                     / 1e9
             })
             .collect();
-        let p = lrab_analysis::stats::wilcoxon::signed_rank(&d).p_normal;
+        let p = lrab_analysis::stats::signed_rank(&d).p_normal;
         if format!("{p:.4}") != format!("{:.4}", c.wilcoxon.p_normal) {
             changed += 1;
         }
     }
     assert!(changed >= 1, "rounding changed no p-value");
+}
+
+fn run_on(files: &[&str], cfg: Config) -> Analysis {
+    let paths: Vec<PathBuf> = files.iter().map(|f| data(f)).collect();
+    analyze(&load(&paths).expect("load"), &cfg).expect("analyze")
+}
+
+#[test]
+fn batch_matched_repeats_reproduce_the_published_deltas() {
+    // ablation_reps_2609.csv (wide layout): baseline − text-only finish gate, per repeat.
+    let a = run_on(
+        &["ablation_reps_2609.csv"],
+        Config {
+            resamples: 200,
+            ..Config::default()
+        },
+    );
+    let r = &a.ablations[0];
+    assert_eq!(
+        (r.variant.as_str(), r.baseline.as_str()),
+        ("text_only", "baseline")
+    );
+    assert_eq!((r.n, r.repeats), (18, 3));
+    let per: Vec<String> = r
+        .per_repeat
+        .iter()
+        .map(|d| format!("{:+.3}", d.delta))
+        .collect();
+    assert_eq!(per, ["+0.096", "+0.133", "+0.056"]);
+    assert_eq!(format!("{:+.3}", r.effect), "+0.095");
+    assert_eq!(r.consistent, 3, "3 of 3");
+    // The same-batch rerun of the full arm moved its mean by up to 0.069 (r1 vs r2).
+    assert_eq!(format!("{:.3}", r.noise.floor.unwrap()), "0.069");
+    assert_eq!(r.noise.between, Some(("r1".into(), "r2".into())));
+    let labels: Vec<Option<bool>> = r.per_repeat.iter().map(|d| d.above_noise).collect();
+    assert_eq!(labels, [Some(true), Some(true), Some(false)]);
+    assert_eq!(r.effect_above_noise, Some(true));
+    assert_eq!(format!("{:.4}", r.perm_exact.unwrap()), "0.0623");
+    assert!(r.verdict().contains("3 of 3") && r.verdict().contains("1 of 3 per-repeat Δ within"));
+    // Tasks whose three repeats split into two modes; LH-01 stays low in both arms.
+    let flagged: Vec<(&str, &str)> = r
+        .bimodal
+        .iter()
+        .map(|b| (b.task.as_str(), b.arm.as_str()))
+        .collect();
+    assert_eq!(
+        flagged,
+        [
+            ("LH-02", "baseline"),
+            ("LH-02", "text_only"),
+            ("LH-03", "baseline"),
+            ("WF-04", "baseline"),
+            ("WF-07", "text_only"),
+            ("WF-10", "baseline"),
+        ]
+    );
+    assert!(r.components.is_some() && r.power.tasks_needed.is_some());
+}
+
+#[test]
+fn long_topup_layout_equals_the_first_wide_repeat() {
+    let a = run_on(
+        &["ablation_reps_2609.csv", "ablation_topup_2609.csv"],
+        Config {
+            resamples: 50,
+            ..Config::default()
+        },
+    );
+    let wide = a
+        .ablations
+        .iter()
+        .find(|r| r.variant == "text_only")
+        .unwrap();
+    let long = a
+        .ablations
+        .iter()
+        .find(|r| r.variant == "finish_gate_text_only")
+        .unwrap();
+    assert_eq!(long.baseline, "baseline_samebatch");
+    assert_eq!(long.repeats, 1);
+    assert_eq!(long.per_repeat[0].delta, wide.per_repeat[0].delta);
+    assert!(long.noise.floor.is_none());
+    assert!(long
+        .noise
+        .missing
+        .as_deref()
+        .unwrap()
+        .contains("at least 2 repeats"));
+    assert!(long.verdict().contains("directional only"));
+}
+
+#[test]
+fn frontier_probe_means_with_and_without_the_timeout() {
+    let cfg = Config {
+        resamples: 10,
+        ..Config::default()
+    };
+    let mean = |a: &Analysis, arm: &str| {
+        r3(a.rows
+            .iter()
+            .find(|r| r.arm == arm)
+            .unwrap()
+            .overall
+            .unwrap())
+    };
+    // Published: the timed-out opencode WF-08 cell is left out of its mean.
+    let paths = vec![data("frontier_probe_scores.csv")];
+    let ds = lrab_analysis::load_with(
+        &paths,
+        &lrab_analysis::LoadOptions {
+            timeouts: lrab_analysis::TimeoutPolicy::Exclude,
+        },
+    )
+    .unwrap();
+    let a = analyze(&ds, &cfg).unwrap();
+    assert_eq!(a.focal, "mingbird");
+    assert_eq!(
+        ["mingbird", "goose", "opencode", "agent-mini"].map(|x| mean(&a, x)),
+        ["0.997", "0.989", "0.925", "0.478"]
+    );
+    assert_eq!(
+        a.models,
+        ["frontier_probe_scores"],
+        "no model column: labelled by file"
+    );
+    // The protocol's default counts it as 0, and the caveat gives the published figure.
+    let a = run_on(&["frontier_probe_scores.csv"], cfg);
+    assert_eq!(mean(&a, "opencode"), "0.874");
+    assert!(
+        a.caveats
+            .iter()
+            .any(|c| c.contains("opencode") && c.contains("0.925")),
+        "{:?}",
+        a.caveats
+    );
+    assert!(a.caveats.iter().any(|c| c.contains("no model column")));
+}
+
+#[test]
+fn qwen35_2b_family_means() {
+    let a = run_on(
+        &["family_qwen352b_2609.csv"],
+        Config {
+            resamples: 10,
+            ..Config::default()
+        },
+    );
+    let mean = |arm: &str| {
+        r3(a.rows
+            .iter()
+            .find(|r| r.arm == arm)
+            .unwrap()
+            .overall
+            .unwrap())
+    };
+    assert_eq!(
+        ["Mingbird", "goose", "opencode", "agent-mini"].map(mean),
+        ["0.779", "0.096", "0.017", "0.239"]
+    );
+    assert_eq!(a.models, ["qwen3.5:2b"]);
+}
+
+#[test]
+fn failure_forms_and_turns_resource_are_extra_columns() {
+    let a = run_on(
+        &[
+            "lrab_scores.csv",
+            "failure_forms_2609.csv",
+            "turns_resource.csv",
+        ],
+        Config {
+            resamples: 10,
+            ..Config::default()
+        },
+    );
+    // The per-cell scores are unchanged by the annotations.
+    assert_eq!(r3(a.rows[0].overall.unwrap()), "0.886");
+    let x = a.extras.as_ref().unwrap();
+    let col = |name: &str| x.columns.iter().find(|c| c.column == name).unwrap();
+    let at = |name: &str, arm: &str| {
+        let i = x.arms.iter().position(|a| a == arm).unwrap();
+        col(name).per_arm[i].clone().unwrap()
+    };
+    // Published failure-form rates and medians (per 72 cells).
+    assert!(col("early_stop").flag);
+    let early: Vec<u64> = ["Mingbird", "goose", "opencode", "agent-mini"]
+        .iter()
+        .map(|arm| at("early_stop", arm).sum as u64)
+        .collect();
+    assert_eq!(early, [4, 23, 32, 44]);
+    let tools: Vec<f64> = ["Mingbird", "goose", "opencode", "agent-mini"]
+        .iter()
+        .map(|arm| at("tool_calls", arm).median)
+        .collect();
+    assert_eq!(tools, [33.5, 15.0, 5.0, 7.0]);
+    assert!(col("ctx_peak_tokens").per_arm.iter().any(Option::is_some));
+    // Failure modes now come from the annotation file.
+    assert_eq!(a.failure_modes["goose"].values().sum::<usize>(), 72);
+    assert!(a.failure_modes["Mingbird"].contains_key("completed"));
+}
+
+#[test]
+fn annotation_with_a_different_score_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("ff.csv");
+    std::fs::write(
+        &p,
+        "harness,task,model,score,turns\nMingbird,LH01,gemma4_12b,0.5,3\n",
+    )
+    .unwrap();
+    let e = load(&[data("lrab_scores.csv"), p]).unwrap_err().to_string();
+    assert!(e.contains("ff.csv:2") && e.contains("disagrees"), "{e}");
+    let alone = tmp.path().join("only.csv");
+    std::fs::write(
+        &alone,
+        "harness,task,model,tool_calls,turns\nX,WF01,m,3,4\n",
+    )
+    .unwrap();
+    let e = load(&[alone]).unwrap_err().to_string();
+    assert!(e.contains("matches a scored cell"), "{e}");
 }
 
 /// The τ² tables in the paper's layout, from the published manifests: the text of upstream's
@@ -226,7 +448,8 @@ fn published_tau2_tables_in_the_papers_layout() {
             resamples: 10,
             ..Config::default()
         },
-    );
+    )
+    .unwrap();
     let text = lrab_analysis::tau2_tables::render(a.tau.as_ref().unwrap());
     for want in [
         "- pooled (278 tasks): 40W / 216T / 22L  \n  McNemar exact p = 0.03002 | Wilcoxon p = 0.02225",

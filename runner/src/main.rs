@@ -30,6 +30,9 @@ enum Command {
     Generate(cmd::generate::Args),
     /// Run (or resume) a matrix of arms × models × tasks into results/<run-id>/.
     Run(cmd::run::Args),
+    /// Run (or resume) a batch-matched ablation: an arm and its variants interleaved cell by
+    /// cell within each of k repeats.
+    Ablate(cmd::ablate::Args),
     /// Write the cell list of a matrix (what --shard k/n slices).
     Plan(cmd::plan::Args),
     /// Merge run folders of one matrix (e.g. shards) into one.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Score(a) => cmd::score::run(a),
         Command::Generate(a) => cmd::generate::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Ablate(a) => cmd::ablate::run(a),
         Command::Plan(a) => cmd::plan::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Proxy(a) => cmd::proxy::run(a),

@@ -1,13 +1,35 @@
 //! The statistics, one module per method. All functions are pure: data and an explicit random
-//! source in, numbers out, so each rule is tested against scipy/statsmodels goldens.
+//! source in, numbers out, so each rule is tested against scipy/statsmodels goldens
+//! (`analysis/tests/golden/gen_golden.py`). The methods are described in docs/statistics.md.
 
-pub mod bootstrap;
-pub mod cluster;
-pub mod holm;
-pub mod mcnemar;
-pub mod passk;
-pub mod permutation;
-pub mod wilcoxon;
+pub(crate) mod bimodal;
+pub(crate) mod bootstrap;
+pub(crate) mod cluster;
+pub(crate) mod holm;
+pub(crate) mod mcnemar;
+pub(crate) mod noise;
+pub(crate) mod paired;
+pub(crate) mod passk;
+pub(crate) mod permutation;
+pub(crate) mod power;
+pub(crate) mod wilcoxon;
+
+pub use bimodal::{split as bimodal_split, Split, MIN_GAP as BIMODAL_MIN_GAP};
+pub use bootstrap::{mean_ci, percentile_indices, resample_means, Interval};
+pub use cluster::cluster_ci;
+pub use holm::holm;
+pub use mcnemar::{binom_half_cdf, from_counts as mcnemar_from_counts, mcnemar, McNemar};
+pub use noise::{floor as noise_floor, Floor};
+pub use paired::{
+    components, per_repeat_deltas, sign_consistency, sign_flip_exact, Components, EXACT_FLIP_MAX_N,
+};
+pub use passk::{choose, pass_hat_k};
+pub use permutation::{sign_flip, stratified_sign_flip, Permutation};
+pub use power::{
+    achieved, nct_cdf, repeats_needed, solve_nobs, t_test_power, tasks_needed, Needed,
+    ALPHA as POWER_ALPHA, TARGET as POWER_TARGET,
+};
+pub use wilcoxon::{exact_p, signed_rank, two_sided_normal, Wilcoxon, ZERO_EPS};
 
 /// Arithmetic mean accumulated left to right (the order Python's `sum(x)/len(x)` uses, so
 /// reproduced numbers match upstream bit for bit). `NaN` for an empty slice.

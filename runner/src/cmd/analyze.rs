@@ -9,12 +9,12 @@ use super::Exit;
 #[derive(Parser, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub inner: lrab_analysis::cli::AnalyzeArgs,
+    pub inner: lrab_analysis::AnalyzeArgs,
 }
 
 pub fn run(a: Args) -> Result<Exit> {
     // `run` prints the summary tables itself unless --quiet.
-    lrab_analysis::cli::run(&a.inner)?;
+    lrab_analysis::run(&a.inner)?;
     println!("report: {}", a.inner.out.join("report.md").display());
     Ok(Exit::Ok)
 }

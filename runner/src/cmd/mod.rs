@@ -1,5 +1,6 @@
 //! Subcommands, one module each, plus the helpers they share.
 
+pub mod ablate;
 pub mod analyze;
 pub mod arms;
 pub mod check;

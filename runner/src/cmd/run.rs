@@ -46,6 +46,9 @@ pub struct MatrixArgs {
     /// Folder of arm files (default: LRAB_ARMS or the suite's arms/).
     #[arg(long)]
     pub arms_dir: Option<PathBuf>,
+    /// Cell order; `lrab ablate` sets it to interleaved (no flag of its own).
+    #[arg(skip)]
+    pub order: crate::run::matrix::Order,
 }
 
 #[derive(Parser, Debug)]
@@ -153,6 +156,7 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
         ollama_serve: false,
         quiet: false,
         sim_seed: file.seed.unwrap_or(0),
+        order: m.order,
     };
     Ok((opts, file))
 }
@@ -223,10 +227,9 @@ pub fn run(a: Args) -> Result<Exit> {
 /// falls back to the run's summary.md, with the reason, when the analysis cannot be made.
 fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
     let out = run_dir.join("report");
-    let mut args =
-        lrab_analysis::cli::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
+    let mut args = lrab_analysis::AnalyzeArgs::new(vec![run_dir.join("cells.csv")], out.clone());
     args.quiet = true;
-    match lrab_analysis::cli::run(&args) {
+    match lrab_analysis::run(&args) {
         Ok(_) => out.join("report.md"),
         Err(e) => {
             eprintln!("note: no full report for this run ({e:#}); see the summary instead");

@@ -30,6 +30,9 @@ pub struct MatrixSpec {
     pub sim_seed: u64,
     pub pack: String,
     pub arms_dir: String,
+    /// Cell order; absent in manifests written before ablation runs existed (= matrix).
+    #[serde(default)]
+    pub order: super::matrix::Order,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

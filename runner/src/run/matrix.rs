@@ -95,6 +95,54 @@ impl MatrixFile {
     }
 }
 
+/// The order the cells of a matrix run in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Arm, model, task, repeat (upstream's serial driver order).
+    #[default]
+    Matrix,
+    /// Repeat, model, task, then every arm: the arms of an ablation run cell by cell next to
+    /// each other within each repeat, so they see the same backend state and machine load
+    /// ("batch matched"). The arm order rotates from one task to the next so no arm always
+    /// runs first. See docs/statistics.md, "Ablations".
+    Interleaved,
+}
+
+/// Expands the matrix in the given order.
+pub fn expand_in(
+    order: Order,
+    arms: &[String],
+    models: &[String],
+    tasks: &[String],
+    repeats: u32,
+) -> Vec<Cell> {
+    match order {
+        Order::Matrix => expand(arms, models, tasks, repeats),
+        Order::Interleaved => {
+            let mut out = Vec::new();
+            let mut group = 0usize;
+            for r in 0..repeats {
+                for m in models {
+                    for t in tasks {
+                        for k in 0..arms.len() {
+                            out.push(Cell {
+                                index: out.len(),
+                                arm: arms[(k + group) % arms.len()].clone(),
+                                model: m.clone(),
+                                task: t.clone(),
+                                repeat: r,
+                            });
+                        }
+                        group += 1;
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
 /// Expands the matrix in arm, model, task, repeat order.
 pub fn expand(arms: &[String], models: &[String], tasks: &[String], repeats: u32) -> Vec<Cell> {
     let mut out = Vec::new();
@@ -233,6 +281,45 @@ mod tests {
             assert!(e.starts_with(&format!("--shard '{bad}': ")), "{e}");
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn interleaved_order_keeps_each_cell_group_together() {
+        let cells = expand_in(
+            Order::Interleaved,
+            &v(&["base", "base-no-x"]),
+            &v(&["m"]),
+            &v(&["T1", "T2"]),
+            2,
+        );
+        let seq: Vec<(String, String, u32)> = cells
+            .iter()
+            .map(|c| (c.arm.clone(), c.task.clone(), c.repeat))
+            .collect();
+        let t = |a: &str, task: &str, r| (a.to_string(), task.to_string(), r);
+        assert_eq!(
+            seq,
+            [
+                t("base", "T1", 0),
+                t("base-no-x", "T1", 0),
+                t("base-no-x", "T2", 0),
+                t("base", "T2", 0),
+                t("base", "T1", 1),
+                t("base-no-x", "T1", 1),
+                t("base-no-x", "T2", 1),
+                t("base", "T2", 1),
+            ]
+        );
+        assert!(cells.iter().enumerate().all(|(i, c)| c.index == i));
+        let mut a = cells.clone();
+        let mut b = expand(&v(&["base", "base-no-x"]), &v(&["m"]), &v(&["T1", "T2"]), 2);
+        let key = |c: &Cell| c.key();
+        a.sort_by_key(key);
+        b.sort_by_key(key);
+        assert_eq!(
+            a.iter().map(key).collect::<Vec<_>>(),
+            b.iter().map(key).collect::<Vec<_>>()
+        );
     }
 
     #[test]

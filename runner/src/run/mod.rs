@@ -58,6 +58,8 @@ pub struct RunOptions {
     pub ollama_serve: bool,
     pub quiet: bool,
     pub sim_seed: u64,
+    /// Cell order (`lrab ablate` interleaves the arms).
+    pub order: matrix::Order,
 }
 
 /// What a finished (or resumed) run reports.
@@ -89,7 +91,7 @@ pub fn lock_run(dir: &Path) -> Result<RunLock> {
     Ok(RunLock { _file: f })
 }
 
-fn default_run_id(shard: Option<Shard>) -> String {
+pub(crate) fn default_run_id(shard: Option<Shard>) -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -236,7 +238,7 @@ pub fn prepare(
         bail!("--repeats must be at least 1");
     }
     let names: Vec<String> = arms.iter().map(|a| a.name.clone()).collect();
-    let mut cells = matrix::expand(&names, &models, &tasks, opts.repeats);
+    let mut cells = matrix::expand_in(opts.order, &names, &models, &tasks, opts.repeats);
     if let Some(s) = opts.shard {
         cells = matrix::shard(&cells, s);
     }
@@ -273,6 +275,7 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         sim_seed: opts.sim_seed,
         pack: absolute(&opts.pack_dir),
         arms_dir: absolute(&opts.arms_dir),
+        order: opts.order,
     }
 }
 
@@ -324,6 +327,7 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
         ollama_serve: false,
         quiet,
         sim_seed: s.sim_seed,
+        order: s.order,
     })
 }
 

@@ -1,62 +1,8 @@
-//! Rendering an [`Analysis`] as Markdown (stdout summary and report.md) and as a
-//! self-contained HTML page with the figures inlined.
+//! The tables of the report as Markdown.
 
+use super::{ci, f3, fp, s, s3, table};
 use crate::analysis::Analysis;
 use std::fmt::Write as _;
-
-/// 3-decimal number or an en dash.
-pub fn f3(x: Option<f64>) -> String {
-    x.map_or("–".into(), |v| format!("{v:.3}"))
-}
-
-/// Signed 3-decimal number.
-pub fn s3(x: f64) -> String {
-    format!("{x:+.3}")
-}
-
-/// p-value: 4 decimals (as upstream publishes them), or 2 significant digits in scientific
-/// notation below 0.0001.
-pub fn fp(p: f64) -> String {
-    if p >= 0.0001 {
-        format!("{p:.4}")
-    } else {
-        // Two significant digits, e.g. 2.7e-5.
-        format!("{p:.1e}")
-    }
-}
-
-fn ci(i: &Option<crate::stats::bootstrap::Interval>) -> String {
-    i.as_ref()
-        .map_or("–".into(), |i| format!("[{}, {}]", s3(i.lo), s3(i.hi)))
-}
-
-fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        header.iter().map(|_| "---|").collect::<String>()
-    );
-    for r in rows {
-        let _ = writeln!(out, "| {} |", r.join(" | "));
-    }
-    out.push('\n');
-}
-
-fn s(x: &str) -> String {
-    x.to_string()
-}
-
-/// Facts for the methods paragraph.
-#[derive(Clone, Debug)]
-pub struct Provenance {
-    /// Input files and their detected formats.
-    pub sources: Vec<(String, String)>,
-    /// Crate version.
-    pub version: String,
-    /// Figure file names (relative to the output dir), with captions.
-    pub figures: Vec<(String, String)>,
-}
 
 /// The tables and tests as Markdown (the body of report.md and of the stdout summary).
 pub fn tables_markdown(a: &Analysis) -> String {
@@ -84,7 +30,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
                     r.arm.clone()
                 }];
                 v.extend(r.per_model.iter().map(|x| f3(*x)));
-                v.push(format!("**{:.3}**", r.overall));
+                v.push(r.overall.map_or("–".into(), |o| format!("**{o:.3}**")));
                 v.extend(r.per_tier.iter().map(|x| f3(*x)));
                 v
             })
@@ -100,12 +46,16 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .rows
             .iter()
             .map(|r| {
-                let b = r.best.clone().unwrap_or_default();
-                let w = r.worst.clone().unwrap_or_default();
+                let named = |x: &Option<(String, f64)>| {
+                    x.as_ref()
+                        .map_or("not computed (no cell)".into(), |(m, v)| {
+                            format!("{m} ({v:.3})")
+                        })
+                };
                 vec![
                     r.arm.clone(),
-                    format!("{} ({:.3})", b.0, b.1),
-                    format!("{} ({:.3})", w.0, w.1),
+                    named(&r.best),
+                    named(&r.worst),
                     f3(r.cliff()),
                 ]
             })
@@ -145,7 +95,17 @@ pub fn tables_markdown(a: &Analysis) -> String {
             let rows: Vec<Vec<String>> = a
                 .rows
                 .iter()
-                .map(|r| vec![r.arm.clone(), r.max_repeats.to_string(), f3(r.repeat_sd)])
+                .map(|r| {
+                    vec![
+                        r.arm.clone(),
+                        r.max_repeats.to_string(),
+                        f3(r.repeat_sd),
+                        r.noise_floor
+                            .map_or("not measured (needs 2 batches)".into(), |f| {
+                                format!("{f:.3}")
+                            }),
+                    ]
+                })
                 .collect();
             table(
                 &mut out,
@@ -153,6 +113,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
                     s("arm"),
                     s("max repeats per cell"),
                     s("mean sd across repeats"),
+                    s("noise floor (largest shift between two repeats)"),
                 ],
                 &rows,
             );
@@ -241,39 +202,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
-    if !a.ablations.is_empty() {
-        let _ = writeln!(out, "## Ablations (variant − baseline)\n");
-        let rows: Vec<Vec<String>> = a
-            .ablations
-            .iter()
-            .map(|r| {
-                vec![
-                    r.source.clone(),
-                    r.variant.clone(),
-                    r.n.to_string(),
-                    format!("{:.3}", r.baseline_mean),
-                    format!("{:.3}", r.variant_mean),
-                    s3(r.variant_mean - r.baseline_mean),
-                    ci(&r.ci),
-                    fp(r.wilcoxon.p_normal),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &[
-                s("source"),
-                s("variant"),
-                s("n"),
-                s("baseline"),
-                s("variant mean"),
-                s("Δ"),
-                s("bootstrap CI"),
-                s("Wilcoxon p"),
-            ],
-            &rows,
-        );
-    }
+    out.push_str(&super::ablation::section(a));
     if !a.failure_modes.is_empty() {
         let _ = writeln!(out, "## Failure modes (cells × repeats)\n");
         let modes: std::collections::BTreeSet<&String> =
@@ -353,6 +282,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
+    out.push_str(&extras(a));
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
             continue;
@@ -467,167 +397,39 @@ pub fn tables_markdown(a: &Analysis) -> String {
     out
 }
 
-/// The methods paragraph.
-pub fn methods(a: &Analysis, p: &Provenance) -> String {
-    let c = &a.config;
+/// The extra per-cell columns of annotation files, per arm: flags as counts of cells, other
+/// columns as median and mean.
+fn extras(a: &Analysis) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## Methods\n");
+    let Some(x) = &a.extras else {
+        return out;
+    };
     let _ = writeln!(
         out,
-        "Generated by lrab-analysis {} from {} input file(s): {}. A cell is one (arm, model, task); \
-         within a repeat the highest attempt wins, repeats are averaged (their spread is reported), \
-         a timeout scores 0. Per model, {} is compared with every other arm on paired tasks: \
-         wins/ties/losses (ties: |Δ| ≤ 1e-12), the Wilcoxon signed-rank test (zeros dropped, average \
-         ranks, ties only on exactly equal floats, tie-corrected variance, two-sided normal \
-         approximation without continuity correction; exact null distribution for n ≤ 50), Holm \
-         step-down within each model, a percentile bootstrap CI of the mean difference ({} resamples, \
-         seed {}, a fresh source per comparison, bounds at sorted indices ⌊0.025·B⌋ and ⌊0.975·B⌋), \
-         a tier-cluster bootstrap (seed {} + i) and a tier-stratified sign-flip permutation \
-         (seed {} + i, p = (count + 1)/(B + 1)), i numbering the comparisons in table order. \
-         The pooled overall comparison bootstraps per-task mean differences over the models \
-         (seed {}, one source for all comparisons in table order: bootstrap, then sign-flip). \
-         τ² pairs are tested with the exact McNemar test (pass = reward 1) and Holm. \
-         Random source: `{}`{}.",
-        p.version,
-        p.sources.len(),
-        p.sources.iter().map(|(f, k)| format!("`{f}` ({k})")).collect::<Vec<_>>().join(", "),
-        a.focal,
-        c.resamples,
-        c.seed,
-        c.seed,
-        c.perm_seed,
-        c.pooled_seed,
-        c.rng.name(),
-        match c.rng {
-            crate::rng::RngKind::Cpython => " (bit-exact port of CPython's Mersenne Twister `random.Random`, used to reproduce upstream's published intervals)",
-            crate::rng::RngKind::Chacha => " (ChaCha20 from rand_chacha; a CPython-compatible source is available with `--rng cpython`)",
-        }
+        "## Extra per-cell columns (annotation files)\n\nFlags (0/1 columns): cells where set / \
+         cells with a value. Other columns: median / mean over the cells with a value.\n"
     );
-    out.push('\n');
+    let mut h = vec![s("column")];
+    h.extend(x.arms.iter().cloned());
+    let rows: Vec<Vec<String>> = x
+        .columns
+        .iter()
+        .map(|c| {
+            let mut v = vec![c.column.clone()];
+            v.extend(c.per_arm.iter().map(|st| match st {
+                None => "–".into(),
+                Some(st) if c.flag => format!("{}/{}", st.sum as u64, st.n),
+                Some(st) => format!("{} / {:.1}", trim(st.median), st.mean),
+            }));
+            v
+        })
+        .collect();
+    table(&mut out, &h, &rows);
     out
 }
 
-/// Caveats section.
-pub fn caveats(a: &Analysis) -> String {
-    let mut out = String::from("## Caveats\n\n");
-    if a.caveats.is_empty() {
-        out.push_str("- none detected\n");
-    }
-    for c in &a.caveats {
-        let _ = writeln!(out, "- {c}");
-    }
-    out.push('\n');
-    out
-}
-
-/// The full report.md.
-pub fn markdown(a: &Analysis, p: &Provenance) -> String {
-    let mut out = String::from("# LRAB analysis report\n\n");
-    out.push_str(&methods(a, p));
-    out.push_str(&tables_markdown(a));
-    if !p.figures.is_empty() {
-        out.push_str("## Figures\n\n");
-        for (f, cap) in &p.figures {
-            let _ = writeln!(out, "![{cap}]({f})\n\n*{cap}*\n");
-        }
-    }
-    out.push_str(&caveats(a));
-    out
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// Inline Markdown subset used by our tables: `**bold**` and `code`.
-fn inline(s: &str) -> String {
-    let e = esc(s);
-    let mut out = String::new();
-    let mut bold = false;
-    let mut code = false;
-    let mut it = e.chars().peekable();
-    while let Some(c) = it.next() {
-        if c == '*' && it.peek() == Some(&'*') {
-            it.next();
-            out.push_str(if bold { "</strong>" } else { "<strong>" });
-            bold = !bold;
-        } else if c == '`' {
-            out.push_str(if code { "</code>" } else { "<code>" });
-            code = !code;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Convert our generated Markdown (headings, paragraphs, pipe tables, lists, block quotes) to HTML.
-/// Images are replaced by the inline SVG documents given in `svgs` (file name -> SVG text).
-pub fn markdown_to_html(md: &str, svgs: &[(String, String)]) -> String {
-    let mut out = String::new();
-    let lines: Vec<&str> = md.lines().collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let l = lines[i];
-        if let Some(h) = l.strip_prefix("## ") {
-            let _ = writeln!(out, "<h2>{}</h2>", inline(h));
-        } else if let Some(h) = l.strip_prefix("# ") {
-            let _ = writeln!(out, "<h1>{}</h1>", inline(h));
-        } else if l.starts_with('|') {
-            out.push_str("<table>\n");
-            let mut first = true;
-            while i < lines.len() && lines[i].starts_with('|') {
-                let row = lines[i];
-                if row.starts_with("|---") {
-                    i += 1;
-                    continue;
-                }
-                let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
-                let tag = if first { "th" } else { "td" };
-                out.push_str("<tr>");
-                for c in cells {
-                    let _ = write!(out, "<{tag}>{}</{tag}>", inline(c.trim()));
-                }
-                out.push_str("</tr>\n");
-                first = false;
-                i += 1;
-            }
-            out.push_str("</table>\n");
-            continue;
-        } else if let Some(q) = l.strip_prefix("> ") {
-            let _ = writeln!(out, "<div class=\"warn\">{}</div>", inline(q));
-        } else if let Some(item) = l.strip_prefix("- ") {
-            out.push_str("<ul>\n");
-            let _ = writeln!(out, "<li>{}</li>", inline(item));
-            while i + 1 < lines.len() && lines[i + 1].starts_with("- ") {
-                i += 1;
-                let _ = writeln!(out, "<li>{}</li>", inline(&lines[i][2..]));
-            }
-            out.push_str("</ul>\n");
-        } else if l.starts_with("![") {
-            let file = l
-                .split("](")
-                .nth(1)
-                .and_then(|r| r.strip_suffix(')'))
-                .unwrap_or("");
-            if let Some((_, svg)) = svgs.iter().find(|(f, _)| f == file) {
-                let body = svg.find("<svg").map_or(svg.as_str(), |k| &svg[k..]);
-                let _ = writeln!(out, "<figure>{body}</figure>");
-            }
-        } else if l.len() > 2 && l.starts_with('*') && l.ends_with('*') && !l.starts_with("**") {
-            let _ = writeln!(out, "<p><em>{}</em></p>", inline(&l[1..l.len() - 1]));
-        } else if !l.trim().is_empty() {
-            let _ = writeln!(out, "<p>{}</p>", inline(l));
-        }
-        i += 1;
-    }
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>LRAB analysis report</title>\n\
-         <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.45;color:#222}}\
-         table{{border-collapse:collapse;margin:1em 0;font-size:0.9em}}td,th{{border:1px solid #bbb;padding:3px 7px;text-align:right}}\
-         th{{background:#eee}}td:first-child,th:first-child{{text-align:left}}figure{{margin:1.5em 0}}\
-         .warn{{background:#fde2e1;border:2px solid #c0392b;padding:0.8em;font-weight:bold}}</style></head>\n<body>\n{out}</body></html>\n"
-    )
+/// A median without trailing zeros (33.5, 15).
+fn trim(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

@@ -2,8 +2,10 @@
 //! binary (crate `dejavu`), so output does not depend on system fonts; SVGs carry text as text.
 //! Colours are the Okabe–Ito palette (distinguishable with common colour-vision deficiencies).
 
+mod ablation;
+
 use crate::analysis::Analysis;
-use anyhow::{anyhow, Result};
+use crate::error::{Error, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -43,8 +45,8 @@ type Area<DB> = DrawingArea<DB, Shift>;
 /// Optional (lo, hi) whisker per bar, per series.
 type Whiskers = [Vec<Option<(f64, f64)>>];
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("drawing failed: {e:?}")
+fn err<E: std::fmt::Debug>(e: E) -> Error {
+    Error::Output(format!("drawing failed: {e:?}"))
 }
 
 fn cat_label(names: &[String], x: f64) -> String {
@@ -351,9 +353,10 @@ macro_rules! both {
             $body?;
         }
         std::fs::write($dir.join(format!("{}.svg", $name)), &svg).map_err(|e| {
-            anyhow!(
-                "{}: cannot write: {e}",
-                $dir.join(format!("{}.svg", $name)).display()
+            Error::io(
+                $dir.join(format!("{}.svg", $name)).display(),
+                "cannot write",
+                e,
             )
         })?;
         svg
@@ -393,7 +396,7 @@ pub fn draw_all(
         let arms: Vec<String> = a.rows.iter().map(|r| r.arm.clone()).collect();
         let overall = vec![(
             "overall".to_string(),
-            a.rows.iter().map(|r| Some(r.overall)).collect(),
+            a.rows.iter().map(|r| r.overall).collect(),
         )];
         let svg = both!(dir, "overall", |root| grouped_bars(
             &root,
@@ -413,42 +416,15 @@ pub fn draw_all(
         }
     }
     if !a.ablations.is_empty() {
-        let cats: Vec<String> = a.ablations.iter().map(|r| r.variant.clone()).collect();
-        let deltas = vec![(
-            "Δ vs baseline".to_string(),
-            a.ablations
-                .iter()
-                .map(|r| Some(r.variant_mean - r.baseline_mean))
-                .collect::<Vec<_>>(),
-        )];
-        let whisk = vec![a
-            .ablations
-            .iter()
-            .map(|r| r.ci.as_ref().map(|c| (c.lo, c.hi)))
-            .collect::<Vec<_>>()];
-        let lo = whisk[0]
-            .iter()
-            .flatten()
-            .map(|w| w.0)
-            .fold(-0.1f64, f64::min)
-            - 0.05;
-        let hi = whisk[0]
-            .iter()
-            .flatten()
-            .map(|w| w.1)
-            .fold(0.1f64, f64::max)
-            + 0.05;
-        let svg = both!(dir, "ablations", |root| grouped_bars(
-            &root,
-            "Ablations: score change vs baseline (95% bootstrap CI)",
-            "Δ mean score",
-            &cats,
-            &deltas,
-            Some(&whisk),
-            (lo, hi),
-            false
+        let svg = both!(dir, "ablations", |root| ablation::chart(&root, a));
+        out.push((
+            "ablations".into(),
+            "Mechanism effect of each ablation (baseline − variant): bar = mean over repeats, \
+             whisker = task-cluster bootstrap CI, dots = per-repeat deltas, grey band = noise \
+             floor (largest shift between two repeats of the baseline; none for a single repeat)."
+                .into(),
+            svg,
         ));
-        out.push(("ablations".into(), "Mean score change of each ablation variant against its baseline, with bootstrap CI whiskers.".into(), svg));
     }
     if walls.iter().any(|w| !w.1.is_empty()) {
         let svg = both!(dir, "wall_time", |root| wall_boxes(&root, a, walls));

@@ -1,0 +1,238 @@
+//! Per-cell score files — our `cells.csv` and the published per-cell CSVs — into [`Cell`]s:
+//! the latest attempt of each repeat wins, repeats are kept per batch and averaged.
+
+use super::table::Table;
+use crate::error::{input, Result};
+use crate::model::{normalize_task, tier_of, Cell};
+use std::collections::BTreeMap;
+
+/// What a timed-out attempt without a score counts as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutPolicy {
+    /// Score 0 (the protocol's rule; the default).
+    #[default]
+    Zero,
+    /// Left out of the means (the convention of the published frontier-probe figures).
+    Exclude,
+}
+
+/// One repeat of a cell (its winning attempt) before averaging.
+#[derive(Clone, Debug)]
+struct Repeat {
+    tier: u8,
+    /// `None`: timed out without a score.
+    score: Option<f64>,
+    wall: Option<f64>,
+    failure_mode: Option<String>,
+    simulated: bool,
+    tokens: [Option<f64>; 4],
+    attempt: u64,
+    origin: String,
+    /// Where the attempt's event log may be (our cells.csv only).
+    attempt_dir: Option<std::path::PathBuf>,
+}
+
+type CellKey = (String, String, String);
+type RepeatKey = (String, u64);
+
+/// Collects attempt rows of every per-cell file.
+#[derive(Default)]
+pub(crate) struct Builder {
+    repeats: BTreeMap<CellKey, BTreeMap<RepeatKey, Repeat>>,
+    pub(crate) superseded: usize,
+}
+
+impl Builder {
+    /// Insert one attempt row; the highest attempt of a repeat wins; the same attempt twice is an
+    /// error (a duplicate row would otherwise silently bias the mean).
+    fn add(&mut self, key: CellKey, rkey: RepeatKey, rep: Repeat) -> Result<()> {
+        let reps = self.repeats.entry(key.clone()).or_default();
+        match reps.get(&rkey) {
+            Some(old) if old.attempt == rep.attempt => {
+                return Err(input!(
+                    "{}: duplicate row for arm `{}`, model `{}`, task `{}` (run `{}`, repeat {}, \
+                     attempt {}); first seen at {}",
+                    rep.origin,
+                    key.0,
+                    key.1,
+                    key.2,
+                    rkey.0,
+                    rkey.1,
+                    rep.attempt,
+                    old.origin
+                ))
+            }
+            Some(old) if old.attempt > rep.attempt => self.superseded += 1,
+            Some(_) => {
+                self.superseded += 1;
+                reps.insert(rkey, rep);
+            }
+            None => {
+                reps.insert(rkey, rep);
+            }
+        }
+        Ok(())
+    }
+
+    /// The cells, and the number of unparsable event-log lines met.
+    pub(crate) fn finish(self, timeouts: TimeoutPolicy) -> (Vec<Cell>, usize) {
+        let mut bad_event_lines = 0;
+        let mean_opt = |xs: Vec<f64>| (!xs.is_empty()).then(|| crate::stats::mean(&xs));
+        let mut cells = Vec::new();
+        for ((arm, model, task), reps) in self.repeats {
+            let n_timeouts = reps.values().filter(|r| r.score.is_none()).count();
+            let reps: Vec<(RepeatKey, Repeat)> = reps
+                .into_iter()
+                .filter(|(_, r)| r.score.is_some() || timeouts == TimeoutPolicy::Zero)
+                .collect();
+            if reps.is_empty() {
+                continue;
+            }
+            // Only the winning attempts' logs are read.
+            let logs: Vec<crate::events::Activations> = reps
+                .iter()
+                .filter_map(|(_, r)| r.attempt_dir.as_deref().and_then(crate::events::read))
+                .collect();
+            let mut mechanisms: BTreeMap<String, f64> = BTreeMap::new();
+            for l in &logs {
+                bad_event_lines += l.bad_lines;
+                for (k, v) in &l.counts {
+                    *mechanisms.entry(k.clone()).or_default() += *v as f64 / logs.len() as f64;
+                }
+            }
+            let repeat_scores: Vec<f64> =
+                reps.iter().map(|(_, r)| r.score.unwrap_or(0.0)).collect();
+            let tok = |k: usize| mean_opt(reps.iter().filter_map(|(_, r)| r.tokens[k]).collect());
+            cells.push(Cell {
+                tier: reps[0].1.tier,
+                score: crate::stats::mean(&repeat_scores),
+                wall_seconds: mean_opt(reps.iter().filter_map(|(_, r)| r.wall).collect()),
+                failure_modes: reps
+                    .iter()
+                    .filter_map(|(_, r)| r.failure_mode.clone())
+                    .collect(),
+                simulated: reps.iter().any(|(_, r)| r.simulated),
+                prompt_tokens: tok(0),
+                completion_tokens: tok(1),
+                model_calls: tok(2),
+                tool_calls: tok(3),
+                batches: reps
+                    .iter()
+                    .map(|((run, rep), _)| format!("{run}/r{rep}"))
+                    .collect(),
+                timeouts: n_timeouts,
+                extras: BTreeMap::new(),
+                repeat_scores,
+                mechanisms,
+                repeats_with_events: logs.len(),
+                arm,
+                model,
+                task,
+            });
+        }
+        (cells, bad_event_lines)
+    }
+}
+
+/// The score of row `i`, `None` for a timed-out attempt without one (any other empty score is
+/// an error: the row is broken, not a timeout).
+fn score_or_timeout(t: &Table, col: &str, i: usize) -> Result<Option<f64>> {
+    match t.score(col, i)? {
+        Some(s) => Ok(Some(s)),
+        None if t.get("failure_mode", i) == Some("timeout") => Ok(None),
+        None => Err(input!(
+            "{}: column `{col}` is empty and failure_mode is not `timeout`",
+            t.origin(i)
+        )),
+    }
+}
+
+pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
+    for i in 0..t.rows {
+        let origin = t.origin(i);
+        let task = normalize_task(t.req("task", i)?);
+        let tier = match t.get("tier", i) {
+            Some(s) => s
+                .parse::<u8>()
+                .ok()
+                .filter(|x| (1..=4).contains(x))
+                .ok_or_else(|| input!("{origin}: column `tier`: `{s}` is not a tier 1..4"))?,
+            None => tier_of(&task),
+        };
+        let simulated = match t.get("simulated", i) {
+            None => false,
+            Some(s) => match s.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => true,
+                "false" | "0" | "no" => false,
+                _ => {
+                    return Err(input!(
+                        "{origin}: column `simulated`: `{s}` is not true/false"
+                    ))
+                }
+            },
+        };
+        let rep = Repeat {
+            tier,
+            score: score_or_timeout(t, "score", i)?,
+            wall: t.num("wall_seconds", i)?,
+            failure_mode: t.get("failure_mode", i).map(str::to_string),
+            simulated,
+            tokens: [
+                t.num("prompt_tokens", i)?,
+                t.num("completion_tokens", i)?,
+                t.num("model_calls", i)?,
+                t.num("tool_calls", i)?,
+            ],
+            attempt: t.int("attempt", i)?,
+            origin: origin.clone(),
+            attempt_dir: t.get("attempt_dir", i).map(|d| t.dir.join(d)),
+        };
+        let key = (
+            t.req("arm", i)?.to_string(),
+            t.req("model", i)?.to_string(),
+            task,
+        );
+        let rkey = (t.req("run_id", i)?.to_string(), t.int("repeat", i)?);
+        b.add(key, rkey, rep)?;
+    }
+    Ok(())
+}
+
+/// The arm column of a published per-cell file: `harness`, or `arm` in the frontier probe.
+pub(crate) fn arm_column(t: &Table) -> &'static str {
+    if t.has(&["harness"]) {
+        "harness"
+    } else {
+        "arm"
+    }
+}
+
+/// A published per-cell file: one run with one repeat per cell. Without a `model` column (the
+/// frontier probe ran one hosted model) every cell gets `model_label`.
+pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Result<()> {
+    let arm = arm_column(t);
+    let run = t.path.clone();
+    for i in 0..t.rows {
+        let task = normalize_task(t.req("task", i)?);
+        let rep = Repeat {
+            tier: tier_of(&task),
+            score: score_or_timeout(t, "score", i)?,
+            wall: t.num("wall_seconds", i)?,
+            failure_mode: t.get("failure_mode", i).map(str::to_string),
+            simulated: false,
+            tokens: [None, None, None, t.num("tool_calls", i)?],
+            attempt: 0,
+            origin: t.origin(i),
+            attempt_dir: None,
+        };
+        let model = match t.get("model", i) {
+            Some(m) => m.to_string(),
+            None if !t.has(&["model"]) => model_label.to_string(),
+            None => t.req("model", i)?.to_string(),
+        };
+        let key = (t.req(arm, i)?.to_string(), model, task);
+        b.add(key, (run.clone(), 0), rep)?;
+    }
+    Ok(())
+}

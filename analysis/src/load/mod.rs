@@ -1,0 +1,127 @@
+//! Reading the input files into a [`Dataset`].
+//!
+//! The format of each file is recognised from its header, never from its name (the table of
+//! formats is in docs/statistics.md, "Inputs"): our `cells.csv`; the published per-cell CSVs
+//! (`harness,task,model,score,...`, or `arm,task,score,...` without a model column); per-cell
+//! annotation files (failure forms, resource counts); published ablation files in the long and
+//! the wide repeat layout; our τ² results `domain,task,arm,trial,reward,...` (as `lrab tau2 run`
+//! writes them; reward `ungraded` = no judge), and τ² manifests (`*.json`). Every value is
+//! parsed and checked, and every problem is reported with the file, line and column.
+
+mod ablation;
+mod annotations;
+mod cells;
+mod table;
+mod tau;
+
+pub use cells::TimeoutPolicy;
+
+use crate::error::Error;
+use crate::model::Dataset;
+use table::Table;
+
+/// Columns of our cells.csv that the analysis needs (the others are optional).
+pub const CELLS_REQUIRED: &[&str] = &[
+    "run_id", "arm", "model", "task", "repeat", "attempt", "score",
+];
+/// Columns of a published per-cell CSV (`arm` may stand for `harness`; `model` may be absent).
+pub const UPSTREAM_REQUIRED: &[&str] = &["harness", "task", "model", "score"];
+/// Columns of the published ablation CSV (long layout).
+pub const ABLATION_REQUIRED: &[&str] = ablation::LONG_REQUIRED;
+/// Columns of our τ² results CSV.
+pub const TAU_REQUIRED: &[&str] = tau::REQUIRED;
+
+/// How files are read.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// What a timed-out attempt without a score counts as.
+    pub timeouts: TimeoutPolicy,
+}
+
+/// Load every input file into one dataset, with the default [`LoadOptions`].
+pub fn load(paths: &[std::path::PathBuf]) -> crate::Result<Dataset> {
+    load_with(paths, &LoadOptions::default())
+}
+
+/// Load every input file into one dataset.
+pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Result<Dataset> {
+    let mut ds = Dataset::default();
+    let mut b = cells::Builder::default();
+    let mut notes: Vec<(String, Vec<annotations::Row>)> = Vec::new();
+    for p in paths {
+        let shown = p.display().to_string();
+        if p.extension().and_then(|e| e.to_str()) == Some("json") {
+            tau::read_manifest(p, &mut ds)?;
+            ds.sources.push((shown, "tau2 manifest".into()));
+            continue;
+        }
+        let t = Table::read(p)?;
+        let per_cell = (t.has(&["harness"]) || t.has(&["arm"])) && t.has(&["task", "score"]);
+        let kind = if t.has(CELLS_REQUIRED) {
+            cells::read_cells(&t, &mut b)?;
+            "cells.csv"
+        } else if annotations::is_annotation(&t) {
+            notes.push((shown.clone(), annotations::read(&t)?));
+            "per-cell annotations"
+        } else if per_cell {
+            let label = p
+                .file_stem()
+                .map_or("unnamed".into(), |s| s.to_string_lossy().into_owned());
+            if !t.has(&["model"]) {
+                ds.unnamed_models.push((shown.clone(), label.clone()));
+            }
+            cells::read_upstream(&t, &mut b, &label)?;
+            "upstream per-cell scores"
+        } else if t.has(ABLATION_REQUIRED) {
+            ds.ablations.push(ablation::read_long(&t)?);
+            "upstream ablation (long)"
+        } else if ablation::is_wide(&t) {
+            ds.ablations.push(ablation::read_wide(&t)?);
+            "upstream ablation (wide repeats)"
+        } else if t.has(TAU_REQUIRED) {
+            tau::read_csv(&t, &mut ds)?;
+            "tau2 results"
+        } else {
+            let formats = [
+                ("cells.csv", CELLS_REQUIRED),
+                ("upstream per-cell scores", UPSTREAM_REQUIRED),
+                ("upstream ablation (long)", ABLATION_REQUIRED),
+                (
+                    "upstream ablation (wide: task,baseline_r1,<variant>_r1,…)",
+                    &["task", "baseline_r1"][..],
+                ),
+                ("tau2 results", TAU_REQUIRED),
+            ];
+            // Name the closest format and what it lacks.
+            let (name, cols) = formats
+                .iter()
+                .min_by_key(|(_, c)| t.missing(c).len() * 100 / c.len())
+                .expect("formats");
+            return Err(Error::Input(format!(
+                "{shown}: unrecognised CSV header [{}]; closest format is {name}, missing \
+                 column(s): {}",
+                t.header.join(","),
+                t.missing(cols).join(", ")
+            )));
+        };
+        ds.sources.push((shown, kind.into()));
+    }
+    ds.superseded_attempts = b.superseded;
+    let (mut cells, bad_event_lines) = b.finish(opts.timeouts);
+    for (file, rows) in notes {
+        let n = rows.len();
+        let unmatched = annotations::attach(&mut cells, rows)?;
+        if n > 0 && unmatched == n {
+            return Err(Error::Input(format!(
+                "{file}: none of its {n} annotation rows matches a scored cell; give the file \
+                 with the scores of the same cells too (e.g. lrab_scores.csv)"
+            )));
+        }
+        if unmatched > 0 {
+            ds.unmatched_annotations.push((file, unmatched));
+        }
+    }
+    ds.cells = cells;
+    ds.bad_event_lines = bad_event_lines;
+    Ok(ds)
+}
