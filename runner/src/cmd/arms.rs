@@ -105,7 +105,10 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
                 ),
                 None if everything => {
                     skipped += 1;
-                    println!("skipped  {:<28} no [install] table: {}", arm.name, arm.install_hint);
+                    println!(
+                        "skipped  {:<28} no [install] table: {}",
+                        arm.name, arm.install_hint
+                    );
                 }
                 None => {
                     failed += 1;
@@ -127,14 +130,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
         let name = arm.name.clone();
         let t0 = std::time::Instant::now();
         let mut say = |step: &str| eprintln!("  {name}: {step} …");
-        let out = steps::install(
-            &arm.name,
-            spec,
-            arm_dir,
-            &arm.version_args,
-            &root,
-            &mut say,
-        );
+        let out = steps::install(&arm.name, spec, arm_dir, &arm.version_args, &root, &mut say);
         match out {
             steps::Outcome::Already(bin) => {
                 already += 1;
@@ -177,5 +173,9 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
         summary.push_str(" — nothing to do");
     }
     println!("{summary}");
-    Ok(if failed == 0 { Exit::Ok } else { Exit::Failures })
+    Ok(if failed == 0 {
+        Exit::Ok
+    } else {
+        Exit::Failures
+    })
 }

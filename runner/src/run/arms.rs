@@ -374,9 +374,11 @@ impl Arm {
                 }
             }
         }
-        if let Some(p) = self.install.as_ref().and_then(|i| {
-            install::installed_bin(i, self.file.parent().unwrap_or(Path::new(".")))
-        }) {
+        if let Some(p) = self
+            .install
+            .as_ref()
+            .and_then(|i| install::installed_bin(i, self.file.parent().unwrap_or(Path::new("."))))
+        {
             return Some(p);
         }
         let path = std::env::var_os("PATH")?;

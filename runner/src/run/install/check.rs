@@ -86,7 +86,10 @@ pub fn check(arm: &Arm) -> ArmCheck {
                 ),
                 State::Stale(why) => (
                     Verdict::Stale,
-                    format!("the cached install of {} is out of date: {why}; {fix}", i.requirement()),
+                    format!(
+                        "the cached install of {} is out of date: {why}; {fix}",
+                        i.requirement()
+                    ),
                 ),
                 // Current but not located cannot happen (locate looks there); treat as missing.
                 State::Absent(None) | State::Current(_) => {

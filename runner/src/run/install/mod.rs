@@ -22,7 +22,6 @@ pub mod check;
 pub mod pyfind;
 pub mod steps;
 
-
 /// Which registry client installs the arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -276,7 +275,9 @@ pub fn state(spec: &InstallSpec, arm_dir: &Path, root: &Path) -> State {
         return State::Absent(last);
     };
     if m.recipe != *spec {
-        return State::Stale("the arm file's [install] table changed since it was installed".into());
+        return State::Stale(
+            "the arm file's [install] table changed since it was installed".into(),
+        );
     }
     if m.scripts != script_prints(spec, arm_dir) {
         return State::Stale(format!(
@@ -370,7 +371,10 @@ pub fn run_version(bin: &Path, args: &[String]) -> Result<String, String> {
     let first = first_line(&out_path).or_else(|| first_line(&err_path));
     let cmd = format!("`{} {}`", bin.display(), args.join(" "));
     match (status, first) {
-        (None, _) => Err(format!("{cmd} did not finish in {} s", VERSION_TIMEOUT.as_secs())),
+        (None, _) => Err(format!(
+            "{cmd} did not finish in {} s",
+            VERSION_TIMEOUT.as_secs()
+        )),
         (Some(s), Some(l)) if s.success() => Ok(l),
         (Some(s), Some(l)) => Err(format!("{cmd} failed ({s}): {l}")),
         (Some(s), None) => Err(format!("{cmd} printed nothing ({s})")),
@@ -390,7 +394,12 @@ pub(crate) fn write_status(spec: &InstallSpec, root: &Path, s: &Status) {
     }
 }
 
-pub(crate) fn write_marker(spec: &InstallSpec, arm_dir: &Path, root: &Path, python: Option<String>) -> std::io::Result<()> {
+pub(crate) fn write_marker(
+    spec: &InstallSpec,
+    arm_dir: &Path,
+    root: &Path,
+    python: Option<String>,
+) -> std::io::Result<()> {
     let m = Marker {
         recipe: spec.clone(),
         scripts: script_prints(spec, arm_dir),
@@ -486,9 +495,13 @@ mod tests {
         write_marker(&s, arm_dir.path(), root.path(), None).unwrap();
         assert_eq!(state(&s, arm_dir.path(), root.path()), State::Current(bin));
         std::fs::write(arm_dir.path().join("l.py"), "print(2)\n").unwrap();
-        assert!(matches!(state(&s, arm_dir.path(), root.path()), State::Stale(w) if w.contains("launcher")));
+        assert!(
+            matches!(state(&s, arm_dir.path(), root.path()), State::Stale(w) if w.contains("launcher"))
+        );
         let mut t = s.clone();
         t.with = vec!["x@1.0.0".into()];
-        assert!(matches!(state(&t, arm_dir.path(), root.path()), State::Stale(w) if w.contains("[install]")));
+        assert!(
+            matches!(state(&t, arm_dir.path(), root.path()), State::Stale(w) if w.contains("[install]"))
+        );
     }
 }

@@ -233,7 +233,9 @@ mod tests {
         let e = Constraint::parse("==3.12.*").unwrap();
         assert!(e.allows(PyVersion(3, 12, 1)));
         assert!(!e.allows(PyVersion(3, 11, 7)));
-        assert!(Constraint::parse("!=3.12.0").unwrap().allows(PyVersion(3, 12, 1)));
+        assert!(Constraint::parse("!=3.12.0")
+            .unwrap()
+            .allows(PyVersion(3, 12, 1)));
         assert!(Constraint::parse("3.12").is_err());
         assert!(Constraint::parse(">=3.x").is_err());
         assert!(Constraint::parse(">=3.*").is_err());
@@ -246,6 +248,9 @@ mod tests {
             Err(e) => assert!(e.contains("tried"), "{e}"),
         }
         let e = find(Some(&Constraint::parse("<2").unwrap())).unwrap_err();
-        assert!(e.contains("no Python <2 found") && e.contains("LRAB_ARMS_PYTHON"), "{e}");
+        assert!(
+            e.contains("no Python <2 found") && e.contains("LRAB_ARMS_PYTHON"),
+            "{e}"
+        );
     }
 }

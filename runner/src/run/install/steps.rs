@@ -81,7 +81,10 @@ fn run_step(
     cwd: &Path,
     env: &[(&str, OsString)],
 ) -> Result<(), String> {
-    let shown: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let _ = writeln!(log, "$ {}", shown.join(" "));
     let start = log.seek(SeekFrom::End(0)).unwrap_or(0);
     let out = log.try_clone().map_err(|e| e.to_string())?;
@@ -130,7 +133,9 @@ fn run_step(
         None => format!("timed out after {} s", STEP_TIMEOUT.as_secs()),
         Some(s) => format!(
             "exit {}{}",
-            s.code().map(|c| c.to_string()).unwrap_or("by signal".into()),
+            s.code()
+                .map(|c| c.to_string())
+                .unwrap_or("by signal".into()),
             if last.is_empty() {
                 String::new()
             } else {
@@ -149,7 +154,9 @@ fn copy_scripts(spec: &InstallSpec, arm_dir: &Path, dir: &Path) -> Result<(), St
         let text =
             std::fs::read_to_string(&src).map_err(|e| format!("read {}: {e}", src.display()))?;
         let text = match (spec.kind, text.split_once('\n')) {
-            (Kind::Pip, Some((first, rest))) if first.starts_with("#!") && first.contains("python") => {
+            (Kind::Pip, Some((first, rest)))
+                if first.starts_with("#!") && first.contains("python") =>
+            {
                 format!("#!{}\n{rest}", dir.join("bin/python").display())
             }
             _ => text,
@@ -229,7 +236,9 @@ fn steps(
             ];
             argv.extend(spec.with.iter().map(OsString::from));
             std::fs::create_dir_all(&dir).map_err(|e| fail(&step, e.to_string()))?;
-            run_step(log, &argv, parent, &[]).map_err(|e| fail(&step, e))?;
+            // Run inside the prefix: from its parent, npm would take the spec
+            // `name@version` for the sibling folder of that very name and install nothing.
+            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
         }
         Kind::Pip => {
             let want = spec
@@ -252,7 +261,12 @@ fn steps(
                 }
                 run_step(
                     log,
-                    &[py.path.clone().into(), "-m".into(), "venv".into(), dir.clone().into()],
+                    &[
+                        py.path.clone().into(),
+                        "-m".into(),
+                        "venv".into(),
+                        dir.clone().into(),
+                    ],
                     parent,
                     &[],
                 )
@@ -273,7 +287,7 @@ fn steps(
                 req.clone().into(),
             ];
             argv.extend(spec.with.iter().map(OsString::from));
-            run_step(log, &argv, parent, &[]).map_err(|e| fail(&step, e))?;
+            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
         }
     }
     if !spec.scripts.is_empty() {
