@@ -473,3 +473,124 @@ fn bad_install_tables_name_file_and_field() {
     );
     assert!(t.contains("worse.toml") && t.contains("cargo"), "{t}");
 }
+
+/// One line of `arms check` per bad arm file, each naming the arm and why; the arm files and
+/// the cache are left as they were.
+#[test]
+fn arms_check_names_each_unusable_arm_and_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = Env::new();
+    let script = |name: &str, body: &str| {
+        let p = e.scratch.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    let good = script("good-tool", "echo 'good-tool 2.1.0'");
+    let crash = script("crash-tool", "echo 'Segmentation fault' >&2; exit 139");
+    let old = script("old-tool", "echo 'old-tool 1.0.0'");
+    let plain = |name: &str, program: &Path, extra: &str| {
+        std::fs::write(
+            e.arms.path().join(format!("{name}.toml")),
+            format!(
+                "name = \"{name}\"\nprogram = \"{}\"\nargs = [\"{{prompt_file}}\"]\napi = \"ollama\"\n{extra}",
+                program.display()
+            ),
+        )
+        .unwrap();
+    };
+    plain("good", &good, "upstream_version = \"2.1.0\"\n");
+    plain("gone", &e.scratch.path().join("no/such/tool"), "");
+    plain("crashy", &crash, "");
+    plain("stale-pin", &old, "upstream_version = \"1.2.0\"\n");
+    // A registry arm whose program is given through bin_env, pointing at nothing.
+    plain(
+        "envgone",
+        Path::new("env-tool"),
+        "bin_env = \"LRAB_TEST_ENV_TOOL\"\n",
+    );
+    // A registry arm whose install fails: the registry does not answer.
+    arm_file(
+        e.arms.path(),
+        "noreg",
+        "kind = \"npm\"\npackage = \"fake-tool\"\nversion = \"1.0.0\"\nbin = \"node_modules/.bin/fake-tool\"\n",
+    );
+    if have("npm") {
+        let o = e.lrab(&["arms", "install", "noreg"]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(t.contains("noreg") && t.contains("npm install"), "{t}");
+    }
+    let files_before: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(e.arms.path())
+        .unwrap()
+        .map(|d| {
+            let p = d.unwrap().path();
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+
+    let o = lrab()
+        .args(["arms", "check", "--arms-dir"])
+        .arg(e.arms.path())
+        .env("LRAB_ARMS_CACHE", e.cache.path())
+        .env("LRAB_TEST_ENV_TOOL", e.scratch.path().join("nothing-here"))
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "a checked arm is unusable: {t}");
+    let line = |arm: &str| {
+        t.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(arm))
+            .unwrap_or_else(|| panic!("no line for {arm}: {t}"))
+            .to_string()
+    };
+    assert!(line("good").starts_with("ok "), "{t}");
+    assert!(line("good").contains("(pinned 2.1.0)"), "{t}");
+    let l = line("gone");
+    assert!(
+        l.starts_with("missing ") && l.contains("no/such/tool does not exist"),
+        "{l}"
+    );
+    let l = line("envgone");
+    assert!(
+        l.starts_with("missing ")
+            && l.contains("$LRAB_TEST_ENV_TOOL is set to")
+            && l.contains("nothing-here, which does not exist"),
+        "{l}"
+    );
+    let l = line("crashy");
+    assert!(
+        l.starts_with("broken ") && l.contains("crash-tool") && l.contains("version command"),
+        "{l}"
+    );
+    let l = line("stale-pin");
+    assert!(
+        l.starts_with("version ")
+            && l.contains("prints 'old-tool 1.0.0', but the arm file pins 1.2.0"),
+        "{l}"
+    );
+    if have("npm") {
+        let l = line("noreg");
+        assert!(
+            l.starts_with("failed ")
+                && l.contains("install of fake-tool@1.0.0 failed at step 'npm install")
+                && l.contains("log: "),
+            "{l}"
+        );
+    }
+    // Checking one arm checks only that one; a usable one exits 0.
+    let o = lrab()
+        .args(["arms", "check", "good", "--arms-dir"])
+        .arg(e.arms.path())
+        .env("LRAB_ARMS_CACHE", e.cache.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(text(&o).lines().filter(|l| l.contains("good")).count(), 1);
+    // Nothing was changed by checking.
+    for (p, b) in files_before {
+        assert_eq!(std::fs::read(&p).unwrap(), b, "{} changed", p.display());
+    }
+}

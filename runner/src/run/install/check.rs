@@ -49,6 +49,39 @@ pub struct ArmCheck {
     pub detail: String,
 }
 
+/// Why `locate` found nothing: the path that `$bin_env` or an explicit `program` path names
+/// (which is then the only place looked at), else every place that was searched.
+fn not_found(arm: &Arm) -> String {
+    let bad = |p: &Path| {
+        if p.is_dir() {
+            "is a directory"
+        } else if p.exists() {
+            "is not executable"
+        } else {
+            "does not exist"
+        }
+    };
+    if let Some(var) = &arm.bin_env {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let p = PathBuf::from(v);
+            return format!("${var} is set to {}, which {}", p.display(), bad(&p));
+        }
+    }
+    if arm.program.contains('/') {
+        let p = Path::new(&arm.program);
+        return format!("program {} {}", p.display(), bad(p));
+    }
+    format!(
+        "program '{}' not found (next to lrab, in the arms cache {}, on PATH{})",
+        arm.program,
+        super::cache_root().display(),
+        arm.bin_env
+            .as_ref()
+            .map(|v| format!(", or ${v}"))
+            .unwrap_or_default()
+    )
+}
+
 pub fn check(arm: &Arm) -> ArmCheck {
     let pin = arm.pinned_version().to_string();
     let mut c = ArmCheck {
@@ -61,15 +94,7 @@ pub fn check(arm: &Arm) -> ArmCheck {
     };
     let fix = format!("run `lrab arms install {}`", arm.name);
     let Some(bin) = arm.locate() else {
-        let where_ = format!(
-            "program '{}' not found (next to lrab, in the arms cache {}, on PATH{})",
-            arm.program,
-            super::cache_root().display(),
-            arm.bin_env
-                .as_ref()
-                .map(|v| format!(", or ${v}"))
-                .unwrap_or_default()
-        );
+        let where_ = not_found(arm);
         let arm_dir = arm.file.parent().unwrap_or(Path::new("."));
         (c.verdict, c.detail) = match &arm.install {
             None => (Verdict::Missing, format!("{where_}: {}", arm.install_hint)),
