@@ -100,15 +100,20 @@ fn the_result_of_a_call_is_read_back_from_function_call_output() {
     for item in first["output"].as_array().unwrap() {
         items.push(item.clone());
         if item["type"] == "function_call" {
-            items.push(json!({"type": "function_call_output", "call_id": item["call_id"],
-                "output": "ok"}));
+            items.push(
+                json!({"type": "function_call_output", "call_id": item["call_id"],
+                "output": "ok"}),
+            );
         }
     }
     let (c, _, second) = post(&url, &b);
     assert_eq!(c, 200, "{second}");
     let second: Value = serde_json::from_str(&second).unwrap();
     assert_eq!(second["status"], "completed");
-    assert_ne!(second["output"], first["output"], "the conversation moved on");
+    assert_ne!(
+        second["output"], first["output"],
+        "the conversation moved on"
+    );
     assert_ne!(second["id"], first["id"]);
 }
 
@@ -119,7 +124,10 @@ fn bad_responses_requests_get_openai_errors() {
     let (c, _, e) = post(&url, &json!({"model": "no-such-model", "input": "hi"}));
     assert_eq!(c, 404);
     let e: Value = serde_json::from_str(&e).unwrap();
-    assert!(e["error"]["message"].as_str().unwrap().contains("no-such-model"));
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no-such-model"));
     let (c, _, e) = post(&url, &json!({"model": "sim-oracle", "input": []}));
     assert_eq!(c, 400, "{e}");
     let (c, _, _) = post(&url, &json!([1, 2]));
