@@ -8,6 +8,7 @@
 
 pub mod native;
 pub mod openai;
+pub mod responses;
 
 pub use native::*;
 

@@ -64,7 +64,7 @@ fn doctor_reports_backend_models_arms_and_python() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(
         d.path().join("x.toml"),
-        "name = \"x\"\nprogram = \"/bin/sh\"\nargs = [\"{prompt_file}\"]\napi = \"ollama\"\n",
+        "name = \"x\"\nprogram = \"/bin/sh\"\nargs = [\"{prompt_file}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo x 1.0\"]\n",
     )
     .unwrap();
     let o = lrab()
@@ -87,7 +87,7 @@ fn doctor_reports_backend_models_arms_and_python() {
         t.contains("warn  model not-there") && t.contains("ollama pull not-there"),
         "{t}"
     );
-    assert!(t.contains("ok    arm x"), "{t}");
+    assert!(t.contains("ok    arm x") && t.contains("x 1.0"), "{t}");
     assert!(t.contains("python3") && t.contains("pytest"), "{t}");
 }
 

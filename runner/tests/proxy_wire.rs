@@ -166,3 +166,63 @@ fn native_and_v1_requests_are_normalized_on_the_wire() {
     }
     assert_eq!(logged[1]["rewritten_to_native"], true);
 }
+
+#[test]
+fn responses_requests_are_rewritten_onto_native_chat_and_streamed_as_events() {
+    let (up, seen) = fake_upstream(1);
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("proxy.jsonl");
+    let (_p, url) = start_proxy(&up, &log);
+
+    // codex's shape: developer + user input items, function tools, no temperature.
+    let t0 = Instant::now();
+    let resp = ureq::post(&format!("{url}/v1/responses"))
+        .send_json(serde_json::json!({"model": "m", "stream": true, "store": false,
+            "reasoning": {"summary": "auto"}, "tool_choice": "auto",
+            "input": [
+                {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+            ],
+            "tools": [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}}]}))
+        .unwrap();
+    assert_eq!(resp.content_type(), "text/event-stream");
+    let mut r = BufReader::new(resp.into_reader());
+    let mut head = String::new();
+    while !head.contains("\"delta\":\"hello\"") {
+        assert_ne!(r.read_line(&mut head).unwrap(), 0, "{head}");
+    }
+    let first_at = t0.elapsed();
+    let mut rest = String::new();
+    r.read_to_string(&mut rest).unwrap();
+    assert!(
+        t0.elapsed() - first_at >= Duration::from_millis(300),
+        "the text delta came before the end: streaming"
+    );
+    assert!(head.starts_with("event: response.created\n"), "{head}");
+    assert!(head.contains("\"delta\":\"hello\""), "{head}");
+    let completed = rest
+        .split("\n\n")
+        .find(|b| b.starts_with("event: response.completed"))
+        .unwrap_or_else(|| panic!("no response.completed in {rest}"));
+    let v: serde_json::Value =
+        serde_json::from_str(completed.split_once("data: ").unwrap().1).unwrap();
+    assert_eq!(v["response"]["output"][0]["content"][0]["text"], "hello");
+    assert_eq!(v["response"]["usage"]["input_tokens"], 11);
+    assert_eq!(v["response"]["usage"]["output_tokens"], 3);
+    {
+        let s = seen.lock().unwrap();
+        let (path, body) = &s[0];
+        assert_eq!(path, "/api/chat");
+        assert_eq!(body["options"]["temperature"], 0);
+        assert_eq!(body["options"]["num_ctx"], 8192);
+        assert_eq!(body["think"], false);
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["messages"][1]["content"], "hi");
+        assert_eq!(body["tools"][0]["function"]["name"], "exec_command");
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let l: serde_json::Value = serde_json::from_str(logged.lines().next().unwrap()).unwrap();
+    assert_eq!(l["path"], "/v1/responses");
+    assert_eq!(l["rewritten_to_native"], true);
+    assert_eq!(l["prompt_tokens"], 11);
+}

@@ -1,4 +1,5 @@
-//! The HTTP server: Ollama's native routes and its OpenAI-compatible routes, with Ollama's
+//! The HTTP server: Ollama's native routes and its OpenAI-compatible routes (chat completions,
+//! and the Responses API in `server/responses.rs`), with Ollama's
 //! error shapes and status codes. Bad input never panics the server.
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,6 +24,8 @@ use crate::policy::{self, fnv, Env, FNV0};
 use crate::render::{self, Frame};
 use crate::task::TaskIndex;
 use crate::SimConfig;
+
+mod responses;
 
 /// Shared server state.
 pub struct AppState {
@@ -69,6 +72,7 @@ pub fn router(state: St) -> Router {
         .route("/api/chat", post(chat))
         .route("/api/generate", post(generate))
         .route("/v1/chat/completions", post(v1_chat))
+        .route("/v1/responses", post(responses::responses))
         .route("/v1/models", get(v1_models))
         .route("/v1/models/{*model}", get(v1_model))
         .fallback(not_found)

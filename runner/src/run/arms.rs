@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
+
+use super::install::{self, InstallSpec};
 
 /// Placeholders an arm file may use in `args`, `env` and `config_files`.
 pub const PLACEHOLDERS: [&str; 9] = [
@@ -28,6 +29,9 @@ pub const PLACEHOLDERS: [&str; 9] = [
 pub enum ApiKind {
     Ollama,
     Openai,
+    /// OpenAI's Responses API (`POST /v1/responses`), the only one codex speaks.
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
 }
 
 /// A config file the runner writes before launching the arm (e.g. agent-mini's config.json).
@@ -62,6 +66,7 @@ struct RawArm {
     upstream_version: Option<String>,
     env: Option<BTreeMap<String, String>>,
     config_files: Option<Vec<ConfigFile>>,
+    install: Option<InstallSpec>,
 }
 
 /// A validated arm.
@@ -81,6 +86,8 @@ pub struct Arm {
     pub upstream_version: String,
     pub env: BTreeMap<String, String>,
     pub config_files: Vec<ConfigFile>,
+    /// How `lrab arms install` gets it (none: built with the suite, or no registry has it).
+    pub install: Option<InstallSpec>,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -211,6 +218,7 @@ fn resolve(
         upstream_version: c.upstream_version.or(base.upstream_version),
         env: Some(env),
         config_files: c.config_files.or(base.config_files),
+        install: c.install.or(base.install),
     })
 }
 
@@ -284,10 +292,16 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
             p.push(format!("{f}: env.{k}: not a valid variable name"));
         }
     }
+    if let Some(i) = &r.install {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        p.extend(i.problems(dir).into_iter().map(|m| format!("{f}: {m}")));
+    }
     let api = match r.api {
         Some(a) => a,
         None => {
-            p.push(format!("{f}: api: missing (ollama or openai)"));
+            p.push(format!(
+                "{f}: api: missing (ollama, openai or openai-responses)"
+            ));
             ApiKind::Ollama
         }
     };
@@ -295,7 +309,7 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
         return Err(p);
     }
     Ok(Arm {
-        name,
+        name: name.clone(),
         description: r.description.unwrap_or_default(),
         program,
         bin_env: r.bin_env,
@@ -305,10 +319,14 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
         proxy: r.proxy.unwrap_or(false),
         resumes: r.resumes.unwrap_or(false),
         isolate_home: r.isolate_home.unwrap_or(false),
-        install_hint: r.install_hint.unwrap_or_default(),
+        install_hint: r.install_hint.unwrap_or_else(|| match &r.install {
+            Some(_) => format!("run `lrab arms install {name}`"),
+            None => String::new(),
+        }),
         upstream_version: r.upstream_version.unwrap_or_default(),
         env,
         config_files: configs,
+        install: r.install,
         file: file.to_path_buf(),
     })
 }
@@ -333,7 +351,8 @@ pub fn select(all: &[Arm], names: &[String]) -> Result<Vec<Arm>> {
 
 impl Arm {
     /// Where the program is: `bin_env` if set, a path as given, a sibling of the running `lrab`
-    /// binary (how `cargo build --release` lays out `lrab` and `lrab-harness`), else `PATH`.
+    /// binary (how `cargo build --release` lays out `lrab` and `lrab-harness`), a current
+    /// install in the arms cache (`lrab arms install`), else `PATH`.
     pub fn locate(&self) -> Option<PathBuf> {
         if let Some(var) = &self.bin_env {
             if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
@@ -355,24 +374,30 @@ impl Arm {
                 }
             }
         }
+        if let Some(p) = self
+            .install
+            .as_ref()
+            .and_then(|i| install::installed_bin(i, self.file.parent().unwrap_or(Path::new("."))))
+        {
+            return Some(p);
+        }
         let path = std::env::var_os("PATH")?;
         std::env::split_paths(&path)
             .map(|d| d.join(&self.program))
             .find(|c| is_executable(c))
     }
 
-    /// First line of `program version_args` (5 s limit), or None when it cannot run.
+    /// First line of `program version_args`, or None when it cannot run.
     pub fn version(&self) -> Option<String> {
-        let bin = self.locate()?;
-        let tmp = std::env::temp_dir();
-        let args: Vec<&str> = self.version_args.iter().map(String::as_str).collect();
-        let out = lrab_tasks::process::run_argv(bin.to_str()?, &args, &tmp, Duration::from_secs(5))
-            .ok()?;
-        let text = out.combined();
-        text.lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
+        install::run_version(&self.locate()?, &self.version_args).ok()
+    }
+
+    /// The version the arm file pins: its install's, else the one upstream ran.
+    pub fn pinned_version(&self) -> &str {
+        self.install
+            .as_ref()
+            .map(|i| i.version.as_str())
+            .unwrap_or(&self.upstream_version)
     }
 
     /// The argv of one launch (program resolved, placeholders expanded).
@@ -414,7 +439,7 @@ impl Arm {
     }
 }
 
-fn is_executable(p: &Path) -> bool {
+pub(crate) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p)
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

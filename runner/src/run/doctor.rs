@@ -74,18 +74,13 @@ pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
         }),
         Ok(list) => {
             for a in &list {
-                let s = arms::status(a);
+                let c = super::install::check::check(a);
                 out.push(Check {
                     name: format!("arm {}", a.name),
-                    ok: s.installed,
-                    detail: if s.installed {
-                        format!(
-                            "{} ({})",
-                            s.path.unwrap_or_default(),
-                            s.version.unwrap_or_else(|| "version unknown".into())
-                        )
-                    } else {
-                        format!("not installed: {}", a.install_hint)
+                    ok: c.verdict == super::install::check::Verdict::Ok,
+                    detail: match c.verdict {
+                        super::install::check::Verdict::Ok => c.detail,
+                        v => format!("{}: {}", v.tag(), c.detail),
                     },
                     required: a.name == "harness",
                 });

@@ -6,6 +6,7 @@ pub mod arms;
 pub mod backend;
 pub mod cell;
 pub mod doctor;
+pub mod install;
 pub mod manifest;
 pub mod matrix;
 pub mod merge;

@@ -2,8 +2,9 @@
 //! knobs talk to it instead of the backend. Every `/api/chat` and `/v1/chat/completions`
 //! request leaves with temperature 0, thinking off and a fixed context length. Ollama's `/v1`
 //! cannot carry `num_ctx`, so `/v1/chat/completions` is rewritten onto `/api/chat` and the
-//! answer translated back (JSON or SSE). Streams pass through as they arrive; the tokens of
-//! every request are logged (one JSON line each). Other paths are forwarded unchanged.
+//! answer translated back (JSON or SSE); `/v1/responses` likewise (`lrab_ollama::responses`). Streams
+//! pass through as they arrive; the tokens of every request are logged (one JSON line each).
+//! Other paths are forwarded unchanged.
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -18,6 +19,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
+
+use lrab_ollama::responses::{id_base, responses_to_native, ResponsesTranslator};
 
 /// Proxy settings.
 #[derive(Debug, Clone)]
@@ -408,6 +411,7 @@ fn forward(
         .timeout_read(Duration::from_secs(3600))
         .build();
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let mut base = 0;
     let (mode, target, out_body, model, stream, include_usage) = match (plain, parsed) {
         ("/api/chat", Some(mut v)) if method == "POST" => {
             normalize_native(&mut v, cfg.num_ctx);
@@ -438,7 +442,22 @@ fn forward(
                 iu,
             )
         }
-        ("/v1/chat/completions", Some(mut v)) if method == "POST" => {
+        ("/v1/responses", Some(v)) if method == "POST" && cfg.v1_to_native => {
+            let mut n = responses_to_native(&v);
+            normalize_native(&mut n, cfg.num_ctx);
+            base = id_base(&v);
+            let s = n["stream"].as_bool().unwrap_or(false);
+            let m = v["model"].as_str().unwrap_or("").to_string();
+            (
+                "responses",
+                "/api/chat".to_string(),
+                n.to_string().into_bytes(),
+                m,
+                s,
+                false,
+            )
+        }
+        ("/v1/chat/completions" | "/v1/responses", Some(mut v)) if method == "POST" => {
             normalize_openai(&mut v);
             let s = v["stream"].as_bool().unwrap_or(false);
             let m = v["model"].as_str().unwrap_or("").to_string();
@@ -487,10 +506,10 @@ fn forward(
     let mut final_obj = Value::Null;
     let ok = status < 400;
     match mode {
-        "native" | "v1" if ok => {
+        "native" | "v1" | "responses" if ok => {
             let ct = match (mode, stream) {
-                ("v1", true) => "text/event-stream",
-                ("v1", false) => "application/json",
+                ("v1" | "responses", true) => "text/event-stream",
+                ("v1" | "responses", false) => "application/json",
                 _ => up_ctype.as_str(),
             };
             let _ = tx_head.send(Head {
@@ -498,6 +517,7 @@ fn forward(
                 content_type: ct.to_string(),
             });
             let mut sse = SseTranslator::new(&model, now(), include_usage);
+            let mut rsse = ResponsesTranslator::new(&model, base, now());
             let mut line = Vec::new();
             loop {
                 line.clear();
@@ -517,6 +537,12 @@ fn forward(
                     ("v1", false, Some(v)) => {
                         bytes::Bytes::from(native_to_openai(v, now()).to_string())
                     }
+                    ("responses", true, Some(v)) => bytes::Bytes::from(rsse.line(v)),
+                    ("responses", false, Some(v)) => bytes::Bytes::from(
+                        ResponsesTranslator::new(&model, base, now())
+                            .whole(v)
+                            .to_string(),
+                    ),
                     _ => continue,
                 };
                 if tx.blocking_send(out).is_err() {
@@ -525,7 +551,8 @@ fn forward(
             }
         }
         _ => {
-            let ct = if mode == "v1" && !ok {
+            let translated = mode == "v1" || mode == "responses";
+            let ct = if translated && !ok {
                 "application/json".to_string()
             } else {
                 up_ctype.clone()
@@ -543,7 +570,7 @@ fn forward(
                         if mode == "v1pass" {
                             all.extend_from_slice(&buf[..n]);
                         }
-                        let chunk = if mode == "v1" && !ok {
+                        let chunk = if translated && !ok {
                             // Ollama error → OpenAI error shape.
                             let msg = serde_json::from_slice::<Value>(&buf[..n])
                                 .ok()
@@ -575,8 +602,12 @@ fn forward(
         if let Some(log) = &cfg.log {
             let (p, c) = if mode == "v1pass" {
                 (
-                    final_obj["prompt_tokens"].as_u64(),
-                    final_obj["completion_tokens"].as_u64(),
+                    final_obj["prompt_tokens"]
+                        .as_u64()
+                        .or(final_obj["input_tokens"].as_u64()),
+                    final_obj["completion_tokens"]
+                        .as_u64()
+                        .or(final_obj["output_tokens"].as_u64()),
                 )
             } else {
                 (
@@ -587,7 +618,7 @@ fn forward(
             let _ = super::cell::append_jsonl(
                 log,
                 &json!({"path": plain, "model": model, "status": status, "stream": stream,
-                        "rewritten_to_native": mode == "v1", "prompt_tokens": p, "completion_tokens": c}),
+                        "rewritten_to_native": mode == "v1" || mode == "responses", "prompt_tokens": p, "completion_tokens": c}),
             );
         }
     }
@@ -599,13 +630,19 @@ fn v1_usage(bytes: &[u8]) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         return v["usage"].clone();
     }
+    // Chat-completion chunks carry `usage`; Responses events carry `response.usage`.
     text.lines()
         .rev()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["usage"].is_object())
-        .map(|v| v["usage"].clone())
-        .next()
+        .map(|v| {
+            if v["usage"].is_object() {
+                v["usage"].clone()
+            } else {
+                v["response"]["usage"].clone()
+            }
+        })
+        .find(Value::is_object)
         .unwrap_or(Value::Null)
 }
 

@@ -5,12 +5,17 @@ use std::process::{Command, Output};
 
 /// The `lrab` binary of this build, blind to the caller's `LRAB_PACK`, `LRAB_ARMS`,
 /// `LRAB_HARNESS_BIN` and `LRAB_SANDBOX`, so tests see the built-in pack, arms, harness and
-/// confinement unless they name others.
+/// confinement unless they name others; and blind to the user's arms cache (an empty one),
+/// so arms installed with `lrab arms install` do not join the tests' default arm sets.
 pub fn lrab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
     for v in ["LRAB_PACK", "LRAB_ARMS", "LRAB_HARNESS_BIN", "LRAB_SANDBOX"] {
         c.env_remove(v);
     }
+    c.env(
+        "LRAB_ARMS_CACHE",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/empty-arms-cache"),
+    );
     c
 }
 

@@ -1,0 +1,507 @@
+//! Installing arms from their package registries into a per-user cache. How an arm is
+//! installed is data — the `[install]` table of its arm file (kind, package, pinned version,
+//! Python constraint, extra packages, the program's path inside the install) — so a new arm
+//! needs no code here. Layout under the cache root (`LRAB_ARMS_CACHE`, else
+//! `$XDG_CACHE_HOME/lrab/arms`, else `~/.cache/lrab/arms`):
+//!
+//! - `npm/<package>@<version>/`: an npm prefix (`node_modules/…`)
+//! - `venv/<package>@<version>/`: a virtual environment made with a Python that fits the arm
+//! - `<kind>/<package>@<version>/.lrab-install.json`: written last, only when every step worked;
+//!   an install without it is never used
+//! - `logs/<package>@<version>.log` and `.status.json`: what the last attempt ran and how it ended
+//!
+//! An install is current when its marker holds the same recipe (and the same launcher scripts)
+//! as the arm file; then installing again does nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub mod check;
+pub mod pyfind;
+pub mod steps;
+
+/// Which registry client installs the arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Npm,
+    Pip,
+}
+
+impl Kind {
+    fn folder(self) -> &'static str {
+        match self {
+            Kind::Npm => "npm",
+            Kind::Pip => "venv",
+        }
+    }
+}
+
+/// The `[install]` table of an arm file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallSpec {
+    pub kind: Kind,
+    /// Registry name (`@openai/codex`, `aider-chat`).
+    pub package: String,
+    /// Exact pinned version; also what the arm's version command must print.
+    pub version: String,
+    /// The program, relative to the install folder (npm prefix or venv).
+    pub bin: String,
+    /// pip extras of the package (`smolagents[litellm]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extras: Vec<String>,
+    /// More packages installed alongside, each pinned (`name==1.2` / `name@1.2`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<String>,
+    /// pip only: the interpreter the venv needs (`>=3.10,<3.13`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// Files beside the arm file (launchers of our own) copied into the install's `bin/`; a
+    /// `#!` line naming python is pointed at the venv's interpreter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<String>,
+    /// Files inside the install that must be executable (a bundled helper shipped without
+    /// its exec bit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executable: Vec<String>,
+}
+
+/// The cache root.
+pub fn cache_root() -> PathBuf {
+    if let Some(p) = std::env::var_os("LRAB_ARMS_CACHE").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = std::env::var_os("XDG_CACHE_HOME").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p).join("lrab/arms");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/".into());
+    PathBuf::from(home).join(".cache/lrab/arms")
+}
+
+fn is_exact_version(v: &str) -> bool {
+    !v.is_empty()
+        && v.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+}
+
+fn relative_inside(p: &str) -> bool {
+    !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|x| x == "..")
+}
+
+impl InstallSpec {
+    /// `<package>@<version>` with the npm scope's `@` dropped and `/` made `+`.
+    pub fn dir_name(&self) -> String {
+        format!(
+            "{}@{}",
+            self.package.trim_start_matches('@').replace('/', "+"),
+            self.version
+        )
+    }
+
+    pub fn dir(&self, root: &Path) -> PathBuf {
+        root.join(self.kind.folder()).join(self.dir_name())
+    }
+
+    pub fn bin_path(&self, root: &Path) -> PathBuf {
+        self.dir(root).join(&self.bin)
+    }
+
+    pub fn log_path(&self, root: &Path) -> PathBuf {
+        root.join("logs").join(format!("{}.log", self.dir_name()))
+    }
+
+    fn status_path(&self, root: &Path) -> PathBuf {
+        root.join("logs")
+            .join(format!("{}.status.json", self.dir_name()))
+    }
+
+    fn marker_path(&self, root: &Path) -> PathBuf {
+        self.dir(root).join(".lrab-install.json")
+    }
+
+    /// What the registry client is asked for.
+    pub fn requirement(&self) -> String {
+        match self.kind {
+            Kind::Npm => format!("{}@{}", self.package, self.version),
+            Kind::Pip if self.extras.is_empty() => format!("{}=={}", self.package, self.version),
+            Kind::Pip => format!(
+                "{}[{}]=={}",
+                self.package,
+                self.extras.join(","),
+                self.version
+            ),
+        }
+    }
+
+    /// Problems of the table (`install.<field>: …`); `arm_dir` is where scripts must be.
+    pub fn problems(&self, arm_dir: &Path) -> Vec<String> {
+        let mut p = Vec::new();
+        if self.package.trim().is_empty() {
+            p.push("install.package: empty".to_string());
+        }
+        if !is_exact_version(&self.version) {
+            p.push(format!(
+                "install.version: '{}' is not an exact version (pin one, e.g. 1.2.3)",
+                self.version
+            ));
+        }
+        if !relative_inside(&self.bin) {
+            p.push(format!(
+                "install.bin: '{}' must be a relative path inside the install",
+                self.bin
+            ));
+        }
+        match (self.kind, &self.python) {
+            (Kind::Npm, Some(_)) => p.push("install.python: only for kind = \"pip\"".into()),
+            (Kind::Npm, None) if !self.extras.is_empty() => {
+                p.push("install.extras: only for kind = \"pip\"".into())
+            }
+            (Kind::Pip, Some(c)) => {
+                if let Err(e) = pyfind::Constraint::parse(c) {
+                    p.push(format!("install.python: {e}"));
+                }
+            }
+            _ => {}
+        }
+        for (i, w) in self.with.iter().enumerate() {
+            let pinned = match self.kind {
+                Kind::Npm => w
+                    .rsplit_once('@')
+                    .is_some_and(|(n, v)| !n.is_empty() && is_exact_version(v)),
+                Kind::Pip => w
+                    .split_once("==")
+                    .is_some_and(|(n, v)| !n.is_empty() && is_exact_version(v)),
+            };
+            if !pinned {
+                p.push(format!(
+                    "install.with[{i}]: '{w}' is not pinned ({})",
+                    match self.kind {
+                        Kind::Npm => "name@1.2.3",
+                        Kind::Pip => "name==1.2.3",
+                    }
+                ));
+            }
+        }
+        for (i, s) in self.scripts.iter().enumerate() {
+            if !relative_inside(s) || s.contains('/') {
+                p.push(format!(
+                    "install.scripts[{i}]: '{s}' must be a file name beside the arm file"
+                ));
+            } else if !arm_dir.join(s).is_file() {
+                p.push(format!(
+                    "install.scripts[{i}]: {} does not exist",
+                    arm_dir.join(s).display()
+                ));
+            }
+        }
+        for (i, s) in self.executable.iter().enumerate() {
+            if !relative_inside(s) {
+                p.push(format!(
+                    "install.executable[{i}]: '{s}' must be a relative path inside the install"
+                ));
+            }
+        }
+        p
+    }
+}
+
+/// What the marker of a finished install records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Marker {
+    pub recipe: InstallSpec,
+    /// Script name → hash of its content when it was copied.
+    #[serde(default)]
+    pub scripts: BTreeMap<String, String>,
+    /// Interpreter of a venv (`3.11.7 /path/python3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+}
+
+/// How the last install attempt ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub ok: bool,
+    pub step: String,
+    pub error: String,
+    pub log: String,
+}
+
+/// 64-bit FNV-1a, hex: a stable fingerprint of a launcher script.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn script_prints(spec: &InstallSpec, arm_dir: &Path) -> BTreeMap<String, String> {
+    spec.scripts
+        .iter()
+        .map(|s| {
+            let f = std::fs::read(arm_dir.join(s))
+                .map(|b| fingerprint(&b))
+                .unwrap_or_else(|_| "unreadable".into());
+            (s.clone(), f)
+        })
+        .collect()
+}
+
+/// Whether the cache holds a finished install of `spec`, and why not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Finished and current: the program's path.
+    Current(PathBuf),
+    /// Never installed (no marker), with the last failed attempt if there was one.
+    Absent(Option<Status>),
+    /// Installed, but no longer what the arm file says (why).
+    Stale(String),
+}
+
+pub fn state(spec: &InstallSpec, arm_dir: &Path, root: &Path) -> State {
+    let marker = std::fs::read_to_string(spec.marker_path(root))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Marker>(&t).ok());
+    let Some(m) = marker else {
+        let last = std::fs::read_to_string(spec.status_path(root))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Status>(&t).ok())
+            .filter(|s| !s.ok);
+        return State::Absent(last);
+    };
+    if m.recipe != *spec {
+        return State::Stale(
+            "the arm file's [install] table changed since it was installed".into(),
+        );
+    }
+    if m.scripts != script_prints(spec, arm_dir) {
+        return State::Stale(format!(
+            "the launcher beside the arm file ({}) changed since it was installed",
+            spec.scripts.join(", ")
+        ));
+    }
+    let bin = spec.bin_path(root);
+    if !crate::run::arms::is_executable(&bin) {
+        return State::Stale(format!("{} is missing or not executable", bin.display()));
+    }
+    State::Current(bin)
+}
+
+/// The program of a current install, if any (what `Arm::locate` uses).
+pub fn installed_bin(spec: &InstallSpec, arm_dir: &Path) -> Option<PathBuf> {
+    match state(spec, arm_dir, &cache_root()) {
+        State::Current(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// Whether `text` shows version `pin` as a whole token (`1.2.3` in `tool 1.2.3`, not `1.2.30`).
+pub fn version_matches(text: &str, pin: &str) -> bool {
+    if pin.is_empty() {
+        return true;
+    }
+    let is_part = |c: char| c.is_ascii_alphanumeric() || c == '.';
+    let mut from = 0;
+    while let Some(i) = text[from..].find(pin) {
+        let at = from + i;
+        let before = text[..at].chars().next_back();
+        let after = text[at + pin.len()..].chars().next();
+        let trailing_dot_ok = |c: Option<char>| match c {
+            None => true,
+            Some('.') => !text[at + pin.len() + 1..]
+                .chars()
+                .next()
+                .is_some_and(|d| d.is_ascii_alphanumeric()),
+            Some(c) => !is_part(c),
+        };
+        let before_ok = before.is_none_or(|c| !(c.is_ascii_digit() || c == '.'));
+        if before_ok && trailing_dot_ok(after) {
+            return true;
+        }
+        from = at + pin.len();
+    }
+    false
+}
+
+/// Runs `bin args` (the arm's version command) with a throwaway HOME, so a first-run setup
+/// never writes into the user's home; the first line it prints, or why it failed.
+pub fn run_version(bin: &Path, args: &[String]) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out_path = tmp.path().join("out");
+    let err_path = tmp.path().join("err");
+    let out = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
+    let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new(bin)
+        .args(args)
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if t0.elapsed() > VERSION_TIMEOUT => break None,
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    lrab_tasks::process::kill_group(child.id() as i32);
+    let _ = child.wait();
+    // The version is on stdout; warnings (codex complains about a HOME under /tmp) go to
+    // stderr, which only stands in when stdout is empty.
+    let first_line = |p: &Path| {
+        std::fs::read_to_string(p).ok().and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        })
+    };
+    let first = first_line(&out_path).or_else(|| first_line(&err_path));
+    let cmd = format!("`{} {}`", bin.display(), args.join(" "));
+    match (status, first) {
+        (None, _) => Err(format!(
+            "{cmd} did not finish in {} s",
+            VERSION_TIMEOUT.as_secs()
+        )),
+        (Some(s), Some(l)) if s.success() => Ok(l),
+        (Some(s), Some(l)) => Err(format!("{cmd} failed ({s}): {l}")),
+        (Some(s), None) => Err(format!("{cmd} printed nothing ({s})")),
+    }
+}
+
+/// Version commands of Node programs take seconds on a busy 2-core machine.
+const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+pub(crate) fn write_status(spec: &InstallSpec, root: &Path, s: &Status) {
+    let p = spec.status_path(root);
+    if let Some(d) = p.parent() {
+        let _ = std::fs::create_dir_all(d);
+    }
+    if let Ok(t) = serde_json::to_string_pretty(s) {
+        let _ = std::fs::write(p, t);
+    }
+}
+
+pub(crate) fn write_marker(
+    spec: &InstallSpec,
+    arm_dir: &Path,
+    root: &Path,
+    python: Option<String>,
+) -> std::io::Result<()> {
+    let m = Marker {
+        recipe: spec.clone(),
+        scripts: script_prints(spec, arm_dir),
+        python,
+    };
+    let t = serde_json::to_string_pretty(&m).map_err(std::io::Error::other)?;
+    let p = spec.marker_path(root);
+    let tmp = p.with_extension("json.tmp");
+    std::fs::write(&tmp, t)?;
+    std::fs::rename(tmp, p)
+}
+
+pub(crate) fn remove_marker(spec: &InstallSpec, root: &Path) {
+    let _ = std::fs::remove_file(spec.marker_path(root));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: Kind) -> InstallSpec {
+        InstallSpec {
+            kind,
+            package: "@scope/tool".into(),
+            version: "1.2.3".into(),
+            bin: "node_modules/.bin/tool".into(),
+            extras: vec![],
+            with: vec![],
+            python: None,
+            scripts: vec![],
+            executable: vec![],
+        }
+    }
+
+    #[test]
+    fn version_tokens() {
+        assert!(version_matches("codex-cli 0.171.0", "0.171.0"));
+        assert!(version_matches("1.18.23\n", "1.18.23"));
+        assert!(version_matches("aider 0.86.2.", "0.86.2"));
+        assert!(!version_matches("codex-cli 0.171.01", "0.171.0"));
+        assert!(!version_matches("codex-cli 10.171.0", "0.171.0"));
+        assert!(!version_matches("tool 1.2.3.4", "1.2.3"));
+        assert!(!version_matches("tool 1.2.4", "1.2.3"));
+        assert!(version_matches("v1.2.3 (abc)", "1.2.3"));
+    }
+
+    #[test]
+    fn table_problems_name_the_field() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = spec(Kind::Npm);
+        assert!(s.problems(d.path()).is_empty());
+        assert_eq!(s.dir_name(), "scope+tool@1.2.3");
+        assert_eq!(s.requirement(), "@scope/tool@1.2.3");
+        s.version = "^1.2".into();
+        s.bin = "../x".into();
+        s.python = Some(">=3.10".into());
+        s.with = vec!["left-pad".into()];
+        s.scripts = vec!["launch.py".into()];
+        let p = s.problems(d.path()).join("\n");
+        for f in [
+            "install.version",
+            "install.bin",
+            "install.python",
+            "install.with[0]",
+            "install.scripts[0]",
+        ] {
+            assert!(p.contains(f), "{f}: {p}");
+        }
+        let mut s = spec(Kind::Pip);
+        s.package = "smolagents".into();
+        s.extras = vec!["litellm".into()];
+        s.python = Some(">=3.10,<3.13".into());
+        assert_eq!(s.requirement(), "smolagents[litellm]==1.2.3");
+        assert!(s.problems(d.path()).is_empty());
+        s.python = Some("three".into());
+        assert!(s.problems(d.path())[0].starts_with("install.python:"));
+    }
+
+    #[test]
+    fn state_needs_marker_recipe_and_scripts() {
+        let root = tempfile::tempdir().unwrap();
+        let arm_dir = tempfile::tempdir().unwrap();
+        std::fs::write(arm_dir.path().join("l.py"), "print(1)\n").unwrap();
+        let mut s = spec(Kind::Npm);
+        s.scripts = vec!["l.py".into()];
+        assert_eq!(state(&s, arm_dir.path(), root.path()), State::Absent(None));
+        let bin = s.bin_path(root.path());
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(state(&s, arm_dir.path(), root.path()), State::Absent(None));
+        write_marker(&s, arm_dir.path(), root.path(), None).unwrap();
+        assert_eq!(state(&s, arm_dir.path(), root.path()), State::Current(bin));
+        std::fs::write(arm_dir.path().join("l.py"), "print(2)\n").unwrap();
+        assert!(
+            matches!(state(&s, arm_dir.path(), root.path()), State::Stale(w) if w.contains("launcher"))
+        );
+        let mut t = s.clone();
+        t.with = vec!["x@1.0.0".into()];
+        assert!(
+            matches!(state(&t, arm_dir.path(), root.path()), State::Stale(w) if w.contains("[install]"))
+        );
+    }
+}

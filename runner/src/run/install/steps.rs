@@ -1,0 +1,402 @@
+//! Carrying out one install: the registry client's commands, each a named step whose output
+//! goes to the install's log, under a lock so two `lrab arms install` never build the same
+//! folder at once. Nothing counts as installed until the last step has written the marker.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::pyfind::{self, Constraint};
+use super::{write_marker, write_status, InstallSpec, Kind, State, Status};
+
+/// How long one step (a whole `npm install` or `pip install`) may take.
+const STEP_TIMEOUT: Duration = Duration::from_secs(45 * 60);
+
+/// The end of one install.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It was already there and current: nothing was done.
+    Already(PathBuf),
+    /// Installed now.
+    Installed(PathBuf),
+    /// A step failed; nothing is marked installed.
+    Failed {
+        step: String,
+        error: String,
+        log: PathBuf,
+    },
+}
+
+struct Failure {
+    step: String,
+    error: String,
+}
+
+fn fail(step: &str, error: impl Into<String>) -> Failure {
+    Failure {
+        step: step.to_string(),
+        error: error.into(),
+    }
+}
+
+/// An exclusive `flock` on a file; released when dropped.
+struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    fn take(path: &Path, say: &mut dyn FnMut(&str)) -> std::io::Result<Lock> {
+        use std::os::fd::AsRawFd;
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // SAFETY: flock on a descriptor this struct owns; no memory is touched.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            say(&format!(
+                "waiting for another install holding {}",
+                path.display()
+            ));
+            // SAFETY: as above, blocking this time.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(Lock { _file: f })
+    }
+}
+
+/// Runs `argv` with its output appended to `log`; an error carries the exit and the last lines.
+fn run_step(
+    log: &mut File,
+    argv: &[OsString],
+    cwd: &Path,
+    env: &[(&str, OsString)],
+) -> Result<(), String> {
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let _ = writeln!(log, "$ {}", shown.join(" "));
+    let start = log.seek(SeekFrom::End(0)).unwrap_or(0);
+    let out = log.try_clone().map_err(|e| e.to_string())?;
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .process_group(0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let t0 = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", shown[0]))?;
+    let pgid = child.id() as i32;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if t0.elapsed() > STEP_TIMEOUT => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    lrab_tasks::process::kill_group(pgid);
+    let _ = child.wait();
+    let _ = writeln!(log, "({:.1} s)", t0.elapsed().as_secs_f64());
+    let ok = status.is_some_and(|s| s.success());
+    if ok {
+        return Ok(());
+    }
+    let mut tail = String::new();
+    if log.seek(SeekFrom::Start(start)).is_ok() {
+        let _ = log.read_to_string(&mut tail);
+    }
+    let _ = log.seek(SeekFrom::End(0));
+    let lines: Vec<&str> = tail
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('('))
+        .collect();
+    let last = lines[lines.len().saturating_sub(4)..].join(" | ");
+    Err(match status {
+        None => format!("timed out after {} s", STEP_TIMEOUT.as_secs()),
+        Some(s) => format!(
+            "exit {}{}",
+            s.code()
+                .map(|c| c.to_string())
+                .unwrap_or("by signal".into()),
+            if last.is_empty() {
+                String::new()
+            } else {
+                format!(": {last}")
+            }
+        ),
+    })
+}
+
+/// Copies the launchers beside the arm file into `<dir>/bin/`, pointing a python `#!` line
+/// at the venv's interpreter.
+fn copy_scripts(spec: &InstallSpec, arm_dir: &Path, dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for s in &spec.scripts {
+        let src = arm_dir.join(s);
+        let text =
+            std::fs::read_to_string(&src).map_err(|e| format!("read {}: {e}", src.display()))?;
+        let text = match (spec.kind, text.split_once('\n')) {
+            (Kind::Pip, Some((first, rest)))
+                if first.starts_with("#!") && first.contains("python") =>
+            {
+                format!("#!{}\n{rest}", dir.join("bin/python").display())
+            }
+            _ => text,
+        };
+        let dst = dir.join("bin").join(s);
+        std::fs::create_dir_all(dir.join("bin")).map_err(|e| e.to_string())?;
+        std::fs::write(&dst, text).map_err(|e| format!("write {}: {e}", dst.display()))?;
+        std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn make_executable(spec: &InstallSpec, dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for e in &spec.executable {
+        let p = dir.join(e);
+        let m = std::fs::metadata(&p).map_err(|x| format!("{}: {x}", p.display()))?;
+        let mode = m.permissions().mode() | 0o111;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))
+            .map_err(|x| format!("{}: {x}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Interpreter version of an existing venv, if it runs.
+fn venv_python(dir: &Path) -> Option<pyfind::PyVersion> {
+    let py = dir.join("bin/python");
+    let o = lrab_tasks::process::run_argv(
+        py.to_str()?,
+        &["-c", "import sys; print(*sys.version_info[:3])"],
+        &std::env::temp_dir(),
+        Duration::from_secs(20),
+    )
+    .ok()?;
+    let v: Vec<u32> = o
+        .stdout
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (o.success() && v.len() == 3).then(|| pyfind::PyVersion(v[0], v[1], v[2]))
+}
+
+fn steps(
+    spec: &InstallSpec,
+    arm_dir: &Path,
+    version_args: &[String],
+    root: &Path,
+    log: &mut File,
+    say: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, Option<String>), Failure> {
+    let dir = spec.dir(root);
+    let req = spec.requirement();
+    let mut python = None;
+    let parent = dir.parent().unwrap_or(root);
+    std::fs::create_dir_all(parent).map_err(|e| fail("create cache folder", e.to_string()))?;
+    match spec.kind {
+        Kind::Npm => {
+            say("find npm");
+            run_step(log, &["npm".into(), "--version".into()], parent, &[]).map_err(|e| {
+                fail(
+                    "find npm",
+                    format!("{e} (install Node.js and npm, e.g. apt-get install npm)"),
+                )
+            })?;
+            let step = format!("npm install {req}");
+            say(&format!("{step} (can take minutes)"));
+            let mut argv: Vec<OsString> = vec![
+                "npm".into(),
+                "install".into(),
+                "--prefix".into(),
+                dir.clone().into(),
+                "--no-audit".into(),
+                "--no-fund".into(),
+                "--no-update-notifier".into(),
+                req.clone().into(),
+            ];
+            argv.extend(spec.with.iter().map(OsString::from));
+            std::fs::create_dir_all(&dir).map_err(|e| fail(&step, e.to_string()))?;
+            // Run inside the prefix: from its parent, npm would take the spec
+            // `name@version` for the sibling folder of that very name and install nothing.
+            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
+        }
+        Kind::Pip => {
+            let want = spec
+                .python
+                .as_deref()
+                .map(Constraint::parse)
+                .transpose()
+                .map_err(|e| fail("find python", e))?;
+            let reuse = venv_python(&dir).filter(|v| want.as_ref().is_none_or(|c| c.allows(*v)));
+            if let Some(v) = reuse {
+                say(&format!("reuse venv (Python {v})"));
+                python = Some(v.to_string());
+            } else {
+                say("find python");
+                let py = pyfind::find(want.as_ref()).map_err(|e| fail("find python", e))?;
+                let step = format!("create venv with Python {}", py.version);
+                say(&step);
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir).map_err(|e| fail(&step, e.to_string()))?;
+                }
+                run_step(
+                    log,
+                    &[
+                        py.path.clone().into(),
+                        "-m".into(),
+                        "venv".into(),
+                        dir.clone().into(),
+                    ],
+                    parent,
+                    &[],
+                )
+                .map_err(|e| fail(&step, e))?;
+                python = Some(format!("{} {}", py.version, py.path.display()));
+            }
+            let step = format!("pip install {req}");
+            say(&format!("{step} (can take minutes)"));
+            let mut argv: Vec<OsString> = vec![
+                dir.join("bin/python").into(),
+                "-m".into(),
+                "pip".into(),
+                "install".into(),
+                "--disable-pip-version-check".into(),
+                "--no-input".into(),
+                "--progress-bar".into(),
+                "off".into(),
+                req.clone().into(),
+            ];
+            argv.extend(spec.with.iter().map(OsString::from));
+            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
+        }
+    }
+    if !spec.scripts.is_empty() {
+        say("copy launcher");
+        copy_scripts(spec, arm_dir, &dir).map_err(|e| fail("copy launcher", e))?;
+    }
+    make_executable(spec, &dir).map_err(|e| fail("make executable", e))?;
+    let bin = spec.bin_path(root);
+    let step = "verify the program and its version";
+    say(step);
+    if !crate::run::arms::is_executable(&bin) {
+        return Err(fail(
+            step,
+            format!(
+                "{} is missing or not executable after the install (is install.bin right?)",
+                bin.display()
+            ),
+        ));
+    }
+    let v = super::run_version(&bin, version_args).map_err(|e| fail(step, e))?;
+    let _ = writeln!(log, "version: {v}");
+    if !super::version_matches(&v, &spec.version) {
+        return Err(fail(
+            step,
+            format!(
+                "`{} {}` printed '{v}', not the pinned {}",
+                bin.display(),
+                version_args.join(" "),
+                spec.version
+            ),
+        ));
+    }
+    Ok((bin, python))
+}
+
+/// Installs `spec` (for the arm `arm_name`, whose file sits in `arm_dir`) into `root`, unless
+/// a current install is already there. `say` gets one line per step.
+pub fn install(
+    arm_name: &str,
+    spec: &InstallSpec,
+    arm_dir: &Path,
+    version_args: &[String],
+    root: &Path,
+    say: &mut dyn FnMut(&str),
+) -> Outcome {
+    let log_path = spec.log_path(root);
+    let lock_path = root.join("locks").join(format!("{}.lock", spec.dir_name()));
+    let _lock = match Lock::take(&lock_path, say) {
+        Ok(l) => l,
+        Err(e) => {
+            return Outcome::Failed {
+                step: "lock the cache".into(),
+                error: format!("{}: {e}", lock_path.display()),
+                log: log_path,
+            }
+        }
+    };
+    if let State::Current(bin) = super::state(spec, arm_dir, root) {
+        return Outcome::Already(bin);
+    }
+    super::remove_marker(spec, root);
+    let opened = std::fs::create_dir_all(root.join("logs")).and_then(|_| {
+        File::options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .read(true)
+            .open(&log_path)
+    });
+    let mut log = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            return Outcome::Failed {
+                step: "open the install log".into(),
+                error: format!("{}: {e}", log_path.display()),
+                log: log_path,
+            }
+        }
+    };
+    let _ = writeln!(log, "install of arm {arm_name}: {}", spec.requirement());
+    let result = steps(spec, arm_dir, version_args, root, &mut log, say).and_then(|(bin, py)| {
+        write_marker(spec, arm_dir, root, py)
+            .map_err(|e| fail("write the install marker", e.to_string()))?;
+        Ok(bin)
+    });
+    let status = match &result {
+        Ok(_) => Status {
+            ok: true,
+            step: "done".into(),
+            error: String::new(),
+            log: log_path.display().to_string(),
+        },
+        Err(f) => Status {
+            ok: false,
+            step: f.step.clone(),
+            error: f.error.clone(),
+            log: log_path.display().to_string(),
+        },
+    };
+    write_status(spec, root, &status);
+    match result {
+        Ok(bin) => Outcome::Installed(bin),
+        Err(f) => {
+            let _ = writeln!(log, "FAILED at step '{}': {}", f.step, f.error);
+            Outcome::Failed {
+                step: f.step,
+                error: f.error,
+                log: log_path,
+            }
+        }
+    }
+}
