@@ -14,7 +14,7 @@ pub mod cli;
 pub mod client;
 mod catalog;
 mod content;
-mod convo;
+pub mod convo;
 pub mod dialect;
 mod error;
 mod faults;

@@ -240,9 +240,10 @@ impl Profile {
         p
     }
 
-    /// Whether nothing can go wrong (the oracle is also exempt from the output cap).
+    /// Whether this is `sim-oracle`: nothing can go wrong, and it is exempt from the output
+    /// cap. (A profile whose rates are all zero still reacts to feedback as its reactions say.)
     pub fn is_oracle(&self) -> bool {
-        self.forms.values().all(|r| r.base == 0.0) && self.content.base == 0.0
+        self.name == "sim-oracle"
     }
 
     /// The effective per-turn rate of a form for this context length and tool count.
