@@ -16,7 +16,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use lrab_sim::client::{cell_url, detect, fetch_ledger as fetch, Ledger, SimInfo};
+pub use lrab_sim::client::{cell_url, detect, fetch_ledger as fetch, Ledger};
 
 /// A short key for one attempt (its folder), safe in a URL path (FNV-1a, hex).
 pub fn cell_key(attempt_dir: &std::path::Path) -> String {
@@ -34,7 +34,7 @@ pub struct Clock {
     base: String,
     key: String,
     start: Ledger,
-    cache: Mutex<(Instant, Duration)>,
+    cache: Mutex<Option<(Instant, Duration)>>,
 }
 
 impl Clock {
@@ -43,7 +43,7 @@ impl Clock {
             base: base.to_string(),
             key: key.to_string(),
             start: fetch(base, key).unwrap_or_default(),
-            cache: Mutex::new((Instant::now(), Duration::ZERO)),
+            cache: Mutex::new(None),
         }
     }
 
@@ -59,11 +59,14 @@ impl Clock {
         let Ok(mut c) = self.cache.lock() else {
             return Duration::ZERO;
         };
-        if c.0.elapsed() >= Duration::from_millis(100) || c.1.is_zero() {
-            c.1 = self.since_start().unpaced();
-            c.0 = Instant::now();
+        match *c {
+            Some((at, v)) if at.elapsed() < Duration::from_millis(100) => v,
+            _ => {
+                let v = self.since_start().unpaced();
+                *c = Some((Instant::now(), v));
+                v
+            }
         }
-        c.1
     }
 }
 
