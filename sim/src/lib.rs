@@ -38,7 +38,7 @@ pub use faults::FaultConfig;
 pub use feedback::{read as read_feedback, Meaning};
 pub use profile::{FailureForm, Profile, Rate, Reactions};
 pub use server::AppState;
-pub use task::TaskIndex;
+pub use task::{Step, TaskIndex, TaskPlan};
 
 /// Server configuration.
 #[derive(Debug, Clone)]

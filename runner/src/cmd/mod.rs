@@ -1,6 +1,7 @@
 //! Subcommands, one module each, plus the helpers they share.
 
 pub mod analyze;
+pub mod calibrate;
 pub mod arms;
 pub mod check;
 pub mod doctor;

@@ -8,7 +8,7 @@ mod rate;
 use serde::{Deserialize, Serialize};
 
 pub use load::{builtin, load_dir, load_file, parse};
-pub use rate::Rate;
+pub use rate::{logistic_from, Rate};
 
 use crate::dialect::Family;
 
