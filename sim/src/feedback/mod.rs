@@ -1,15 +1,13 @@
 //! What the model reads from the messages that come back after its own turn.
 //!
-//! Only generic evidence decides: an error field or an `Error:` prefix, a non-zero exit, a
-//! traceback, a file and line, a failing test id, a named missing item, a refusal, "nothing
-//! changed". The word lists (`words.rs`) are built from the messages of every arm the suite
-//! ships, so no arm's wording is special; paraphrases of any arm read the same
-//! (`tests/wording_proof.rs`).
+//! Only generic evidence decides (`evidence.rs`): structured fields of a JSON result, an
+//! `Error:` prefix, a non-zero exit, a traceback, a file and line, a failing test, a named
+//! missing item, a refusal, "nothing changed", a turned-down finish. The word lists
+//! (`words.rs`) are built from the messages of every arm the suite ships, so no arm's wording
+//! is special; paraphrases of any arm read the same (`tests/wording_proof.rs`).
 
+mod evidence;
 mod words;
-
-use regex::Regex;
-use std::sync::OnceLock;
 
 /// The signals of one feedback block (all non-assistant messages after an assistant turn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -18,7 +16,7 @@ pub struct Feedback {
     pub present: bool,
     /// The call was not carried out (refused, blocked, not executed).
     pub not_run: bool,
-    /// It was refused by a policy or guard (a subset of `not_run`).
+    /// It was refused by a policy or guard.
     pub refused: bool,
     /// An error or failure is reported.
     pub error: bool,
@@ -47,48 +45,6 @@ pub enum Meaning {
     FinishRejectedGeneric,
 }
 
-fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pat).expect("valid regex"))
-}
-
-/// `x.py:12`, `File "x.py", line 12`, `x.py, line 12`, `line 12 of x.py`.
-fn file_line(t: &str) -> bool {
-    static A: OnceLock<Regex> = OnceLock::new();
-    static B: OnceLock<Regex> = OnceLock::new();
-    re(&A, r#"[\w./-]+\.[a-z]{1,5}"?(:\d+|,? line \d+)"#).is_match(t)
-        || re(&B, r"\bline \d+\b.{0,40}\b[\w-]+\.[a-z]{1,5}\b").is_match(t)
-}
-
-/// `test_x.py::test_y`, `FAILED test_y`, `test_y failed`.
-fn test_id(t: &str) -> bool {
-    static A: OnceLock<Regex> = OnceLock::new();
-    re(&A, r"\w+\.py::\w+|\bfailed:? test_\w+|\btest_\w+\b.{0,20}\bfail").is_match(t)
-}
-
-/// A named item: a file name, or a quoted / backticked token.
-fn named_item(t: &str) -> bool {
-    static A: OnceLock<Regex> = OnceLock::new();
-    re(
-        &A,
-        r#"\b[\w-]+\.(py|md|txt|csv|json|yaml|yml|toml|sh|js|ts|html|tsv|log|png|svg|pdf)\b|`[^`\s]{2,60}`|'[\w./-]{2,60}'|"[\w./-]{2,60}""#,
-    )
-    .is_match(t)
-}
-
-/// A non-zero exit status in any arm's spelling.
-fn nonzero_exit(t: &str) -> bool {
-    static A: OnceLock<Regex> = OnceLock::new();
-    re(
-        &A,
-        r"exit(ed)?( with)?( code| status)?[ :=]*\[?-?[1-9]\d*|\[exit -?[1-9]\d*\]|return(ed)? (code )?[1-9]\d*|status [1-9]\d*\b|\b[1-9]\d* (failed|errors?)\b",
-    )
-    .is_match(t)
-}
-
-fn has(t: &str, words: &[&str]) -> bool {
-    words.iter().any(|w| t.contains(w))
-}
-
 /// First and last `n` bytes (on char boundaries) of a long text.
 pub fn clip(text: &str, n: usize) -> String {
     if text.len() <= 2 * n {
@@ -105,7 +61,8 @@ pub fn clip(text: &str, n: usize) -> String {
     format!("{}\n{}", &text[..a], &text[b..])
 }
 
-/// Classifies the text of one feedback block.
+/// Classifies the text of one feedback block (the signals the task policy acts on; the same
+/// evidence as [`read`]).
 pub fn classify(text: &str) -> Feedback {
     if text.trim().is_empty() {
         return Feedback {
@@ -113,26 +70,19 @@ pub fn classify(text: &str) -> Feedback {
             ..Default::default()
         };
     }
-    let mut lower = clip(text, 4000).to_lowercase();
-    for b in words::BENIGN {
-        lower = lower.replace(b, " ");
-    }
-    let t = lower.as_str();
-    let refused = has(t, words::REFUSED);
-    let not_run = refused || has(t, words::NOT_RUN);
-    let already = has(t, words::ALREADY);
-    let error = has(t, words::ERROR) || nonzero_exit(t);
-    let not_done = has(t, words::NOT_DONE);
-    let precise = file_line(t) || test_id(t) || ((error || not_done) && named_item(t) && (t.contains("missing") || t.contains("not found") || t.contains("no such") || t.contains("does not exist") || t.contains("doesn't exist")));
+    let e = evidence::read(&clip(text, 4000));
+    let refused = e.refused_strong || (e.refused_weak && !e.error);
+    let noop = e.noop && !refused && !(e.error && (e.location || e.missing));
+    let error = e.error && !noop;
     Feedback {
         present: true,
-        not_run,
+        not_run: refused || e.not_run,
         refused,
-        error: error && !(already && !nonzero_exit(t) && !t.contains("traceback")),
-        precise: precise && (error || not_done),
-        repeat_warning: has(t, words::REPEAT),
-        already_done: already && !refused,
-        not_done,
+        error,
+        precise: (error || e.not_done) && exact(&e),
+        repeat_warning: e.repeat,
+        already_done: noop,
+        not_done: e.not_done,
     }
 }
 
@@ -141,32 +91,52 @@ pub fn classify(text: &str) -> Feedback {
 /// so the wording-proof test can check it without a server.
 pub fn read(text: &str, tool: &str) -> Meaning {
     let (tool, body) = unwrap_tool_result(text, tool);
-    let f = classify(body);
-    if !f.present || body.trim().is_empty() {
+    if body.trim().is_empty() {
         return Meaning::Empty;
     }
+    let e = evidence::read(&clip(body, 4000));
     if tool.is_empty() {
-        return if f.refused { Meaning::Refused } else { Meaning::NudgeContinue };
+        return if e.refused_strong { Meaning::Refused } else { Meaning::NudgeContinue };
     }
     if crate::toolkit::is_finish_name(tool) {
-        let rejected = f.not_done || f.error || f.not_run;
-        return match (rejected, f.precise || named_item(&body.to_lowercase())) {
+        let rejected = e.not_done || e.error || e.refused_weak || e.refused_strong;
+        // precise: it names what is missing (a file, a line, listed or quoted open items)
+        let items = e.file || e.list || e.location || (e.named && (e.missing || has_open_items(body)));
+        return match (rejected, items) {
             (false, _) => Meaning::Success,
             (true, true) => Meaning::FinishRejectedPrecise,
             (true, false) => Meaning::FinishRejectedGeneric,
         };
     }
-    if f.already_done && !f.error {
-        return Meaning::SuccessNoop;
-    }
-    if f.refused {
+    if e.refused_strong {
         return Meaning::Refused;
     }
-    match (f.error, f.precise) {
-        (true, true) => Meaning::FailurePrecise,
-        (true, false) => Meaning::FailureGeneric,
-        _ => Meaning::Success,
+    if e.noop && !(e.error && (e.location || e.missing)) {
+        return Meaning::SuccessNoop;
     }
+    if e.error {
+        return if exact(&e) {
+            Meaning::FailurePrecise
+        } else {
+            Meaning::FailureGeneric
+        };
+    }
+    if e.refused_weak {
+        return Meaning::Refused;
+    }
+    Meaning::Success
+}
+
+/// A failure that says exactly what is wrong: a location, a failing test, a missing item, or
+/// a quoted item (a file named without saying what is wrong with it is not enough).
+fn exact(e: &evidence::Evidence) -> bool {
+    e.location || e.missing || (e.named && !e.file && !e.status_only)
+}
+
+/// Words that introduce the open items of a plan.
+fn has_open_items(text: &str) -> bool {
+    let t = text.to_lowercase();
+    ["open item", "unchecked", "still shows", "still has", "steps are", "items are", "as open"].iter().any(|w| t.contains(w))
 }
 
 /// A tool result some arms send as a user message (`[Tool result for NAME]:` …): the tool it
@@ -229,5 +199,16 @@ mod tests {
         let a = classify("[lrab-harness] Identical call blocked; not executed. Do not repeat it.");
         let b = classify("<<agent-x>> Identical call blocked; not executed. Do not repeat it.");
         assert_eq!(a, b);
+    }
+}
+
+#[cfg(test)]
+mod debug {
+    /// `LRAB_FEEDBACK_DEBUG="text"` prints the evidence of one text.
+    #[test]
+    fn print_evidence() {
+        if let Ok(t) = std::env::var("LRAB_FEEDBACK_DEBUG") {
+            eprintln!("{:?}", super::evidence::read(&t));
+        }
     }
 }

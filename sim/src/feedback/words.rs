@@ -25,143 +25,84 @@
 
 /// A failure is reported (substrings of the lowercased text).
 pub const ERROR: &[&str] = &[
-    "error",
-    "failed",
-    "failure",
-    "fails",
-    "traceback",
-    "exception",
-    "no such file",
-    "not found",
-    "command not found",
-    "invalid",
-    "cannot ",
-    "can't ",
-    "could not",
-    "couldn't",
-    "unable to",
-    "timed out",
-    "syntax",
-    "did not",
-    "didn't",
-    "does not exist",
-    "doesn't exist",
-    "not work",
-    "wrong",
-    "incorrect",
-    "crash",
-    "panic",
-    "non-zero",
-    "nonzero",
-    "错误",
-    "失败",
+    "error", "failed", "failure", "fails", "traceback", "exception", "no such file", "not found",
+    "invalid", "cannot ", "can't ", "could not", "couldn't", "unable to", "timed out", "time limit",
+    "timeout", "killed", "terminated", "exceeded", "exceeding", "stopped after", "without completing",
+    "syntax", "does not compile",
+    "not compile", "never closed", "no matching", "unclosed", "is red", "went wrong",
+    "unexpected", "did not succeed", "didn't succeed", "did not work", "didn't work", "not work",
+    "does not exist", "doesn't exist", "not present", "does not occur", "does not appear",
+    "isn't in", "is not in", "no match", "there is no", "needs both", "only gave", "is required",
+    "are required", "required argument", "required parameter", "not supplied", "is absent",
+    "wrong", "incorrect", "crash", "panic", "non-zero", "nonzero", "错误", "失败", "缺少",
+];
+
+/// Failures that carry only a status (an exit code, a timeout, an internal error).
+pub const STATUS_ONLY: &[&str] = &[
+    "timed out", "time limit", "timeout", "killed", "terminated", "internal error", "went wrong",
+    "stopped after", "without completing",
+    "unexpected", "execution failed", "call failed", "tool error: failed", "no details",
+    "no message", "no result", "did not succeed", "didn't succeed", "exited with",
+];
+
+/// A statement of what is missing (it names the missing thing, or the model's own argument).
+pub const MISSING: &[&str] = &[
+    "not found", "no such", "missing", "does not exist", "doesn't exist", "not present",
+    "does not occur", "does not appear", "isn't in", "is not in", "no match", "there is no",
+    "is required", "are required", "required argument", "required parameter", "not supplied",
+    "is absent", "needs both", "only gave", "could not find", "cannot find", "can't find",
+    "did you mean", "closest", "keyerror", "enoent", "no occurrence", "缺少",
 ];
 
 /// Counts of zero and "no error" phrases, removed before looking for errors.
 pub const BENIGN: &[&str] = &[
-    "0 failed",
-    "0 failures",
-    "0 errors",
-    "0 error",
-    "no errors",
-    "no error",
-    "without errors",
-    "without error",
-    "error-free",
-    "errors=0",
-    "failed=0",
-    "zero errors",
-    "zero failures",
-    "no failures",
-    "nothing failed",
+    "0 failed", "0 failures", "0 errors", "0 error", "no errors", "no error", "without errors",
+    "without error", "error-free", "errors=0", "failed=0", "zero errors", "zero failures",
+    "no failures", "nothing failed",
 ];
 
-/// The call was not carried out by policy, safety or a guard.
-pub const REFUSED: &[&str] = &[
-    "refused",
-    "denied",
-    "blocked",
-    "not allowed",
-    "not permitted",
-    "forbidden",
-    "permission",
-    "security policy",
-    "declined",
-    "rejected",
-    "intercepted",
-    "outside the workspace",
-    "outside workspace",
-    "已拦截",
-    "拒绝",
+/// The call was not carried out by a policy, a guard, a person or the sandbox.
+pub const REFUSED_STRONG: &[&str] = &[
+    "denied", "deny rule", "declined", "turned down", "blocked", "not allowed", "not permitted",
+    "forbidden", "policy", "outside the", "outside workspace", "outside of the", "paused",
+    "disabled", "safety", "permission", "intercepted", "refused:", "rejected:", "path traversal",
+    "allowed repetitions", "repetition limit", "limit on repeats", "too many times", "prevents you",
+    "rule which prevents", "已被禁用",
+    "禁用", "拦截", "拒绝执行", "不允许", "安全门",
 ];
+
+/// Words that read as a refusal only when nothing more exact says otherwise.
+pub const REFUSED_WEAK: &[&str] = &["refused", "rejected", "拒绝"];
 
 /// The call (or its effect) was not run this time.
 pub const NOT_RUN: &[&str] = &[
-    "not executed",
-    "was not run",
-    "not run again",
-    "not been executed",
-    "skipped",
-    "did not run",
-    "not carried out",
+    "not executed", "was not run", "not run again", "not been executed", "skipped", "did not run",
+    "not carried out", "not re-run", "not rerun",
 ];
 
 /// What the call asks for is already in place: an identical repeat answered with "nothing
 /// changed" or "already done".
 pub const ALREADY: &[&str] = &[
-    "already",
-    "unchanged",
-    "nothing changed",
-    "nothing has changed",
-    "no changes",
-    "no change",
-    "nothing to do",
-    "nothing new",
-    "up to date",
-    "up-to-date",
-    "still holds",
-    "same content",
-    "identical content",
-    "exactly this content",
-    "has not changed",
-    "hasn't changed",
-    "is in place",
-    "remains as",
+    "already", "unchanged", "nothing changed", "nothing has changed", "no changes", "no change",
+    "nothing to do", "nothing new", "nothing to commit", "up to date", "up-to-date", "still holds",
+    "same content", "identical", "same bytes", "no difference", "left alone", "has not changed",
+    "hasn't changed", "no file has changed", "no files changed", "is in place", "remains as",
+    "no-op", "noop", "stands", "keeps its current", "matches the last", "working tree is clean",
+    "clean tree", "not re-run", "未改变", "无需",
 ];
 
 /// A warning about repeating the same call.
 pub const REPEAT: &[&str] = &[
-    "repeat",
-    "same call",
-    "identical",
-    "same tool call",
-    "again and again",
-    "loop",
-    "duplicate",
-    "same command",
-    "same arguments",
+    "repeat", "same call", "identical", "same tool call", "again and again", "loop", "duplicate",
+    "same command", "same arguments",
 ];
 
 /// A finish claim was not accepted.
 pub const NOT_DONE: &[&str] = &[
-    "not finished",
-    "not done",
-    "not complete",
-    "incomplete",
-    "not yet",
-    "still missing",
-    "missing",
-    "still open",
-    "remaining",
-    "remain",
-    "keep working",
-    "continue",
-    "cannot finish",
-    "can't finish",
-    "not accepted",
-    "rejected",
-    "before finishing",
-    "unfinished",
-    "outstanding",
-    "left to do",
+    "not finished", "not done", "not complete", "incomplete", "not yet", "still missing",
+    "missing", "still open", "remaining", "remain", "keep working", "continue", "cannot finish",
+    "can't finish", "can't be finished", "cannot be done", "not accepted", "rejected",
+    "before finishing", "before you can finish", "hold on", "once more", "again", "unfinished",
+    "outstanding", "left to do", "still needs", "unchecked", "open", "暂不接受", "被拒绝",
+    "未完成", "尚未", "还没有", "不接受",
 ];
