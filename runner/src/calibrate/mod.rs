@@ -189,7 +189,12 @@ pub fn evaluate(opts: &Options, profs: Vec<lrab_sim::Profile>, profiles_text: &s
         eprintln!("calibrate: reusing the cached evaluation {}", dir.display());
         return Ok(dir);
     }
-    if dir.exists() {
+    if opts.no_verify {
+        // report whatever an earlier, interrupted evaluation of these profiles got through
+        return Ok(dir);
+    }
+    let resuming = dir.join("manifest.json").exists();
+    if dir.exists() && !resuming {
         std::fs::remove_dir_all(&dir).with_context(|| format!("remove {}", dir.display()))?;
     }
     let sim = lrab_sim::serve(
@@ -230,7 +235,10 @@ pub fn evaluate(opts: &Options, profs: Vec<lrab_sim::Profile>, profiles_text: &s
         quiet: false,
         sim_seed: opts.seed,
     };
-    let summary = run::execute(&ro, None)?;
+    if resuming {
+        eprintln!("calibrate: resuming the interrupted evaluation {}", dir.display());
+    }
+    let summary = run::execute(&ro, resuming.then_some(dir.as_path()))?;
     if !summary.simulated {
         bail!("the verification backend was not recognised as simulated");
     }
@@ -260,13 +268,13 @@ pub fn calibrate(opts: &Options) -> Result<String> {
     let all_text: String = files.iter().map(|(_, t)| t.as_str()).collect();
     let mut sim_runs = BTreeMap::new();
     let mut run_dirs = Vec::new();
-    if !opts.no_verify {
-        let arms: Vec<String> = FIT_ARMS.iter().map(|s| s.to_string()).collect();
+    let mut evals = vec![FIT_ARMS.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    if opts.with_harness {
+        evals.push(vec![published::HELD_OUT.0.to_string()]);
+    }
+    for arms in evals {
         let dir = evaluate(opts, profs.clone(), &all_text, &arms)?;
-        sim_runs.extend(summarize_run(&dir)?);
-        run_dirs.push(dir);
-        if opts.with_harness {
-            let dir = evaluate(opts, profs.clone(), &all_text, &[published::HELD_OUT.0.to_string()])?;
+        if dir.join("cells.csv").exists() {
             sim_runs.extend(summarize_run(&dir)?);
             run_dirs.push(dir);
         }

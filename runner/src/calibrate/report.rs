@@ -48,7 +48,12 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
                 }
                 _ => None,
             };
-            let note = if excluded(arm, m).is_some() { " (not fitted, see below)" } else { "" };
+            let partial = sm.is_some_and(|x| x.n < 18);
+            let note = match (excluded(arm, m).is_some(), partial) {
+                (true, _) => " (not fitted, see below)".to_string(),
+                (false, true) => format!(" ({} of 18 tasks so far)", sm.map_or(0, |x| x.n)),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 s,
                 "| {arm} | {m} | {} | {} | {}{note} | {} |",
