@@ -41,7 +41,13 @@ fn each_failure_form_alone_is_recovered_and_its_mechanism_fires() {
     let models: Vec<ModelSpec> = FORMS
         .iter()
         .map(|(f, _)| {
-            ModelSpec::from_profile(Profile::only(&format!("only-{}", f.name()), Family::Gemma4, *f, 0.4, REACT_ORACLE))
+            ModelSpec::from_profile(Profile::only(
+                &format!("only-{}", f.name()),
+                Family::Gemma4,
+                *f,
+                0.4,
+                REACT_ORACLE,
+            ))
         })
         .collect();
     let sim = serve(

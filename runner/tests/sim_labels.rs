@@ -15,7 +15,11 @@ fn arms(dir: &Path) -> std::path::PathBuf {
     let a = dir.join("arms");
     std::fs::create_dir_all(&a).unwrap();
     let sp = a.join("good.sh");
-    std::fs::write(&sp, "cat \"$1\" > /dev/null; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n").unwrap();
+    std::fs::write(
+        &sp,
+        "cat \"$1\" > /dev/null; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n",
+    )
+    .unwrap();
     std::fs::write(
         a.join("good.toml"),
         format!(
@@ -34,8 +38,27 @@ fn run(dir: &Path, backend: &str, run_id: &str, extra: &[&str]) -> std::path::Pa
         .arg(arms(dir))
         .arg("--out")
         .arg(&out)
-        .args(["--backend", backend, "--no-progress", "--quiet-poll-ms", "20", "--quiet-stable-ms", "100", "--quiet-max-ms", "1000"])
-        .args(["--arms", "good", "--models", "sim-2b", "--tasks", "WF-01,WF-02", "--run-id", run_id])
+        .args([
+            "--backend",
+            backend,
+            "--no-progress",
+            "--quiet-poll-ms",
+            "20",
+            "--quiet-stable-ms",
+            "100",
+            "--quiet-max-ms",
+            "1000",
+        ])
+        .args([
+            "--arms",
+            "good",
+            "--models",
+            "sim-2b",
+            "--tasks",
+            "WF-01,WF-02",
+            "--run-id",
+            run_id,
+        ])
         .args(extra)
         .output()
         .unwrap();
@@ -47,17 +70,30 @@ fn assert_simulated(run: &Path, expect: bool) {
     let cells = std::fs::read_to_string(run.join("cells.csv")).unwrap();
     let rows: Vec<&str> = cells.lines().skip(1).collect();
     assert!(!rows.is_empty());
-    let col = cells.lines().next().unwrap().split(',').position(|c| c == "simulated").unwrap();
+    let col = cells
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c == "simulated")
+        .unwrap();
     for r in &rows {
-        assert_eq!(r.split(',').nth(col), Some(if expect { "true" } else { "false" }), "{}: {r}", run.display());
+        assert_eq!(
+            r.split(',').nth(col),
+            Some(if expect { "true" } else { "false" }),
+            "{}: {r}",
+            run.display()
+        );
     }
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["simulated"], expect, "{}", run.display());
     let summary = std::fs::read_to_string(run.join("summary.md")).unwrap_or_default();
     assert_eq!(summary.contains("SIMULATED"), expect, "{}", run.display());
     for entry in walk(&run.join("cells")) {
         if entry.ends_with("score.json") {
-            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
             assert_eq!(v["simulated"], expect, "{}", entry.display());
         }
     }
@@ -96,8 +132,14 @@ fn proxy(upstream: &str) -> (Proxy, String) {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().to_string();
+    BufReader::new(c.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
     (Proxy(c), url)
 }
 
@@ -113,16 +155,32 @@ fn sim_results_are_labelled_simulated_however_the_sim_is_reached() {
     let s1 = run(d.path(), &sim.url(), "s1", &["--shard", "1/2"]);
     let s2 = run(d.path(), &purl, "s2", &["--shard", "2/2"]);
     let merged = d.path().join("results/merged");
-    let o = lrab().arg("merge").arg(&s1).arg(&s2).arg("--out").arg(&merged).output().unwrap();
+    let o = lrab()
+        .arg("merge")
+        .arg(&s1)
+        .arg(&s2)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(merged.join("manifest.json")).unwrap()).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(merged.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["simulated"], true);
-    assert!(std::fs::read_to_string(merged.join("cells.csv")).unwrap().lines().skip(1).all(|l| l.contains(",true,")));
+    assert!(std::fs::read_to_string(merged.join("cells.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .all(|l| l.contains(",true,")));
 }
 
 /// A minimal Ollama-shaped server that is not the simulator (real-looking digests, a plain
 /// version), for the negative case.
-fn fake_ollama() -> (std::thread::JoinHandle<()>, String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+fn fake_ollama() -> (
+    std::thread::JoinHandle<()>,
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.set_nonblocking(true).unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
@@ -130,7 +188,8 @@ fn fake_ollama() -> (std::thread::JoinHandle<()>, String, std::sync::Arc<std::sy
     let st = stop.clone();
     let h = std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while !st.load(std::sync::atomic::Ordering::SeqCst) && std::time::Instant::now() < deadline {
+        while !st.load(std::sync::atomic::Ordering::SeqCst) && std::time::Instant::now() < deadline
+        {
             match l.accept() {
                 Ok((mut s, _)) => {
                     let _ = s.set_nonblocking(false);
@@ -193,13 +252,41 @@ fn budgets_run_on_the_modelled_clock_of_the_sim() {
         .arg(&a)
         .arg("--out")
         .arg(&out)
-        .args(["--backend", "sim", "--no-progress", "--quiet-poll-ms", "20", "--quiet-stable-ms", "100", "--quiet-max-ms", "1000", "--grace-ms", "200"])
-        .args(["--arms", "chatty", "--models", "sim-2b", "--tasks", "WF-02", "--run-id", "clock", "--budget-minutes", "1", "--retries", "0"])
+        .args([
+            "--backend",
+            "sim",
+            "--no-progress",
+            "--quiet-poll-ms",
+            "20",
+            "--quiet-stable-ms",
+            "100",
+            "--quiet-max-ms",
+            "1000",
+            "--grace-ms",
+            "200",
+        ])
+        .args([
+            "--arms",
+            "chatty",
+            "--models",
+            "sim-2b",
+            "--tasks",
+            "WF-02",
+            "--run-id",
+            "clock",
+            "--budget-minutes",
+            "1",
+            "--retries",
+            "0",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let cells = std::fs::read_to_string(out.join("clock/cells.csv")).unwrap();
-    assert!(cells.contains(",timeout,"), "a minute of modelled model time is a timeout: {cells}");
+    assert!(
+        cells.contains(",timeout,"),
+        "a minute of modelled model time is a timeout: {cells}"
+    );
     let attempts = std::fs::read_to_string(out.join("clock/attempts.jsonl")).unwrap();
     let v: serde_json::Value = serde_json::from_str(attempts.lines().next().unwrap()).unwrap();
     let phase = &v["phases"][0];

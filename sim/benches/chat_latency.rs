@@ -7,7 +7,10 @@ use lrab_sim::{build_state, server_side_chat, SimConfig};
 use serde_json::{json, Value};
 
 fn tool(name: &str, props: &[&str]) -> Value {
-    let p: serde_json::Map<String, Value> = props.iter().map(|k| ((*k).to_string(), json!({"type": "string"}))).collect();
+    let p: serde_json::Map<String, Value> = props
+        .iter()
+        .map(|k| ((*k).to_string(), json!({"type": "string"})))
+        .collect();
     json!({"type": "function", "function": {"name": name, "description": "a tool", "parameters": {"type": "object", "properties": p, "required": props}}})
 }
 
@@ -15,7 +18,10 @@ fn tool(name: &str, props: &[&str]) -> Value {
 fn long_body(tokens: usize) -> String {
     let pack = lrab_tasks::Pack::load(lrab_tasks::Pack::builtin_dir()).expect("pack");
     let prompt = pack.get("LH-02").expect("task").render_prompt();
-    let mut messages = vec![json!({"role": "system", "content": "You are an agent."}), json!({"role": "user", "content": prompt})];
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are an agent."}),
+        json!({"role": "user", "content": prompt}),
+    ];
     let filler = "0123456789 abcdefghij klmnopqrst uvwxyz ".repeat(50);
     let mut i = 0;
     while messages.iter().map(|m| m.to_string().len()).sum::<usize>() < tokens * 4 {
@@ -31,8 +37,12 @@ fn long_body(tokens: usize) -> String {
 fn bench(c: &mut Criterion) {
     let (state, _) = build_state(SimConfig::default());
     let body = long_body(30_000);
-    assert!(!server_side_chat(&state, body.as_bytes()).expect("chat").is_empty());
-    c.bench_function("chat_30k_context_server_side", |b| b.iter(|| server_side_chat(&state, body.as_bytes()).expect("chat")));
+    assert!(!server_side_chat(&state, body.as_bytes())
+        .expect("chat")
+        .is_empty());
+    c.bench_function("chat_30k_context_server_side", |b| {
+        b.iter(|| server_side_chat(&state, body.as_bytes()).expect("chat"))
+    });
     let sim = lrab_sim::serve("127.0.0.1:0", SimConfig::default()).expect("serve");
     let url = format!("{}/api/chat", sim.url());
     let small = long_body(2_000);

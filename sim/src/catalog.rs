@@ -68,7 +68,10 @@ pub fn builtin(profiles: Vec<Profile>) -> Vec<ModelSpec> {
 /// absent and the namespace is empty or `library`.
 pub fn base_name(requested: &str) -> Option<&str> {
     let s = requested.trim();
-    let s = s.strip_prefix("registry.ollama.ai/library/").or_else(|| s.strip_prefix("library/")).unwrap_or(s);
+    let s = s
+        .strip_prefix("registry.ollama.ai/library/")
+        .or_else(|| s.strip_prefix("library/"))
+        .unwrap_or(s);
     let (base, tag) = match s.rsplit_once(':') {
         Some((b, t)) => (b, t),
         None => (s, "latest"),

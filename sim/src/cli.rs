@@ -69,7 +69,10 @@ impl SimArgs {
             check_prob(n, p)?;
         }
         if !self.time_scale.is_finite() || self.time_scale < 0.0 || self.time_scale > 10.0 {
-            anyhow::bail!("--time-scale must be between 0 and 10, got {}", self.time_scale);
+            anyhow::bail!(
+                "--time-scale must be between 0 and 10, got {}",
+                self.time_scale
+            );
         }
         let profiles = match &self.profiles {
             Some(d) => Some(crate::profile::load_dir(d)?),

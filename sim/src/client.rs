@@ -26,7 +26,10 @@ pub fn sim_digest(model: &str) -> String {
 
 /// Whether a `/api/version` body is the simulator's.
 pub fn version_says_sim(v: &Value) -> bool {
-    v.get("lrab_sim").is_some_and(Value::is_object) || v["version"].as_str().is_some_and(|s| s.contains("lrab-sim"))
+    v.get("lrab_sim").is_some_and(Value::is_object)
+        || v["version"]
+            .as_str()
+            .is_some_and(|s| s.contains("lrab-sim"))
 }
 
 /// Whether a `/api/tags` body lists a model with the simulator's digest scheme.
@@ -61,9 +64,15 @@ pub fn detect(url: &str) -> Option<SimInfo> {
     if !by_version && !get_json(&format!("{url}/api/tags")).is_some_and(|t| tags_say_sim(&t)) {
         return None;
     }
-    let meta = version.as_ref().map(|v| v["lrab_sim"].clone()).unwrap_or(Value::Null);
+    let meta = version
+        .as_ref()
+        .map(|v| v["lrab_sim"].clone())
+        .unwrap_or(Value::Null);
     Some(SimInfo {
-        time_scale: meta["time_scale"].as_f64().filter(|s| s.is_finite() && *s >= 0.0).unwrap_or(0.0),
+        time_scale: meta["time_scale"]
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(0.0),
         ledger: meta["ledger"].as_bool().unwrap_or(false),
     })
 }
@@ -107,7 +116,10 @@ impl Ledger {
 
 /// `GET /lrab-sim/ledger/<key>` (zeros for a key never used).
 pub fn fetch_ledger(base: &str, key: &str) -> Option<Ledger> {
-    let v = get_json(&format!("{}/lrab-sim/ledger/{key}", base.trim_end_matches('/')))?;
+    let v = get_json(&format!(
+        "{}/lrab-sim/ledger/{key}",
+        base.trim_end_matches('/')
+    ))?;
     serde_json::from_value(v).ok()
 }
 
@@ -119,7 +131,9 @@ mod tests {
     #[test]
     fn recognises_the_sim_by_version_or_digest() {
         assert!(version_says_sim(&json!({"version": "0.33.0-lrab-sim"})));
-        assert!(version_says_sim(&json!({"version": "0.33.2", "lrab_sim": {}})));
+        assert!(version_says_sim(
+            &json!({"version": "0.33.2", "lrab_sim": {}})
+        ));
         assert!(!version_says_sim(&json!({"version": "0.33.2"})));
         let tags = json!({"models": [{"name": "sim-2b:latest", "digest": sim_digest("sim-2b")}]});
         assert!(tags_say_sim(&tags));

@@ -65,7 +65,11 @@ fn is_list_line(l: &str) -> bool {
 pub fn applicable(path: &str, bytes: &[u8], original: Option<&[u8]>) -> Vec<Kind> {
     let e = ext(path);
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return if e == "png" || e == "jpg" { vec![Kind::InvalidImage] } else { vec![] };
+        return if e == "png" || e == "jpg" {
+            vec![Kind::InvalidImage]
+        } else {
+            vec![]
+        };
     };
     let mut v = Vec::new();
     match e {
@@ -97,7 +101,13 @@ pub fn applicable(path: &str, bytes: &[u8], original: Option<&[u8]>) -> Vec<Kind
 }
 
 /// The degraded version of kind `kind` (None when it would change nothing).
-pub fn degrade(path: &str, bytes: &[u8], original: Option<&[u8]>, kind: Kind, u: f64) -> Option<Degraded> {
+pub fn degrade(
+    path: &str,
+    bytes: &[u8],
+    original: Option<&[u8]>,
+    kind: Kind,
+    u: f64,
+) -> Option<Degraded> {
     let text = std::str::from_utf8(bytes).ok();
     let out = |path: String, bytes: Vec<u8>| Some(Degraded { path, bytes, kind });
     match kind {
@@ -106,12 +116,16 @@ pub fn degrade(path: &str, bytes: &[u8], original: Option<&[u8]>, kind: Kind, u:
         Kind::WrongNumbers => {
             let t = text?;
             let s = number_re().replace_all(t, |c: &regex::Captures| shift_number(&c[0]));
-            (s != t).then(|| s.into_owned().into_bytes()).and_then(|b| out(path.into(), b))
+            (s != t)
+                .then(|| s.into_owned().into_bytes())
+                .and_then(|b| out(path.into(), b))
         }
         Kind::MissingSection => {
             let t = text?;
             let lines: Vec<&str> = t.lines().collect();
-            let heads: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with('#')).collect();
+            let heads: Vec<usize> = (0..lines.len())
+                .filter(|&i| lines[i].starts_with('#'))
+                .collect();
             if heads.len() < 2 {
                 return None;
             }
@@ -133,7 +147,10 @@ pub fn degrade(path: &str, bytes: &[u8], original: Option<&[u8]>, kind: Kind, u:
             }
             let keep = (items.len() * 3 / 5).max(1);
             let drop: std::collections::BTreeSet<usize> = items[keep..].iter().copied().collect();
-            let kept: Vec<&str> = (0..lines.len()).filter(|i| !drop.contains(i)).map(|i| lines[i]).collect();
+            let kept: Vec<&str> = (0..lines.len())
+                .filter(|i| !drop.contains(i))
+                .map(|i| lines[i])
+                .collect();
             out(path.into(), (kept.join("\n") + "\n").into_bytes())
         }
         Kind::ShallowText => {
@@ -226,7 +243,11 @@ pub fn hunks(orig: &[u8], fixed: &[u8]) -> Vec<Hunk> {
     let mut l = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            l[i][j] = if a[i] == b[j] { l[i + 1][j + 1] + 1 } else { l[i + 1][j].max(l[i][j + 1]) };
+            l[i][j] = if a[i] == b[j] {
+                l[i + 1][j + 1] + 1
+            } else {
+                l[i + 1][j].max(l[i][j + 1])
+            };
         }
     }
     let (mut i, mut j) = (0, 0);
@@ -235,7 +256,10 @@ pub fn hunks(orig: &[u8], fixed: &[u8]) -> Vec<Hunk> {
     while i < n || j < m {
         if i < n && j < m && a[i] == b[j] {
             if let Some((oi, oj)) = open.take() {
-                out.push(Hunk { orig: (oi, i), fixed: (oj, j) });
+                out.push(Hunk {
+                    orig: (oi, i),
+                    fixed: (oj, j),
+                });
             }
             i += 1;
             j += 1;
@@ -249,7 +273,10 @@ pub fn hunks(orig: &[u8], fixed: &[u8]) -> Vec<Hunk> {
         }
     }
     if let Some((oi, oj)) = open {
-        out.push(Hunk { orig: (oi, n), fixed: (oj, m) });
+        out.push(Hunk {
+            orig: (oi, n),
+            fixed: (oj, m),
+        });
     }
     out
 }
@@ -260,9 +287,14 @@ mod tests {
 
     #[test]
     fn degradations_change_what_they_say() {
-        let md = b"# Title\nintro 1105 MPa\n## A\n- one\n- two\n- three\n- four\n- five\n## B\ntext\n";
+        let md =
+            b"# Title\nintro 1105 MPa\n## A\n- one\n- two\n- three\n- four\n- five\n## B\ntext\n";
         let k = applicable("r.md", md, None);
-        assert!(k.contains(&Kind::WrongNumbers) && k.contains(&Kind::MissingSection) && k.contains(&Kind::TruncatedList));
+        assert!(
+            k.contains(&Kind::WrongNumbers)
+                && k.contains(&Kind::MissingSection)
+                && k.contains(&Kind::TruncatedList)
+        );
         let d = degrade("r.md", md, None, Kind::WrongNumbers, 0.0).unwrap();
         assert!(String::from_utf8(d.bytes).unwrap().contains("1108"));
         let d = degrade("r.md", md, None, Kind::TruncatedList, 0.0).unwrap();
@@ -276,9 +308,24 @@ mod tests {
         let fixed = b"def f(x):\n    return x\n\ndef g(x):\n    return x*2\n";
         assert_eq!(hunks(orig, fixed).len(), 2);
         let d = degrade("m.py", fixed, Some(orig), Kind::PartialFix, 0.0).unwrap();
-        assert_eq!(String::from_utf8(d.bytes).unwrap(), "def f(x):\n    return x+1\n\ndef g(x):\n    return x*2\n");
-        let d = degrade("s.py", b"import os\nprint(1)\n", None, Kind::RuntimeBug, 0.0).unwrap();
-        assert!(String::from_utf8(d.bytes).unwrap().starts_with("import os\nOUTPUT_DIR"));
-        assert_eq!(applicable("f.png", &[0x89, 0xff, 0x00], None), vec![Kind::InvalidImage]);
+        assert_eq!(
+            String::from_utf8(d.bytes).unwrap(),
+            "def f(x):\n    return x+1\n\ndef g(x):\n    return x*2\n"
+        );
+        let d = degrade(
+            "s.py",
+            b"import os\nprint(1)\n",
+            None,
+            Kind::RuntimeBug,
+            0.0,
+        )
+        .unwrap();
+        assert!(String::from_utf8(d.bytes)
+            .unwrap()
+            .starts_with("import os\nOUTPUT_DIR"));
+        assert_eq!(
+            applicable("f.png", &[0x89, 0xff, 0x00], None),
+            vec![Kind::InvalidImage]
+        );
     }
 }

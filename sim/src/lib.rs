@@ -10,9 +10,9 @@
 //! In-process use: [`serve`] returns a [`SimHandle`]. Standalone: [`cli::run`] (wired into
 //! `lrab sim serve`). Clients recognise the server with [`client::detect`].
 
+mod catalog;
 pub mod cli;
 pub mod client;
-mod catalog;
 mod content;
 pub mod convo;
 pub mod dialect;
@@ -81,7 +81,10 @@ impl Default for SimConfig {
 
 /// Builds the shared state: models and the task index (problems in the pack are returned).
 pub fn build_state(config: SimConfig) -> (AppState, Vec<String>) {
-    let root = config.pack.clone().unwrap_or_else(lrab_tasks::Pack::builtin_dir);
+    let root = config
+        .pack
+        .clone()
+        .unwrap_or_else(lrab_tasks::Pack::builtin_dir);
     let (tasks, notes) = TaskIndex::from_pack(&root);
     let mut models = catalog::builtin(config.profiles.clone().unwrap_or_else(profile::builtin));
     for m in &config.extra_models {

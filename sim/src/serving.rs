@@ -46,7 +46,11 @@ pub struct Serving {
 }
 
 fn msg_tokens(m: &Msg) -> u64 {
-    let calls: usize = m.calls.iter().map(|c| c.name.len() + c.args.to_string().len()).sum();
+    let calls: usize = m
+        .calls
+        .iter()
+        .map(|c| c.name.len() + c.args.to_string().len())
+        .sum();
     ((m.content.len() + 16 + calls) as u64).div_ceil(4)
 }
 
@@ -112,11 +116,24 @@ pub fn fit(conv: &Conv, num_ctx: u64) -> (Conv, usize) {
 impl Serving {
     /// Context, truncation, cache and prefill/load time of one request (before the model
     /// answers).
-    pub fn admit(&self, key: &str, model: &str, family: Family, speed: &Speed, conv: &Conv, num_ctx: u64) -> Served {
+    pub fn admit(
+        &self,
+        key: &str,
+        model: &str,
+        family: Family,
+        speed: &Speed,
+        conv: &Conv,
+        num_ctx: u64,
+    ) -> Served {
         let (visible, dropped) = fit(conv, num_ctx);
         let mut elems: Vec<(u64, u64)> = Vec::with_capacity(visible.messages.len() + 1);
         elems.push((visible.tools_hash(), visible.tools_tokens() + 2));
-        elems.extend(visible.messages.iter().map(|m| (msg_hash(m), msg_tokens(m))));
+        elems.extend(
+            visible
+                .messages
+                .iter()
+                .map(|m| (msg_hash(m), msg_tokens(m))),
+        );
         let prompt_tokens: u64 = elems.iter().map(|e| e.1).sum();
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots.entry((key.to_string(), model.to_string()));
@@ -125,17 +142,37 @@ impl Serving {
                 let s = o.into_mut();
                 let reload = s.num_ctx != num_ctx;
                 if reload {
-                    *s = Slot { num_ctx, prefix: vec![] };
+                    *s = Slot {
+                        num_ctx,
+                        prefix: vec![],
+                    };
                 }
                 (reload, s)
             }
-            std::collections::hash_map::Entry::Vacant(v) => (true, v.insert(Slot { num_ctx, prefix: vec![] })),
+            std::collections::hash_map::Entry::Vacant(v) => (
+                true,
+                v.insert(Slot {
+                    num_ctx,
+                    prefix: vec![],
+                }),
+            ),
         };
-        let mut lcp = slot.prefix.iter().zip(&elems).take_while(|(a, b)| a.0 == b.0).count();
+        let mut lcp = slot
+            .prefix
+            .iter()
+            .zip(&elems)
+            .take_while(|(a, b)| a.0 == b.0)
+            .count();
         // a new user message re-renders earlier assistant turns for these families
-        let new_user = visible.messages.last().is_some_and(|m| m.role == "user" && !m.content.trim_start().starts_with("[Tool result for "));
+        let new_user = visible.messages.last().is_some_and(|m| {
+            m.role == "user" && !m.content.trim_start().starts_with("[Tool result for ")
+        });
         if family.rerenders_on_user_message() && new_user {
-            let first_assistant = visible.messages.iter().position(|m| m.role == "assistant").map_or(elems.len(), |i| i + 1);
+            let first_assistant = visible
+                .messages
+                .iter()
+                .position(|m| m.role == "assistant")
+                .map_or(elems.len(), |i| i + 1);
             lcp = lcp.min(first_assistant);
         }
         let cached: u64 = elems[..lcp].iter().map(|e| e.1).sum();
@@ -158,7 +195,12 @@ impl Serving {
             content: turn.content.clone(),
             calls: turn.calls.clone(),
         };
-        if let Some(s) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&(key.to_string(), model.to_string())) {
+        if let Some(s) = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&(key.to_string(), model.to_string()))
+        {
             s.prefix.push((msg_hash(&m), msg_tokens(&m)));
         }
     }
@@ -175,7 +217,12 @@ impl Serving {
     }
 
     pub fn ledger(&self, key: &str) -> Ledger {
-        self.ledgers.lock().unwrap_or_else(|e| e.into_inner()).get(key).copied().unwrap_or_default()
+        self.ledgers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied()
+            .unwrap_or_default()
     }
 }
 
@@ -194,7 +241,12 @@ mod tests {
     #[test]
     fn oldest_non_system_messages_go_first() {
         let conv = Conv {
-            messages: vec![msg("system", "rules"), msg("user", &"task ".repeat(400)), msg("assistant", "ok"), msg("user", "next")],
+            messages: vec![
+                msg("system", "rules"),
+                msg("user", &"task ".repeat(400)),
+                msg("assistant", "ok"),
+                msg("user", "next"),
+            ],
             ..Default::default()
         };
         let (v, dropped) = fit(&conv, 100);
@@ -235,6 +287,10 @@ mod tests {
         let d = s.admit("k", "m", Family::Gemma4, &sp, &conv, 4096);
         assert!(d.load_ns > 0 && d.cached_tokens == 0);
         // another key has its own slot
-        assert_eq!(s.admit("other", "m", Family::Gemma4, &sp, &conv, 32768).cached_tokens, 0);
+        assert_eq!(
+            s.admit("other", "m", Family::Gemma4, &sp, &conv, 32768)
+                .cached_tokens,
+            0
+        );
     }
 }

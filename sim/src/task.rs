@@ -66,13 +66,24 @@ impl TaskIndex {
     /// Builds the index from (id, rendered prompt, steps) triples. A prompt line counts as
     /// distinctive when it has at least 20 characters and appears in no other prompt.
     pub fn new(tasks: Vec<(String, String, Vec<Step>)>) -> TaskIndex {
-        Self::with_details(tasks.into_iter().map(|(id, p, s)| (id, p, s, 1, Default::default())).collect())
+        Self::with_details(
+            tasks
+                .into_iter()
+                .map(|(id, p, s)| (id, p, s, 1, Default::default()))
+                .collect(),
+        )
     }
 
     /// [`TaskIndex::new`] with each task's tier and original inputs.
     #[allow(clippy::type_complexity)]
     pub fn with_details(
-        tasks: Vec<(String, String, Vec<Step>, u8, std::collections::BTreeMap<String, Vec<u8>>)>,
+        tasks: Vec<(
+            String,
+            String,
+            Vec<Step>,
+            u8,
+            std::collections::BTreeMap<String, Vec<u8>>,
+        )>,
     ) -> TaskIndex {
         let lines: Vec<Vec<String>> = tasks
             .iter()
@@ -121,7 +132,13 @@ impl TaskIndex {
             match t.solution(lrab_tasks::SolutionKind::Reference) {
                 Ok(sol) => {
                     let originals = python_inputs(&pack, t, &sol);
-                    tasks.push((t.spec.id.clone(), t.render_prompt(), plan_from(&sol), t.spec.tier, originals))
+                    tasks.push((
+                        t.spec.id.clone(),
+                        t.render_prompt(),
+                        plan_from(&sol),
+                        t.spec.tier,
+                        originals,
+                    ))
                 }
                 Err(e) => notes.push(format!("{}: {e}", t.spec.id)),
             }
@@ -171,7 +188,12 @@ fn python_inputs(
     t: &lrab_tasks::Task,
     sol: &lrab_tasks::Solution,
 ) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let wanted: Vec<&String> = sol.files.iter().map(|(p, _)| p).filter(|p| p.ends_with(".py")).collect();
+    let wanted: Vec<&String> = sol
+        .files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.ends_with(".py"))
+        .collect();
     let mut out = std::collections::BTreeMap::new();
     for input in &t.spec.inputs {
         let base = input.rsplit('/').next().unwrap_or(input).to_string();

@@ -80,7 +80,15 @@ fn name_has(name: &str, words: &[&str]) -> bool {
         .any(|w| last == *w || last.split('_').any(|part| part == *w) || last.starts_with(w))
 }
 
-const FINISH_NAMES: &[&str] = &["finish", "done", "complete", "submit", "final", "attempt_completion", "task_complete"];
+const FINISH_NAMES: &[&str] = &[
+    "finish",
+    "done",
+    "complete",
+    "submit",
+    "final",
+    "attempt_completion",
+    "task_complete",
+];
 
 /// Whether a tool name reads as a finish/done tool.
 pub fn is_finish_name(name: &str) -> bool {

@@ -79,7 +79,13 @@ fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv
 
 fn reacting_model() -> ModelSpec {
     // no spontaneous failure; only reactions to feedback
-    ModelSpec::from_profile(Profile::only("sim-react", Family::Gemma4, FailureForm::EmptyTurn, 0.0, REACT))
+    ModelSpec::from_profile(Profile::only(
+        "sim-react",
+        Family::Gemma4,
+        FailureForm::EmptyTurn,
+        0.0,
+        REACT,
+    ))
 }
 
 fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::policy::Turn) -> bool) -> f64 {
@@ -184,19 +190,40 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_the_base_rate() {
     };
     let model = |name: &str, base: f64| {
         let mut p = Profile::only(name, Family::Gemma4, FailureForm::TextCall, 0.0, REACT);
-        p.forms.insert(FailureForm::TextCall, Rate { base, ctx_slope: 0.0, tools_slope: 0.15 });
+        p.forms.insert(
+            FailureForm::TextCall,
+            Rate {
+                base,
+                ctx_slope: 0.0,
+                tools_slope: 0.15,
+            },
+        );
         ModelSpec::from_profile(p)
     };
     let rate = |model: &ModelSpec, c: &Conv| {
         (0..800u64)
-            .filter(|&s| respond(&Env { model, seed: s, tasks: &idx }, c).form == Some(FailureForm::TextCall))
+            .filter(|&s| {
+                respond(
+                    &Env {
+                        model,
+                        seed: s,
+                        tasks: &idx,
+                    },
+                    c,
+                )
+                .form
+                    == Some(FailureForm::TextCall)
+            })
             .count() as f64
             / 800.0
     };
     let (small, big) = (model("t-small", 0.05), model("t-big", 0.005));
     let r_few = rate(&small, &few);
     let mut extra: Vec<Tool> = (0..12)
-        .map(|i| serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"])).unwrap())
+        .map(|i| {
+            serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"]))
+                .unwrap()
+        })
         .collect();
     few.tools.append(&mut extra);
     let r_many = rate(&small, &few);

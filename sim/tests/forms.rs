@@ -20,7 +20,13 @@ fn sim_with(models: Vec<ModelSpec>) -> lrab_sim::SimHandle {
     })
 }
 
-fn first_turn(sim: &lrab_sim::SimHandle, model: &str, api: Api, toolset: Toolset, think: bool) -> Result<(Value, String), String> {
+fn first_turn(
+    sim: &lrab_sim::SimHandle,
+    model: &str,
+    api: Api,
+    toolset: Toolset,
+    think: bool,
+) -> Result<(Value, String), String> {
     let pack = pack();
     let t = pack.get("WF-02").unwrap();
     let mut agent = Agent::new(&sim.url(), model, api, toolset);
@@ -32,8 +38,15 @@ fn first_turn(sim: &lrab_sim::SimHandle, model: &str, api: Api, toolset: Toolset
     ];
     if think {
         let body = serde_json::json!({"model": model, "messages": msgs, "tools": tools, "stream": false, "think": true});
-        let v: Value = ureq::post(&format!("{}/api/chat", sim.url())).send_json(body).unwrap().into_json().unwrap();
-        return Ok((v["message"].clone(), v["done_reason"].as_str().unwrap().to_string()));
+        let v: Value = ureq::post(&format!("{}/api/chat", sim.url()))
+            .send_json(body)
+            .unwrap()
+            .into_json()
+            .unwrap();
+        return Ok((
+            v["message"].clone(),
+            v["done_reason"].as_str().unwrap().to_string(),
+        ));
     }
     let mut tr = Transcript::default();
     agent.call(&msgs, &tools, &mut tr)
@@ -46,9 +59,16 @@ fn text_calls_follow_each_familys_leak_shapes_and_a_reader_recovers_them() {
         only("f-qwen", Family::Qwen35, FailureForm::TextCall, 1.0),
         only("f-llama", Family::Llama, FailureForm::TextCall, 1.0),
     ]);
-    for (m, fam) in [("f-gemma", Family::Gemma4), ("f-qwen", Family::Qwen35), ("f-llama", Family::Llama)] {
+    for (m, fam) in [
+        ("f-gemma", Family::Gemma4),
+        ("f-qwen", Family::Qwen35),
+        ("f-llama", Family::Llama),
+    ] {
         let (msg, _) = first_turn(&sim, m, Api::Native, Toolset::Rich, false).unwrap();
-        assert!(msg.get("tool_calls").is_none(), "{m}: a leaked call is content");
+        assert!(
+            msg.get("tool_calls").is_none(),
+            "{m}: a leaked call is content"
+        );
         let c = msg["content"].as_str().unwrap();
         let call = lrab_sim::dialect::parse_leak(c).unwrap_or_else(|| panic!("{m}: {c}"));
         assert_eq!(call.name, "write_file");
@@ -88,16 +108,30 @@ fn malformed_calls_fail_or_vanish_as_the_family_parser_does() {
 
 #[test]
 fn bad_args_lack_a_required_argument() {
-    let sim = sim_with(vec![only("b-args", Family::Gemma4, FailureForm::BadArgs, 1.0)]);
+    let sim = sim_with(vec![only(
+        "b-args",
+        Family::Gemma4,
+        FailureForm::BadArgs,
+        1.0,
+    )]);
     let (m, _) = first_turn(&sim, "b-args", Api::Native, Toolset::Rich, false).unwrap();
     let args = &m["tool_calls"][0]["function"]["arguments"];
-    assert!(args.get("path").is_none() || args.get("content").is_none(), "{args}");
+    assert!(
+        args.get("path").is_none() || args.get("content").is_none(),
+        "{args}"
+    );
 }
 
 #[test]
 fn repeat_call_alone() {
     let pack = pack();
-    let mut p = Profile::only("f-rep", Family::Gemma4, FailureForm::RepeatCall, 1.0, REACT_ORACLE);
+    let mut p = Profile::only(
+        "f-rep",
+        Family::Gemma4,
+        FailureForm::RepeatCall,
+        1.0,
+        REACT_ORACLE,
+    );
     p.reactions.loop_stay_plain = 0.9;
     let sim = sim_with(vec![ModelSpec::from_profile(p)]);
     let (_t, wd, _m) = fresh(&pack, "WF-02");
@@ -110,7 +144,10 @@ fn repeat_call_alone() {
         .filter(|m| m["role"] == "assistant")
         .map(|m| m["tool_calls"][0]["function"].to_string())
         .collect();
-    assert!(calls.len() >= 3 && calls[1] == calls[0] && calls[2] == calls[1], "{calls:?}");
+    assert!(
+        calls.len() >= 3 && calls[1] == calls[0] && calls[2] == calls[1],
+        "{calls:?}"
+    );
 }
 
 #[test]
@@ -123,7 +160,10 @@ fn false_done_alone_and_a_finish_gate_recovers() {
     let (m, _) = first_turn(&sim, "f-done", Api::Native, Toolset::Rich, false).unwrap();
     assert_eq!(m["tool_calls"][0]["function"]["name"], "finish");
     let (m, _) = first_turn(&sim, "f-done", Api::Native, Toolset::ShellOnly, false).unwrap();
-    assert!(m["content"].as_str().unwrap().starts_with("All steps are done"));
+    assert!(m["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("All steps are done"));
     let prompt = pack.get("WF-02").unwrap().render_prompt();
     let (_a, wd, mat) = fresh(&pack, "WF-02");
     Agent::new(&sim.url(), "f-done3", Api::Native, Toolset::Rich).run(&prompt, &wd);
@@ -140,7 +180,13 @@ fn false_done_alone_and_a_finish_gate_recovers() {
 #[test]
 fn nudges_work_with_the_profiles_chance() {
     let pack = pack();
-    let mut never = Profile::only("n-never", Family::Gemma4, FailureForm::Abandon, 0.3, REACT_ORACLE);
+    let mut never = Profile::only(
+        "n-never",
+        Family::Gemma4,
+        FailureForm::Abandon,
+        0.3,
+        REACT_ORACLE,
+    );
     never.reactions.nudge_continue = 0.0;
     let sim = sim_with(vec![
         only("f-ab", Family::Gemma4, FailureForm::Abandon, 1.0),
@@ -163,13 +209,25 @@ fn nudges_work_with_the_profiles_chance() {
         nudging.run(&prompt, &wd);
         score(&pack, "WF-02", &mat, &wd)
     };
-    assert_eq!(run("f-ab3"), 1.0, "a model that always takes a nudge completes");
-    assert!(run("n-never") < 1.0, "a model that never takes one stops for good");
+    assert_eq!(
+        run("f-ab3"),
+        1.0,
+        "a model that always takes a nudge completes"
+    );
+    assert!(
+        run("n-never") < 1.0,
+        "a model that never takes one stops for good"
+    );
 }
 
 #[test]
 fn think_only_alone() {
-    let sim = sim_with(vec![only("f-think", Family::Qwen35, FailureForm::ThinkOnly, 1.0)]);
+    let sim = sim_with(vec![only(
+        "f-think",
+        Family::Qwen35,
+        FailureForm::ThinkOnly,
+        1.0,
+    )]);
     let (m, _) = first_turn(&sim, "f-think", Api::Native, Toolset::Rich, true).unwrap();
     assert!(!m["thinking"].as_str().unwrap().is_empty());
     assert_eq!(m["content"], "");
@@ -217,16 +275,32 @@ fn wrong_tool_alone_and_error_feedback_recovers() {
         only("f-wrong3", Family::Gemma4, FailureForm::WrongTool, 0.3),
     ]);
     let (m, _) = first_turn(&sim, "f-wrong", Api::Native, Toolset::Rich, false).unwrap();
-    assert_ne!(m["tool_calls"][0]["function"]["name"].as_str().unwrap(), "write_file");
+    assert_ne!(
+        m["tool_calls"][0]["function"]["name"].as_str().unwrap(),
+        "write_file"
+    );
     let (_t, wd, _m) = fresh(&pack, "WF-02");
-    let tr = Agent::new(&sim.url(), "f-wrong3", Api::Native, Toolset::Rich).run(&pack.get("WF-02").unwrap().render_prompt(), &wd);
-    let asst: Vec<&Value> = tr.messages.iter().filter(|m| m["role"] == "assistant").collect();
+    let tr = Agent::new(&sim.url(), "f-wrong3", Api::Native, Toolset::Rich)
+        .run(&pack.get("WF-02").unwrap().render_prompt(), &wd);
+    let asst: Vec<&Value> = tr
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
     let recovered = asst
         .windows(2)
         .filter(|w| {
-            let a = w[0]["tool_calls"][0]["function"]["name"].as_str().unwrap_or("");
-            let b = w[1]["tool_calls"][0]["function"]["name"].as_str().unwrap_or("");
-            a != "write_file" && a != "finish" && !a.is_empty() && b == "write_file" && w[0]["content"] == w[1]["content"]
+            let a = w[0]["tool_calls"][0]["function"]["name"]
+                .as_str()
+                .unwrap_or("");
+            let b = w[1]["tool_calls"][0]["function"]["name"]
+                .as_str()
+                .unwrap_or("");
+            a != "write_file"
+                && a != "finish"
+                && !a.is_empty()
+                && b == "write_file"
+                && w[0]["content"] == w[1]["content"]
         })
         .count();
     assert!(recovered >= 1, "no recovery seen");
@@ -235,20 +309,35 @@ fn wrong_tool_alone_and_error_feedback_recovers() {
 #[test]
 fn content_errors_alone_and_a_precise_error_gets_the_file_rewritten() {
     let pack = pack();
-    let sim = sim_with(vec![only("f-content", Family::Gemma4, FailureForm::ContentError, 1.0)]);
+    let sim = sim_with(vec![only(
+        "f-content",
+        Family::Gemma4,
+        FailureForm::ContentError,
+        1.0,
+    )]);
     let (_t, wd, mat) = fresh(&pack, "WF-01");
-    let tr = Agent::new(&sim.url(), "f-content", Api::Native, Toolset::Rich).run(&pack.get("WF-01").unwrap().render_prompt(), &wd);
+    let tr = Agent::new(&sim.url(), "f-content", Api::Native, Toolset::Rich)
+        .run(&pack.get("WF-01").unwrap().render_prompt(), &wd);
     let reference = pack.root.join("WF-01/reference/files/build_tables.py");
     let reference = std::fs::read_to_string(reference).unwrap();
     let writes: Vec<String> = tr
         .messages
         .iter()
         .filter(|m| m["tool_calls"][0]["function"]["arguments"]["path"] == "build_tables.py")
-        .map(|m| m["tool_calls"][0]["function"]["arguments"]["content"].as_str().unwrap().to_string())
+        .map(|m| {
+            m["tool_calls"][0]["function"]["arguments"]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert!(!writes.is_empty());
     assert_ne!(writes[0], reference, "the first write is degraded");
-    assert!(writes.len() >= 2 && writes.last() == Some(&reference), "a traceback naming the script gets it rewritten: {} writes", writes.len());
+    assert!(
+        writes.len() >= 2 && writes.last() == Some(&reference),
+        "a traceback naming the script gets it rewritten: {} writes",
+        writes.len()
+    );
     let s = score(&pack, "WF-01", &mat, &wd);
     assert!(s < 1.0, "the other files stay degraded: {s}");
 }
@@ -256,7 +345,13 @@ fn content_errors_alone_and_a_precise_error_gets_the_file_rewritten() {
 #[test]
 fn lost_in_middle_alone_and_restating_the_task_helps() {
     let pack = pack();
-    let mut p = Profile::only("f-lost", Family::Gemma4, FailureForm::LostInMiddle, 1.0, REACT_ORACLE);
+    let mut p = Profile::only(
+        "f-lost",
+        Family::Gemma4,
+        FailureForm::LostInMiddle,
+        1.0,
+        REACT_ORACLE,
+    );
     p.reactions.lost_ctx_threshold = 1500;
     let sim = sim_with(vec![ModelSpec::from_profile(p)]);
     let prompt = pack.get("LH-03").unwrap().render_prompt();

@@ -72,7 +72,9 @@ fn harness_with_oracle_scores_one_everywhere() {
 #[test]
 #[ignore = "needs the lrab-harness binary"]
 fn harness_recovers_from_each_failure_form_it_targets() {
-    let m = |name: &str, f: FailureForm, rate: f64| ModelSpec::from_profile(Profile::only(name, Family::Gemma4, f, rate, REACT_ORACLE));
+    let m = |name: &str, f: FailureForm, rate: f64| {
+        ModelSpec::from_profile(Profile::only(name, Family::Gemma4, f, rate, REACT_ORACLE))
+    };
     let sim = start(SimConfig {
         extra_models: vec![
             m("h-rep", FailureForm::RepeatCall, 0.3),
@@ -83,14 +85,23 @@ fn harness_recovers_from_each_failure_form_it_targets() {
         ..Default::default()
     });
     let mut report = Vec::new();
-    for (model, task) in [("h-rep", "WF-02"), ("h-done", "WF-02"), ("h-empty", "WF-02"), ("h-abandon", "WF-02")] {
+    for (model, task) in [
+        ("h-rep", "WF-02"),
+        ("h-done", "WF-02"),
+        ("h-empty", "WF-02"),
+        ("h-abandon", "WF-02"),
+    ] {
         let (s, out) = run_harness(&sim.url(), model, task);
         report.push(format!("{model} {task} {s}"));
         if s < 1.0 {
             if let Some(dir) = std::env::var_os("LRAB_SIM_TEST_LOG") {
-                let _ = std::fs::write(PathBuf::from(dir).join(format!("{model}-{task}.txt")), &out);
+                let _ =
+                    std::fs::write(PathBuf::from(dir).join(format!("{model}-{task}.txt")), &out);
             }
-            eprintln!("--- {model} on {task} scored {s}\n{}", out.lines().rev().take(25).collect::<Vec<_>>().join("\n"));
+            eprintln!(
+                "--- {model} on {task} scored {s}\n{}",
+                out.lines().rev().take(25).collect::<Vec<_>>().join("\n")
+            );
         }
     }
     eprintln!("{}", report.join("\n"));

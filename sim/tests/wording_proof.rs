@@ -38,7 +38,10 @@ fn label(m: &str) -> Meaning {
 }
 
 fn corpus() -> Corpus {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/feedback_paraphrases.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/feedback_paraphrases.toml"
+    );
     let text = std::fs::read_to_string(path).expect("the paraphrase corpus exists");
     toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -60,17 +63,33 @@ fn every_group_reads_the_same_and_different_meanings_stay_apart() {
     let mut problems = Vec::new();
     let mut reading_of: BTreeMap<&str, Vec<(&str, Meaning)>> = BTreeMap::new();
     for g in &c.group {
-        let readings: Vec<Meaning> = g.messages.iter().map(|m| read_feedback(m, &g.tool)).collect();
+        let readings: Vec<Meaning> = g
+            .messages
+            .iter()
+            .map(|m| read_feedback(m, &g.tool))
+            .collect();
         let first = readings[0];
         for (m, r) in g.messages.iter().zip(&readings) {
             if *r != first {
-                problems.push(format!("{}: {:?} vs {:?} for {:?}", g.id, r, first, m.chars().take(120).collect::<String>()));
+                problems.push(format!(
+                    "{}: {:?} vs {:?} for {:?}",
+                    g.id,
+                    r,
+                    first,
+                    m.chars().take(120).collect::<String>()
+                ));
             }
         }
         if first != label(&g.meaning) {
-            problems.push(format!("{}: read as {first:?}, labelled {}", g.id, g.meaning));
+            problems.push(format!(
+                "{}: read as {first:?}, labelled {}",
+                g.id, g.meaning
+            ));
         }
-        reading_of.entry(g.meaning.as_str()).or_default().push((g.id.as_str(), first));
+        reading_of
+            .entry(g.meaning.as_str())
+            .or_default()
+            .push((g.id.as_str(), first));
     }
     for (a, b) in APART {
         for (ga, ra) in reading_of.get(a).into_iter().flatten() {
@@ -81,5 +100,10 @@ fn every_group_reads_the_same_and_different_meanings_stay_apart() {
             }
         }
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -34,9 +34,21 @@ pub struct ArmShape {
 /// tokens a step.
 pub fn arm_shape(arm: &str) -> ArmShape {
     match arm {
-        "opencode" => ArmShape { base_tokens: 7_400, result_tokens: 10, keeps_calls: true },
-        "agent-mini" => ArmShape { base_tokens: 820, result_tokens: 45, keeps_calls: false },
-        _ => ArmShape { base_tokens: 1_500, result_tokens: 60, keeps_calls: true },
+        "opencode" => ArmShape {
+            base_tokens: 7_400,
+            result_tokens: 10,
+            keeps_calls: true,
+        },
+        "agent-mini" => ArmShape {
+            base_tokens: 820,
+            result_tokens: 45,
+            keeps_calls: false,
+        },
+        _ => ArmShape {
+            base_tokens: 1_500,
+            result_tokens: 60,
+            keeps_calls: true,
+        },
     }
 }
 
@@ -55,7 +67,13 @@ pub struct TaskShape {
 }
 
 impl TaskShape {
-    pub fn new(id: &str, tier: u8, prompt: &str, steps: &[Step], score_after: Vec<f64>) -> TaskShape {
+    pub fn new(
+        id: &str,
+        tier: u8,
+        prompt: &str,
+        steps: &[Step],
+        score_after: Vec<f64>,
+    ) -> TaskShape {
         TaskShape {
             id: id.into(),
             tier,
@@ -67,7 +85,10 @@ impl TaskShape {
                     Step::Run { command } => (command.len() as u64).div_ceil(4) + 20,
                 })
                 .collect(),
-            writes: steps.iter().map(|s| matches!(s, Step::Write { .. })).collect(),
+            writes: steps
+                .iter()
+                .map(|s| matches!(s, Step::Write { .. }))
+                .collect(),
             score_after,
         }
     }
@@ -187,7 +208,9 @@ pub fn fit(tasks: &[TaskShape], targets: &BTreeMap<String, Target>) -> (Params, 
                 let mut loss = 0.0;
                 for (arm, t) in targets {
                     let x = predict_all(&p, arm_shape(arm), tasks);
-                    loss += (x.score - t.mean).powi(2) + 0.5 * (x.none - t.never_engaged).powi(2) + 0.5 * (x.early - t.early_stop).powi(2);
+                    loss += (x.score - t.mean).powi(2)
+                        + 0.5 * (x.none - t.never_engaged).powi(2)
+                        + 0.5 * (x.early - t.early_stop).powi(2);
                 }
                 if loss < best.1 {
                     best = (p, loss);
@@ -225,8 +248,22 @@ mod tests {
         assert!(oc.score < am.score && oc.none > am.none);
         let tasks = vec![task()];
         let mut targets = BTreeMap::new();
-        targets.insert("opencode".to_string(), Target { mean: oc.score, never_engaged: oc.none, early_stop: oc.early });
-        targets.insert("agent-mini".to_string(), Target { mean: am.score, never_engaged: am.none, early_stop: am.early });
+        targets.insert(
+            "opencode".to_string(),
+            Target {
+                mean: oc.score,
+                never_engaged: oc.none,
+                early_stop: oc.early,
+            },
+        );
+        targets.insert(
+            "agent-mini".to_string(),
+            Target {
+                mean: am.score,
+                never_engaged: am.none,
+                early_stop: am.early,
+            },
+        );
         let (q, loss) = fit(&tasks, &targets);
         assert!(loss < 1e-3, "{q:?} {loss}");
         let oc2 = predict(&q, arm_shape("opencode"), &task());

@@ -15,8 +15,8 @@
 
 pub mod analytic;
 mod prefix;
-pub mod published;
 mod profiles;
+pub mod published;
 mod report;
 
 use std::collections::BTreeMap;
@@ -99,14 +99,21 @@ fn targets_of(pubd: &published::Published, model: &str, arms: &[&str]) -> BTreeM
 }
 
 /// The analytic fit of every model (and the cross-check).
-pub fn fit_all(opts: &Options, pubd: &published::Published, tasks: &[analytic::TaskShape]) -> Vec<Fitted> {
+pub fn fit_all(
+    opts: &Options,
+    pubd: &published::Published,
+    tasks: &[analytic::TaskShape],
+) -> Vec<Fitted> {
     let mut out = Vec::new();
     for model in &opts.models {
         let targets = targets_of(pubd, model, &FIT_ARMS);
         let (params, loss) = analytic::fit(tasks, &targets);
         let mut predicted = BTreeMap::new();
         for arm in FIT_ARMS {
-            predicted.insert(arm.to_string(), analytic::predict_all(&params, analytic::arm_shape(arm), tasks));
+            predicted.insert(
+                arm.to_string(),
+                analytic::predict_all(&params, analytic::arm_shape(arm), tasks),
+            );
         }
         let mut cross = BTreeMap::new();
         for (a, b) in [("opencode", "agent-mini"), ("agent-mini", "opencode")] {
@@ -115,7 +122,13 @@ pub fn fit_all(opts: &Options, pubd: &published::Published, tasks: &[analytic::T
                 continue;
             }
             let (p1, _) = analytic::fit(tasks, &one);
-            cross.insert(a.to_string(), (b.to_string(), analytic::predict_all(&p1, analytic::arm_shape(b), tasks)));
+            cross.insert(
+                a.to_string(),
+                (
+                    b.to_string(),
+                    analytic::predict_all(&p1, analytic::arm_shape(b), tasks),
+                ),
+            );
         }
         let decode_tps = profiles::fit_decode(model, &params, pubd, tasks);
         out.push(Fitted {
@@ -125,7 +138,11 @@ pub fn fit_all(opts: &Options, pubd: &published::Published, tasks: &[analytic::T
             decode_tps,
             predicted,
             cross,
-            excluded: FIT_ARMS.iter().filter(|a| excluded(a, model).is_some()).map(|a| a.to_string()).collect(),
+            excluded: FIT_ARMS
+                .iter()
+                .filter(|a| excluded(a, model).is_some())
+                .map(|a| a.to_string())
+                .collect(),
         });
     }
     out
@@ -138,7 +155,10 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
     if let Ok(text) = std::fs::read_to_string(run_dir.join("attempts.jsonl")) {
         for l in text.lines() {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(l) {
-                if let (Some(d), Some(w)) = (v["attempt_dir"].as_str(), v["modelled_wall_seconds"].as_f64()) {
+                if let (Some(d), Some(w)) = (
+                    v["attempt_dir"].as_str(),
+                    v["modelled_wall_seconds"].as_f64(),
+                ) {
                     modelled.insert(d.to_string(), w);
                 }
             }
@@ -159,21 +179,32 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
         flags.insert("never_engaged".to_string(), r.tool_calls == Some(0));
         flags.insert("early_stop".to_string(), r.score < 0.5 && !crash);
         flags.insert("incomplete_delivery".to_string(), r.score < 0.999);
-        cells.entry((arm, model)).or_default().push(published::Cell {
-            task,
-            score: r.score,
-            wall: modelled.get(&r.attempt_dir).copied(),
-            tool_calls: r.tool_calls,
-            flags,
-        });
+        cells
+            .entry((arm, model))
+            .or_default()
+            .push(published::Cell {
+                task,
+                score: r.score,
+                wall: modelled.get(&r.attempt_dir).copied(),
+                tool_calls: r.tool_calls,
+                flags,
+            });
     }
-    Ok(cells.into_iter().map(|(k, v)| (k, published::summarize(&v))).collect())
+    Ok(cells
+        .into_iter()
+        .map(|(k, v)| (k, published::summarize(&v)))
+        .collect())
 }
 
 /// A cache key over everything an evaluation depends on.
 fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in format!("{profiles_text}|{}|{arms:?}|{:?}|{}", opts.seed, opts.tasks, opts.time_scale).bytes() {
+    for b in format!(
+        "{profiles_text}|{}|{arms:?}|{:?}|{}",
+        opts.seed, opts.tasks, opts.time_scale
+    )
+    .bytes()
+    {
         h ^= b as u64;
         h = h.wrapping_mul(0x100000001b3);
     }
@@ -181,7 +212,12 @@ fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
 }
 
 /// Runs (or reuses) one evaluation of `arms` on the given profiles with the real binaries.
-pub fn evaluate(opts: &Options, profs: Vec<lrab_sim::Profile>, profiles_text: &str, arms: &[String]) -> Result<PathBuf> {
+pub fn evaluate(
+    opts: &Options,
+    profs: Vec<lrab_sim::Profile>,
+    profiles_text: &str,
+    arms: &[String],
+) -> Result<PathBuf> {
     let key = eval_key(profiles_text, opts, arms);
     let out_root = opts.cache.join("evals");
     let dir = out_root.join(&key);
@@ -236,7 +272,10 @@ pub fn evaluate(opts: &Options, profs: Vec<lrab_sim::Profile>, profiles_text: &s
         sim_seed: opts.seed,
     };
     if resuming {
-        eprintln!("calibrate: resuming the interrupted evaluation {}", dir.display());
+        eprintln!(
+            "calibrate: resuming the interrupted evaluation {}",
+            dir.display()
+        );
     }
     let summary = run::execute(&ro, resuming.then_some(dir.as_path()))?;
     if !summary.simulated {
@@ -251,7 +290,10 @@ pub fn calibrate(opts: &Options) -> Result<String> {
     let pubd = published::load(&opts.data_dir.join("failure_forms_2609.csv"))?;
     for m in &opts.models {
         if !MODELS.iter().any(|(s, _)| s == m) {
-            bail!("--models: `{m}` has no published counterpart (known: {})", MODELS.iter().map(|x| x.0).collect::<Vec<_>>().join(", "));
+            bail!(
+                "--models: `{m}` has no published counterpart (known: {})",
+                MODELS.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")
+            );
         }
     }
     eprintln!("calibrate: task shapes (reference applied step by step)");
@@ -261,7 +303,8 @@ pub fn calibrate(opts: &Options) -> Result<String> {
     let mut files = Vec::new();
     for f in &fitted {
         let text = profiles::render(f, opts.seed);
-        let p = lrab_sim::profile::parse(&opts.profiles_out.join(format!("{}.toml", f.model)), &text)?;
+        let p =
+            lrab_sim::profile::parse(&opts.profiles_out.join(format!("{}.toml", f.model)), &text)?;
         profs.push(p);
         files.push((format!("{}.toml", f.model), text));
     }

@@ -12,7 +12,9 @@ use lrab_sim::{Step, TaskIndex};
 use super::analytic::TaskShape;
 
 fn cache_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     home.join(".cache/lrab/calibrate")
 }
 
@@ -21,7 +23,9 @@ fn pack_hash(root: &Path) -> String {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -40,7 +44,11 @@ fn pack_hash(root: &Path) -> String {
         }
     };
     for f in files {
-        eat(f.strip_prefix(root).unwrap_or(&f).to_string_lossy().as_bytes());
+        eat(f
+            .strip_prefix(root)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .as_bytes());
         eat(&std::fs::read(&f).unwrap_or_default());
     }
     format!("{h:016x}")
@@ -56,7 +64,8 @@ fn apply(step: &Step, wd: &Path) -> Result<()> {
             std::fs::write(&p, bytes).with_context(|| format!("write {}", p.display()))
         }
         Step::Run { command } => {
-            lrab_tasks::process::run_shell(command, wd, Duration::from_secs(300)).with_context(|| format!("run {command}"))?;
+            lrab_tasks::process::run_shell(command, wd, Duration::from_secs(300))
+                .with_context(|| format!("run {command}"))?;
             Ok(())
         }
     }
@@ -70,20 +79,31 @@ pub fn shapes(pack_dir: &Path, progress: bool) -> Result<Vec<TaskShape>> {
         anyhow::bail!("task pack {}: {n}", pack_dir.display());
     }
     let cache = cache_dir().join(format!("prefix-{}.json", pack_hash(pack_dir)));
-    let cached: Option<std::collections::BTreeMap<String, Vec<f64>>> =
-        std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    let cached: Option<std::collections::BTreeMap<String, Vec<f64>>> = std::fs::read(&cache)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
     let mut scores = cached.clone().unwrap_or_default();
     let mut out = Vec::new();
     for plan in &index.plans {
-        let task = pack.get(&plan.id).with_context(|| format!("task {}", plan.id))?;
+        let task = pack
+            .get(&plan.id)
+            .with_context(|| format!("task {}", plan.id))?;
         if !scores.contains_key(&plan.id) {
             if progress {
-                eprintln!("calibrate: scoring the reference of {} step by step", plan.id);
+                eprintln!(
+                    "calibrate: scoring the reference of {} step by step",
+                    plan.id
+                );
             }
             let tmp = tempfile::tempdir()?;
             let wd = tmp.path().join("work");
-            let mat = lrab_tasks::materialize(&pack, task, &wd, None).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let score = |wd: &Path| lrab_scorer::score(task, &mat.checks, wd).map(|s| s.total).unwrap_or(0.0);
+            let mat = lrab_tasks::materialize(&pack, task, &wd, None)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let score = |wd: &Path| {
+                lrab_scorer::score(task, &mat.checks, wd)
+                    .map(|s| s.total)
+                    .unwrap_or(0.0)
+            };
             let mut v = vec![score(&wd)];
             for s in &plan.steps {
                 apply(s, &wd)?;
@@ -91,7 +111,13 @@ pub fn shapes(pack_dir: &Path, progress: bool) -> Result<Vec<TaskShape>> {
             }
             scores.insert(plan.id.clone(), v);
         }
-        out.push(TaskShape::new(&plan.id, plan.tier, &task.render_prompt(), &plan.steps, scores[&plan.id].clone()));
+        out.push(TaskShape::new(
+            &plan.id,
+            plan.tier,
+            &task.render_prompt(),
+            &plan.steps,
+            scores[&plan.id].clone(),
+        ));
     }
     if cached.as_ref() != Some(&scores) {
         let _ = std::fs::create_dir_all(cache_dir());

@@ -7,9 +7,21 @@ use super::Fitted;
 
 /// How the fitted ending hazard is shared among the forms that end a third-party arm's run
 /// (a design choice: the published coding does not separate them for these arms).
-const ENDING: [(&str, f64); 5] = [("abandon", 0.5), ("false_done", 0.2), ("empty_turn", 0.1), ("text_call", 0.1), ("malformed_call", 0.1)];
+const ENDING: [(&str, f64); 5] = [
+    ("abandon", 0.5),
+    ("false_done", 0.2),
+    ("empty_turn", 0.1),
+    ("text_call", 0.1),
+    ("malformed_call", 0.1),
+];
 /// Forms that cost turns but do not end the run, relative to the ending hazard's base.
-const COSTLY: [(&str, f64); 5] = [("repeat_call", 0.1), ("wrong_tool", 0.05), ("bad_args", 0.05), ("think_only", 0.02), ("runaway", 0.01)];
+const COSTLY: [(&str, f64); 5] = [
+    ("repeat_call", 0.1),
+    ("wrong_tool", 0.05),
+    ("bad_args", 0.05),
+    ("think_only", 0.02),
+    ("runaway", 0.01),
+];
 
 /// Per-model constants that are not fitted: family (the published model's), parameter size,
 /// thinking capability, prefill curve, load time, lost-in-the-middle rate and the reactions.
@@ -30,10 +42,50 @@ fn fixed(model: &str) -> Fixed {
     // (ollama-serving.md §7.1); 12B = the e2b curve × 5 and 35B (MoE, ~3B active) = the 4B curve,
     // both assumptions. load: cold loads of 2.2–4.3 s reported in ollama-serving.md §6.
     match model {
-        "sim-2b" => Fixed { family: "gemma4", params_b: 2.3, thinking: false, prefill: (0.066, 3.90e-4, 7.06e-8), load_s: 2.2, lost: 0.25, lost_threshold: 12_000, loops: (0.85, 0.65, 0.25), fix: (0.75, 0.25) },
-        "sim-4b" => Fixed { family: "qwen35", params_b: 4.0, thinking: true, prefill: (0.97, 2.13e-4, 0.0), load_s: 2.2, lost: 0.15, lost_threshold: 16_000, loops: (0.75, 0.5, 0.15), fix: (0.85, 0.35) },
-        "sim-12b" => Fixed { family: "gemma4", params_b: 12.0, thinking: false, prefill: (0.33, 1.95e-3, 3.53e-7), load_s: 2.2, lost: 0.1, lost_threshold: 24_000, loops: (0.6, 0.4, 0.1), fix: (0.9, 0.45) },
-        _ => Fixed { family: "qwen35", params_b: 35.0, thinking: true, prefill: (0.97, 2.13e-4, 0.0), load_s: 4.3, lost: 0.05, lost_threshold: 48_000, loops: (0.4, 0.25, 0.05), fix: (0.95, 0.6) },
+        "sim-2b" => Fixed {
+            family: "gemma4",
+            params_b: 2.3,
+            thinking: false,
+            prefill: (0.066, 3.90e-4, 7.06e-8),
+            load_s: 2.2,
+            lost: 0.25,
+            lost_threshold: 12_000,
+            loops: (0.85, 0.65, 0.25),
+            fix: (0.75, 0.25),
+        },
+        "sim-4b" => Fixed {
+            family: "qwen35",
+            params_b: 4.0,
+            thinking: true,
+            prefill: (0.97, 2.13e-4, 0.0),
+            load_s: 2.2,
+            lost: 0.15,
+            lost_threshold: 16_000,
+            loops: (0.75, 0.5, 0.15),
+            fix: (0.85, 0.35),
+        },
+        "sim-12b" => Fixed {
+            family: "gemma4",
+            params_b: 12.0,
+            thinking: false,
+            prefill: (0.33, 1.95e-3, 3.53e-7),
+            load_s: 2.2,
+            lost: 0.1,
+            lost_threshold: 24_000,
+            loops: (0.6, 0.4, 0.1),
+            fix: (0.9, 0.45),
+        },
+        _ => Fixed {
+            family: "qwen35",
+            params_b: 35.0,
+            thinking: true,
+            prefill: (0.97, 2.13e-4, 0.0),
+            load_s: 4.3,
+            lost: 0.05,
+            lost_threshold: 48_000,
+            loops: (0.4, 0.25, 0.05),
+            fix: (0.95, 0.6),
+        },
     }
 }
 
@@ -79,7 +131,15 @@ pub fn fit_decode(model: &str, p: &Params, pubd: &Published, tasks: &[TaskShape]
         }
     }
     let target = median(walls);
-    let pred = |tps: f64| median(FIT_ARMS.iter().flat_map(|arm| tasks.iter().map(move |t| (arm, t))).map(|(arm, t)| wall(model, p, arm, t, tps)).collect());
+    let pred = |tps: f64| {
+        median(
+            FIT_ARMS
+                .iter()
+                .flat_map(|arm| tasks.iter().map(move |t| (arm, t)))
+                .map(|(arm, t)| wall(model, p, arm, t, tps))
+                .collect(),
+        )
+    };
     let (mut lo, mut hi) = (0.5f64, 500.0f64);
     for _ in 0..60 {
         let mid = (lo * hi).sqrt();
@@ -124,14 +184,27 @@ pub fn render(f: &Fitted, seed: u64) -> String {
         "[speed]\nprefill_a = {}\nprefill_b = {:e}\nprefill_c = {:e}\ndecode_tps = {}\nload_s = {}\n\n",
         x.prefill.0, x.prefill.1, x.prefill.2, f.decode_tps, x.load_s
     ));
-    let mut forms: Vec<(String, f64, f64)> = ENDING.iter().map(|(n, share)| (n.to_string(), share * p.h_base, p.h_slope)).collect();
-    forms.extend(COSTLY.iter().map(|(n, share)| (n.to_string(), share * p.h_base, 0.0)));
+    let mut forms: Vec<(String, f64, f64)> = ENDING
+        .iter()
+        .map(|(n, share)| (n.to_string(), share * p.h_base, p.h_slope))
+        .collect();
+    forms.extend(
+        COSTLY
+            .iter()
+            .map(|(n, share)| (n.to_string(), share * p.h_base, 0.0)),
+    );
     forms.push(("lost_in_middle".into(), x.lost, 0.0));
     forms.sort_by(|a, b| a.0.cmp(&b.0));
     for (n, base, slope) in forms {
-        s.push_str(&format!("[forms.{n}]\nbase = {}\nctx_slope = {slope}\n\n", r4(base)));
+        s.push_str(&format!(
+            "[forms.{n}]\nbase = {}\nctx_slope = {slope}\n\n",
+            r4(base)
+        ));
     }
-    s.push_str(&format!("[content]\nbase = {}\ntier_slope = 0.2\nprogress_slope = 0.5\n\n", r4(p.content)));
+    s.push_str(&format!(
+        "[content]\nbase = {}\ntier_slope = 0.2\nprogress_slope = 0.5\n\n",
+        r4(p.content)
+    ));
     s.push_str(&format!(
         "[reactions]\nloop_stay_plain = {}\nloop_stay_warned = {}\nloop_stay_blocked = {}\nfix_precise = {}\nfix_generic = {}\npersist = 0.3\nnudge_continue = 0.5\nlost_ctx_threshold = {}\n",
         x.loops.0, x.loops.1, x.loops.2, x.fix.0, x.fix.1, x.lost_threshold

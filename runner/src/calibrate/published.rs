@@ -21,7 +21,14 @@ pub const FIT_ARMS: [&str; 2] = ["opencode", "agent-mini"];
 pub const HELD_OUT: (&str, &str) = ("harness", "Mingbird");
 
 /// The failure forms of the published coding that the report compares.
-pub const FORMS: [&str; 6] = ["never_engaged", "early_stop", "incomplete_delivery", "spin", "false_finish", "format_breakdown"];
+pub const FORMS: [&str; 6] = [
+    "never_engaged",
+    "early_stop",
+    "incomplete_delivery",
+    "spin",
+    "false_finish",
+    "format_breakdown",
+];
 
 /// One published (or simulated) cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,22 +57,41 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 pub fn summarize(cells: &[Cell]) -> Summary {
     let n = cells.len();
     let mut forms = BTreeMap::new();
     for f in FORMS {
-        let k = cells.iter().filter(|c| c.flags.get(f).copied().unwrap_or(false)).count();
-        forms.insert(f.to_string(), if n == 0 { 0.0 } else { k as f64 / n as f64 });
+        let k = cells
+            .iter()
+            .filter(|c| c.flags.get(f).copied().unwrap_or(false))
+            .count();
+        forms.insert(
+            f.to_string(),
+            if n == 0 { 0.0 } else { k as f64 / n as f64 },
+        );
     }
     Summary {
         n,
-        mean: if n == 0 { 0.0 } else { cells.iter().map(|c| c.score).sum::<f64>() / n as f64 },
+        mean: if n == 0 {
+            0.0
+        } else {
+            cells.iter().map(|c| c.score).sum::<f64>() / n as f64
+        },
         forms,
         median_wall: median(cells.iter().filter_map(|c| c.wall).collect()),
-        median_tool_calls: median(cells.iter().filter_map(|c| c.tool_calls.map(|t| t as f64)).collect()),
+        median_tool_calls: median(
+            cells
+                .iter()
+                .filter_map(|c| c.tool_calls.map(|t| t as f64))
+                .collect(),
+        ),
     }
 }
 
@@ -75,12 +101,28 @@ pub type Published = BTreeMap<(String, String), Vec<Cell>>;
 /// Reads `failure_forms_2609.csv` (bad rows name the file and line).
 pub fn load(path: &Path) -> Result<Published> {
     let mut r = csv::Reader::from_path(path).with_context(|| format!("read {}", path.display()))?;
-    let headers = r.headers().with_context(|| format!("{}: no header", path.display()))?.clone();
+    let headers = r
+        .headers()
+        .with_context(|| format!("{}: no header", path.display()))?
+        .clone();
     let col = |name: &str| -> Result<usize> {
-        headers.iter().position(|h| h == name).with_context(|| format!("{}: no column `{name}`", path.display()))
+        headers
+            .iter()
+            .position(|h| h == name)
+            .with_context(|| format!("{}: no column `{name}`", path.display()))
     };
-    let (ch, ct, cm, cs, cw, ctc) = (col("harness")?, col("task")?, col("model")?, col("score")?, col("wall_seconds")?, col("tool_calls")?);
-    let form_cols: Vec<(String, usize)> = FORMS.iter().map(|f| Ok((f.to_string(), col(f)?))).collect::<Result<_>>()?;
+    let (ch, ct, cm, cs, cw, ctc) = (
+        col("harness")?,
+        col("task")?,
+        col("model")?,
+        col("score")?,
+        col("wall_seconds")?,
+        col("tool_calls")?,
+    );
+    let form_cols: Vec<(String, usize)> = FORMS
+        .iter()
+        .map(|f| Ok((f.to_string(), col(f)?)))
+        .collect::<Result<_>>()?;
     let mut out: Published = BTreeMap::new();
     for (i, rec) in r.records().enumerate() {
         let line = i + 2;
@@ -89,15 +131,23 @@ pub fn load(path: &Path) -> Result<Published> {
         let Some((sim, _)) = MODELS.iter().find(|(_, s)| *s == slug) else {
             continue;
         };
-        let score: f64 = rec[cs].trim().parse().with_context(|| format!("{}:{line}: score `{}`", path.display(), &rec[cs]))?;
-        let flags = form_cols.iter().map(|(f, c)| (f.clone(), rec[*c].trim() == "1")).collect();
-        out.entry((rec[ch].to_string(), sim.to_string())).or_default().push(Cell {
-            task: rec[ct].to_string(),
-            score,
-            wall: rec[cw].trim().parse().ok(),
-            tool_calls: rec[ctc].trim().parse().ok(),
-            flags,
-        });
+        let score: f64 = rec[cs]
+            .trim()
+            .parse()
+            .with_context(|| format!("{}:{line}: score `{}`", path.display(), &rec[cs]))?;
+        let flags = form_cols
+            .iter()
+            .map(|(f, c)| (f.clone(), rec[*c].trim() == "1"))
+            .collect();
+        out.entry((rec[ch].to_string(), sim.to_string()))
+            .or_default()
+            .push(Cell {
+                task: rec[ct].to_string(),
+                score,
+                wall: rec[cw].trim().parse().ok(),
+                tool_calls: rec[ctc].trim().parse().ok(),
+                flags,
+            });
     }
     if out.is_empty() {
         bail!("{}: no cell of the four published models", path.display());

@@ -17,7 +17,13 @@ fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or("–".into(), |v| format!("{v:.digits$}"))
 }
 
-pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMap<(String, String), Summary>, runs: &[PathBuf]) -> String {
+pub fn render(
+    opts: &Options,
+    pubd: &Published,
+    fitted: &[Fitted],
+    sim: &BTreeMap<(String, String), Summary>,
+    runs: &[PathBuf],
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Simulator calibration report\n");
     let _ = writeln!(
@@ -29,14 +35,39 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
         if runs.is_empty() { "without a" } else { "with a real-binary" },
         FIT_ARMS.join(" and ")
     );
-    let pubsum = |arm: &str, m: &str| pubd.get(&(arm.to_string(), m.to_string())).map(|c| published::summarize(c));
-    let _ = writeln!(s, "## Means (18 tasks per cell)\n");
+    // with a task subset, published numbers are taken over the same tasks
+    let norm = |t: &str| t.replace('-', "");
+    let subset: Option<Vec<String>> = opts
+        .tasks
+        .as_ref()
+        .map(|ts| ts.iter().map(|t| norm(t)).collect());
+    let pubsum = |arm: &str, m: &str| {
+        pubd.get(&(arm.to_string(), m.to_string())).map(|c| {
+            let cells: Vec<published::Cell> = c
+                .iter()
+                .filter(|x| subset.as_ref().is_none_or(|s| s.contains(&norm(&x.task))))
+                .cloned()
+                .collect();
+            published::summarize(&cells)
+        })
+    };
+    if let (Some(sub), Some(ts)) = (&subset, &opts.tasks) {
+        let _ = writeln!(
+            s,
+            "The verification ran on {} of the 18 tasks ({}); every published number below is taken over the same tasks, and the fit itself used all 18.\n",
+            sub.len(),
+            ts.join(", ")
+        );
+    }
+    let _ = writeln!(s, "## Means\n");
     let _ = writeln!(s, "| arm | model | published | sim (real binaries) | \\|sim − published\\| | analytic fit |\n|---|---|---:|---:|---:|---:|");
     let mut within = 0;
     let mut counted = 0;
     for arm in FIT_ARMS {
         for (m, _) in MODELS {
-            let Some(f) = fitted.iter().find(|f| f.model == m) else { continue };
+            let Some(f) = fitted.iter().find(|f| f.model == m) else {
+                continue;
+            };
             let p = pubsum(arm, m);
             let sm = sim.get(&(arm.to_string(), m.to_string()));
             let d = match (&p, sm) {
@@ -51,7 +82,9 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
             let partial = sm.is_some_and(|x| x.n < 18);
             let note = match (excluded(arm, m).is_some(), partial) {
                 (true, _) => " (not fitted, see below)".to_string(),
-                (false, true) => format!(" ({} of 18 tasks so far)", sm.map_or(0, |x| x.n)),
+                (false, true) if opts.tasks.is_none() => {
+                    format!(" ({} of 18 tasks so far)", sm.map_or(0, |x| x.n))
+                }
                 _ => String::new(),
             };
             let _ = writeln!(
@@ -81,11 +114,26 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
         for (m, _) in MODELS {
             let p = pubsum(arm, m);
             let sm = sim.get(&(arm.to_string(), m.to_string()));
-            let cell = |f: &str| format!("{} / {}", opt(p.as_ref().map(|x| x.forms[f]), 2), opt(sm.map(|x| x.forms[f]), 2));
-            let _ = writeln!(s, "| {arm} | {m} | {} | {} | {} |", cell("never_engaged"), cell("early_stop"), cell("incomplete_delivery"));
+            let cell = |f: &str| {
+                format!(
+                    "{} / {}",
+                    opt(p.as_ref().map(|x| x.forms[f]), 2),
+                    opt(sm.map(|x| x.forms[f]), 2)
+                )
+            };
+            let _ = writeln!(
+                s,
+                "| {arm} | {m} | {} | {} | {} |",
+                cell("never_engaged"),
+                cell("early_stop"),
+                cell("incomplete_delivery")
+            );
         }
     }
-    let _ = writeln!(s, "\n## Wall time (median seconds per cell; sim = modelled laptop time)\n");
+    let _ = writeln!(
+        s,
+        "\n## Wall time (median seconds per cell; sim = modelled laptop time)\n"
+    );
     let _ = writeln!(s, "| arm | model | published | sim modelled | median tool calls pub / sim |\n|---|---|---:|---:|---|");
     for arm in FIT_ARMS {
         for (m, _) in MODELS {
@@ -101,7 +149,10 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
             );
         }
     }
-    let _ = writeln!(s, "\n## Cross-check: fitted on one arm, predicted for the other (analytic)\n");
+    let _ = writeln!(
+        s,
+        "\n## Cross-check: fitted on one arm, predicted for the other (analytic)\n"
+    );
     let _ = writeln!(s, "| model | fitted on | predicted arm | predicted mean | published mean | error |\n|---|---|---|---:|---:|---:|");
     for f in fitted {
         for (on, (other, pred)) in &f.cross {
@@ -119,17 +170,41 @@ pub fn render(opts: &Options, pubd: &Published, fitted: &[Fitted], sim: &BTreeMa
     let _ = writeln!(s, "\n## Fitted parameters\n");
     let _ = writeln!(s, "| model | ending hazard at 0 tokens | logit slope per 8k | content errors per write | decode tok/s | loss |\n|---|---:|---:|---:|---:|---:|");
     for f in fitted {
-        let _ = writeln!(s, "| {} | {:.4} | {:.2} | {:.2} | {:.2} | {:.4} |", f.model, f.params.h_base, f.params.h_slope, f.params.content, f.decode_tps, f.loss);
+        let _ = writeln!(
+            s,
+            "| {} | {:.4} | {:.2} | {:.2} | {:.2} | {:.4} |",
+            f.model, f.params.h_base, f.params.h_slope, f.params.content, f.decode_tps, f.loss
+        );
     }
-    let _ = writeln!(s, "\n## Held out: our harness (a prediction, not a target)\n");
+    let _ = writeln!(
+        s,
+        "\n## Held out: our harness (a prediction, not a target)\n"
+    );
     let _ = writeln!(s, "| model | harness on the sim | Mingbird published (nearest real analogue) |\n|---|---:|---:|");
     for (m, _) in MODELS {
         let sm = sim.get(&(HELD_OUT.0.to_string(), m.to_string()));
         let p = pubsum(HELD_OUT.1, m);
-        let _ = writeln!(s, "| {m} | {} | {} |", opt(sm.map(|x| x.mean), 3), opt(p.as_ref().map(|x| x.mean), 3));
+        let _ = writeln!(
+            s,
+            "| {m} | {} | {} |",
+            opt(sm.map(|x| x.mean), 3),
+            opt(p.as_ref().map(|x| x.mean), 3)
+        );
     }
     if !runs.is_empty() {
-        let _ = writeln!(s, "\nVerification runs (cached by the profiles' bytes): {}", runs.iter().map(|r| format!("`{}`", r.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "\nVerification runs (cached by the profiles' bytes): {}",
+            runs.iter()
+                .map(|r| format!(
+                    "`{}`",
+                    r.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     s
 }

@@ -51,25 +51,46 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<Exit> {
-    let split = |s: &str| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect::<Vec<_>>();
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let split = |s: &str| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+    };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     let opts = calibrate::Options {
         pack_dir: super::pack_dir(a.pack.as_deref()),
-        arms_dir: a.arms_dir.clone().unwrap_or_else(crate::run::arms::default_dir),
+        arms_dir: a
+            .arms_dir
+            .clone()
+            .unwrap_or_else(crate::run::arms::default_dir),
         data_dir: a.data.clone().unwrap_or_else(published::data_dir),
         profiles_out: a.profiles_out.clone(),
         report_out: a.report.clone(),
         seed: a.seed,
         jobs: a.jobs.max(1),
-        models: a.models.as_deref().map(split).unwrap_or_else(|| published::MODELS.iter().map(|m| m.0.to_string()).collect()),
+        models: a
+            .models
+            .as_deref()
+            .map(split)
+            .unwrap_or_else(|| published::MODELS.iter().map(|m| m.0.to_string()).collect()),
         tasks: a.tasks.as_deref().map(split),
         no_verify: a.no_verify,
         with_harness: a.with_harness,
-        cache: a.cache.clone().unwrap_or_else(|| home.join(".cache/lrab/calibrate")),
+        cache: a
+            .cache
+            .clone()
+            .unwrap_or_else(|| home.join(".cache/lrab/calibrate")),
         time_scale: a.time_scale,
     };
     let text = calibrate::calibrate(&opts)?;
     println!("{text}");
-    eprintln!("profiles: {}\nreport: {}", opts.profiles_out.display(), opts.report_out.display());
+    eprintln!(
+        "profiles: {}\nreport: {}",
+        opts.profiles_out.display(),
+        opts.report_out.display()
+    );
     Ok(Exit::Ok)
 }

@@ -1,8 +1,8 @@
 //! Subcommands, one module each, plus the helpers they share.
 
 pub mod analyze;
-pub mod calibrate;
 pub mod arms;
+pub mod calibrate;
 pub mod check;
 pub mod doctor;
 pub mod generate;

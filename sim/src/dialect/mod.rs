@@ -95,7 +95,14 @@ impl Family {
             .args
             .as_object()
             .and_then(|m| m.iter().next())
-            .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                )
+            })
             .unwrap_or_default();
         let (key, value) = first;
         let cut: String = value.chars().take(40).collect();
@@ -112,9 +119,7 @@ impl Family {
                     "{prose}<tool_call>\n<function={}>\n<parameter={key}>\n{cut}\n</function>\n</tool_call>",
                     call.name
                 ),
-                Outcome::Http500(format!(
-                    "XML syntax error on line 5: element <parameter> closed by </function>"
-                )),
+                Outcome::Http500("XML syntax error on line 5: element <parameter> closed by </function>".into()),
             ),
             // JSON with a raw newline inside a string
             Family::Qwen3 => (
@@ -147,9 +152,18 @@ mod tests {
             name: "write_file".into(),
             args: json!({"path": "a.md", "content": "x"}),
         };
-        assert!(matches!(Family::Qwen35.malformed(&c, "").1, Outcome::Http500(_)));
-        assert!(matches!(Family::Qwen3.malformed(&c, "").1, Outcome::Http500(_)));
-        assert_eq!(Family::Gemma4.malformed(&c, "ok ").1, Outcome::Dropped("ok ".into()));
+        assert!(matches!(
+            Family::Qwen35.malformed(&c, "").1,
+            Outcome::Http500(_)
+        ));
+        assert!(matches!(
+            Family::Qwen3.malformed(&c, "").1,
+            Outcome::Http500(_)
+        ));
+        assert_eq!(
+            Family::Gemma4.malformed(&c, "ok ").1,
+            Outcome::Dropped("ok ".into())
+        );
         let (text, out) = Family::Llama.malformed(&c, "");
         assert_eq!(out, Outcome::Dropped(text));
         for f in Family::ALL {

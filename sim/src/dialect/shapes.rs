@@ -36,8 +36,20 @@ pub enum LeakShape {
 pub fn leak_shapes(f: Family) -> &'static [LeakShape] {
     use LeakShape::*;
     match f {
-        Family::Gemma4 => &[CallNoToken, PlaceholderParens, HermesTags, FencedJson, RawNewlineJson],
-        Family::Qwen35 => &[FunctionNoWrapper, ThinkWrapped, FencedJson, JsonAfterProse, RawNewlineJson],
+        Family::Gemma4 => &[
+            CallNoToken,
+            PlaceholderParens,
+            HermesTags,
+            FencedJson,
+            RawNewlineJson,
+        ],
+        Family::Qwen35 => &[
+            FunctionNoWrapper,
+            ThinkWrapped,
+            FencedJson,
+            JsonAfterProse,
+            RawNewlineJson,
+        ],
         Family::Qwen3 => &[FunctionJson, FencedJson, JsonAfterProse, ThinkWrapped],
         Family::Mistral => &[FencedJson, JsonAfterProse],
         Family::Llama => &[PythonicAfterProse, FencedJson],
@@ -52,7 +64,9 @@ fn json_of(c: &Call) -> String {
 }
 
 fn str_of(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 fn pairs(c: &Call) -> Vec<(String, Value)> {
@@ -65,7 +79,11 @@ fn pairs(c: &Call) -> Vec<(String, Value)> {
 /// Writes `c` in `shape`, after the model's `prose` (a short sentence, may be empty).
 pub fn render_leak(shape: LeakShape, c: &Call, prose: &str) -> String {
     use LeakShape::*;
-    let lead = if prose.is_empty() { String::new() } else { format!("{prose}\n") };
+    let lead = if prose.is_empty() {
+        String::new()
+    } else {
+        format!("{prose}\n")
+    };
     match shape {
         CallNoToken => {
             let body = pairs(c)
@@ -93,14 +111,25 @@ pub fn render_leak(shape: LeakShape, c: &Call, prose: &str) -> String {
         }
         FunctionJson => format!("{lead}<function={}>{}</function>", c.name, c.args),
         FencedJson => format!("{lead}```json\n{}\n```", json_of(c)),
-        JsonAfterProse => format!("{}\n{}", if prose.is_empty() { "Here is the call:" } else { prose }, json_of(c)),
+        JsonAfterProse => format!(
+            "{}\n{}",
+            if prose.is_empty() {
+                "Here is the call:"
+            } else {
+                prose
+            },
+            json_of(c)
+        ),
         RawNewlineJson => {
             let body = pairs(c)
                 .iter()
                 .map(|(k, v)| match v {
                     // quotes escaped, newlines left raw: the slip models make
                     Value::String(s) => {
-                        format!("\"{k}\": \"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+                        format!(
+                            "\"{k}\": \"{}\"",
+                            s.replace('\\', "\\\\").replace('"', "\\\"")
+                        )
                     }
                     other => format!("\"{k}\": {other}"),
                 })
@@ -118,7 +147,15 @@ pub fn render_leak(shape: LeakShape, c: &Call, prose: &str) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            format!("{}[{}({args})]", if prose.is_empty() { "Sure. ".to_string() } else { format!("{prose} ") }, c.name)
+            format!(
+                "{}[{}({args})]",
+                if prose.is_empty() {
+                    "Sure. ".to_string()
+                } else {
+                    format!("{prose} ")
+                },
+                c.name
+            )
         }
     }
 }
@@ -206,13 +243,18 @@ fn gemma_args(body: &str) -> Map<String, Value> {
     while let Some((k, after)) = rest.split_once(':') {
         let key = k.trim().trim_start_matches(',').trim().to_string();
         if let Some(v) = after.strip_prefix("<|\"|>") {
-            let Some((val, tail)) = v.split_once("<|\"|>") else { break };
+            let Some((val, tail)) = v.split_once("<|\"|>") else {
+                break;
+            };
             m.insert(key, Value::String(val.to_string()));
             rest = tail;
         } else {
             let end = after.find(',').unwrap_or(after.len());
             let raw = after[..end].trim();
-            m.insert(key, serde_json::from_str(raw).unwrap_or(Value::String(raw.to_string())));
+            m.insert(
+                key,
+                serde_json::from_str(raw).unwrap_or(Value::String(raw.to_string())),
+            );
             rest = &after[end..];
         }
     }
@@ -220,7 +262,9 @@ fn gemma_args(body: &str) -> Map<String, Value> {
 }
 
 fn ident(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 /// Reads back a call written in any leak shape (None for ordinary text).
@@ -232,7 +276,10 @@ pub fn parse_leak(text: &str) -> Option<Call> {
         let (name, body) = rest.split_once('>')?;
         if body.trim_start().starts_with('{') {
             let obj = first_object(body)?;
-            return Some(Call { name: name.to_string(), args: lenient_json(obj)? });
+            return Some(Call {
+                name: name.to_string(),
+                args: lenient_json(obj)?,
+            });
         }
         let mut m = Map::new();
         for part in body.split("<parameter=").skip(1) {
@@ -242,7 +289,10 @@ pub fn parse_leak(text: &str) -> Option<Call> {
             let v = v.strip_suffix('\n').unwrap_or(v);
             m.insert(k.to_string(), Value::String(v.to_string()));
         }
-        return Some(Call { name: name.to_string(), args: Value::Object(m) });
+        return Some(Call {
+            name: name.to_string(),
+            args: Value::Object(m),
+        });
     }
     // gemma call syntax
     if let Some(i) = t.find("call:") {
@@ -252,7 +302,10 @@ pub fn parse_leak(text: &str) -> Option<Call> {
             if ident(name) {
                 let body = rest[open + 1..].trim_end().trim_end_matches("<tool_call|>");
                 let body = body.strip_suffix('}').unwrap_or(body);
-                return Some(Call { name: name.to_string(), args: Value::Object(gemma_args(body)) });
+                return Some(Call {
+                    name: name.to_string(),
+                    args: Value::Object(gemma_args(body)),
+                });
             }
         }
     }
@@ -261,7 +314,10 @@ pub fn parse_leak(text: &str) -> Option<Call> {
         let name = &t[..open];
         if ident(name) && t.ends_with(")") && t.contains(":<|\"|>") {
             let body = &t[open + 1..t.len() - 1];
-            return Some(Call { name: name.to_string(), args: Value::Object(gemma_args(body)) });
+            return Some(Call {
+                name: name.to_string(),
+                args: Value::Object(gemma_args(body)),
+            });
         }
     }
     // pythonic list after prose
@@ -278,12 +334,18 @@ pub fn parse_leak(text: &str) -> Option<Call> {
                         let v = it.next()?.ok()?;
                         let used = it.byte_offset();
                         m.insert(k.trim().to_string(), v);
-                        rest = after[used..].trim_start().trim_start_matches(',').trim_start();
+                        rest = after[used..]
+                            .trim_start()
+                            .trim_start_matches(',')
+                            .trim_start();
                         if rest.is_empty() {
                             break;
                         }
                     }
-                    return Some(Call { name: name.to_string(), args: Value::Object(m) });
+                    return Some(Call {
+                        name: name.to_string(),
+                        args: Value::Object(m),
+                    });
                 }
             }
         }
@@ -319,6 +381,9 @@ mod tests {
         assert!(parse_leak("I will now write the file (carefully).").is_none());
         assert!(parse_leak("Step 1/3: writing a.md.").is_none());
         let raw = render_leak(LeakShape::RawNewlineJson, &c, "");
-        assert!(serde_json::from_str::<Value>(&raw).is_err(), "raw newlines make it invalid JSON");
+        assert!(
+            serde_json::from_str::<Value>(&raw).is_err(),
+            "raw newlines make it invalid JSON"
+        );
     }
 }

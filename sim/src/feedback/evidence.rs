@@ -140,8 +140,12 @@ fn from_json(v: &Value, e: &mut Evidence, flat: &mut String) {
                     e.ok_status = true;
                 }
             }
-            "allowed" | "permitted" | "approved" if x.as_bool() == Some(false) => e.refused_strong = true,
-            "rejected" | "refused" | "blocked" | "denied" if x.as_bool() == Some(true) => e.refused_strong = true,
+            "allowed" | "permitted" | "approved" if x.as_bool() == Some(false) => {
+                e.refused_strong = true
+            }
+            "rejected" | "refused" | "blocked" | "denied" if x.as_bool() == Some(true) => {
+                e.refused_strong = true
+            }
             "status" | "state" | "result" | "verdict" => match s.as_str() {
                 "error" | "failed" | "failure" | "fail" => e.error = true,
                 "noop" | "no-op" | "unchanged" => e.noop = true,
@@ -154,7 +158,9 @@ fn from_json(v: &Value, e: &mut Evidence, flat: &mut String) {
             "action" if s == "none" => e.noop = true,
             "finish" | "completion" if s == "rejected" || s == "refused" => e.not_done = true,
             "done" | "work_done" | "complete" if x.as_bool() == Some(false) => e.not_done = true,
-            "line" | "lineno" | "line_number" | "closest_line" if x.is_number() => e.location = true,
+            "line" | "lineno" | "line_number" | "closest_line" if x.is_number() => {
+                e.location = true
+            }
             "open_items" | "missing" | "missing_files" | "remaining" | "todo" if truthy(x) => {
                 e.named = true;
                 e.list = true;
@@ -207,14 +213,26 @@ pub fn read(text: &str) -> Evidence {
         r"exit(ed)?( with)?( a)?( non-zero)?( code| status)?[ :=(]*\[?-?[1-9]\d*|\[exit -?[1-9]\d*\]|return(ed)? (code )?[1-9]\d*|\bstatus [1-9]\d*\b|non-zero|nonzero",
     )
     .is_match(t);
-    let exit0 = re(&EXIT0, r"\[exit 0\]|exit(ed)?( with)?( code| status)?[ :=]*0\b").is_match(t);
+    let exit0 = re(
+        &EXIT0,
+        r"\[exit 0\]|exit(ed)?( with)?( code| status)?[ :=]*0\b",
+    )
+    .is_match(t);
     let failed_count = re(&COUNT, r"\b[1-9]\d* (failed|errors?|failures?)\b").is_match(t);
     e.error |= has(t, words::ERROR) || nonzero || failed_count;
     e.status_only |= nonzero || has(t, words::STATUS_ONLY);
     e.ok_status |= exit0 || (t.contains(" passed") && !failed_count);
-    e.location |= re(&LOC, r#"[\w./-]+\.[a-z]{1,5}"?(:\d+|,? line \d+| line \d+)"#).is_match(t)
+    e.location |= re(
+        &LOC,
+        r#"[\w./-]+\.[a-z]{1,5}"?(:\d+|,? line \d+| line \d+)"#,
+    )
+    .is_match(t)
         || re(&LINE, r"\b(at |on |around |near )?line \d+\b").is_match(t)
-        || re(&TEST, r"\w+\.py::\w+|\bfailed:? test_\w+|\btest_\w+\b.{0,40}\b(fail|red|error)").is_match(t);
+        || re(
+            &TEST,
+            r"\w+\.py::\w+|\bfailed:? test_\w+|\btest_\w+\b.{0,40}\b(fail|red|error)",
+        )
+        .is_match(t);
     e.file |= re(
         &FILE,
         r"(?-u:\b)[A-Za-z0-9_-]+\.(py|md|txt|csv|json|yaml|yml|toml|sh|js|ts|html|tsv|log|png|svg|pdf|cfg|ini)(?-u:\b)|[A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+\.[a-z]{1,5}",
@@ -223,7 +241,11 @@ pub fn read(text: &str) -> Evidence {
     e.list |= re(&LIST, r"(?m)^\s*[-*•] \S.*\n\s*[-*•] \S|[:：][^。(（\n]*、").is_match(t);
     e.named |= e.file
         || e.list
-        || re(&NAMED, r#"`[^`\n]{2,60}`|'[^'\n]{2,60}'|"[^"\n]{2,60}"|‘[^’\n]{2,60}’|“[^”\n]{2,60}”"#).is_match(t);
+        || re(
+            &NAMED,
+            r#"`[^`\n]{2,60}`|'[^'\n]{2,60}'|"[^"\n]{2,60}"|‘[^’\n]{2,60}’|“[^”\n]{2,60}”"#,
+        )
+        .is_match(t);
     e.missing = has(t, words::MISSING);
     e.refused_strong |= has(t, words::REFUSED_STRONG);
     e.refused_weak = has(t, words::REFUSED_WEAK);

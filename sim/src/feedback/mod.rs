@@ -96,12 +96,17 @@ pub fn read(text: &str, tool: &str) -> Meaning {
     }
     let e = evidence::read(&clip(body, 4000));
     if tool.is_empty() {
-        return if e.refused_strong { Meaning::Refused } else { Meaning::NudgeContinue };
+        return if e.refused_strong {
+            Meaning::Refused
+        } else {
+            Meaning::NudgeContinue
+        };
     }
     if crate::toolkit::is_finish_name(tool) {
         let rejected = e.not_done || e.error || e.refused_weak || e.refused_strong;
         // precise: it names what is missing (a file, a line, listed or quoted open items)
-        let items = e.file || e.list || e.location || (e.named && (e.missing || has_open_items(body)));
+        let items =
+            e.file || e.list || e.location || (e.named && (e.missing || has_open_items(body)));
         return match (rejected, items) {
             (false, _) => Meaning::Success,
             (true, true) => Meaning::FinishRejectedPrecise,
@@ -136,7 +141,17 @@ fn exact(e: &evidence::Evidence) -> bool {
 /// Words that introduce the open items of a plan.
 fn has_open_items(text: &str) -> bool {
     let t = text.to_lowercase();
-    ["open item", "unchecked", "still shows", "still has", "steps are", "items are", "as open"].iter().any(|w| t.contains(w))
+    [
+        "open item",
+        "unchecked",
+        "still shows",
+        "still has",
+        "steps are",
+        "items are",
+        "as open",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
 }
 
 /// A tool result some arms send as a user message (`[Tool result for NAME]:` …): the tool it
@@ -185,12 +200,36 @@ mod tests {
     #[test]
     fn meanings() {
         assert_eq!(read("Wrote file successfully.", "write"), Meaning::Success);
-        assert_eq!(read("unchanged: notes.md already has exactly this content", "write_file"), Meaning::SuccessNoop);
-        assert_eq!(read("Error: command blocked by security policy (rm). ", "shell_exec"), Meaning::Refused);
-        assert_eq!(read("Not finished: still missing speedup_report.md", "finish"), Meaning::FinishRejectedPrecise);
-        assert_eq!(read("Not finished yet, keep working.", "finish"), Meaning::FinishRejectedGeneric);
-        assert_eq!(read("Please continue with the task.", ""), Meaning::NudgeContinue);
-        assert_eq!(read("[Tool result for write_file]:\nWritten 12 bytes → a.md", ""), Meaning::Success);
+        assert_eq!(
+            read(
+                "unchanged: notes.md already has exactly this content",
+                "write_file"
+            ),
+            Meaning::SuccessNoop
+        );
+        assert_eq!(
+            read(
+                "Error: command blocked by security policy (rm). ",
+                "shell_exec"
+            ),
+            Meaning::Refused
+        );
+        assert_eq!(
+            read("Not finished: still missing speedup_report.md", "finish"),
+            Meaning::FinishRejectedPrecise
+        );
+        assert_eq!(
+            read("Not finished yet, keep working.", "finish"),
+            Meaning::FinishRejectedGeneric
+        );
+        assert_eq!(
+            read("Please continue with the task.", ""),
+            Meaning::NudgeContinue
+        );
+        assert_eq!(
+            read("[Tool result for write_file]:\nWritten 12 bytes → a.md", ""),
+            Meaning::Success
+        );
         assert_eq!(read("exit status 1", "bash"), Meaning::FailureGeneric);
     }
 

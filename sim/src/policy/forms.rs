@@ -28,7 +28,13 @@ impl Decide<'_> {
 }
 
 /// Draws the per-turn form (at most one), among those that can apply now.
-pub fn pick(d: &Decide, last: Option<&Msg>, kit: &Toolkit, work_left: bool, required_args: bool) -> Option<FailureForm> {
+pub fn pick(
+    d: &Decide,
+    last: Option<&Msg>,
+    kit: &Toolkit,
+    work_left: bool,
+    required_args: bool,
+) -> Option<FailureForm> {
     use FailureForm::*;
     let u = draw(d.h, "form");
     let mut acc = 0.0;
@@ -57,7 +63,10 @@ fn thinking_for(conv: &Conv, text: &str) -> Option<String> {
 /// The turn that carries out step `k` with `call`.
 pub fn step_turn(conv: &Conv, plan: &TaskPlan, k: usize, call: Call) -> Turn {
     Turn {
-        thinking: thinking_for(conv, &format!("The next thing to do is step {} of the plan.", k + 1)),
+        thinking: thinking_for(
+            conv,
+            &format!("The next thing to do is step {} of the plan.", k + 1),
+        ),
         content: narration(plan, k),
         calls: vec![call],
         done_reason: "stop",
@@ -110,7 +119,8 @@ pub fn failure_turn(
     let mut t = match f {
         TextCall => {
             let shapes = dialect::leak_shapes(family);
-            let s = shapes[((draw(h, "shape") * shapes.len() as f64) as usize).min(shapes.len() - 1)];
+            let s =
+                shapes[((draw(h, "shape") * shapes.len() as f64) as usize).min(shapes.len() - 1)];
             Turn::text(dialect::render_leak(s, &call, &prose))
         }
         MalformedCall => {
@@ -138,7 +148,8 @@ pub fn failure_turn(
         Abandon => Turn::text(ABANDON_TEXT),
         EmptyTurn => Turn::text(""),
         ThinkOnly => {
-            let thought = "I need to work out what to do next. Let me consider the files and the steps again";
+            let thought =
+                "I need to work out what to do next. Let me consider the files and the steps again";
             if conv.think {
                 Turn {
                     thinking: Some(thought.to_string()),
@@ -150,7 +161,10 @@ pub fn failure_turn(
             }
         }
         Runaway => {
-            let cap = conv.num_predict.unwrap_or(conv.ctx_limit() * 10).min(16_384) as usize;
+            let cap = conv
+                .num_predict
+                .unwrap_or(conv.ctx_limit() * 10)
+                .min(16_384) as usize;
             let unit = "I need to be careful and check everything again before I continue. ";
             let mut s = String::new();
             while s.len() < cap * 4 {
@@ -165,7 +179,8 @@ pub fn failure_turn(
         }
         WrongTool => {
             let wrong = conv.tools.iter().find(|t| {
-                t.function.name != call.name && Some(&t.function.name) != kit.finish.as_ref().map(|f| &f.name)
+                t.function.name != call.name
+                    && Some(&t.function.name) != kit.finish.as_ref().map(|f| &f.name)
             });
             match wrong {
                 Some(tool) => {
@@ -211,7 +226,10 @@ pub fn truncate_at_limit(t: &mut Turn, conv: &Conv) {
     let mut text = t.content.clone();
     for c in &t.calls {
         text.push(' ');
-        text.push_str(&format!("{{\"name\": \"{}\", \"arguments\": {}}}", c.name, c.args));
+        text.push_str(&format!(
+            "{{\"name\": \"{}\", \"arguments\": {}}}",
+            c.name, c.args
+        ));
     }
     let mut end = (cap as usize * 4).min(text.len());
     while !text.is_char_boundary(end) {

@@ -31,14 +31,19 @@ pub struct Hist {
 
 /// A user message that carries a tool result (some arms send results that way).
 pub fn is_tool_result(m: &Msg) -> bool {
-    m.role == "tool" || (m.role == "user" && m.content.trim_start().starts_with("[Tool result for "))
+    m.role == "tool"
+        || (m.role == "user" && m.content.trim_start().starts_with("[Tool result for "))
 }
 
 fn signature(m: &Msg) -> String {
     if m.calls.is_empty() {
         m.content.clone()
     } else {
-        m.calls.iter().map(|c| format!("{}{}", c.name, c.args)).collect::<Vec<_>>().join("\n")
+        m.calls
+            .iter()
+            .map(|c| format!("{}{}", c.name, c.args))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -90,7 +95,14 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
         h.h = fnv(h.h, sig.as_bytes());
         h.h = fnv(
             h.h,
-            &[fb.present as u8, fb.not_run as u8, fb.error as u8, fb.precise as u8, fb.repeat_warning as u8, fb.not_done as u8],
+            &[
+                fb.present as u8,
+                fb.not_run as u8,
+                fb.error as u8,
+                fb.precise as u8,
+                fb.repeat_warning as u8,
+                fb.not_done as u8,
+            ],
         );
         if fb.already_done {
             h.h = fnv(h.h, b"already_done");
@@ -111,7 +123,11 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
                         Step::Write { .. } => {
                             if !fb.error {
                                 h.done[k] = true;
-                                h.variant[k] = m.calls.first().and_then(|c| written_variant(c, plan, vars, k)).flatten();
+                                h.variant[k] = m
+                                    .calls
+                                    .first()
+                                    .and_then(|c| written_variant(c, plan, vars, k))
+                                    .flatten();
                             }
                         }
                         Step::Run { .. } => {

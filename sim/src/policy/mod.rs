@@ -51,7 +51,11 @@ impl Turn {
     }
     /// Generated tokens (thinking + content + calls).
     pub fn eval_tokens(&self) -> u64 {
-        let calls: u64 = self.calls.iter().map(|c| tokens_of(&c.name) + tokens_of(&c.args.to_string())).sum();
+        let calls: u64 = self
+            .calls
+            .iter()
+            .map(|c| tokens_of(&c.name) + tokens_of(&c.args.to_string()))
+            .sum();
         (tokens_of(&self.content) + self.thinking.as_deref().map_or(0, tokens_of) + calls).max(1)
     }
 }

@@ -57,11 +57,13 @@ impl Variants {
 /// The name of the tool that carries out a step (cheap: no arguments are built).
 pub fn canonical_name<'k>(step: &Step, kit: &'k Toolkit) -> Option<&'k str> {
     match step {
-        Step::Write { bytes, .. } => match (std::str::from_utf8(bytes).is_ok(), &kit.write, &kit.shell) {
-            (true, Some(w), _) => Some(&w.name),
-            (_, _, Some(sh)) => Some(&sh.name),
-            _ => None,
-        },
+        Step::Write { bytes, .. } => {
+            match (std::str::from_utf8(bytes).is_ok(), &kit.write, &kit.shell) {
+                (true, Some(w), _) => Some(&w.name),
+                (_, _, Some(sh)) => Some(&sh.name),
+                _ => None,
+            }
+        }
         Step::Run { .. } => kit.shell.as_ref().map(|s| s.name.as_str()),
     }
 }
@@ -73,18 +75,30 @@ pub fn write_call(path: &str, bytes: &[u8], kit: &Toolkit) -> Option<Call> {
         let second = w.second.clone().unwrap_or_default();
         return Some(Call {
             name: w.name.clone(),
-            args: args_for(w, &[(&w.main, Value::from(path)), (&second, Value::from(t))], &format!("Write {path}")),
+            args: args_for(
+                w,
+                &[(&w.main, Value::from(path)), (&second, Value::from(t))],
+                &format!("Write {path}"),
+            ),
         });
     }
     let sh = kit.shell.as_ref()?;
-    Some(shell_call(sh, &write_command(path, bytes), &format!("Write {path}")))
+    Some(shell_call(
+        sh,
+        &write_command(path, bytes),
+        &format!("Write {path}"),
+    ))
 }
 
 /// A step's canonical call with this toolkit, or None when no offered tool can do it.
 pub fn canonical(step: &Step, kit: &Toolkit) -> Option<Call> {
     match step {
         Step::Write { path, bytes } => write_call(path, bytes, kit),
-        Step::Run { command } => Some(shell_call(kit.shell.as_ref()?, command, "Run a command of the plan")),
+        Step::Run { command } => Some(shell_call(
+            kit.shell.as_ref()?,
+            command,
+            "Run a command of the plan",
+        )),
     }
 }
 
@@ -124,7 +138,9 @@ pub fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= c.len() {
                 out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -149,7 +165,10 @@ fn str_values(call: &Call) -> Vec<&str> {
 
 fn path_hit(vals: &[&str], heredoc: &[String], path: &str) -> bool {
     vals.iter().map(|v| norm_path(v)).any(|v| {
-        v == path || (v.len() > path.len() && v.ends_with(path) && v.as_bytes()[v.len() - path.len() - 1] == b'/')
+        v == path
+            || (v.len() > path.len()
+                && v.ends_with(path)
+                && v.as_bytes()[v.len() - path.len() - 1] == b'/')
     }) || heredoc.iter().any(|h| h == path)
 }
 
@@ -158,12 +177,20 @@ pub fn target_of(call: &Call, plan: &TaskPlan, vars: &Variants) -> Option<usize>
     let vals = str_values(call);
     let heredoc: Vec<String> = vals
         .iter()
-        .filter_map(|v| heredoc_re().captures(v.lines().next()?).map(|c| c[1].to_string()))
+        .filter_map(|v| {
+            heredoc_re()
+                .captures(v.lines().next()?)
+                .map(|c| c[1].to_string())
+        })
         .collect();
     for (k, s) in plan.steps.iter().enumerate() {
         match s {
             Step::Write { path, .. } => {
-                if path_hit(&vals, &heredoc, path) || vars.0[k].iter().any(|d| d.path != *path && path_hit(&vals, &heredoc, &d.path)) {
+                if path_hit(&vals, &heredoc, path)
+                    || vars.0[k]
+                        .iter()
+                        .any(|d| d.path != *path && path_hit(&vals, &heredoc, &d.path))
+                {
                     return Some(k);
                 }
             }
@@ -179,7 +206,12 @@ pub fn target_of(call: &Call, plan: &TaskPlan, vars: &Variants) -> Option<usize>
 
 /// What an earlier write of step `k` put on disk: the reference (`Some(None)`), a degraded
 /// variant (`Some(Some(i))`), or not this step's content at all (`None`).
-pub fn written_variant(call: &Call, plan: &TaskPlan, vars: &Variants, k: usize) -> Option<Option<usize>> {
+pub fn written_variant(
+    call: &Call,
+    plan: &TaskPlan,
+    vars: &Variants,
+    k: usize,
+) -> Option<Option<usize>> {
     let Step::Write { path, bytes } = &plan.steps[k] else {
         return None;
     };
@@ -192,7 +224,10 @@ pub fn written_variant(call: &Call, plan: &TaskPlan, vars: &Variants, k: usize) 
     if carries(path, bytes) {
         return Some(None);
     }
-    vars.0[k].iter().position(|d| carries(&d.path, &d.bytes)).map(Some)
+    vars.0[k]
+        .iter()
+        .position(|d| carries(&d.path, &d.bytes))
+        .map(Some)
 }
 
 /// Whether a call carries out step `k` whatever tools are offered now: a write whose arguments
@@ -210,20 +245,31 @@ pub fn carries_out(call: &Call, plan: &TaskPlan, vars: &Variants, k: usize) -> b
             let Value::Object(m) = &call.args else {
                 return false;
             };
-            let props: serde_json::Map<String, Value> =
-                m.keys().map(|key| (key.clone(), serde_json::json!({"type": "string"}))).collect();
+            let props: serde_json::Map<String, Value> = m
+                .keys()
+                .map(|key| (key.clone(), serde_json::json!({"type": "string"})))
+                .collect();
             let own = Toolkit::detect(&[lrab_ollama::Tool::function(
                 &call.name,
                 "",
                 serde_json::json!({"type": "object", "properties": props}),
             )]);
-            own.shell.is_some_and(|sh| m.get(&sh.main).and_then(|v| v.as_str()).is_some_and(|v| v.trim() == command.trim()))
+            own.shell.is_some_and(|sh| {
+                m.get(&sh.main)
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|v| v.trim() == command.trim())
+            })
         }
     }
 }
 
 /// The intent of an earlier assistant message, and whether its call could carry out the step.
-pub fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit, vars: &Variants) -> Option<(Action, bool)> {
+pub fn attribute(
+    m: &Msg,
+    plan: &TaskPlan,
+    kit: &Toolkit,
+    vars: &Variants,
+) -> Option<(Action, bool)> {
     let n = plan.steps.len();
     if let Some(c) = narration_re().captures(m.content.trim_start()) {
         let k: usize = c[1].parse().ok()?;
@@ -240,12 +286,21 @@ pub fn attribute(m: &Msg, plan: &TaskPlan, kit: &Toolkit, vars: &Variants) -> Op
         return Some((Action::Step(k), right));
     }
     let finish_name = kit.finish.as_ref().map(|f| f.name.as_str());
-    if m.calls.iter().any(|c| Some(c.name.as_str()) == finish_name) || m.content.trim_start().starts_with(super::FINISH_TEXT) {
+    if m.calls.iter().any(|c| Some(c.name.as_str()) == finish_name)
+        || m.content.trim_start().starts_with(super::FINISH_TEXT)
+    {
         return Some((Action::Finish, true));
     }
-    let call = m.calls.first().cloned().or_else(|| dialect::parse_leak(&m.content))?;
+    let call = m
+        .calls
+        .first()
+        .cloned()
+        .or_else(|| dialect::parse_leak(&m.content))?;
     let k = target_of(&call, plan, vars)?;
-    Some((Action::Step(k), !m.calls.is_empty() && carries_out(&call, plan, vars, k)))
+    Some((
+        Action::Step(k),
+        !m.calls.is_empty() && carries_out(&call, plan, vars, k),
+    ))
 }
 
 fn short(s: &str, n: usize) -> String {

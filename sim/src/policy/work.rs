@@ -23,7 +23,9 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     h = fnv(h, env.model.name.as_bytes());
     h = fnv(h, plan.id.as_bytes());
     let static_h = h;
-    let vars = Variants::of(plan, |k| draw(fnv(static_h, &(k as u64).to_le_bytes()), "variant"));
+    let vars = Variants::of(plan, |k| {
+        draw(fnv(static_h, &(k as u64).to_le_bytes()), "variant")
+    });
     let hist = history::read(conv, plan, &kit, &vars, at);
     h = fnv(h, &hist.h.to_le_bytes());
     let d = Decide {
@@ -34,7 +36,8 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     };
     let n = plan.steps.len();
     let react = &prof.reactions;
-    let sticky = |k: usize| draw(fnv(static_h, &(k as u64).to_le_bytes()), "persist") < react.persist;
+    let sticky =
+        |k: usize| draw(fnv(static_h, &(k as u64).to_le_bytes()), "persist") < react.persist;
     // the content a (re)write of step k puts down: the reference, or the same degraded
     // variant again when this model keeps that error whatever it is told
     let rewrite = |k: usize| -> Option<crate::convo::Call> {
@@ -63,15 +66,22 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
                 && (hist.attempts[k] >= 1 || rejected)
                 && plan.steps[k].path().is_some_and(|p| {
                     mentions(&hist.last_fb_text, p)
-                        || hist.variant[k].is_some_and(|v| mentions(&hist.last_fb_text, &vars.0[k][v].path))
+                        || hist.variant[k]
+                            .is_some_and(|v| mentions(&hist.last_fb_text, &vars.0[k][v].path))
                 })
         };
         let target = match hist.last_action {
             Some(Action::Step(k)) if named(k) => Some(k),
-            _ => (0..n).find(|&k| named(k) && (rejected.then(|| !hist.done[k] || hist.variant[k].is_some()).unwrap_or(true))),
+            // after a turned-down finish: a named file not written yet, or written wrongly
+            _ => (0..n)
+                .find(|&k| named(k) && (!rejected || !hist.done[k] || hist.variant[k].is_some())),
         };
         if let Some(w) = target {
-            let p = if fb.precise { react.fix_precise } else { react.fix_generic };
+            let p = if fb.precise {
+                react.fix_precise
+            } else {
+                react.fix_generic
+            };
             if draw(d.h, "fix") < p {
                 if let Some(call) = rewrite(w) {
                     return forms::step_turn(conv, plan, w, call);
@@ -114,22 +124,38 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
         .unwrap_or(at);
     let distance: u64 = conv.messages[last_statement + 1..]
         .iter()
-        .map(|m| tokens_of(&m.content) + m.calls.iter().map(|c| tokens_of(&c.args.to_string())).sum::<u64>())
+        .map(|m| {
+            tokens_of(&m.content)
+                + m.calls
+                    .iter()
+                    .map(|c| tokens_of(&c.args.to_string()))
+                    .sum::<u64>()
+        })
         .sum();
     let forgotten = |k: usize| {
         !oracle
             && k > 0
             && k + 1 < n
             && distance > react.lost_ctx_threshold
-            && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost") < d.rate(FailureForm::LostInMiddle)
+            && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost")
+                < d.rate(FailureForm::LostInMiddle)
     };
-    let next = (0..n).find(|&k| !hist.done[k] && hist.attempts[k] < 3 && canonical_name(&plan.steps[k], &kit).is_some() && !forgotten(k));
+    let next = (0..n).find(|&k| {
+        !hist.done[k]
+            && hist.attempts[k] < 3
+            && canonical_name(&plan.steps[k], &kit).is_some()
+            && !forgotten(k)
+    });
 
     let Some(k) = next else {
         return forms::finish_turn(plan, &kit, hist.finish_attempts < 4);
     };
     let call = canonical(&plan.steps[k], &kit).expect("feasible step has a call");
-    let required = conv.tools.iter().find(|t| t.function.name == call.name).is_some_and(|t| !t.required_params().is_empty());
+    let required = conv
+        .tools
+        .iter()
+        .find(|t| t.function.name == call.name)
+        .is_some_and(|t| !t.required_params().is_empty());
     let form = if oracle {
         None
     } else {
@@ -144,7 +170,8 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
                 let p = prof.content_rate(plan.tier, done_share);
                 let choices = &vars.0[k];
                 if !oracle && !choices.is_empty() && draw(d.h, "content") < p {
-                    let v = &choices[((draw(d.h, "content-kind") * choices.len() as f64) as usize).min(choices.len() - 1)];
+                    let v = &choices[((draw(d.h, "content-kind") * choices.len() as f64) as usize)
+                        .min(choices.len() - 1)];
                     if let Some(c) = write_call(&v.path, &v.bytes, &kit) {
                         t.calls = vec![c];
                         t.form = Some(FailureForm::ContentError);
@@ -154,7 +181,17 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
             }
             t
         }
-        Some(f) => forms::failure_turn(f, conv, plan, &kit, hist.last.as_ref(), env.model.profile.family, k, call, d.h),
+        Some(f) => forms::failure_turn(
+            f,
+            conv,
+            plan,
+            &kit,
+            hist.last.as_ref(),
+            env.model.profile.family,
+            k,
+            call,
+            d.h,
+        ),
     };
     if !oracle {
         forms::truncate_at_limit(&mut t, conv);

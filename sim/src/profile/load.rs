@@ -27,14 +27,22 @@ struct Raw {
 
 fn check_prob(file: &Path, field: &str, v: f64) -> Result<(), SimError> {
     if !(0.0..=1.0).contains(&v) || v.is_nan() {
-        return Err(SimError::field(file, field, format!("{v} is outside [0, 1]")));
+        return Err(SimError::field(
+            file,
+            field,
+            format!("{v} is outside [0, 1]"),
+        ));
     }
     Ok(())
 }
 
 fn check_finite(file: &Path, field: &str, v: f64) -> Result<(), SimError> {
     if !v.is_finite() {
-        return Err(SimError::field(file, field, format!("{v} is not a finite number")));
+        return Err(SimError::field(
+            file,
+            field,
+            format!("{v} is not a finite number"),
+        ));
     }
     Ok(())
 }
@@ -42,7 +50,11 @@ fn check_finite(file: &Path, field: &str, v: f64) -> Result<(), SimError> {
 fn check_positive(file: &Path, field: &str, v: f64) -> Result<(), SimError> {
     check_finite(file, field, v)?;
     if v <= 0.0 {
-        return Err(SimError::field(file, field, format!("{v} must be greater than 0")));
+        return Err(SimError::field(
+            file,
+            field,
+            format!("{v} must be greater than 0"),
+        ));
     }
     Ok(())
 }
@@ -54,7 +66,11 @@ pub fn parse(file: &Path, text: &str) -> Result<Profile, SimError> {
         msg: e.to_string().trim_end().to_string(),
     })?;
     if raw.name.trim().is_empty() || raw.name.contains(['/', ':', ' ']) {
-        return Err(SimError::field(file, "name", format!("`{}` is not a plain model name", raw.name)));
+        return Err(SimError::field(
+            file,
+            "name",
+            format!("`{}` is not a plain model name", raw.name),
+        ));
     }
     let family = Family::parse(&raw.family).ok_or_else(|| {
         SimError::field(
@@ -63,16 +79,29 @@ pub fn parse(file: &Path, text: &str) -> Result<Profile, SimError> {
             format!(
                 "unknown family `{}` (known: {})",
                 raw.family,
-                Family::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                Family::ALL
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )
     })?;
     check_positive(file, "params_b", raw.params_b)?;
     let s = &raw.speed;
-    for (k, v) in [("speed.prefill_a", s.prefill_a), ("speed.prefill_b", s.prefill_b), ("speed.prefill_c", s.prefill_c), ("speed.load_s", s.load_s)] {
+    for (k, v) in [
+        ("speed.prefill_a", s.prefill_a),
+        ("speed.prefill_b", s.prefill_b),
+        ("speed.prefill_c", s.prefill_c),
+        ("speed.load_s", s.load_s),
+    ] {
         check_finite(file, k, v)?;
         if v < 0.0 {
-            return Err(SimError::field(file, k, format!("{v} must not be negative")));
+            return Err(SimError::field(
+                file,
+                k,
+                format!("{v} must not be negative"),
+            ));
         }
     }
     check_positive(file, "speed.decode_tps", s.decode_tps)?;
@@ -85,12 +114,20 @@ pub fn parse(file: &Path, text: &str) -> Result<Profile, SimError> {
                 &field,
                 format!(
                     "unknown failure form `{name}` (known: {})",
-                    FailureForm::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                    FailureForm::ALL
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
         if f == FailureForm::ContentError {
-            return Err(SimError::field(file, &field, "content errors are set in [content], not [forms]"));
+            return Err(SimError::field(
+                file,
+                &field,
+                "content errors are set in [content], not [forms]",
+            ));
         }
         check_prob(file, &format!("{field}.base"), r.base)?;
         check_finite(file, &format!("{field}.ctx_slope"), r.ctx_slope)?;
@@ -150,7 +187,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Profile>, SimError> {
     for f in &files {
         let p = load_file(f)?;
         if out.iter().any(|q| q.name == p.name) {
-            return Err(SimError::field(f, "name", format!("model `{}` is defined twice in {}", p.name, dir.display())));
+            return Err(SimError::field(
+                f,
+                "name",
+                format!("model `{}` is defined twice in {}", p.name, dir.display()),
+            ));
         }
         out.push(p);
     }
@@ -190,10 +231,18 @@ mod tests {
     #[test]
     fn bad_profiles_name_the_file_and_field() {
         let e = err(&good().replace("[forms.abandon]", "[forms.teleport]"));
-        assert!(e.starts_with("p/x.toml: field `forms.teleport`: unknown failure form"), "{e}");
+        assert!(
+            e.starts_with("p/x.toml: field `forms.teleport`: unknown failure form"),
+            "{e}"
+        );
         let bad = good().replacen("nudge_continue = ", "nudge_continue = 1.5 #", 1);
         let e = err(&bad);
-        assert!(e.contains("p/x.toml") && e.contains("reactions.nudge_continue") && e.contains("outside [0, 1]"), "{e}");
+        assert!(
+            e.contains("p/x.toml")
+                && e.contains("reactions.nudge_continue")
+                && e.contains("outside [0, 1]"),
+            "{e}"
+        );
         let e = err(&good().replace("decode_tps", "# decode_tps"));
         assert!(e.contains("p/x.toml") && e.contains("decode_tps"), "{e}");
         let e = err(&good().replace("family = \"gemma4\"", "family = \"gpt9\""));
@@ -206,7 +255,13 @@ mod tests {
     fn a_folder_with_one_bad_file_is_rejected_whole() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("a.toml"), good()).unwrap();
-        std::fs::write(d.path().join("b.toml"), good().replace("sim-2b", "sim-x").replace("base = ", "base = -")).unwrap();
+        std::fs::write(
+            d.path().join("b.toml"),
+            good()
+                .replace("sim-2b", "sim-x")
+                .replace("base = ", "base = -"),
+        )
+        .unwrap();
         let e = load_dir(d.path()).unwrap_err().to_string();
         assert!(e.contains("b.toml") && e.contains("outside [0, 1]"), "{e}");
         std::fs::write(d.path().join("b.toml"), good()).unwrap();

@@ -224,7 +224,13 @@ impl Profile {
 
     /// A model with exactly one failure form at a fixed rate (no context or tool scaling) and
     /// the given reactions; tests use it to trigger one form alone.
-    pub fn only(name: &str, family: Family, form: FailureForm, rate: f64, like: Reactions) -> Profile {
+    pub fn only(
+        name: &str,
+        family: Family,
+        form: FailureForm,
+        rate: f64,
+        like: Reactions,
+    ) -> Profile {
         let mut p = Profile::oracle();
         p.name = name.into();
         p.family = family;
@@ -307,7 +313,10 @@ mod tests {
             assert!(!p.is_oracle(), "{}", p.name);
         }
         assert!(Profile::oracle().is_oracle());
-        assert_eq!(Profile::oracle().rate(FailureForm::Abandon, 100_000, 40), 0.0);
+        assert_eq!(
+            Profile::oracle().rate(FailureForm::Abandon, 100_000, 40),
+            0.0
+        );
     }
 
     #[test]

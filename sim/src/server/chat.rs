@@ -17,11 +17,21 @@ fn mark_loaded(s: &AppState, m: &ModelSpec, num_ctx: u64) {
 /// The window a request gets: its `num_ctx`, else the server default; at least 4, at most
 /// the model's trained context (ollama-serving.md §1.1).
 fn window(s: &AppState, m: &ModelSpec, requested: Option<u64>) -> u64 {
-    requested.filter(|n| *n > 0).unwrap_or(s.config.default_ctx).clamp(4, m.context_length)
+    requested
+        .filter(|n| *n > 0)
+        .unwrap_or(s.config.default_ctx)
+        .clamp(4, m.context_length)
 }
 
 /// One generation, paced by the time scale (see [`compute`]).
-async fn generate_turn(s: &AppState, key: &str, m: &ModelSpec, conv: Conv, num_ctx: u64, api: Api) -> Result<(Turn, Frame), Response> {
+async fn generate_turn(
+    s: &AppState,
+    key: &str,
+    m: &ModelSpec,
+    conv: Conv,
+    num_ctx: u64,
+    api: Api,
+) -> Result<(Turn, Frame), Response> {
     let (out, paced) = compute(s, key, m, conv, num_ctx, api);
     if paced > 0 {
         tokio::time::sleep(Duration::from_nanos(paced)).await;
@@ -32,9 +42,18 @@ async fn generate_turn(s: &AppState, key: &str, m: &ModelSpec, conv: Conv, num_c
 /// One generation without the wait: serving, the model's turn, timing, ledger, and the pacing
 /// delay owed. Err is the finished error response of a call the server parser rejects.
 #[allow(clippy::result_large_err)]
-fn compute(s: &AppState, key: &str, m: &ModelSpec, conv: Conv, num_ctx: u64, api: Api) -> (Result<(Turn, Frame), Response>, u64) {
+fn compute(
+    s: &AppState,
+    key: &str,
+    m: &ModelSpec,
+    conv: Conv,
+    num_ctx: u64,
+    api: Api,
+) -> (Result<(Turn, Frame), Response>, u64) {
     let p = &m.profile;
-    let served = s.serving.admit(key, &m.name, p.family, &p.speed, &conv, num_ctx);
+    let served = s
+        .serving
+        .admit(key, &m.name, p.family, &p.speed, &conv, num_ctx);
     let mut visible = served.visible;
     visible.ctx_window = num_ctx;
     let mut turn = policy::respond(
@@ -58,7 +77,10 @@ fn compute(s: &AppState, key: &str, m: &ModelSpec, conv: Conv, num_ctx: u64, api
     match turn.outcome.take() {
         Some(Outcome::Http500(msg)) => {
             s.serving.account(key, total, paced, 0, true);
-            return (Err(api_error(api, StatusCode::INTERNAL_SERVER_ERROR, msg)), paced);
+            return (
+                Err(api_error(api, StatusCode::INTERNAL_SERVER_ERROR, msg)),
+                paced,
+            );
         }
         Some(Outcome::Dropped(content)) => {
             turn.content = content;
@@ -67,7 +89,8 @@ fn compute(s: &AppState, key: &str, m: &ModelSpec, conv: Conv, num_ctx: u64, api
         None => {}
     }
     s.serving.remember_reply(key, &m.name, &turn);
-    s.serving.account(key, total, paced, turn.calls.len() as u64, false);
+    s.serving
+        .account(key, total, paced, turn.calls.len() as u64, false);
     let frame = Frame::new(&m.full_name(), &conv, &turn, timing);
     (Ok((turn, frame)), paced)
 }
@@ -94,7 +117,13 @@ pub(super) async fn chat(s: St, key: String, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return native_error(StatusCode::BAD_REQUEST, e),
     };
-    let m = match check_model(&s, Api::Native, &req.model, !req.tools().is_empty(), req.think.as_ref()) {
+    let m = match check_model(
+        &s,
+        Api::Native,
+        &req.model,
+        !req.tools().is_empty(),
+        req.think.as_ref(),
+    ) {
         Ok(m) => m,
         Err(r) => return r,
     };
@@ -132,7 +161,11 @@ pub(super) async fn chat(s: St, key: String, body: Bytes) -> Response {
         log_exchange(&s, &body, &render::native_stream(&frame, &turn));
     }
     if req.streaming() {
-        stream_response("application/x-ndjson", render::native_stream(&frame, &turn), fault == Some(Fault::MidStream))
+        stream_response(
+            "application/x-ndjson",
+            render::native_stream(&frame, &turn),
+            fault == Some(Fault::MidStream),
+        )
     } else if fault == Some(Fault::MidStream) {
         let body = serde_json::to_string(&render::native_whole(&frame, &turn)).unwrap_or_default();
         let mut half = body.len() / 2;
@@ -156,7 +189,12 @@ pub(super) async fn v1_chat(s: St, key: String, body: Bytes) -> Response {
     };
     let think = match req.think() {
         Ok(t) => t,
-        Err(v) => return openai_error(StatusCode::BAD_REQUEST, format!("invalid reasoning value: '{v}'")),
+        Err(v) => {
+            return openai_error(
+                StatusCode::BAD_REQUEST,
+                format!("invalid reasoning value: '{v}'"),
+            )
+        }
     };
     let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
     let m = match check_model(&s, Api::OpenAi, &req.model, has_tools, think.as_ref()) {
@@ -204,7 +242,12 @@ pub(super) async fn generate(s: St, key: String, body: Bytes) -> Response {
     };
     let mut conv = Conv {
         think: req.think.as_ref().map(|t| t.enabled()).unwrap_or(false),
-        num_predict: req.options.as_ref().and_then(|o| o.num_predict).filter(|n| *n > 0).map(|n| n as u64),
+        num_predict: req
+            .options
+            .as_ref()
+            .and_then(|o| o.num_predict)
+            .filter(|n| *n > 0)
+            .map(|n| n as u64),
         ..Default::default()
     };
     if let Some(sys) = &req.system {
@@ -260,7 +303,11 @@ pub(super) async fn generate(s: St, key: String, body: Bytes) -> Response {
         last.response = String::new();
         last.thinking = None;
         lines.push(serde_json::to_string(&last).unwrap_or_default() + "\n");
-        stream_response("application/x-ndjson", lines, fault == Some(Fault::MidStream))
+        stream_response(
+            "application/x-ndjson",
+            lines,
+            fault == Some(Fault::MidStream),
+        )
     } else {
         json_response(StatusCode::OK, &whole)
     }

@@ -80,7 +80,12 @@ async fn dispatch(State(s): State<St>, req: Request) -> Response {
     let path = req.uri().path().to_string();
     let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
         Ok(b) => b,
-        Err(e) => return native_error(StatusCode::BAD_REQUEST, format!("cannot read request body: {e}")),
+        Err(e) => {
+            return native_error(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read request body: {e}"),
+            )
+        }
     };
     let (key, rest) = match path.strip_prefix("/lrab-cell/") {
         Some(r) => match r.split_once('/') {
@@ -101,10 +106,13 @@ async fn dispatch(State(s): State<St>, req: Request) -> Response {
         "/api/generate" if post => chat::generate(s, key, body).await,
         "/v1/chat/completions" if post => chat::v1_chat(s, key, body).await,
         "/v1/models" if get => v1_models(s),
-        r if get && r.starts_with("/v1/models/") => v1_model(s, r["/v1/models/".len()..].to_string()),
-        r if get && key.is_empty() && r.starts_with("/lrab-sim/ledger/") => {
-            json_response(StatusCode::OK, &s.serving.ledger(&r["/lrab-sim/ledger/".len()..]))
+        r if get && r.starts_with("/v1/models/") => {
+            v1_model(s, r["/v1/models/".len()..].to_string())
         }
+        r if get && key.is_empty() && r.starts_with("/lrab-sim/ledger/") => json_response(
+            StatusCode::OK,
+            &s.serving.ledger(&r["/lrab-sim/ledger/".len()..]),
+        ),
         _ => (StatusCode::NOT_FOUND, format!("404 page not found: {path}")).into_response(),
     }
 }
@@ -212,7 +220,10 @@ fn show(s: St, body: Bytes) -> Response {
         return native_error(StatusCode::NOT_FOUND, format!("model '{name}' not found"));
     };
     let mut info = Map::new();
-    info.insert("general.architecture".into(), json!(m.profile.family.architecture()));
+    info.insert(
+        "general.architecture".into(),
+        json!(m.profile.family.architecture()),
+    );
     info.insert("general.parameter_count".into(), json!(m.size_bytes * 2));
     info.insert(
         format!("{}.context_length", m.profile.family.architecture()),
@@ -422,4 +433,3 @@ fn check_model<'a>(
     }
     Ok(m)
 }
-
