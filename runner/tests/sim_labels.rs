@@ -1,7 +1,8 @@
 //! Simulated results are labelled simulated however the simulator is reached: `--backend sim`,
 //! a URL to a running `lrab-sim`, through `lrab proxy`, and in shards and their merge. A
 //! backend that is not the simulator is not labelled simulated. On the simulator, budgets run
-//! on the modelled clock (a modelled-slow model times out a cell that is fast in real time).
+//! on the modelled clock (a modelled-slow model times out a cell that is fast in real time), and
+//! so does LH-03's kill-and-resume point.
 
 mod common;
 
@@ -232,10 +233,9 @@ while time.time() - start < 20:
     time.sleep(0.2)
 "#;
 
-#[test]
-fn budgets_run_on_the_modelled_clock_of_the_sim() {
-    let d = tempfile::tempdir().unwrap();
-    let a = d.path().join("arms");
+/// Runs the chatty arm on the in-process sim for one task; returns the run folder.
+fn chatty_run(dir: &Path, task: &str, budget: &[&str]) -> std::path::PathBuf {
+    let a = dir.join("arms");
     std::fs::create_dir_all(&a).unwrap();
     std::fs::write(a.join("chatty.py"), CHATTY).unwrap();
     std::fs::write(
@@ -246,7 +246,7 @@ fn budgets_run_on_the_modelled_clock_of_the_sim() {
         ),
     )
     .unwrap();
-    let out = d.path().join("results");
+    let out = dir.join("results");
     let o = lrab()
         .args(["run", "--arms-dir"])
         .arg(&a)
@@ -271,27 +271,54 @@ fn budgets_run_on_the_modelled_clock_of_the_sim() {
             "--models",
             "sim-2b",
             "--tasks",
-            "WF-02",
+            task,
             "--run-id",
             "clock",
-            "--budget-minutes",
-            "1",
             "--retries",
             "0",
         ])
+        .args(budget)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    let cells = std::fs::read_to_string(out.join("clock/cells.csv")).unwrap();
+    out.join("clock")
+}
+
+#[test]
+fn budgets_run_on_the_modelled_clock_of_the_sim() {
+    let d = tempfile::tempdir().unwrap();
+    let run = chatty_run(d.path(), "WF-02", &["--budget-minutes", "1"]);
+    let cells = std::fs::read_to_string(run.join("cells.csv")).unwrap();
     assert!(
         cells.contains(",timeout,"),
         "a minute of modelled model time is a timeout: {cells}"
     );
-    let attempts = std::fs::read_to_string(out.join("clock/attempts.jsonl")).unwrap();
+    let attempts = std::fs::read_to_string(run.join("attempts.jsonl")).unwrap();
     let v: serde_json::Value = serde_json::from_str(attempts.lines().next().unwrap()).unwrap();
     let phase = &v["phases"][0];
     assert_eq!(phase["timed_out"], true, "{v}");
     // killed by the modelled clock: the real time of the launch stayed under the budget
     assert!(phase["wall"].as_f64().unwrap() < 60.0, "{v}");
     assert!(v["modelled_wall_seconds"].as_f64().unwrap() >= 60.0, "{v}");
+}
+
+#[test]
+fn lh03_is_killed_and_relaunched_at_its_modelled_kill_point() {
+    let d = tempfile::tempdir().unwrap();
+    // a 2-minute budget puts LH-03's kill point at one modelled minute
+    let run = chatty_run(d.path(), "LH-03", &["--budget-minutes-lh", "2"]);
+    let attempts = std::fs::read_to_string(run.join("attempts.jsonl")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(attempts.lines().next().unwrap()).unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "killed and relaunched: {v}");
+    assert_eq!(phases[0]["timed_out"], true, "{v}");
+    // the first launch was stopped by the modelled clock, long before a real minute
+    assert!(phases[0]["wall"].as_f64().unwrap() < 60.0, "{v}");
+    let dir = run.join(v["attempt_dir"].as_str().unwrap());
+    let sj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("score.json")).unwrap()).unwrap();
+    assert_eq!(sj["resume"]["killed"], true, "{sj}");
+    assert_eq!(sj["resume"]["kill_at_seconds"], 60.0, "{sj}");
+    let tr = std::fs::read_to_string(dir.join("transcript.txt")).unwrap();
+    assert!(tr.contains("--- KILLED AT 50%, RELAUNCHED ---"));
 }

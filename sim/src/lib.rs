@@ -40,6 +40,10 @@ pub use profile::{FailureForm, Profile, Rate, Reactions};
 pub use server::AppState;
 pub use task::{Step, TaskIndex, TaskPlan};
 
+/// Fingerprint of the simulator's sources at build time: results
+/// cached against the simulator (the calibration's evaluations) are keyed by it.
+pub const SOURCE_HASH: &str = env!("LRAB_SIM_SOURCE_HASH");
+
 /// Server configuration.
 #[derive(Debug, Clone)]
 pub struct SimConfig {

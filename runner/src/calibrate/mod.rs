@@ -6,7 +6,8 @@
 //! 1. Analytic fit (seconds): per model, a grid search of the ending hazard (base, context
 //!    slope) and the content-error rate against both arms' published mean, never-engaged and
 //!    early-stop shares (`analytic.rs`), plus decode speed against the published wall times.
-//!    The cross-check fits on one arm and predicts the other.
+//!    The cross-check fits on one arm and predicts the other (analytically, and with
+//!    `--cross-check` also by running the other arm's real binary on the one-arm profiles).
 //! 2. Verification (one evaluation, ~2 arms × 4 models × 18 tasks): the fitted profiles are
 //!    served in process and the real arms run through `run::execute`; results are cached by
 //!    the profiles' bytes, so rerunning without changes costs nothing.
@@ -48,6 +49,9 @@ pub struct Options {
     pub no_verify: bool,
     /// Also run our harness (held out) for the plausibility rows.
     pub with_harness: bool,
+    /// Also verify the cross-check with the real binaries: profiles fitted on one arm alone,
+    /// the other arm run on them.
+    pub cross_check: bool,
     /// Where evaluations are cached.
     pub cache: PathBuf,
     pub time_scale: f64,
@@ -63,8 +67,23 @@ pub struct Fitted {
     /// Analytic predictions per arm (mean, never engaged, early stop).
     pub predicted: BTreeMap<String, analytic::Prediction>,
     /// Cross-check: fitted on the key arm alone, the prediction for the other arm.
-    pub cross: BTreeMap<String, (String, analytic::Prediction)>,
+    pub cross: BTreeMap<String, Cross>,
     pub excluded: Vec<String>,
+    /// The arms whose published cells the fit used.
+    pub fit_arms: Vec<String>,
+}
+
+/// One direction of the cross-check for one model.
+#[derive(Debug, Clone)]
+pub struct Cross {
+    /// The arm predicted.
+    pub other: String,
+    /// Its analytic prediction.
+    pub predicted: analytic::Prediction,
+    /// The fit on the one arm (what its profile is made of).
+    pub fit: Box<Fitted>,
+    /// Whether the one-arm target is one the main fit leaves out.
+    pub from_excluded: bool,
 }
 
 /// Published targets the fit leaves out, and why (docs/sim.md explains them).
@@ -77,10 +96,15 @@ pub fn excluded(arm: &str, model: &str) -> Option<&'static str> {
     }
 }
 
-fn targets_of(pubd: &published::Published, model: &str, arms: &[&str]) -> BTreeMap<String, Target> {
+fn targets_of(
+    pubd: &published::Published,
+    model: &str,
+    arms: &[&str],
+    keep_excluded: bool,
+) -> BTreeMap<String, Target> {
     let mut t = BTreeMap::new();
     for arm in arms {
-        if excluded(arm, model).is_some() {
+        if !keep_excluded && excluded(arm, model).is_some() {
             continue;
         }
         if let Some(cells) = pubd.get(&(arm.to_string(), model.to_string())) {
@@ -106,7 +130,7 @@ pub fn fit_all(
 ) -> Vec<Fitted> {
     let mut out = Vec::new();
     for model in &opts.models {
-        let targets = targets_of(pubd, model, &FIT_ARMS);
+        let targets = targets_of(pubd, model, &FIT_ARMS, false);
         let (params, loss) = analytic::fit(tasks, &targets);
         let mut predicted = BTreeMap::new();
         for arm in FIT_ARMS {
@@ -115,22 +139,36 @@ pub fn fit_all(
                 analytic::predict_all(&params, analytic::arm_shape(arm), tasks),
             );
         }
+        // the cross-check also fits a target the main fit leaves out: its error is reported
+        // as it is
         let mut cross = BTreeMap::new();
         for (a, b) in [("opencode", "agent-mini"), ("agent-mini", "opencode")] {
-            let one = targets_of(pubd, model, &[a]);
+            let one = targets_of(pubd, model, &[a], true);
             if one.is_empty() {
                 continue;
             }
-            let (p1, _) = analytic::fit(tasks, &one);
+            let (p1, loss1) = analytic::fit(tasks, &one);
+            let fit = Fitted {
+                model: model.clone(),
+                params: p1,
+                loss: loss1,
+                decode_tps: profiles::fit_decode(model, &p1, pubd, tasks, &[a]),
+                predicted: BTreeMap::new(),
+                cross: BTreeMap::new(),
+                excluded: Vec::new(),
+                fit_arms: vec![a.to_string()],
+            };
             cross.insert(
                 a.to_string(),
-                (
-                    b.to_string(),
-                    analytic::predict_all(&p1, analytic::arm_shape(b), tasks),
-                ),
+                Cross {
+                    other: b.to_string(),
+                    predicted: analytic::predict_all(&p1, analytic::arm_shape(b), tasks),
+                    fit: Box::new(fit),
+                    from_excluded: excluded(a, model).is_some(),
+                },
             );
         }
-        let decode_tps = profiles::fit_decode(model, &params, pubd, tasks);
+        let decode_tps = profiles::fit_decode(model, &params, pubd, tasks, &FIT_ARMS);
         out.push(Fitted {
             model: model.clone(),
             params,
@@ -143,6 +181,7 @@ pub fn fit_all(
                 .filter(|a| excluded(a, model).is_some())
                 .map(|a| a.to_string())
                 .collect(),
+            fit_arms: FIT_ARMS.iter().map(|a| a.to_string()).collect(),
         });
     }
     out
@@ -152,6 +191,7 @@ pub fn fit_all(
 pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summary>> {
     let rows = run::resume::read_rows_lenient(&run_dir.join("cells.csv"))?;
     let mut modelled: BTreeMap<String, f64> = BTreeMap::new();
+    let mut model_time: BTreeMap<String, f64> = BTreeMap::new();
     if let Ok(text) = std::fs::read_to_string(run_dir.join("attempts.jsonl")) {
         for l in text.lines() {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(l) {
@@ -160,6 +200,12 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
                     v["modelled_wall_seconds"].as_f64(),
                 ) {
                     modelled.insert(d.to_string(), w);
+                }
+                if let (Some(d), Some(m)) = (
+                    v["attempt_dir"].as_str(),
+                    v["sim_ledger"]["model_seconds"].as_f64(),
+                ) {
+                    model_time.insert(d.to_string(), m);
                 }
             }
         }
@@ -186,6 +232,7 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
                 task,
                 score: r.score,
                 wall: modelled.get(&r.attempt_dir).copied(),
+                model_time: model_time.get(&r.attempt_dir).copied(),
                 tool_calls: r.tool_calls,
                 flags,
             });
@@ -196,19 +243,51 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
         .collect())
 }
 
-/// A cache key over everything an evaluation depends on.
+/// A cache key over everything an evaluation depends on that can change between two runs of
+/// one checkout: the profiles, the simulator's own sources, the task pack, the arms' definitions
+/// and the options. (A changed arm binary or runner is not seen: remove the cache then.)
 fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in format!(
-        "{profiles_text}|{}|{arms:?}|{:?}|{}",
-        opts.seed, opts.tasks, opts.time_scale
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    };
+    eat(format!(
+        "{profiles_text}|{}|{arms:?}|{:?}|{}|sim {}",
+        opts.seed,
+        opts.tasks,
+        opts.time_scale,
+        lrab_sim::SOURCE_HASH
     )
-    .bytes()
-    {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
+    .as_bytes());
+    let mut files = Vec::new();
+    tree(&opts.pack_dir, &mut files);
+    for arm in arms {
+        files.push(opts.arms_dir.join(format!("{arm}.toml")));
+    }
+    for f in files {
+        eat(f.strip_prefix(&opts.pack_dir).unwrap_or(&f).to_string_lossy().as_bytes());
+        eat(&std::fs::read(&f).unwrap_or_default());
     }
     format!("{h:016x}")
+}
+
+/// Every file under `dir`, in path order.
+fn tree(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    v.sort();
+    for p in v {
+        if p.is_dir() {
+            tree(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
 }
 
 /// Runs (or reuses) one evaluation of `arms` on the given profiles with the real binaries.
@@ -322,7 +401,39 @@ pub fn calibrate(opts: &Options) -> Result<String> {
             run_dirs.push(dir);
         }
     }
-    let text = report::render(opts, &pubd, &fitted, &sim_runs, &run_dirs);
+    // cross-check with the real binaries: per direction, every model's one-arm profile, the
+    // other arm run on them (keyed by the arm fitted on, then the model)
+    let mut cross_runs: BTreeMap<(String, String), Summary> = BTreeMap::new();
+    if opts.cross_check {
+        for on in FIT_ARMS {
+            let mut cprofs = Vec::new();
+            let mut ctext = String::new();
+            let mut other = None;
+            for f in &fitted {
+                if let Some(c) = f.cross.get(on) {
+                    let t = profiles::render(&c.fit, opts.seed);
+                    cprofs.push(lrab_sim::profile::parse(
+                        Path::new(&format!("{}.toml", f.model)),
+                        &t,
+                    )?);
+                    ctext.push_str(&t);
+                    other = Some(c.other.clone());
+                }
+            }
+            let Some(other) = other else { continue };
+            eprintln!("calibrate: cross-check, fitted on {on}, running {other}");
+            let dir = evaluate(opts, cprofs, &ctext, std::slice::from_ref(&other))?;
+            if dir.join("cells.csv").exists() {
+                for ((arm, model), sum) in summarize_run(&dir)? {
+                    if arm == other {
+                        cross_runs.insert((on.to_string(), model), sum);
+                    }
+                }
+                run_dirs.push(dir);
+            }
+        }
+    }
+    let text = report::render(opts, &pubd, &fitted, &sim_runs, &cross_runs, &run_dirs);
     std::fs::create_dir_all(&opts.profiles_out)?;
     for (name, t) in &files {
         lrab_scorer::report::write_atomic(&opts.profiles_out.join(name), t.as_bytes())?;

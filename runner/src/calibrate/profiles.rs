@@ -2,7 +2,7 @@
 //! wall times.
 
 use super::analytic::{self, Params, TaskShape};
-use super::published::{Published, FIT_ARMS};
+use super::published::Published;
 use super::Fitted;
 
 /// How the fitted ending hazard is shared among the forms that end a third-party arm's run
@@ -118,14 +118,20 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Decode speed that makes the median modelled wall of both arms' cells match the published
-/// median (bisection; the prediction falls as the speed rises).
-pub fn fit_decode(model: &str, p: &Params, pubd: &Published, tasks: &[TaskShape]) -> f64 {
+/// Decode speed that makes the median modelled wall of the given arms' cells match the
+/// published median (bisection; the prediction falls as the speed rises).
+pub fn fit_decode(
+    model: &str,
+    p: &Params,
+    pubd: &Published,
+    tasks: &[TaskShape],
+    arms: &[&str],
+) -> f64 {
     if model == "sim-35b" {
         return DECODE_35B;
     }
     let mut walls = Vec::new();
-    for arm in FIT_ARMS {
+    for arm in arms {
         if let Some(cells) = pubd.get(&(arm.to_string(), model.to_string())) {
             walls.extend(cells.iter().filter_map(|c| c.wall));
         }
@@ -133,8 +139,7 @@ pub fn fit_decode(model: &str, p: &Params, pubd: &Published, tasks: &[TaskShape]
     let target = median(walls);
     let pred = |tps: f64| {
         median(
-            FIT_ARMS
-                .iter()
+            arms.iter()
                 .flat_map(|arm| tasks.iter().map(move |t| (arm, t)))
                 .map(|(arm, t)| wall(model, p, arm, t, tps))
                 .collect(),
@@ -168,8 +173,9 @@ pub fn render(f: &Fitted, seed: u64) -> String {
     let mut s = format!(
         "# Profile of {m} (family {fam}). Written by `lrab sim calibrate`; hand edits are overwritten.\n\
          name = \"{m}\"\nfamily = \"{fam}\"\nparams_b = {pb}\nthinking = {th}\n\
-         origin = \"fitted by lrab sim calibrate (seed {seed}) to the opencode and agent-mini cells of failure_forms_2609.csv{ex}: ending hazard {hb} at 0 tokens, logit slope {hs} per 8k, content errors {ce} per write, decode {tps} tok/s (loss {loss})\"\n\n",
+         origin = \"fitted by lrab sim calibrate (seed {seed}) to the {arms} cells of failure_forms_2609.csv{ex}: ending hazard {hb} at 0 tokens, logit slope {hs} per 8k, content errors {ce} per write, decode {tps} tok/s (loss {loss})\"\n\n",
         m = f.model,
+        arms = f.fit_arms.join(" and "),
         fam = x.family,
         pb = x.params_b,
         th = x.thinking,

@@ -36,6 +36,9 @@ pub struct Cell {
     pub task: String,
     pub score: f64,
     pub wall: Option<f64>,
+    /// Sim only: the modelled time of the model's replies alone (deterministic, unlike the
+    /// modelled wall, which also holds the arm's own real time on the machine that ran it).
+    pub model_time: Option<f64>,
     pub tool_calls: Option<u64>,
     pub flags: BTreeMap<String, bool>,
 }
@@ -48,6 +51,7 @@ pub struct Summary {
     /// Share of cells with each failure form.
     pub forms: BTreeMap<String, f64>,
     pub median_wall: Option<f64>,
+    pub median_model_time: Option<f64>,
     pub median_tool_calls: Option<f64>,
 }
 
@@ -86,6 +90,7 @@ pub fn summarize(cells: &[Cell]) -> Summary {
         },
         forms,
         median_wall: median(cells.iter().filter_map(|c| c.wall).collect()),
+        median_model_time: median(cells.iter().filter_map(|c| c.model_time).collect()),
         median_tool_calls: median(
             cells
                 .iter()
@@ -145,6 +150,7 @@ pub fn load(path: &Path) -> Result<Published> {
                 task: rec[ct].to_string(),
                 score,
                 wall: rec[cw].trim().parse().ok(),
+                model_time: None,
                 tool_calls: rec[ctc].trim().parse().ok(),
                 flags,
             });

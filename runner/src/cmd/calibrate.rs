@@ -42,6 +42,10 @@ pub struct Args {
     /// Also run our harness (held out) for the plausibility table.
     #[arg(long)]
     pub with_harness: bool,
+    /// Also verify the cross-check with the real binaries (profiles fitted on one arm alone,
+    /// the other arm run on them: two more half evaluations).
+    #[arg(long)]
+    pub cross_check: bool,
     /// Pacing of the simulator during verification (real seconds per modelled second).
     #[arg(long, default_value_t = 0.0)]
     pub time_scale: f64,
@@ -79,6 +83,7 @@ pub fn run(a: Args) -> Result<Exit> {
         tasks: a.tasks.as_deref().map(split),
         no_verify: a.no_verify,
         with_harness: a.with_harness,
+        cross_check: a.cross_check,
         cache: a
             .cache
             .clone()
