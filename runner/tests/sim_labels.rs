@@ -173,6 +173,23 @@ fn sim_results_are_labelled_simulated_however_the_sim_is_reached() {
         .lines()
         .skip(1)
         .all(|l| l.contains(",true,")));
+    // and the report made from the merged cells
+    let rep = d.path().join("report");
+    let o = lrab()
+        .arg("analyze")
+        .arg(merged.join("cells.csv"))
+        .arg("--out")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for f in ["report.md", "report.html"] {
+        let t = std::fs::read_to_string(rep.join(f)).unwrap();
+        assert!(
+            t.contains("SIMULATED BACKEND"),
+            "{f} is not labelled simulated"
+        );
+    }
 }
 
 /// A minimal Ollama-shaped server that is not the simulator (real-looking digests, a plain

@@ -268,7 +268,11 @@ fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
         files.push(opts.arms_dir.join(format!("{arm}.toml")));
     }
     for f in files {
-        eat(f.strip_prefix(&opts.pack_dir).unwrap_or(&f).to_string_lossy().as_bytes());
+        eat(f
+            .strip_prefix(&opts.pack_dir)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .as_bytes());
         eat(&std::fs::read(&f).unwrap_or_default());
     }
     format!("{h:016x}")

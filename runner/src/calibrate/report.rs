@@ -165,13 +165,19 @@ pub fn render(
     for f in fitted {
         for (on, c) in &f.cross {
             let p = pubsum(&c.other, &f.model).map(|x| x.mean);
-            let r = cross_runs.get(&(on.clone(), f.model.clone())).map(|x| x.mean);
+            let r = cross_runs
+                .get(&(on.clone(), f.model.clone()))
+                .map(|x| x.mean);
             let err = |v: Option<f64>| opt(p.zip(v).map(|(a, b)| (a - b).abs()), 3);
             let _ = writeln!(
                 s,
                 "| {} | {on}{} | {} | {} | {} | {} | {} | {} |",
                 f.model,
-                if c.from_excluded { " (excluded target)" } else { "" },
+                if c.from_excluded {
+                    " (excluded target)"
+                } else {
+                    ""
+                },
                 c.other,
                 opt(p, 3),
                 f3(c.predicted.score),
