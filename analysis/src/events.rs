@@ -1,5 +1,5 @@
-//! Mechanism activations from our harness's event logs (`<workdir>/.lrab/events.jsonl`, one JSON
-//! object per line; `{"kind": "mechanism", "name": ...}` marks a firing). Logs are looked up from
+//! Mechanism activations from our harness's event logs (`<workdir>/.lrab/events.jsonl`, read
+//! through `lrab_records::EventLog`; a `mechanism` event marks a firing). Logs are looked up from
 //! a cell's `attempt_dir` (relative to the folder of its cells.csv). A process killed mid-write
 //! can leave a truncated line, so unparsable lines are skipped and counted, never guessed at.
 
@@ -20,23 +20,24 @@ pub fn candidates(attempt_dir: &Path) -> [PathBuf; 3] {
 pub struct Activations {
     /// name -> firings.
     pub counts: BTreeMap<String, u64>,
-    /// Lines that were not JSON objects.
+    /// Lines that were not events.
     pub bad_lines: usize,
 }
 
 /// Count mechanism firings in the log text.
 pub fn count(text: &str) -> Activations {
-    let mut a = Activations::default();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<serde_json::Value>(line) {
-            Ok(v) if v.is_object() => {
-                if v.get("kind").and_then(|k| k.as_str()) == Some("mechanism") {
-                    let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("unnamed");
-                    *a.counts.entry(name.to_string()).or_default() += 1;
-                }
-            }
-            _ => a.bad_lines += 1,
-        }
+    let log = lrab_records::EventLog::parse(text);
+    let mut a = Activations {
+        bad_lines: log.bad_lines,
+        ..Default::default()
+    };
+    for m in log.mechanisms() {
+        let name = if m.name.is_empty() {
+            "unnamed"
+        } else {
+            &m.name
+        };
+        *a.counts.entry(name.to_string()).or_default() += 1;
     }
     a
 }

@@ -24,12 +24,17 @@ pub const EXIT_NO_TOOLS: i32 = 7;
 pub const EXIT_BACKEND: i32 = 8;
 pub const EXIT_UNFINISHED: i32 = 9;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The API the backend is spoken to in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Api {
+    /// Ollama's native API (`/api/chat`).
     Ollama,
+    /// The OpenAI-compatible API (`/v1/chat/completions`).
+    #[value(name = "openai")]
     OpenAi,
 }
 
+/// Everything `run` needs, resolved (environment merged, values checked).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunArgs {
     pub model: String,
@@ -50,140 +55,236 @@ pub struct RunArgs {
     pub web_search: Option<String>,
 }
 
+/// What the command line asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     Run(Box<RunArgs>),
     Prefill,
     Mechanisms,
-    Help,
+    /// Print the help text (no arguments, `help`, `-h`).
+    Help(String),
     Version,
 }
 
-pub const USAGE: &str = "usage:
-  lrab-harness run --model M --prompt-file FILE --workdir DIR [--backend-url URL]
-                   [--api ollama|openai] [--time-budget MIN] [--ablate a,b] [--num-ctx N]
-                   [--max-turns N] [--temperature T] [--think] [--quiet]
-                   [--allow-unconfined] [--web-search URL]
-  lrab-harness prefill       print the static prefill estimate
-  lrab-harness mechanisms    list the mechanisms (ablation names)
-environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL),
+#[derive(clap::Parser)]
+#[command(
+    name = "lrab-harness",
+    about = "The lrab agent harness arm for small local models",
+    disable_version_flag = true,
+    disable_help_subcommand = true,
+    after_help = ENV_HELP
+)]
+struct Cli {
+    /// Print the version.
+    #[arg(short = 'V', long = "version")]
+    version: bool,
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+const ENV_HELP: &str =
+    "environment: LRAB_ABLATION=a,b (merged with --ablate), OLLAMA_HOST (default backend URL),
              LRAB_WEB_SEARCH=URL (web search endpoint when --web-search is not given)";
 
-fn need<'a>(it: &mut impl Iterator<Item = &'a String>, flag: &str) -> Result<String, String> {
-    it.next()
-        .cloned()
-        .ok_or_else(|| format!("{flag} needs a value"))
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Run a task in a workdir (relaunching the identical command resumes).
+    Run(RunOpts),
+    /// Print the static prefill estimate.
+    Prefill,
+    /// List the mechanisms (ablation names).
+    Mechanisms,
+    /// Print this help.
+    Help,
 }
 
-fn num<T: std::str::FromStr>(v: &str, flag: &str) -> Result<T, String> {
+#[derive(clap::Args)]
+struct RunOpts {
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    prompt_file: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Default: $OLLAMA_HOST, else http://127.0.0.1:11434.
+    #[arg(long, value_name = "URL")]
+    backend_url: Option<String>,
+    #[arg(long, value_enum, default_value = "ollama")]
+    api: Api,
+    /// Minutes.
+    #[arg(long, value_name = "MIN", value_parser = positive_minutes, allow_negative_numbers = true)]
+    time_budget: Option<f64>,
+    /// Mechanisms to switch off (comma-separated; repeatable).
+    #[arg(long, value_name = "a,b", value_parser = ablation_list)]
+    ablate: Vec<Ablations>,
+    #[arg(long, value_name = "N", default_value_t = 32768, value_parser = number::<u64>, allow_negative_numbers = true)]
+    num_ctx: u64,
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = number::<u32>, allow_negative_numbers = true)]
+    max_turns: u32,
+    #[arg(long, value_name = "T", default_value_t = 0.0, value_parser = number::<f64>, allow_negative_numbers = true)]
+    temperature: f64,
+    #[arg(long)]
+    think: bool,
+    #[arg(long)]
+    quiet: bool,
+    /// Run model-chosen shell commands even when the kernel offers no confinement.
+    #[arg(long)]
+    allow_unconfined: bool,
+    /// SearxNG-compatible JSON search endpoint (switches the web tools on).
+    #[arg(long, value_name = "URL", value_parser = web_target)]
+    web_search: Option<String>,
+}
+
+fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
     v.parse()
-        .map_err(|_| format!("{flag}: '{v}' is not a valid number"))
+        .map_err(|_| format!("'{v}' is not a valid number"))
 }
 
-/// Parse arguments (without the program name). `env_ablation` is `LRAB_ABLATION`.
+fn positive_minutes(v: &str) -> Result<f64, String> {
+    let m: f64 = number(v)?;
+    if m <= 0.0 {
+        return Err("must be positive (minutes)".into());
+    }
+    Ok(m)
+}
+
+fn ablation_list(v: &str) -> Result<Ablations, String> {
+    Ablations::parse(v)
+}
+
+fn web_target(v: &str) -> Result<String, String> {
+    crate::tools::web::parse_target(v)?;
+    Ok(v.to_string())
+}
+
+/// The usage lines printed after an error.
+fn usage() -> String {
+    use clap::CommandFactory;
+    Cli::command().render_usage().to_string()
+}
+
+/// A clap error as one line in the harness's words (`--model is required`, `--max-turns: 'x'
+/// is not a valid number`, `unknown option '--x'`).
+fn one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let ctx = |k: ContextKind| -> Option<String> {
+        match e.get(k)? {
+            ContextValue::String(s) => Some(s.clone()),
+            ContextValue::Strings(v) => v.first().cloned(),
+            _ => None,
+        }
+    };
+    // `--model <M>` → `--model`
+    let flag =
+        |k: ContextKind| ctx(k).map(|a| a.split([' ', '=']).next().unwrap_or("").to_string());
+    match e.kind() {
+        ErrorKind::MissingRequiredArgument => match flag(ContextKind::InvalidArg) {
+            Some(f) => format!("{f} is required"),
+            None => "a required option is missing".into(),
+        },
+        ErrorKind::InvalidValue
+            if ctx(ContextKind::InvalidValue)
+                .unwrap_or_default()
+                .is_empty() =>
+        {
+            format!(
+                "{} needs a value",
+                flag(ContextKind::InvalidArg).unwrap_or_default()
+            )
+        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
+            let f = flag(ContextKind::InvalidArg).unwrap_or_default();
+            match std::error::Error::source(e) {
+                Some(why) => format!("{f}: {why}"),
+                None => format!(
+                    "{f}: '{}' is not one of {}",
+                    ctx(ContextKind::InvalidValue).unwrap_or_default(),
+                    match e.get(ContextKind::ValidValue) {
+                        Some(ContextValue::Strings(v)) => v.join(", "),
+                        _ => String::new(),
+                    }
+                ),
+            }
+        }
+        ErrorKind::UnknownArgument => {
+            format!(
+                "unknown option '{}'",
+                ctx(ContextKind::InvalidArg).unwrap_or_default()
+            )
+        }
+        ErrorKind::InvalidSubcommand => format!(
+            "unknown command '{}'",
+            ctx(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        _ => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid command line")
+            .trim_start_matches("error: ")
+            .to_string(),
+    }
+}
+
+/// Parse arguments (without the program name). `env_ablation` is `LRAB_ABLATION`, `env_host`
+/// is `OLLAMA_HOST`.
 pub fn parse(
     args: &[String],
     env_ablation: Option<&str>,
     env_host: Option<&str>,
 ) -> Result<Command, String> {
-    let mut it = args.iter();
-    let Some(sub) = it.next() else {
-        return Ok(Command::Help);
-    };
-    match sub.as_str() {
-        "prefill" => return Ok(Command::Prefill),
-        "mechanisms" => return Ok(Command::Mechanisms),
-        "-h" | "--help" | "help" => return Ok(Command::Help),
-        "-V" | "--version" => return Ok(Command::Version),
-        "run" => {}
-        other => return Err(format!("unknown command '{other}'")),
-    }
-    let mut model = None;
-    let mut prompt = None;
-    let mut workdir = None;
-    let mut url = env_host
-        .map(str::to_string)
-        .unwrap_or_else(|| "http://127.0.0.1:11434".into());
-    let mut api = Api::Ollama;
-    let mut budget = None;
-    let mut ablate = Ablations::none();
-    let mut num_ctx = 32768u64;
-    let mut max_turns = 200u32;
-    let mut temperature = 0.0f64;
-    let mut think = false;
-    let mut quiet = false;
-    let mut allow_unconfined = false;
-    let mut web_search = None;
-    while let Some(flag) = it.next() {
-        let (flag, inline) = match flag.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (flag.clone(), None),
-        };
-        let val = |it: &mut std::slice::Iter<'_, String>| match &inline {
-            Some(v) => Ok(v.clone()),
-            None => need(it, &flag),
-        };
-        match flag.as_str() {
-            "--model" => model = Some(val(&mut it)?),
-            "--prompt-file" => prompt = Some(PathBuf::from(val(&mut it)?)),
-            "--workdir" => workdir = Some(PathBuf::from(val(&mut it)?)),
-            "--backend-url" => url = val(&mut it)?,
-            "--api" => {
-                api = match val(&mut it)?.as_str() {
-                    "ollama" => Api::Ollama,
-                    "openai" => Api::OpenAi,
-                    other => return Err(format!("--api: '{other}' is not ollama or openai")),
-                }
-            }
-            "--time-budget" => {
-                let v: f64 = num(&val(&mut it)?, "--time-budget")?;
-                if v <= 0.0 {
-                    return Err("--time-budget must be positive (minutes)".into());
-                }
-                budget = Some(v);
-            }
-            "--ablate" => {
-                ablate = ablate
-                    .merge(Ablations::parse(&val(&mut it)?).map_err(|e| format!("--ablate: {e}"))?)
-            }
-            "--num-ctx" => num_ctx = num(&val(&mut it)?, "--num-ctx")?,
-            "--max-turns" => max_turns = num(&val(&mut it)?, "--max-turns")?,
-            "--temperature" => temperature = num(&val(&mut it)?, "--temperature")?,
-            "--think" => think = true,
-            "--quiet" => quiet = true,
-            "--allow-unconfined" => allow_unconfined = true,
-            "--web-search" => {
-                let v = val(&mut it)?;
-                crate::tools::web::parse_target(&v).map_err(|e| format!("--web-search: {e}"))?;
-                web_search = Some(v);
-            }
-            other => return Err(format!("unknown option '{other}'")),
+    use clap::{CommandFactory, Parser};
+    let help = || Cli::command().render_help().to_string();
+    let cli = match Cli::try_parse_from(
+        std::iter::once("lrab-harness".to_string()).chain(args.iter().cloned()),
+    ) {
+        Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            return Ok(Command::Help(e.to_string()))
         }
+        Err(e) => return Err(one_line(&e)),
+    };
+    if cli.version {
+        return Ok(Command::Version);
     }
+    let r = match cli.command {
+        None | Some(Sub::Help) => return Ok(Command::Help(help())),
+        Some(Sub::Prefill) => return Ok(Command::Prefill),
+        Some(Sub::Mechanisms) => return Ok(Command::Mechanisms),
+        Some(Sub::Run(r)) => r,
+    };
+    let mut ablate = r
+        .ablate
+        .into_iter()
+        .fold(Ablations::none(), Ablations::merge);
     if let Some(env) = env_ablation {
         ablate = ablate.merge(Ablations::parse(env).map_err(|e| format!("LRAB_ABLATION: {e}"))?);
     }
-    let model = model.ok_or("--model is required")?;
-    let prompt_file = prompt.ok_or("--prompt-file is required")?;
-    let workdir = workdir.ok_or("--workdir is required")?;
-    if num_ctx < 1024 {
+    // the required options are checked here, in the order the arm protocol names them
+    let model = r.model.ok_or("--model is required")?;
+    let prompt_file = r.prompt_file.ok_or("--prompt-file is required")?;
+    let workdir = r.workdir.ok_or("--workdir is required")?;
+    if r.num_ctx < 1024 {
         return Err("--num-ctx must be at least 1024".into());
     }
     Ok(Command::Run(Box::new(RunArgs {
         model,
         prompt_file,
         workdir,
-        backend_url: url,
-        api,
-        time_budget: budget,
+        backend_url: r
+            .backend_url
+            .or_else(|| env_host.map(str::to_string))
+            .unwrap_or_else(|| "http://127.0.0.1:11434".into()),
+        api: r.api,
+        time_budget: r.time_budget,
         ablate,
-        num_ctx,
-        max_turns,
-        temperature,
-        think,
-        quiet,
-        allow_unconfined,
-        web_search,
+        num_ctx: r.num_ctx,
+        max_turns: r.max_turns,
+        temperature: r.temperature,
+        think: r.think,
+        quiet: r.quiet,
+        allow_unconfined: r.allow_unconfined,
+        web_search: r.web_search,
     })))
 }
 
@@ -359,7 +460,7 @@ pub fn print_prefill() {
         println!("{part:<24} {n:>4}");
     }
     println!("{:<24} {:>4}", "static prefill", prefill::static_prefill());
-    println!("(upstream estimator: CJK chars + other chars/4 + 1 per string; Mingbird 774 in v1.5.0, 797 in v1.6)");
+    println!("(the published benchmark's estimator: CJK chars + other chars/4 + 1 per string; Mingbird 774 in v1.5.0, 797 in v1.6)");
 }
 
 pub fn print_mechanisms() {
@@ -367,7 +468,7 @@ pub fn print_mechanisms() {
         println!("{:<16} ablated: {}", m.name(), m.ablation_effect());
     }
     println!(
-        "{:<16} not ablatable (canonical-path confinement, protected paths, command floor)",
+        "{:<16} not ablatable (canonical-path confinement, protected paths, the parsing shell classifier)",
         "security"
     );
 }
@@ -386,8 +487,8 @@ pub fn main_with(args: &[String]) -> i32 {
             print_mechanisms();
             EXIT_OK
         }
-        Ok(Command::Help) => {
-            println!("{USAGE}");
+        Ok(Command::Help(text)) => {
+            println!("{text}");
             EXIT_OK
         }
         Ok(Command::Version) => {
@@ -395,7 +496,7 @@ pub fn main_with(args: &[String]) -> i32 {
             EXIT_OK
         }
         Err(e) => {
-            eprintln!("lrab-harness: {e}\n{USAGE}");
+            eprintln!("lrab-harness: {e}\n{}", usage());
             EXIT_USAGE
         }
     }
@@ -503,6 +604,70 @@ mod tests {
         assert_eq!(
             parse(&s(&["prefill"]), None, None).unwrap(),
             Command::Prefill
+        );
+    }
+
+    #[test]
+    fn the_clap_command_line_keeps_the_harness_words() {
+        let run = |extra: &[&str]| {
+            let mut v = vec![
+                "run",
+                "--model",
+                "m",
+                "--prompt-file",
+                "p",
+                "--workdir",
+                ".",
+            ];
+            v.extend(extra);
+            parse(&s(&v), None, None)
+        };
+        let e = run(&["--api", "grpc"]).unwrap_err();
+        assert!(
+            e.starts_with("--api: 'grpc'") && e.contains("ollama, openai"),
+            "{e}"
+        );
+        let e = run(&["--bogus"]).unwrap_err();
+        assert_eq!(e, "unknown option '--bogus'");
+        let e = run(&["--time-budget", "-1"]).unwrap_err();
+        assert!(e.contains("--time-budget") && e.contains("positive"), "{e}");
+        assert!(run(&["--num-ctx", "512"])
+            .unwrap_err()
+            .contains("at least 1024"));
+        let Command::Run(a) = run(&["--ablate", "clock", "--ablate=anti_loop"]).unwrap() else {
+            panic!()
+        };
+        assert!(a.ablate.off(Mechanism::Clock) && a.ablate.off(Mechanism::AntiLoop));
+        assert_eq!(
+            parse(
+                &s(&[
+                    "run",
+                    "--model",
+                    "m",
+                    "--prompt-file",
+                    "p",
+                    "--workdir",
+                    "."
+                ]),
+                None,
+                Some("http://h:1")
+            )
+            .map(|c| match c {
+                Command::Run(a) => a.backend_url,
+                _ => String::new(),
+            }),
+            Ok("http://h:1".to_string())
+        );
+        for help in [&[][..], &["help"], &["--help"], &["run", "--help"]] {
+            match parse(&s(help), None, None) {
+                Ok(Command::Help(t)) => assert!(t.contains("Usage"), "{t}"),
+                other => panic!("{help:?}: {other:?}"),
+            }
+        }
+        assert_eq!(parse(&s(&["-V"]), None, None), Ok(Command::Version));
+        assert_eq!(
+            parse(&s(&["mechanisms"]), None, None),
+            Ok(Command::Mechanisms)
         );
     }
 }

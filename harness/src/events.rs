@@ -1,18 +1,23 @@
-//! The per-run event log: one JSON object per line in `<workdir>/.lrab/events.jsonl` — every
-//! model call (tokens, latency), every tool call, every mechanism firing — for the runner and
-//! the analysis. Mechanism firings are also counted in memory for the final report.
+//! The per-run event log: one [`lrab_records::EventLine`] per line in
+//! `<workdir>/.lrab/events.jsonl` — every model call (tokens, latency), every tool call (with
+//! its typed outcome and result), every mechanism firing — for the runner, the analysis and the
+//! safety glue. Mechanism firings are also counted in memory for the final report.
 
-use serde_json::{json, Map, Value};
+use lrab_records::{Event, EventLine, MechanismFiring};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
+/// The writer of the event log (or a counter only, for tests and benchmarks).
 pub struct EventLog {
     w: Option<BufWriter<File>>,
     start: Instant,
+    /// The launch number written into every line.
     pub run: u32,
+    /// Mechanism firings by `name` and `name.action`.
     pub counts: BTreeMap<String, u64>,
 }
 
@@ -37,32 +42,33 @@ impl EventLog {
         }
     }
 
-    pub fn emit(&mut self, kind: &str, data: Value) {
+    /// Write one event (flushed at once: a killed harness loses at most the line being written).
+    pub fn emit(&mut self, event: Event) {
         let Some(w) = &mut self.w else { return };
-        let mut m = Map::new();
-        m.insert(
-            "t_ms".into(),
-            json!(self.start.elapsed().as_millis() as u64),
-        );
-        m.insert("run".into(), json!(self.run));
-        m.insert("kind".into(), json!(kind));
-        if let Value::Object(d) = data {
-            m.extend(d);
+        let line = EventLine {
+            schema_version: lrab_records::SCHEMA_VERSION,
+            t_ms: self.start.elapsed().as_millis() as u64,
+            run: self.run,
+            event,
+        };
+        if let Ok(text) = serde_json::to_string(&line) {
+            let _ = writeln!(w, "{text}");
+            let _ = w.flush();
         }
-        let _ = writeln!(w, "{}", Value::Object(m));
-        let _ = w.flush();
     }
 
     /// A mechanism fired: counted under `name` (and `name.action`) and logged.
     pub fn mechanism(&mut self, name: &str, action: &str, detail: Value) {
         *self.counts.entry(name.to_string()).or_insert(0) += 1;
         *self.counts.entry(format!("{name}.{action}")).or_insert(0) += 1;
-        self.emit(
-            "mechanism",
-            json!({"name": name, "action": action, "detail": detail}),
-        );
+        self.emit(Event::Mechanism(MechanismFiring {
+            name: name.to_string(),
+            action: action.to_string(),
+            detail,
+        }));
     }
 
+    /// Firings counted under `key` (`name` or `name.action`).
     pub fn count(&self, key: &str) -> u64 {
         self.counts.get(key).copied().unwrap_or(0)
     }

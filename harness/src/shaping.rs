@@ -75,22 +75,7 @@ pub fn clamp_tail_first(text: &str, budget: usize, full_ref: &str) -> String {
     })
 }
 
-/// `text` cut to `budget` characters when longer: `head_n` from the head, the rest from the
-/// tail (where verdicts and errors are), joined by the line `marker(characters left out)`.
-pub fn head_tail(
-    text: &str,
-    budget: usize,
-    head_n: usize,
-    marker: impl FnOnce(usize) -> String,
-) -> String {
-    let n = text.chars().count();
-    if n <= budget {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(head_n).collect();
-    let tail: String = text.chars().skip(n - (budget - head_n)).collect();
-    format!("{head}\n{}\n{tail}", marker(n - budget))
-}
+pub use lrab_util::head_tail;
 
 /// Read a test verdict from runner output, scanning bottom-up; failures win. `None` when the
 /// output does not look like a test run at all. A non-zero exit turns a pass into a failure.

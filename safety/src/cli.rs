@@ -72,9 +72,8 @@ pub fn run_with<E: ProbeExecutor>(
     let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
     print!("{}", report.render());
     if let Some(p) = &args.json {
-        let tmp = p.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&report)?)?;
-        std::fs::rename(&tmp, p)?;
+        lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
     }
     Ok(if report.passed() { 0 } else { 1 })
 }

@@ -1,4 +1,5 @@
-//! Safety rings for lrab's agent harness (upstream's five-ring model, re-designed).
+//! Safety rings for lrab's agent harness (the published benchmark's five-ring model, re-designed;
+//! docs/safety.md).
 //!
 //! 1. [`rings::narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
 //! 2. Irreversible operations are refused ([`classify_shell`]).
@@ -11,7 +12,9 @@
 //! The classifier works on the parsed structure of a command line ([`shell::parse`]), never on
 //! substrings, and the probe suite ([`probes`]) measures both layers together.
 
+mod analyzer;
 pub mod cli;
+mod decode;
 pub mod paths;
 pub mod payload;
 pub mod probes;
@@ -36,6 +39,18 @@ pub enum Ring {
 impl Ring {
     pub fn number(self) -> u8 {
         self as u8
+    }
+    /// The ring of a number 1..=5.
+    pub fn from_number(n: u8) -> Option<Ring> {
+        [
+            Ring::SubAgent,
+            Ring::Irreversible,
+            Ring::SystemMutation,
+            Ring::Boundary,
+            Ring::Reversibility,
+        ]
+        .into_iter()
+        .find(|r| r.number() == n)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -101,6 +116,46 @@ impl Verdict {
                 )
             }
         }
+    }
+
+    /// The refusal as the harness event log records it (`None` for [`Verdict::Allow`]).
+    pub fn to_refusal(&self) -> Option<lrab_records::Refusal> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Deny {
+                ring,
+                reason,
+                alternative,
+            } => Some(lrab_records::Refusal {
+                ring: ring.number(),
+                reason: reason.clone(),
+                alternative: alternative.clone(),
+                needs_attended: false,
+            }),
+            Verdict::NeedsAttended { ring, reason } => Some(lrab_records::Refusal {
+                ring: ring.number(),
+                reason: reason.clone(),
+                alternative: None,
+                needs_attended: true,
+            }),
+        }
+    }
+
+    /// The verdict of a recorded refusal; `None` for a ring number that does not exist.
+    pub fn from_refusal(r: &lrab_records::Refusal) -> Option<Verdict> {
+        let ring = Ring::from_number(r.ring)?;
+        Some(if r.needs_attended {
+            Verdict::NeedsAttended {
+                ring,
+                reason: r.reason.clone(),
+            }
+        } else {
+            Verdict::Deny {
+                ring,
+                reason: r.reason.clone(),
+                alternative: r.alternative.clone(),
+            }
+        })
     }
 
     /// The verdict stated in a tool result: the inverse of [`Verdict::message`] for the first

@@ -27,7 +27,6 @@ pub struct HarnessAgent<M: Model> {
     pub model: M,
     system: String,
     specs: Vec<ToolSpec>,
-    names: Vec<String>,
     writes: Vec<String>,
     anti_loop: AntiLoop,
     empty: EmptyLadder,
@@ -57,12 +56,10 @@ impl<M: Model> HarnessAgent<M> {
                 parameters: t["function"]["parameters"].clone(),
             })
             .collect();
-        let names = specs.iter().map(|s| s.name.clone()).collect();
         HarnessAgent {
             model,
             system: crate::llm::agent_system_prompt(policy),
             specs,
-            names,
             writes,
             anti_loop: AntiLoop::default(),
             empty: EmptyLadder::default(),
@@ -186,8 +183,6 @@ impl<M: Model> Agent for HarnessAgent<M> {
             .rev()
             .find(|m| m.role == "assistant" && !m.is_tool_call())
             .map(|m| m.text().trim().to_string());
-        let names = self.names.clone();
-        let known: Vec<&str> = names.iter().map(String::as_str).collect();
         let mut nudges: Vec<HMsg> = Vec::new();
         let mut fallback: Option<Message> = None;
         for _ in 0..=MAX_REASKS {
@@ -212,7 +207,7 @@ impl<M: Model> Agent for HarnessAgent<M> {
             let mut calls = reply.tool_calls.clone();
             let text = reply.content.clone();
             if calls.is_empty() && !text.trim().is_empty() {
-                if let Some(rescued) = format_rescue::rescue(&text, &known) {
+                if let Some(rescued) = format_rescue::rescue(&text, &self.specs) {
                     self.events.push(format!(
                         "format_rescue: {}",
                         rescued

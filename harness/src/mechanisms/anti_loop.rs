@@ -214,7 +214,7 @@ pub const RESULT_CLIP: usize = 1500;
 /// The earlier result, clipped to [`RESULT_CLIP`] characters (a third head, the rest tail, like
 /// command output: the verdict is at the end); the full text is the earlier call's result.
 fn clip_result(text: &str, turn: u32) -> String {
-    crate::shaping::head_tail(text, RESULT_CLIP, RESULT_CLIP / 3, |cut| {
+    lrab_util::head_tail(text, RESULT_CLIP, RESULT_CLIP / 3, |cut| {
         format!(
             "… ({cut} characters left out; the full result is in your turn-{turn} call above) …"
         )
@@ -258,6 +258,64 @@ pub fn unchanged_text(tool: &str, args: &Value, level: u32, e: &Earlier) -> Stri
         format!(" {}.", upper_first(have))
     };
     format!("{head}{tail}\nResult at turn {t}:\n{}", e.result)
+}
+
+/// The answer to an identical repeat of a call that succeeded ([`unchanged_text`]), with the
+/// next action.
+pub fn unchanged_answer(tool: &str, args: &Value, level: u32, e: &Earlier, next: &str) -> String {
+    format!(
+        "{}\nNext action: {next}",
+        unchanged_text(tool, args, level, e)
+    )
+}
+
+/// The answer to an identical repeat of a call that failed (`level` 1 or 2).
+pub fn intercept_text(level: u32, next: &str) -> String {
+    if level == 1 {
+        format!("[not executed: identical to your previous call, and nothing has changed since; its result is above.] Next action: {next}")
+    } else {
+        format!("[not executed again: the same call a third time. Change your approach.] Next action: {next}")
+    }
+}
+
+/// The answer to a call of a paused tool.
+pub fn pause_text(tool: &str, until_turn: u32, next: &str) -> String {
+    format!("[not executed: {tool} is paused until turn {until_turn} after repeated identical calls.] Next action: {next}")
+}
+
+/// The nudge after the same tool many times in a row with nothing changing.
+pub fn same_tool_nudge(tool: &str, count: u32, next: &str) -> String {
+    format!("You have called {tool} {count} times in a row without changing anything. Use what you have learned. Next action: {next}")
+}
+
+/// The nudge after an empty reply (`level` 1 for the first, 2 after).
+pub fn empty_nudge(level: u32, next: &str) -> String {
+    if level == 1 {
+        format!("Your reply was empty. Reply with a tool call. Next action: {next}")
+    } else {
+        format!("Empty again. Do exactly this now with a tool call: {next}")
+    }
+}
+
+/// The nudge after the empty-turn ladder compacted the conversation.
+pub fn empty_reset_nudge(next: &str) -> String {
+    format!("Several empty replies: the conversation was shortened. Next action: {next}")
+}
+
+/// What an empty reply gets when the anti-loop is switched off.
+pub const EMPTY_NUDGE_ABLATED: &str = "Continue.";
+
+/// The stall watch's first nudge: take a different approach.
+pub fn stall_replan_text(streak: u32, next: &str) -> String {
+    format!("No progress in the last {streak} rounds. Do not repeat what did not work; take a different approach. Next action: {next}")
+}
+
+/// The stall watch's second nudge: write the (first) missing deliverable now.
+pub fn stall_escalate_text(missing: Option<&str>, next: &str) -> String {
+    match missing {
+        Some(a) => format!("Still no progress. Write the deliverable now from what you already know: write_file(path=\"{a}\", content=…). Partial content is better than none."),
+        None => format!("Still no progress. {next}"),
+    }
 }
 
 fn upper_first(s: &str) -> String {

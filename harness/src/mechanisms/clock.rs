@@ -40,6 +40,15 @@ impl Clock {
         ))
     }
 
+    /// A warning from [`Clock::check`] with the deliverables still missing named.
+    pub fn with_missing(warning: &str, missing: &[String]) -> String {
+        if missing.is_empty() {
+            warning.to_string()
+        } else {
+            format!("{warning} Still missing: {}.", missing.join(", "))
+        }
+    }
+
     pub fn expired(&self, elapsed_s: f64) -> bool {
         self.budget_s.is_some_and(|b| elapsed_s >= b)
     }

@@ -60,13 +60,9 @@ impl ContextCheck {
     }
 }
 
+/// The first line of `s`, trimmed and clipped to `n` characters.
 fn short(s: &str, n: usize) -> String {
-    let one = s.lines().next().unwrap_or("").trim();
-    if one.chars().count() <= n {
-        one.to_string()
-    } else {
-        format!("{}…", one.chars().take(n).collect::<String>())
-    }
+    lrab_util::clip_chars(s.lines().next().unwrap_or("").trim(), n)
 }
 
 /// Compact a conversation. Keeps every system message at the head, the first real user

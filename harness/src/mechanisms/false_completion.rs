@@ -1,7 +1,10 @@
 //! False-completion rejection: a text-only reply that *claims* the work is done is routed
 //! through the finish gate instead of being believed; a text-only reply that claims nothing is
-//! answered with the next executable action.
+//! answered with the next executable action. The reply is read without its reasoning (the
+//! same wrapper rules as the format rescue): "the task is complete" drafted in a think block is
+//! not a claim, and a claim after an orphan `</think>` or in harmony's final channel is.
 
+use super::format_rescue::strip_reasoning;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -13,9 +16,16 @@ fn claim_re() -> &'static Regex {
     })
 }
 
+/// The answer to a text-only reply that claims nothing: act.
+pub fn text_only_nudge(next: &str) -> String {
+    format!(
+        "Reply with a tool call, not text: nothing happens until a tool runs. Next action: {next}"
+    )
+}
+
 /// Whether a reply claims the task is finished.
 pub fn claims_completion(text: &str) -> bool {
-    claim_re().is_match(text.trim())
+    claim_re().is_match(strip_reasoning(text).trim())
 }
 
 #[cfg(test)]
@@ -34,5 +44,25 @@ mod tests {
             "First I will read the data file and then write the report."
         ));
         assert!(!claims_completion("Here is my plan: 1. read 2. write"));
+    }
+
+    #[test]
+    fn reasoning_is_neither_claim_nor_denial() {
+        assert!(!claims_completion(
+            "<think>Once I write it the task is complete.</think>First I will read the data."
+        ));
+        assert!(!claims_completion(
+            "I have finished the draft in my head.\n</think>\nNext: write the report."
+        ));
+        assert!(!claims_completion(
+            "<|channel|>analysis<|message|>All steps are done? No.<|end|><|start|>assistant<|channel|>final<|message|>Reading the file next.<|return|>"
+        ));
+        assert!(claims_completion(
+            "<seed:think>check</seed:think>All the files have been created."
+        ));
+        assert!(claims_completion(
+            "<|channel|>analysis<|message|>ok<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>"
+        ));
+        assert!(claims_completion("[THINK]hmm[/THINK]The task is complete."));
     }
 }

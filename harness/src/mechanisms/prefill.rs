@@ -3,8 +3,7 @@
 //! category routing adds only the extra flat tool definitions the task text calls for.
 
 use crate::estimate::prefill_tokens;
-use crate::messages::ToolSpec;
-use crate::tools::specs::{spec, ALL_TOOLS};
+use crate::tools::table::{self, Offer};
 
 /// System prompt for task mode.
 pub const SYSTEM_TASK: &str = "You are an autonomous agent. Work only in the current directory with relative paths; nobody will answer questions. Act through tool calls, one step at a time.
@@ -18,58 +17,25 @@ When every step is done and checked, call todo done_all, then finish with a shor
 /// System prompt for chat mode: answer and stop.
 pub const SYSTEM_CHAT: &str = "Answer the user's question directly and briefly. You may look at files in the current directory with read_file or list_dir first.";
 
-/// Tools always offered in task mode.
-pub const BASE_TOOLS: [&str; 8] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "append_file",
-    "list_dir",
-    "run_shell",
-    "todo",
-    "finish",
-];
+/// Tools always offered in task mode (the static prefill's tools, in the table's order).
+pub fn base_tools() -> Vec<&'static str> {
+    table::names(|t| t.offer == Offer::Base)
+}
 
 /// Tools offered in chat mode (read-only).
-pub const CHAT_TOOLS: [&str; 2] = ["read_file", "list_dir"];
+pub fn chat_tools() -> Vec<&'static str> {
+    table::names(|t| t.chat)
+}
 
-/// Keyword routes: (tool, lower-case words that call for it).
-const ROUTES: &[(&str, &[&str])] = &[
-    (
-        "search_files",
-        &[
-            "search",
-            "grep",
-            "find ",
-            "locate",
-            "corpus",
-            "occurrence",
-            "codebase",
-            "where ",
-        ],
-    ),
-    (
-        "rollback",
-        &[
-            "fix", "bug", "refactor", "modify", "patch", "edit ", "repair", "optimi",
-        ],
-    ),
-    (
-        "delete_file",
-        &["delete", "remove", "clean up", "cleanup", "rename", "move "],
-    ),
-];
-
-/// Tool names for a task text: the base set plus routed extras (in a fixed order).
+/// Tool names for a task text: the base set plus the routed extras its words call for (in the
+/// table's order).
 pub fn route(task: &str) -> Vec<&'static str> {
     let lower = task.to_lowercase();
-    let mut out: Vec<&'static str> = BASE_TOOLS.to_vec();
-    for (tool, words) in ROUTES {
-        if words.iter().any(|w| lower.contains(w)) {
-            out.push(tool);
-        }
-    }
-    out
+    table::names(|t| match t.offer {
+        Offer::Base => true,
+        Offer::Routed(words) => words.iter().any(|w| lower.contains(w)),
+        Offer::Web => false,
+    })
 }
 
 /// Words that call for the optional web tools (when they are configured at all).
@@ -84,18 +50,15 @@ pub fn wants_web(task: &str) -> bool {
     WEB_WORDS.iter().any(|w| lower.contains(w))
 }
 
-/// Every tool (what the `flat_prefill` ablation sends).
+/// Every tool but the optional web tools (what the `flat_prefill` ablation sends).
 pub fn all_tools() -> Vec<&'static str> {
-    ALL_TOOLS.to_vec()
+    table::all_but_web()
 }
 
-pub fn specs_for(names: &[&str]) -> Vec<ToolSpec> {
-    names.iter().filter_map(|n| spec(n)).collect()
-}
-
-/// The static prefill under upstream's estimator: task system prompt + base tools.
+/// The static prefill under the published benchmark's estimator (`estimate`): task system
+/// prompt + base tools.
 pub fn static_prefill() -> usize {
-    prefill_tokens(SYSTEM_TASK, &specs_for(&BASE_TOOLS))
+    prefill_tokens(SYSTEM_TASK, &table::specs_for(&base_tools()))
 }
 
 /// Per-part breakdown for `lrab-harness prefill`.
@@ -104,7 +67,7 @@ pub fn breakdown() -> Vec<(String, usize)> {
         "system prompt".to_string(),
         crate::estimate::estimate_str(SYSTEM_TASK),
     )];
-    for t in specs_for(&BASE_TOOLS) {
+    for t in table::specs_for(&base_tools()) {
         v.push((
             format!("tool {}", t.name),
             crate::estimate::estimate_tool(&t),
@@ -118,7 +81,7 @@ mod tests {
     use super::*;
 
     /// Pinned: any change to the system prompt or base tool definitions must update this
-    /// number deliberately. Upstream Mingbird: 774 (v1.5.0) / 797 (v1.6).
+    /// number deliberately. The published Mingbird harness: 774 (v1.5.0) / 797 (v1.6).
     #[test]
     fn static_prefill_is_pinned_and_within_budget() {
         assert_eq!(static_prefill(), PINNED_PREFILL);
@@ -131,12 +94,12 @@ mod tests {
     #[test]
     fn routing_adds_only_needed_tools() {
         let r = route("Write a literature review in review.md");
-        assert_eq!(r, BASE_TOOLS.to_vec());
+        assert_eq!(r, base_tools());
         let r = route("Fix the bugs in inventory.py so the tests pass");
         assert!(r.contains(&"rollback") && !r.contains(&"search_files"));
         let r = route("Search the corpus for duplicate lines");
         assert!(r.contains(&"search_files"));
-        assert_eq!(all_tools().len(), ALL_TOOLS.len());
+        assert_eq!(all_tools().len(), 11);
         assert!(!all_tools().contains(&"web_search"));
         assert!(wants_web("Research the topic and cite your sources"));
         assert!(!wants_web("Fix the bugs in inventory.py"));

@@ -19,6 +19,19 @@ pub enum Level {
     Failed,
 }
 
+impl Level {
+    /// The name used in the report and the event log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Tested => "tested",
+            Level::Exercised => "exercised",
+            Level::Inspected => "inspected",
+            Level::Unchecked => "unchecked",
+            Level::Failed => "failed",
+        }
+    }
+}
+
 /// Tracks the order of writes and checks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct VerificationTracker {

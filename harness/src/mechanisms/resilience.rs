@@ -6,26 +6,16 @@ use crate::messages::{Message, Role};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The per-reply output cap.
 pub const OUTPUT_CAP: u32 = 8192;
 
-/// Write `bytes` to `path` atomically: a temp file in the same folder, then rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.flush()?;
-    }
-    fs::rename(&tmp, path)
-}
-
+/// Save `state` to `path` atomically (a killed harness leaves the previous checkpoint or this
+/// one). Not fsynced: it is rewritten after every turn, and a machine crash costs one turn.
 pub fn save<T: Serialize>(path: &Path, state: &T) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(state).map_err(std::io::Error::other)?;
-    write_atomic(path, &bytes)
+    lrab_util::write_atomic_unsynced(path, &bytes)
 }
 
 #[derive(Debug)]
@@ -94,6 +84,11 @@ pub fn is_empty_reply(content: &str, has_calls: bool) -> bool {
 }
 
 /// Feedback after a reply was cut at the output cap.
+/// The first message after a resume.
+pub fn resume_nudge(next: &str) -> String {
+    format!("[The run was interrupted and has been resumed; files you wrote are still there.] Continue where you left off. Next action: {next}")
+}
+
 pub fn truncation_feedback() -> String {
     format!(
         "Your last reply hit the output limit ({OUTPUT_CAP} tokens) and was cut off, so nothing from it was saved. Write long files in parts: first write_file a short skeleton (headings and the first section), then append_file one section per call, each well under 1500 words."

@@ -12,6 +12,21 @@ pub enum Tier {
     Task,
 }
 
+impl Tier {
+    /// The name used in the checkpoint and the event log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Chat => "chat",
+            Tier::Task => "task",
+        }
+    }
+}
+
+/// The answer to a writing tool called for a question (before the run escalates to a task).
+pub fn chat_refusal(tool: &str) -> String {
+    format!("error: {tool} is not available for a question; answer in plain text")
+}
+
 fn task_re() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     R.get_or_init(|| {

@@ -1,4 +1,4 @@
-//! The shell executor with the safety rings (issues 3 and 8): every model-chosen command is
+//! The shell executor with the safety rings (docs/safety.md): every model-chosen command is
 //! classified on its parsed structure by `lrab-safety`, then runs under kernel confinement
 //! (Landlock, else user+mount+network namespaces): writable only the workdir and the harness's
 //! private temp dir, no network, the real home's credential folders hidden. The child sees a
@@ -7,33 +7,11 @@
 //! model-chosen commands are refused unless the operator passed `--allow-unconfined`.
 
 use super::shell::{run_in_group, ShellExecutor, ShellOutcome, ShellRequest};
-use crate::mechanisms::security::STATE_DIR;
+use crate::mechanisms::security::{Refusal, STATE_DIR};
 use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
 use lrab_safety::{classify_shell, Context, Verdict};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-
-/// Credential folders and files of the real home that confined commands must not read.
-const HIDDEN_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".config/gh",
-    ".password-store",
-    ".azure",
-    ".local/share/keyrings",
-    ".config/lrab",
-];
 
 /// Harness state inside `.lrab/` that the model must not write (the private home and temp dir
 /// next to it stay writable).
@@ -99,7 +77,7 @@ impl ConfinedExecutor {
         let mut ctx = Context::new(workdir, &home).with_writable(&tmp);
         let st = ctx.workdir.join(STATE_DIR);
         ctx.protected = PROTECTED_STATE.iter().map(|p| st.join(p)).collect();
-        let hide = HIDDEN_IN_HOME
+        let hide = lrab_util::HOME_CREDENTIALS
             .iter()
             .map(|h| real_home.join(h))
             .filter(|p| p.symlink_metadata().is_ok())
@@ -129,6 +107,14 @@ impl ConfinedExecutor {
             },
             backend,
         })
+    }
+}
+
+/// The refusal of a classifier verdict: its text (with the next action) and the verdict.
+pub fn refusal(v: Verdict) -> Refusal {
+    Refusal {
+        text: refusal_text(&v),
+        verdict: Some(v),
     }
 }
 
@@ -164,15 +150,28 @@ impl ShellExecutor for ConfinedExecutor {
         self.backend.describe()
     }
 
-    fn admit(&self, command: &str) -> Result<(), String> {
+    /// Classifies in this executor's own context (the private home the child sees), whatever
+    /// `ctx` the caller has.
+    fn admit(&self, command: &str, _ctx: &Context) -> Result<(), Refusal> {
         if self.backend == Sandbox::None && !self.policy.allow_unconfined {
-            return Err("[safety ring 4: workdir boundary] refused: no kernel confinement is available on this machine, so model-chosen shell commands are not run (the operator can pass --allow-unconfined) — next: use the file tools read_file/write_file/edit_file/list_dir instead".into());
+            let v = Verdict::Deny {
+                ring: lrab_safety::Ring::Boundary,
+                reason: "no kernel confinement is available on this machine, so model-chosen shell commands are not run (the operator can pass --allow-unconfined)".into(),
+                alternative: None,
+            };
+            return Err(Refusal {
+                text: format!(
+                    "{} — next: use the file tools read_file/write_file/edit_file/list_dir instead",
+                    v.message()
+                ),
+                verdict: Some(v),
+            });
         }
         let v = classify_shell(command, &self.ctx);
         if v.is_allow() {
             Ok(())
         } else {
-            Err(refusal_text(&v))
+            Err(refusal(v))
         }
     }
 
@@ -270,7 +269,11 @@ mod tests {
         let target = outside.path().join("gate.txt");
         let cmd = format!("echo x > {}", target.display());
         // the classifier refuses it when the model asks ...
-        assert!(ex.admit(&cmd).unwrap_err().contains("refused"));
+        assert!(ex
+            .admit(&cmd, &ex.ctx)
+            .unwrap_err()
+            .text
+            .contains("refused"));
         // ... the harness's own run is not classified, and the kernel stops the write
         let o = run(&ex, &cmd, false);
         assert_ne!(o.exit, Some(0));
@@ -286,27 +289,30 @@ mod tests {
     fn unconfined_machine_refuses_unless_allowed() {
         let d = tempfile::tempdir().unwrap();
         let ex = ConfinedExecutor::with_backend(d.path(), d.path(), false, Sandbox::None).unwrap();
-        let e = ex.admit("ls").unwrap_err();
+        let e = ex.admit("ls", &ex.ctx).unwrap_err().text;
         assert!(
             e.contains("--allow-unconfined") && e.contains("read_file"),
             "{e}"
         );
         let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
-        assert!(ex.admit("ls").is_ok());
+        assert!(ex.admit("ls", &ex.ctx).is_ok());
         // the classifier still applies without confinement
-        assert!(ex.admit("rm -rf /").is_err());
+        assert!(ex.admit("rm -rf /", &ex.ctx).is_err());
     }
 
     #[test]
     fn refusals_name_the_next_action() {
         let d = tempfile::tempdir().unwrap();
         let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
-        let e = ex.admit("rm -rf ..").unwrap_err();
+        let e = ex.admit("rm -rf ..", &ex.ctx).unwrap_err().text;
         assert!(
             e.contains("find DIR -type f") && e.contains("rm FILE"),
             "{e}"
         );
-        let e = ex.admit("sudo apt-get install jq").unwrap_err();
+        let e = ex
+            .admit("sudo apt-get install jq", &ex.ctx)
+            .unwrap_err()
+            .text;
         assert!(
             e.contains("refused") && e.contains("next:") || e.contains("instead:"),
             "{e}"

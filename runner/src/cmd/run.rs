@@ -37,7 +37,8 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub backend: Option<String>,
     /// Run only slice k of n (cells whose plan index ≡ k-1 mod n).
-    #[arg(long)]
+    // Hyphen values reach the parser, so `--shard -1/4` is rejected by name like `0/4`.
+    #[arg(long, allow_hyphen_values = true)]
     pub shard: Option<String>,
     /// Task pack folder (default: LRAB_PACK or the built-in pack).
     #[arg(long)]

@@ -116,7 +116,7 @@ pub fn expand(arms: &[String], models: &[String], tasks: &[String], repeats: u32
     out
 }
 
-/// `k/n` with 1 ≤ k ≤ n.
+/// `k/n` with 1 ≤ k ≤ n: shard k of n, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Shard {
     pub k: usize,
@@ -125,20 +125,33 @@ pub struct Shard {
 
 impl std::str::FromStr for Shard {
     type Err = String;
+    /// Strict: two plain decimal numbers (no sign, no spaces), so a typo in a job script is an
+    /// error naming the value rather than a silently different slice.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let bad = |why: String| format!("--shard '{s}': {why}");
         let (k, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("--shard '{s}': expected k/n, e.g. 2/8"))?;
-        let k: usize = k
-            .trim()
-            .parse()
-            .map_err(|_| format!("--shard '{s}': k is not a number"))?;
-        let n: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("--shard '{s}': n is not a number"))?;
-        if n == 0 || k == 0 || k > n {
-            return Err(format!("--shard '{s}': need 1 <= k <= n"));
+            .ok_or_else(|| bad("expected k/n (shard k of n, from 1), e.g. 2/8".into()))?;
+        let number = |what: &str, v: &str| -> std::result::Result<usize, String> {
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad(format!(
+                    "{what} '{v}' is not a whole number (expected k/n, e.g. 2/8)"
+                )));
+            }
+            v.parse()
+                .map_err(|_| bad(format!("{what} '{v}' is too large")))
+        };
+        let (k, n) = (number("k", k)?, number("n", n)?);
+        if n == 0 {
+            return Err(bad("n must be at least 1".into()));
+        }
+        if k == 0 {
+            return Err(bad(format!(
+                "k must be at least 1 (shards are numbered 1..={n})"
+            )));
+        }
+        if k > n {
+            return Err(bad(format!("k={k} is larger than n={n}")));
         }
         Ok(Shard { k, n })
     }
@@ -199,9 +212,27 @@ mod tests {
         }
         all.sort();
         assert_eq!(all, cells);
-        assert!("0/3".parse::<Shard>().is_err());
-        assert!("4/3".parse::<Shard>().is_err());
         assert_eq!("2/3".parse::<Shard>().unwrap(), Shard { k: 2, n: 3 });
+        assert_eq!("3/3".parse::<Shard>().unwrap(), Shard { k: 3, n: 3 });
+        for (bad, why) in [
+            ("0/3", "k must be at least 1"),
+            ("4/3", "k=4 is larger than n=3"),
+            ("1/0", "n must be at least 1"),
+            ("a/b", "k 'a' is not a whole number"),
+            ("1/b", "n 'b' is not a whole number"),
+            ("-1/4", "k '-1' is not a whole number"),
+            ("+1/4", "k '+1' is not a whole number"),
+            (" 1/4", "k ' 1' is not a whole number"),
+            ("1/4/2", "n '4/2' is not a whole number"),
+            ("/4", "k '' is not a whole number"),
+            ("", "expected k/n"),
+            ("3", "expected k/n"),
+            ("99999999999999999999999/4", "is too large"),
+        ] {
+            let e = bad.parse::<Shard>().unwrap_err();
+            assert!(e.starts_with(&format!("--shard '{bad}': ")), "{e}");
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]

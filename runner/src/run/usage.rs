@@ -1,10 +1,8 @@
-//! Token and call counts of an attempt: from our harness's event log
-//! (`<workdir>/.lrab/events.jsonl`: `model_call` and `tool_call` events) or, for other arms,
-//! from the normalizing proxy's per-request log. Absent logs give empty columns, never zeros.
+//! Token and call counts of an attempt: from our harness's event log (`lrab_records::EventLog`:
+//! `model_call` and `tool_call` events) or, for other arms, from the normalizing proxy's
+//! trajectory (`lrab_records::TrajectoryEntry`). Absent logs give empty columns, never zeros.
 
 use std::path::Path;
-
-use serde_json::Value;
 
 /// Counts for the cells.csv columns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -15,54 +13,27 @@ pub struct Usage {
     pub tool_calls: Option<u64>,
 }
 
-fn lines(path: &Path) -> Option<Vec<Value>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .collect(),
-    )
-}
-
 /// From the harness event log.
 pub fn from_events(path: &Path) -> Option<Usage> {
-    let evs = lines(path)?;
-    let mut u = Usage {
-        prompt_tokens: Some(0),
-        completion_tokens: Some(0),
-        model_calls: Some(0),
-        tool_calls: Some(0),
-    };
-    for e in &evs {
-        match e["kind"].as_str() {
-            Some("model_call") => {
-                *u.model_calls.as_mut().unwrap() += 1;
-                *u.prompt_tokens.as_mut().unwrap() += e["prompt_tokens"].as_u64().unwrap_or(0);
-                *u.completion_tokens.as_mut().unwrap() +=
-                    e["completion_tokens"].as_u64().unwrap_or(0);
-            }
-            Some("tool_call") => *u.tool_calls.as_mut().unwrap() += 1,
-            _ => {}
-        }
-    }
-    Some(u)
+    let log = lrab_records::read_events(path)?;
+    let calls: Vec<_> = log.model_calls().collect();
+    Some(Usage {
+        prompt_tokens: Some(calls.iter().map(|c| c.prompt_tokens.unwrap_or(0)).sum()),
+        completion_tokens: Some(calls.iter().map(|c| c.completion_tokens.unwrap_or(0)).sum()),
+        model_calls: Some(calls.len() as u64),
+        tool_calls: Some(log.tool_calls().count() as u64),
+    })
 }
 
-/// From the proxy log (one JSON object per request with `prompt_tokens`,
-/// `completion_tokens`); tool calls are not visible there.
+/// From the proxy's trajectory; tool calls are not visible there.
 pub fn from_proxy_log(path: &Path) -> Option<Usage> {
-    let evs = lines(path)?;
-    let mut u = Usage {
-        prompt_tokens: Some(0),
-        completion_tokens: Some(0),
-        model_calls: Some(evs.len() as u64),
+    let t = lrab_records::read_trajectory(path)?;
+    Some(Usage {
+        prompt_tokens: Some(t.iter().map(|e| e.prompt_tokens.unwrap_or(0)).sum()),
+        completion_tokens: Some(t.iter().map(|e| e.completion_tokens.unwrap_or(0)).sum()),
+        model_calls: Some(t.len() as u64),
         tool_calls: None,
-    };
-    for e in &evs {
-        *u.prompt_tokens.as_mut().unwrap() += e["prompt_tokens"].as_u64().unwrap_or(0);
-        *u.completion_tokens.as_mut().unwrap() += e["completion_tokens"].as_u64().unwrap_or(0);
-    }
-    Some(u)
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! (`echo`, `printf`, `cat` of known text, `base64 -d`, `xxd -r -p`, `rev`, `tr`), so that
 //! decode-and-execute chains are inspected instead of trusted.
 
-use super::{Analyzer, Env, Stdin, F};
+use crate::analyzer::{Analyzer, Env, Stdin, F};
+use crate::decode::b64;
 
 pub(crate) fn eval_simple(
     fields: &[F],
@@ -35,7 +36,7 @@ pub(crate) fn eval_simple(
             }
             let mut s = args[i..].join(" ");
             if esc {
-                s = super::parse::ansi_c(&s);
+                s = crate::decode::ansi_c(&s);
             }
             if newline {
                 s.push('\n');
@@ -141,7 +142,7 @@ fn tr_set(s: &str) -> Vec<char> {
 }
 
 fn printf(fmt: &str, args: &[&str]) -> String {
-    let fmt = super::parse::ansi_c(fmt);
+    let fmt = crate::decode::ansi_c(fmt);
     let mut out = String::new();
     let mut ai = 0;
     let c: Vec<char> = fmt.chars().collect();
@@ -158,7 +159,7 @@ fn printf(fmt: &str, args: &[&str]) -> String {
                         ai += 1;
                     }
                     'b' => {
-                        out.push_str(&super::parse::ansi_c(args.get(ai).copied().unwrap_or("")));
+                        out.push_str(&crate::decode::ansi_c(args.get(ai).copied().unwrap_or("")));
                         ai += 1;
                     }
                     'c' => {
@@ -178,31 +179,4 @@ fn printf(fmt: &str, args: &[&str]) -> String {
         i = 0;
     }
     out
-}
-
-/// Standard and URL-safe base64, whitespace ignored.
-pub fn b64(s: &str) -> Option<Vec<u8>> {
-    let mut buf = 0u32;
-    let mut bits = 0;
-    let mut out = Vec::new();
-    for ch in s.chars() {
-        let v = match ch {
-            'A'..='Z' => ch as u32 - 'A' as u32,
-            'a'..='z' => ch as u32 - 'a' as u32 + 26,
-            '0'..='9' => ch as u32 - '0' as u32 + 52,
-            '+' | '-' => 62,
-            '/' | '_' => 63,
-            '=' => break,
-            c if c.is_whitespace() => continue,
-            _ => return None,
-        };
-        buf = (buf << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buf >> bits) as u8);
-            buf &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }

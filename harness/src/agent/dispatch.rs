@@ -1,0 +1,416 @@
+//! Dispatch: one tool call through the tool table, the chat tier, the anti-loop and the finish
+//! gate, answered with a [`CallResult`].
+
+use super::{short, Agent};
+use crate::backend::Model;
+use crate::mechanisms::anti_loop::{self, signature, LoopVerdict};
+use crate::mechanisms::finish_gate::{GateDecision, GateEnv, GateInput, TestOutcome, TestRun};
+use crate::mechanisms::prefill::SYSTEM_TASK;
+use crate::mechanisms::security::Access;
+use crate::mechanisms::tiering::{chat_refusal, Tier};
+use crate::mechanisms::Mechanism;
+use crate::messages::{Role, ToolCall};
+use crate::shaping::Verdict;
+use crate::tools::table::{self, Handler};
+use crate::tools::{Effect, ToolOutcome, Toolbox};
+use lrab_records::CallOutcome;
+use serde_json::json;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+/// The answer to one tool call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallResult {
+    /// What the model is told.
+    pub text: String,
+    /// The call succeeded.
+    pub ok: bool,
+    /// What it did to the workdir.
+    pub effect: Effect,
+    /// A mechanism answered instead of the tool.
+    pub intercepted: bool,
+    /// `finish` was accepted: the run ends.
+    pub finished: bool,
+    /// What became of the call, for the event log.
+    pub outcome: CallOutcome,
+}
+
+impl CallResult {
+    /// An answer given without running the tool.
+    fn not_run(text: String, ok: bool) -> CallResult {
+        CallResult {
+            text,
+            ok,
+            effect: Effect::None,
+            intercepted: true,
+            finished: false,
+            outcome: CallOutcome::NotRun,
+        }
+    }
+
+    /// The answer of a tool that ran (or was refused by a safety ring).
+    fn of_tool(o: ToolOutcome) -> CallResult {
+        let outcome = match o
+            .refusal
+            .as_ref()
+            .and_then(lrab_safety::Verdict::to_refusal)
+        {
+            Some(r) => CallOutcome::Refused(r),
+            None => CallOutcome::Ran {
+                exit: o.exit,
+                timed_out: o.timed_out,
+            },
+        };
+        CallResult {
+            text: o.text,
+            ok: o.ok,
+            effect: o.effect,
+            intercepted: false,
+            finished: false,
+            outcome,
+        }
+    }
+
+    /// An answer of the agent's own tools (the plan, finish).
+    fn own(text: String, ok: bool, finished: bool) -> CallResult {
+        CallResult {
+            text,
+            ok,
+            effect: Effect::None,
+            intercepted: false,
+            finished,
+            outcome: CallOutcome::Ran {
+                exit: None,
+                timed_out: false,
+            },
+        }
+    }
+
+    /// The event-log record of the call.
+    pub fn event(&self, call: &ToolCall, turn: u32, took: Duration) -> lrab_records::ToolCall {
+        lrab_records::ToolCall {
+            turn,
+            name: call.name.clone(),
+            ok: self.ok,
+            ms: took.as_millis() as u64,
+            intercepted: self.intercepted,
+            args: short(&call.arguments.to_string(), 200),
+            outcome: Some(self.outcome.clone()),
+            result: Some(self.text.clone()),
+        }
+    }
+}
+
+fn hash_sig(s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// Test results keyed by command, valid while the workdir has not changed (a verdict ledger:
+/// a pass is reused only while nothing has been written since).
+pub(super) type TestLedger = std::collections::HashMap<String, (u64, TestRun)>;
+
+/// What the finish gate sees of the workdir.
+struct GateCtx<'a> {
+    tools: &'a mut Toolbox,
+    timeout: u64,
+    world: u64,
+    ledger: &'a mut TestLedger,
+}
+
+impl GateEnv for GateCtx<'_> {
+    fn file_size(&self, rel: &str) -> Option<u64> {
+        let abs = self.tools.conf.resolve(rel, Access::Read).ok()?;
+        let md = std::fs::metadata(abs).ok()?;
+        Some(if md.is_dir() { 1 } else { md.len() })
+    }
+    fn top_files(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.tools.root())
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| e.path().is_file())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+    fn read_text(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.tools.root().join(rel)).ok()
+    }
+    fn run_test(&mut self, cmd: &str) -> TestRun {
+        if let Some((w, run)) = self.ledger.get(cmd) {
+            if *w == self.world {
+                return run.clone();
+            }
+        }
+        let run = match self.tools.run_command(cmd, self.timeout) {
+            Ok((o, _)) => TestRun {
+                exit: o.exit,
+                timed_out: o.timed_out,
+                output: o.output,
+            },
+            Err(e) => TestRun {
+                exit: None,
+                timed_out: false,
+                output: format!("could not run: {e}"),
+            },
+        };
+        self.ledger
+            .insert(cmd.to_string(), (self.world, run.clone()));
+        run
+    }
+}
+
+impl<M: Model> Agent<M> {
+    /// Whether an answered call was progress (a new successful call, or a successful write),
+    /// remembering its signature.
+    pub(super) fn note_call(&mut self, call: &ToolCall, r: &CallResult) -> bool {
+        let is_new = self
+            .state
+            .seen
+            .insert(hash_sig(&signature(&call.name, &call.arguments)));
+        r.ok && (is_new || r.effect == Effect::Write)
+    }
+
+    /// Execute one call. Nudges that follow the round go to `after`.
+    pub(super) fn dispatch(
+        &mut self,
+        call: &ToolCall,
+        offered: &[&str],
+        after: &mut Vec<String>,
+    ) -> CallResult {
+        let name = call.name.as_str();
+        let def = match table::find(name).filter(|_| self.known_tools().contains(&name)) {
+            Some(d) => d,
+            None => {
+                return CallResult {
+                    text: format!(
+                        "error: unknown tool '{name}'. Available tools: {}",
+                        offered.join(", ")
+                    ),
+                    ok: false,
+                    effect: Effect::None,
+                    intercepted: false,
+                    finished: false,
+                    outcome: CallOutcome::UnknownTool,
+                }
+            }
+        };
+        if self.state.tier == Tier::Chat && !def.chat && !matches!(def.handler, Handler::Finish) {
+            if let Some(refused) = self.chat_tier(name) {
+                return refused;
+            }
+        }
+        if self.on(Mechanism::AntiLoop) {
+            if let Some(answer) = self.anti_loop(call, after) {
+                return answer;
+            }
+        }
+        let tests_before = self.state.tests.len();
+        let result = self.execute_call(call, def);
+        if self.on(Mechanism::AntiLoop) {
+            self.state.anti_loop.executed(self.state.world);
+            // a test run that reports failures did not succeed, whatever its exit code: its
+            // repeat must not be answered as "succeeded"
+            let tests_failed = self.state.tests[tests_before..]
+                .iter()
+                .any(|(_, v)| *v == Verdict::Failed);
+            self.state
+                .anti_loop
+                .outcome(self.state.turn, result.ok && !tests_failed, &result.text);
+        }
+        result
+    }
+
+    /// A tool the chat tier does not offer: refused, until the second such call shows the
+    /// prompt was real work after all (then the run switches to the task tier).
+    fn chat_tier(&mut self, name: &str) -> Option<CallResult> {
+        self.state.chat_mutations += 1;
+        if self.state.chat_mutations >= 2 && self.on(Mechanism::Tiering) {
+            self.state.tier = Tier::Task;
+            if let Some(m) = self
+                .state
+                .messages
+                .iter_mut()
+                .find(|m| m.role == Role::System)
+            {
+                m.content = SYSTEM_TASK.to_string();
+            }
+            self.events
+                .mechanism("tiering", "escalate_to_task", json!({}));
+            return None;
+        }
+        self.events
+            .mechanism("tiering", "chat_refused_tool", json!({"tool": name}));
+        Some(CallResult::not_run(chat_refusal(name), false))
+    }
+
+    /// The anti-loop's answer instead of running the call, if it has one.
+    fn anti_loop(&mut self, call: &ToolCall, after: &mut Vec<String>) -> Option<CallResult> {
+        let name = call.name.as_str();
+        let v =
+            self.state
+                .anti_loop
+                .check(name, &call.arguments, self.state.world, self.state.turn);
+        match v {
+            LoopVerdict::Execute => None,
+            LoopVerdict::SameToolNudge { count } => {
+                self.events.mechanism(
+                    "anti_loop",
+                    "same_tool_nudge",
+                    json!({"tool": name, "count": count}),
+                );
+                let next = self.next_action();
+                after.push(anti_loop::same_tool_nudge(name, count, &next));
+                None
+            }
+            LoopVerdict::Intercept { level } => {
+                self.events.mechanism(
+                    "anti_loop",
+                    "intercept",
+                    json!({"tool": name, "level": level, "earlier_ok": false}),
+                );
+                let next = self.next_action();
+                Some(CallResult::not_run(
+                    anti_loop::intercept_text(level, &next),
+                    false,
+                ))
+            }
+            LoopVerdict::Unchanged { level, earlier } => {
+                // the earlier identical call succeeded and nothing changed: its result is the
+                // truthful answer (ok, nothing re-executed), not a failure. Logged as an
+                // interception (nothing ran) so activation counts stay comparable;
+                // `earlier_ok` tells the two answers apart.
+                self.events.mechanism(
+                    "anti_loop",
+                    "intercept",
+                    json!({"tool": name, "level": level, "earlier_ok": true, "earlier_turn": earlier.turn}),
+                );
+                let next = self.next_action();
+                Some(CallResult::not_run(
+                    anti_loop::unchanged_answer(name, &call.arguments, level, &earlier, &next),
+                    true,
+                ))
+            }
+            LoopVerdict::Pause { until_turn } | LoopVerdict::Paused { until_turn } => {
+                self.events.mechanism(
+                    "anti_loop",
+                    "pause_tool",
+                    json!({"tool": name, "until_turn": until_turn}),
+                );
+                let next = self.next_action();
+                Some(CallResult::not_run(
+                    anti_loop::pause_text(name, until_turn, &next),
+                    false,
+                ))
+            }
+        }
+    }
+
+    fn execute_call(&mut self, call: &ToolCall, def: &table::ToolDef) -> CallResult {
+        match def.handler {
+            Handler::Plan => {
+                let (ok, text) = self.state.plan.apply(&call.arguments);
+                CallResult::own(text, ok, false)
+            }
+            Handler::Finish => {
+                if self.state.tier == Tier::Chat {
+                    return CallResult::own("finished".into(), true, true);
+                }
+                let (accepted, msg) = if self.on(Mechanism::FinishGate) {
+                    self.finish_gate()
+                } else {
+                    (true, String::new())
+                };
+                if accepted {
+                    let summary = call.arg_str("summary").unwrap_or_default();
+                    self.say(&format!(
+                        "===== TASK COMPLETE ===== {}",
+                        short(&summary, 200)
+                    ));
+                    CallResult::own("finish accepted".into(), true, true)
+                } else {
+                    CallResult::own(msg, false, false)
+                }
+            }
+            Handler::Toolbox(_) => {
+                let o = self.tools.execute(def.name, &call.arguments);
+                self.account(call, def, &o);
+                CallResult::of_tool(o)
+            }
+        }
+    }
+
+    /// The loop's bookkeeping after a toolbox call: progress, the change counter, verification.
+    fn account(&mut self, call: &ToolCall, def: &table::ToolDef, o: &ToolOutcome) {
+        if o.ok && def.progress {
+            self.state.productive = true;
+        }
+        match o.effect {
+            Effect::Exec => {
+                // a command may have changed files
+                self.state.world += 1;
+                self.state.productive = true;
+                match o.verdict {
+                    Some(v) => {
+                        self.state.verify.on_test(v);
+                        self.state
+                            .tests
+                            .push((call.arg_str("command").unwrap_or_default(), v));
+                    }
+                    None if o.ok => self.state.verify.on_exec_ok(),
+                    None => {}
+                }
+            }
+            _ if o.ok && def.mutates => {
+                self.state.world += 1;
+                self.state.verify.on_write();
+            }
+            Effect::Read if o.ok => self.state.verify.on_read(),
+            _ => {}
+        }
+    }
+
+    /// Run the finish gate: (accepted, rejection message).
+    pub(super) fn finish_gate(&mut self) -> (bool, String) {
+        let input = GateInput {
+            task: &self.state.task,
+            productive: self.state.productive,
+            open_plan_items: self.state.plan.open_items(),
+            verify_feedback: self.cfg.ablations.on(Mechanism::VerifyFeedback),
+        };
+        let mut runs: Vec<TestOutcome> = Vec::new();
+        let decision = {
+            let mut env = GateCtx {
+                tools: &mut self.tools,
+                timeout: self.cfg.test_timeout_s,
+                world: self.state.world,
+                ledger: &mut self.ledger,
+            };
+            self.state.gate.evaluate(&input, &mut env, &mut runs)
+        };
+        for r in runs {
+            self.state.verify.on_test(r.verdict);
+            self.state.tests.push((r.command.clone(), r.verdict));
+            self.events.mechanism(
+                "finish_gate",
+                "test_run",
+                json!({"command": r.command, "verdict": r.verdict}),
+            );
+        }
+        match decision {
+            GateDecision::Accept => {
+                self.events.mechanism("finish_gate", "accept", json!({}));
+                (true, String::new())
+            }
+            GateDecision::Reject { check, message } => {
+                self.events.mechanism("finish_gate", check, json!({}));
+                (false, message)
+            }
+        }
+    }
+}

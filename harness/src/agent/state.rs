@@ -1,0 +1,328 @@
+//! State and resume: everything that survives a kill ([`State`], the checkpoint), setting a run
+//! up in a workdir (fresh or resumed), and the facts derived from the state that every nudge
+//! names (missing artifacts, the next action).
+
+use super::{short, Agent, AgentConfig, RunStatus, StartError};
+use crate::events::EventLog;
+use crate::mechanisms::anti_loop::{AntiLoop, EmptyLadder, StallWatch};
+use crate::mechanisms::clock::Clock;
+use crate::mechanisms::context::ContextCheck;
+use crate::mechanisms::finish_gate::{named_artifacts, FinishGate};
+use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
+use crate::mechanisms::report::VerificationTracker;
+use crate::mechanisms::resilience::{self, Loaded};
+use crate::mechanisms::security::{real_home, Access, STATE_DIR};
+use crate::mechanisms::tiering::{classify, Tier};
+use crate::mechanisms::Mechanism;
+use crate::messages::Message;
+use crate::shaping::Verdict;
+use crate::tools::confined::ConfinedExecutor;
+use crate::tools::shell::ShellExecutor;
+use crate::tools::todo::Plan;
+use crate::tools::Toolbox;
+use lrab_records::{Event, RunStart};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Version of the checkpoint format; a checkpoint of another version is set aside.
+pub const STATE_VERSION: u32 = 1;
+
+/// Everything that survives a kill: the checkpoint.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub task: String,
+    pub tier: Tier,
+    pub messages: Vec<Message>,
+    pub plan: Plan,
+    pub turn: u32,
+    pub tool_calls: u32,
+    pub productive: bool,
+    pub world: u64,
+    pub gate: FinishGate,
+    pub anti_loop: AntiLoop,
+    pub empty: EmptyLadder,
+    pub stall: StallWatch,
+    pub clock: Clock,
+    pub context: ContextCheck,
+    pub verify: VerificationTracker,
+    pub seen: BTreeSet<u64>,
+    pub tests: Vec<(String, Verdict)>,
+    pub elapsed_s: f64,
+    pub runs: u32,
+    pub chat_mutations: u32,
+    pub done: Option<RunStatus>,
+    /// Token totals over all model calls of the run (server counts).
+    #[serde(default)]
+    pub model_calls: u32,
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+impl State {
+    /// The state of a run that has not started: system prompt and task, nothing done.
+    fn fresh(cfg: &AgentConfig) -> State {
+        let tier = if cfg.ablations.on(Mechanism::Tiering) {
+            classify(&cfg.task)
+        } else {
+            Tier::Task
+        };
+        let system = if tier == Tier::Chat {
+            SYSTEM_CHAT
+        } else {
+            SYSTEM_TASK
+        };
+        State {
+            version: STATE_VERSION,
+            task: cfg.task.clone(),
+            tier,
+            messages: vec![Message::system(system), Message::user(cfg.task.clone())],
+            plan: Plan::default(),
+            turn: 0,
+            tool_calls: 0,
+            productive: false,
+            world: 0,
+            gate: FinishGate::default(),
+            anti_loop: AntiLoop::default(),
+            empty: EmptyLadder::default(),
+            stall: StallWatch::default(),
+            clock: Clock::new(cfg.time_budget_min),
+            context: ContextCheck::new(cfg.num_ctx),
+            verify: VerificationTracker::default(),
+            seen: BTreeSet::new(),
+            tests: Vec::new(),
+            elapsed_s: 0.0,
+            runs: 0,
+            chat_mutations: 0,
+            done: None,
+            model_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+        }
+    }
+}
+
+/// The checkpoint of this task and version, if one can be resumed; anything else is set aside
+/// (with a warning) and the run starts fresh.
+fn load_checkpoint(
+    checkpoint: &Path,
+    cfg: &AgentConfig,
+    warnings: &mut Vec<String>,
+) -> Option<State> {
+    match resilience::load::<State>(checkpoint) {
+        Loaded::Fresh => None,
+        Loaded::Resumed(s) if s.version == STATE_VERSION && s.task == cfg.task => Some(*s),
+        Loaded::Resumed(_) => {
+            let aside = checkpoint.with_extension("other-task.json");
+            let _ = std::fs::rename(checkpoint, &aside);
+            warnings.push(format!(
+                "checkpoint belongs to another task or version; set aside as {} and starting fresh",
+                aside.display()
+            ));
+            None
+        }
+        Loaded::Corrupt { moved_to, error } => {
+            warnings.push(format!(
+                "checkpoint was corrupt ({error}); set aside as {} and starting fresh",
+                moved_to.display()
+            ));
+            None
+        }
+    }
+}
+
+/// The workdir's state folder can be created and written.
+fn check_writable(wd: &Path) -> Result<(), StartError> {
+    let state_dir = wd.join(STATE_DIR);
+    std::fs::create_dir_all(&state_dir)
+        .and_then(|_| std::fs::write(state_dir.join(".write-probe"), b"ok"))
+        .map_err(|e| {
+            StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display()))
+        })?;
+    let _ = std::fs::remove_file(state_dir.join(".write-probe"));
+    Ok(())
+}
+
+fn check_workdir(wd: &Path) -> Result<(), StartError> {
+    if !wd.is_dir() {
+        return Err(StartError::Workdir(format!(
+            "workdir '{}' does not exist or is not a directory",
+            wd.display()
+        )));
+    }
+    check_writable(wd)
+}
+
+impl<M: crate::backend::Model> Agent<M> {
+    /// Set up the run in `cfg.workdir`: state folder, tools, event log, and either a resumed
+    /// checkpoint or a fresh conversation.
+    /// Model-chosen shell commands go through the safety rings ([`ConfinedExecutor`]).
+    pub fn new(cfg: AgentConfig, model: M) -> Result<Self, StartError> {
+        let home = cfg.real_home.clone().unwrap_or_else(real_home);
+        match ConfinedExecutor::new(&cfg.workdir, &home, cfg.allow_unconfined) {
+            Ok(ex) => Self::with_executor(cfg, model, Box::new(ex)),
+            Err(e) => {
+                // never go on without the confined executor, and leave no trace of a run
+                // (no event log, no checkpoint) that did not start
+                check_workdir(&cfg.workdir)?;
+                Err(StartError::Workdir(format!(
+                    "cannot prepare '{}': {e}",
+                    cfg.workdir.display()
+                )))
+            }
+        }
+    }
+
+    /// As [`Agent::new`] with a chosen shell executor.
+    pub fn with_executor(
+        cfg: AgentConfig,
+        model: M,
+        shell: Box<dyn ShellExecutor>,
+    ) -> Result<Self, StartError> {
+        let wd = &cfg.workdir;
+        check_workdir(wd)?;
+        let state_dir = wd.join(STATE_DIR);
+        let ab = &cfg.ablations;
+        let mut tools = Toolbox::new(
+            wd,
+            ab.on(Mechanism::EditSafety),
+            ab.on(Mechanism::CrawlGuard),
+            shell,
+        )
+        .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
+        tools
+            .conf
+            .set_home(&cfg.real_home.clone().unwrap_or_else(real_home));
+        if let Some(url) = &cfg.web_search {
+            tools.web = Some(
+                crate::tools::web::WebTools::new(url, Duration::from_secs(20))
+                    .map_err(StartError::Workdir)?,
+            );
+        }
+        let checkpoint = state_dir.join("checkpoint.json");
+        let mut warnings = Vec::new();
+        let loaded = if ab.on(Mechanism::Resilience) {
+            load_checkpoint(&checkpoint, &cfg, &mut warnings)
+        } else {
+            None
+        };
+        let resumed = loaded.is_some();
+        let mut state = loaded.unwrap_or_else(|| State::fresh(&cfg));
+        state.runs += 1;
+        if cfg.time_budget_min.is_some() {
+            state.clock.budget_s = cfg.time_budget_min.map(|m| m * 60.0);
+        }
+        let events = EventLog::open(&state_dir.join("events.jsonl"), state.runs)
+            .map_err(|e| StartError::Workdir(format!("cannot open the event log: {e}")))?;
+        let named = named_artifacts(&cfg.task);
+        let base_elapsed = state.elapsed_s;
+        let start = Instant::now();
+        let mut agent = Agent {
+            cfg,
+            model,
+            state,
+            tools,
+            events,
+            sleeper: Box::new(std::thread::sleep),
+            clock_fn: Box::new(move || start.elapsed().as_secs_f64()),
+            overheads: Vec::new(),
+            resumed,
+            warnings,
+            named,
+            base_elapsed,
+            checkpoint,
+            last_error: None,
+            ledger: Default::default(),
+        };
+        if resumed && agent.state.done.is_none() {
+            resilience::sanitize(&mut agent.state.messages);
+            let next = agent.next_action();
+            agent
+                .state
+                .messages
+                .push(Message::nudge(resilience::resume_nudge(&next)));
+            agent.events.mechanism(
+                "resilience",
+                "resume",
+                json!({"messages": agent.state.messages.len(), "turn": agent.state.turn}),
+            );
+        }
+        agent.events.emit(Event::RunStart(RunStart {
+            tier: agent.state.tier.name().to_string(),
+            resumed,
+            ablations: agent
+                .cfg
+                .ablations
+                .names()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            static_prefill: prefill::static_prefill(),
+            num_ctx: agent.cfg.num_ctx,
+            sandbox: agent.tools.shell.describe(),
+        }));
+        Ok(agent)
+    }
+
+    /// Checkpoint the state (when resilience is on).
+    pub(super) fn save(&mut self) {
+        if self.on(Mechanism::Resilience) {
+            self.state.elapsed_s = self.base_elapsed + (self.clock_fn)();
+            if let Err(e) = resilience::save(&self.checkpoint, &self.state) {
+                self.events.emit(Event::Warning {
+                    checkpoint_error: e.to_string(),
+                });
+            }
+        }
+    }
+
+    fn artifact_missing(&self, a: &str) -> bool {
+        match self.tools.conf.resolve(a, Access::Read) {
+            Ok(p) => std::fs::metadata(p)
+                .map(|m| m.is_file() && m.len() == 0)
+                .unwrap_or(true),
+            Err(_) => false,
+        }
+    }
+
+    /// Named artifacts that do not exist (or are empty).
+    pub fn missing_artifacts(&self) -> Vec<String> {
+        self.named
+            .iter()
+            .filter(|a| self.artifact_missing(a))
+            .cloned()
+            .collect()
+    }
+
+    /// The next executable action, named in every rejection and nudge.
+    pub fn next_action(&self) -> String {
+        if self.state.tier == Tier::Task
+            && self.state.plan.items.is_empty()
+            && !self.state.productive
+        {
+            return "todo(action=\"create\", items=[\"…each required step…\"])".into();
+        }
+        if let Some((n, text)) = self.state.plan.next_open() {
+            if let Some(a) = self.missing_artifacts().first() {
+                if text.contains(a.as_str()) {
+                    return format!(
+                        "plan step {n} — write_file(path=\"{a}\", content=…) with its full content"
+                    );
+                }
+            }
+            return format!(
+                "plan step {n}: {} — do it with a tool call, then todo(action=\"done\", index={n})",
+                short(text, 120)
+            );
+        }
+        if let Some(a) = self.missing_artifacts().first() {
+            return format!("write_file(path=\"{a}\", content=…) with its full content");
+        }
+        "finish(summary=\"…\") if everything is done and checked".into()
+    }
+}

@@ -1,0 +1,83 @@
+//! `attempts.jsonl`: one line per attempt with what the runner did and how long each part took
+//! (docs/results-format.md). Unlike `cells.csv` it is a journal for people and tools, not the
+//! source of truth for resume.
+
+use serde::{Deserialize, Serialize};
+
+use crate::FailureMode;
+
+/// One launch of the arm within an attempt (two for kill-and-resume tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    /// Wall seconds (3 decimals).
+    pub wall: f64,
+    /// Exit code; `null` when killed by a signal.
+    pub code: Option<i32>,
+    /// The runner killed it at its deadline.
+    pub timed_out: bool,
+    /// Processes of its group were still alive when it exited.
+    pub survivors: bool,
+}
+
+/// One line of `attempts.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// Schema version of the line.
+    #[serde(default = "crate::legacy_version")]
+    pub schema_version: u32,
+    /// Index of the cell in the plan.
+    pub cell: usize,
+    /// Arm name.
+    pub arm: String,
+    /// Model name.
+    pub model: String,
+    /// Task id.
+    pub task: String,
+    /// Repeat index.
+    pub repeat: u32,
+    /// Attempt index.
+    pub attempt: u32,
+    /// The attempt folder, relative to the run folder.
+    pub attempt_dir: String,
+    /// The launched command line (program first).
+    pub command: Vec<String>,
+    /// The backend URL the arm was given (the proxy's, when it had one).
+    pub backend_url: String,
+    /// Every launch, in order.
+    pub phases: Vec<PhaseRecord>,
+    /// Seconds waited for the workdir to go quiet (3 decimals).
+    pub quiet_wait_seconds: f64,
+    /// Runner time outside the arm's launches (3 decimals).
+    pub runner_overhead_seconds: f64,
+    /// Scoring time (3 decimals).
+    pub scoring_seconds: f64,
+    /// The failure mode.
+    pub failure_mode: FailureMode,
+    /// The total recorded in `cells.csv`.
+    pub score: f64,
+    /// Why scoring failed, when it did.
+    pub score_error: Option<String>,
+    /// Whether another attempt follows.
+    pub retry: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line exactly as the runner wrote it before lines carried `schema_version`.
+    const LEGACY: &str = r#"{"cell":3,"arm":"harness","model":"sim-4b","task":"WF-01","repeat":0,"attempt":0,"attempt_dir":"cells/harness/sim-4b/WF-01/r0/a0","command":["/bin/lrab-harness","run"],"backend_url":"http://127.0.0.1:4000","phases":[{"wall":4.2,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":0.0,"runner_overhead_seconds":0.31,"scoring_seconds":0.05,"failure_mode":"completed","score":1.0,"score_error":null,"retry":false}"#;
+
+    #[test]
+    fn legacy_lines_load_and_new_lines_carry_the_version() {
+        let r: AttemptRecord = serde_json::from_str(LEGACY).unwrap();
+        assert_eq!(r.schema_version, 1);
+        assert_eq!(r.phases[0].code, Some(0));
+        assert_eq!(r.failure_mode, FailureMode::Completed);
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.starts_with("{\"schema_version\":1,\"cell\":3,"),
+            "{text}"
+        );
+    }
+}

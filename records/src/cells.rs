@@ -1,0 +1,470 @@
+//! `cells.csv`: one row per attempt (docs/results-format.md), appended atomically so concurrent
+//! shards and crashes never tear or lose rows. The header names the columns; readers of partial
+//! files (the analysis accepts hand-made ones) use the names in [`column`].
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::jsonl::append_locked;
+use crate::{FailureMode, RecordError};
+
+/// Column names of `cells.csv`, for readers that look columns up by name.
+pub mod column {
+    /// The run the attempt belongs to.
+    pub const RUN_ID: &str = "run_id";
+    /// Arm name.
+    pub const ARM: &str = "arm";
+    /// Model name.
+    pub const MODEL: &str = "model";
+    /// Task id.
+    pub const TASK: &str = "task";
+    /// Task tier 1..=4.
+    pub const TIER: &str = "tier";
+    /// Repeat index.
+    pub const REPEAT: &str = "repeat";
+    /// Attempt index within the repeat (the latest wins).
+    pub const ATTEMPT: &str = "attempt";
+    /// The scored total.
+    pub const SCORE: &str = "score";
+    /// Milestone score.
+    pub const MILESTONE_SCORE: &str = "milestone_score";
+    /// Final score.
+    pub const FINAL_SCORE: &str = "final_score";
+    /// Wall-clock seconds of the arm.
+    pub const WALL_SECONDS: &str = "wall_seconds";
+    /// The arm's exit code.
+    pub const EXIT_CODE: &str = "exit_code";
+    /// Failure mode.
+    pub const FAILURE_MODE: &str = "failure_mode";
+    /// Backend label.
+    pub const BACKEND: &str = "backend";
+    /// Whether the backend was simulated.
+    pub const SIMULATED: &str = "simulated";
+    /// Prompt tokens over the attempt.
+    pub const PROMPT_TOKENS: &str = "prompt_tokens";
+    /// Completion tokens over the attempt.
+    pub const COMPLETION_TOKENS: &str = "completion_tokens";
+    /// Model calls of the attempt.
+    pub const MODEL_CALLS: &str = "model_calls";
+    /// Tool calls of the attempt.
+    pub const TOOL_CALLS: &str = "tool_calls";
+    /// The attempt folder, relative to the run folder.
+    pub const ATTEMPT_DIR: &str = "attempt_dir";
+    /// The record's schema version.
+    pub const SCHEMA_VERSION: &str = "schema_version";
+}
+
+/// The header of `cells.csv` files written before `schema_version` existed (still read, and
+/// appended to in that layout so a resumed old run stays one consistent file).
+pub const LEGACY_HEADER: [&str; 20] = [
+    column::RUN_ID,
+    column::ARM,
+    column::MODEL,
+    column::TASK,
+    column::TIER,
+    column::REPEAT,
+    column::ATTEMPT,
+    column::SCORE,
+    column::MILESTONE_SCORE,
+    column::FINAL_SCORE,
+    column::WALL_SECONDS,
+    column::EXIT_CODE,
+    column::FAILURE_MODE,
+    column::BACKEND,
+    column::SIMULATED,
+    column::PROMPT_TOKENS,
+    column::COMPLETION_TOKENS,
+    column::MODEL_CALLS,
+    column::TOOL_CALLS,
+    column::ATTEMPT_DIR,
+];
+
+/// The exact header of `cells.csv` as written now: the legacy columns plus `schema_version`.
+pub const HEADER: [&str; 21] = [
+    column::RUN_ID,
+    column::ARM,
+    column::MODEL,
+    column::TASK,
+    column::TIER,
+    column::REPEAT,
+    column::ATTEMPT,
+    column::SCORE,
+    column::MILESTONE_SCORE,
+    column::FINAL_SCORE,
+    column::WALL_SECONDS,
+    column::EXIT_CODE,
+    column::FAILURE_MODE,
+    column::BACKEND,
+    column::SIMULATED,
+    column::PROMPT_TOKENS,
+    column::COMPLETION_TOKENS,
+    column::MODEL_CALLS,
+    column::TOOL_CALLS,
+    column::ATTEMPT_DIR,
+    column::SCHEMA_VERSION,
+];
+
+/// One row of `cells.csv`. Field order is the column order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRow {
+    /// The run the attempt belongs to.
+    pub run_id: String,
+    /// Arm name.
+    pub arm: String,
+    /// Model name.
+    pub model: String,
+    /// Task id.
+    pub task: String,
+    /// Task tier 1..=4.
+    pub tier: u8,
+    /// Repeat index.
+    pub repeat: u32,
+    /// Attempt index within the repeat.
+    pub attempt: u32,
+    /// The scored total (0 for an attempt without a score).
+    #[serde(serialize_with = "ser3")]
+    pub score: f64,
+    /// Milestone score, absent when the attempt was not scored.
+    #[serde(serialize_with = "ser3_opt")]
+    pub milestone_score: Option<f64>,
+    /// Final score, absent when the attempt was not scored.
+    #[serde(serialize_with = "ser3_opt")]
+    pub final_score: Option<f64>,
+    /// Wall-clock seconds of the arm (all phases).
+    #[serde(serialize_with = "ser_wall")]
+    pub wall_seconds: f64,
+    /// The arm's exit code; absent when it was killed.
+    pub exit_code: Option<i32>,
+    /// Why the attempt ended the way it did.
+    pub failure_mode: FailureMode,
+    /// Backend label.
+    pub backend: String,
+    /// Whether the backend was simulated (sim results are always labelled).
+    pub simulated: bool,
+    /// Prompt tokens over the attempt, when a log told them.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens over the attempt, when a log told them.
+    pub completion_tokens: Option<u64>,
+    /// Model calls, when a log told them.
+    pub model_calls: Option<u64>,
+    /// Tool calls, when a log told them.
+    pub tool_calls: Option<u64>,
+    /// The attempt folder, relative to the run folder.
+    pub attempt_dir: String,
+    /// Schema version of the row.
+    #[serde(default = "crate::legacy_version")]
+    pub schema_version: u32,
+}
+
+fn ser3<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{x:.3}"))
+}
+fn ser3_opt<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match x {
+        Some(v) => s.serialize_str(&format!("{v:.3}")),
+        None => s.serialize_str(""),
+    }
+}
+fn ser_wall<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{x:.1}"))
+}
+
+/// Which of the two layouts a file's first line is.
+fn layout(first_line: &str) -> Option<Layout> {
+    let first = first_line.trim_end_matches('\r');
+    if first == HEADER.join(",") {
+        Some(Layout::Current)
+    } else if first == LEGACY_HEADER.join(",") {
+        Some(Layout::Legacy)
+    } else {
+        None
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Current,
+    Legacy,
+}
+
+impl Layout {
+    fn columns(self) -> usize {
+        match self {
+            Layout::Current => HEADER.len(),
+            Layout::Legacy => LEGACY_HEADER.len(),
+        }
+    }
+}
+
+impl CellRow {
+    /// The row as one CSV line (with trailing newline), in the current layout.
+    pub fn to_csv_line(&self) -> Result<String, csv::Error> {
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.serialize(self)?;
+        let bytes = w
+            .into_inner()
+            .map_err(|e| csv::Error::from(e.into_error()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The line in the legacy layout: the same fields without the last column (an unquoted
+    /// number, so cutting it is exact).
+    fn to_legacy_line(&self) -> Result<String, csv::Error> {
+        let line = self.to_csv_line()?;
+        let body = line.trim_end_matches('\n');
+        let cut = body.rfind(',').unwrap_or(body.len());
+        Ok(format!("{}\n", &body[..cut]))
+    }
+
+    /// Appends the row to `path`, writing the header first when the file is new or empty. An
+    /// exclusive `flock` serialises writers; the row goes out in a single `write` on an
+    /// `O_APPEND` descriptor; a torn last line from a crashed writer is terminated first. A file
+    /// in the legacy layout gets a legacy row; a file of any other format is refused untouched.
+    pub fn append_to(&self, path: &Path) -> Result<(), RecordError> {
+        append_locked(path, |f, _len| {
+            let io = |e| RecordError::io(path, e);
+            let mut existing = Vec::new();
+            f.seek(SeekFrom::Start(0)).map_err(io)?;
+            f.read_to_end(&mut existing).map_err(io)?;
+            let mut out = String::new();
+            let layout_now = if existing.is_empty() {
+                out.push_str(&HEADER.join(","));
+                out.push('\n');
+                Layout::Current
+            } else {
+                let first = existing.split(|b| *b == b'\n').next().unwrap_or_default();
+                let first = String::from_utf8_lossy(first);
+                let Some(l) = layout(&first) else {
+                    return Err(RecordError::Header {
+                        path: path.to_path_buf(),
+                        found: first.into_owned(),
+                    });
+                };
+                if existing.last() != Some(&b'\n') {
+                    out.push('\n');
+                }
+                l
+            };
+            let line = match layout_now {
+                Layout::Current => self.to_csv_line(),
+                Layout::Legacy => self.to_legacy_line(),
+            }
+            .map_err(|e| RecordError::invalid(path, None, e.to_string()))?;
+            out.push_str(&line);
+            Ok(out.into_bytes())
+        })
+    }
+}
+
+fn open_reader(path: &Path) -> Result<(csv::Reader<std::fs::File>, Layout), RecordError> {
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(|e| RecordError::invalid(path, None, e.to_string()))?;
+    let headers = r
+        .headers()
+        .map_err(|e| RecordError::invalid(path, Some(1), e.to_string()))?;
+    let joined = headers.iter().collect::<Vec<_>>().join(",");
+    let Some(l) = layout(&joined) else {
+        return Err(RecordError::Header {
+            path: path.to_path_buf(),
+            found: joined,
+        });
+    };
+    Ok((r, l))
+}
+
+/// Every row of a `cells.csv` (either layout); errors name the line and field.
+pub fn read_cell_rows(path: &Path) -> Result<Vec<CellRow>, RecordError> {
+    let (mut r, _) = open_reader(path)?;
+    let headers = r.headers().cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, rec) in r.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.map_err(|e| RecordError::invalid(path, Some(line), e.to_string()))?;
+        let row: CellRow = rec
+            .deserialize(Some(&headers))
+            .map_err(|e| RecordError::invalid(path, Some(line), e.to_string()))?;
+        crate::check_version(row.schema_version, "the row")
+            .map_err(|m| RecordError::invalid(path, Some(line), m))?;
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// The rows of a `cells.csv`, skipping a torn line left by a writer that died mid-row. A missing
+/// file is an empty run; a file of another format is an error.
+pub fn read_cell_rows_lenient(path: &Path) -> Result<Vec<CellRow>, RecordError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let (mut r, l) = open_reader(path)?;
+    let headers = r.headers().cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, rec) in r.records().enumerate() {
+        let Ok(rec) = rec else { continue };
+        if rec.len() != l.columns() {
+            continue;
+        }
+        if let Ok(row) = rec.deserialize::<CellRow>(Some(&headers)) {
+            crate::check_version(row.schema_version, "the row")
+                .map_err(|m| RecordError::invalid(path, Some(i + 2), m))?;
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(i: u32) -> CellRow {
+        CellRow {
+            run_id: "r1".into(),
+            arm: "harness".into(),
+            model: "sim-4b".into(),
+            task: "WF-04".into(),
+            tier: 2,
+            repeat: i,
+            attempt: 0,
+            score: 0.5714285,
+            milestone_score: Some(1.0),
+            final_score: None,
+            wall_seconds: 12.34,
+            exit_code: Some(0),
+            failure_mode: FailureMode::Completed,
+            backend: "sim".into(),
+            simulated: true,
+            prompt_tokens: Some(10),
+            completion_tokens: None,
+            model_calls: Some(3),
+            tool_calls: Some(2),
+            attempt_dir: "cells/x, \"quoted\"".into(),
+            schema_version: crate::SCHEMA_VERSION,
+        }
+    }
+
+    #[test]
+    fn header_rows_roundtrip_and_torn_line_repair() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sub/cells.csv");
+        rec(0).append_to(&p).unwrap();
+        // Simulate a writer that crashed mid-row.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"torn,row")
+            .unwrap();
+        rec(1).append_to(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], HEADER.join(","));
+        assert!(lines[1].starts_with(
+            "r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"
+        ));
+        assert!(lines[1].ends_with(",1"), "{}", lines[1]);
+        assert_eq!(lines[2], "torn,row");
+        assert!(lines[3].starts_with("r1,harness,sim-4b,WF-04,2,1,"));
+        assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn refuses_foreign_header_and_reads_back() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        rec(0).append_to(&p).unwrap();
+        rec(1).append_to(&p).unwrap();
+        let rows = read_cell_rows(&p).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].repeat, 1);
+        assert_eq!(rows[0].score, 0.571);
+        assert_eq!(rows[0].final_score, None);
+        assert_eq!(rows[0].attempt_dir, "cells/x, \"quoted\"");
+        let q = d.path().join("other.csv");
+        std::fs::write(&q, "harness,task,model\n").unwrap();
+        assert!(matches!(
+            rec(0).append_to(&q),
+            Err(RecordError::Header { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&q).unwrap(), "harness,task,model\n");
+        assert!(read_cell_rows_lenient(&q).is_err());
+        assert!(read_cell_rows_lenient(&d.path().join("none.csv"))
+            .unwrap()
+            .is_empty());
+    }
+
+    /// A cells.csv exactly as the suite wrote it before rows carried `schema_version`.
+    const LEGACY_FILE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir
+run-20261129-101500,harness,sim-4b,WF-01,1,0,0,1.000,1.000,1.000,4.2,0,completed,sim,true,1200,80,3,2,cells/harness/sim-4b/WF-01/r0/a0
+run-20261129-101500,goose,sim-2b,LH-03,4,0,1,0.000,,,600.0,,timeout,sim,true,,,,,cells/goose/sim-2b/LH-03/r0/a1
+";
+
+    #[test]
+    fn files_in_the_legacy_layout_load_and_stay_consistent() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        std::fs::write(&p, LEGACY_FILE).unwrap();
+        let rows = read_cell_rows(&p).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].schema_version, 1);
+        assert_eq!(rows[0].prompt_tokens, Some(1200));
+        assert_eq!(rows[1].failure_mode, FailureMode::Timeout);
+        assert_eq!(rows[1].exit_code, None);
+        assert_eq!(rows[1].milestone_score, None);
+        // a resumed old run appends in the old layout
+        rec(5).append_to(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let last = text.lines().last().unwrap();
+        let fields = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(last.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(fields.len(), LEGACY_HEADER.len(), "{last}");
+        assert_eq!(&fields[19], "cells/x, \"quoted\"");
+        assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn rows_from_a_newer_suite_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        let mut r = rec(0);
+        r.schema_version = crate::SCHEMA_VERSION + 1;
+        r.append_to(&p).unwrap();
+        let e = read_cell_rows(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("cells.csv:2") && e.contains("schema_version"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn concurrent_appends_never_interleave() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let p = p.clone();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        rec(t * 100 + i).append_to(&p).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(read_cell_rows(&p).unwrap().len(), 100);
+    }
+}

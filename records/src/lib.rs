@@ -1,0 +1,61 @@
+//! Every file format the lrab suite writes and reads, in one typed place (docs/results-format.md
+//! and docs/harness.md describe them for users):
+//!
+//! | file | type | written by | read by |
+//! |---|---|---|---|
+//! | `<run>/cells.csv` | [`CellRow`] | runner | runner (resume, merge), analysis |
+//! | `<run>/attempts.jsonl` | [`AttemptRecord`] | runner | runner (merge), people |
+//! | `<attempt>/score.json` | [`ScoreReport`] | runner, `lrab score` | people, tools |
+//! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
+//! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, shards |
+//! | `<workdir>/.lrab/events.jsonl` | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
+//! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (tokens of other arms) |
+//!
+//! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
+//! existed have the same content without it and are read as version 1; a file from a newer
+//! version than this build knows is refused with an error naming it, never misread.
+
+#![deny(missing_docs)]
+
+mod attempt;
+mod cells;
+mod error;
+mod events;
+mod jsonl;
+mod manifest;
+mod plan;
+mod score;
+mod trajectory;
+
+pub use attempt::{AttemptRecord, PhaseRecord};
+pub use cells::{column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, LEGACY_HEADER};
+pub use error::RecordError;
+pub use events::{
+    read_events, CallOutcome, Event, EventLine, EventLog, MechanismFiring, ModelCall, Refusal,
+    RunEnd, RunStart, ToolCall,
+};
+pub use jsonl::{append_jsonl, read_jsonl_lenient};
+pub use manifest::{ArmInfo, Manifest, MatrixSpec, ModelInfo};
+pub use plan::{read_plan, write_plan, PlannedCell};
+pub use score::{
+    write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
+};
+pub use trajectory::{read_trajectory, TrajectoryEntry};
+
+/// The schema version this build writes into every record. Readers accept it and older ones.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Default for records written before `schema_version` existed.
+fn legacy_version() -> u32 {
+    1
+}
+
+/// Refuse records from a newer suite: their meaning may have changed.
+fn check_version(found: u32, what: &str) -> Result<(), String> {
+    if found > SCHEMA_VERSION {
+        return Err(format!(
+            "{what} has schema_version {found}; this lrab reads up to {SCHEMA_VERSION} (upgrade lrab)"
+        ));
+    }
+    Ok(())
+}

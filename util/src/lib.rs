@@ -1,0 +1,24 @@
+//! Small helpers shared by the lrab crates, each written once: atomic file replacement,
+//! sha256 digests, civil dates, text clipping, serving an HTTP router on a background thread,
+//! the list of credential locations in a home folder, and the closed-stdout rule of the
+//! binaries. Nothing here knows about tasks, arms or models.
+
+#![deny(missing_docs)]
+
+mod credentials;
+mod date;
+mod digest;
+mod fs;
+#[cfg(feature = "serve")]
+mod serve;
+mod stdout;
+mod text;
+
+pub use credentials::HOME_CREDENTIALS;
+pub use date::{civil_from_days, iso_utc, UtcTime};
+pub use digest::sha256_hex;
+pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
+#[cfg(feature = "serve")]
+pub use serve::{serve_in_background, BackgroundServer};
+pub use stdout::treat_closed_stdout_as_end;
+pub use text::{clip_chars, head_tail};
