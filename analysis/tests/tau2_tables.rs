@@ -2,9 +2,9 @@
 //! arm and domain): the summary carries the per-domain and pooled McNemar tables in the
 //! paper's layout, with counts that match a direct count of the pairs.
 
-use lrab_analysis::{run, AnalyzeArgs};
 use lrab_analysis::stats::mcnemar_from_counts as from_counts;
 use lrab_analysis::tau2_tables::g4;
+use lrab_analysis::{run, AnalyzeArgs};
 
 fn pass(arm: &str, domain: usize, task: usize) -> bool {
     match arm {

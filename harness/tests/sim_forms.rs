@@ -1,13 +1,14 @@
-//! Each failure form of the simulator alone, against our harness with and without the matching
-//! mechanism: with it the task is completed and the mechanism fires; for the forms where a
-//! mechanism is the only way out, the same seeded model does worse without it.
+//! Each failure form of the simulator alone (a single-form model), against our harness: the
+//! task is completed and the matching mechanism fires. Whether switching the mechanism off
+//! lowers the score is deliberately not asserted: that would make the simulator's failure
+//! forms answer to our mechanisms instead of to what real models do.
 
 mod common;
 
 use lrab_harness::backend::{OllamaBackend, OllamaConfig};
 use lrab_harness::{Ablations, Agent, RunStatus};
 use lrab_sim::profile::REACT_ORACLE;
-use lrab_sim::{serve, FailureForm, ModelSpec, Profile, SimConfig};
+use lrab_sim::{serve, FailureForm, Family, ModelSpec, Profile, SimConfig};
 use std::collections::BTreeMap;
 
 fn run(url: &str, model: &str, id: &str, ablate: &str) -> (RunStatus, f64, BTreeMap<String, u64>) {
@@ -27,30 +28,26 @@ fn run(url: &str, model: &str, id: &str, ablate: &str) -> (RunStatus, f64, BTree
     (out.status, score, out.report.mechanism_counts)
 }
 
-/// (form, mechanism that answers it, whether switching it off must lower the score on this
-/// simulator). Loops and empty turns are also survived without the mechanism by a model with
-/// the oracle's reactions (they only cost turns), so for those the test checks that the
-/// mechanism fired and the task was completed.
-const FORMS: [(FailureForm, &str, bool); 6] = [
-    (FailureForm::TextCallJson, "format_rescue", true),
-    (FailureForm::TextCallBare, "format_rescue", true),
-    (FailureForm::FalseDone, "finish_gate", true),
-    (FailureForm::RepeatCall, "anti_loop", false),
-    (FailureForm::EmptyTurn, "anti_loop", false),
-    (FailureForm::ThinkOnly, "anti_loop", false),
+/// (form, mechanism that answers it).
+const FORMS: [(FailureForm, &str); 4] = [
+    (FailureForm::FalseDone, "finish_gate"),
+    (FailureForm::RepeatCall, "anti_loop"),
+    (FailureForm::EmptyTurn, "anti_loop"),
+    (FailureForm::ThinkOnly, "anti_loop"),
 ];
 
 #[test]
-fn each_failure_form_is_recovered_and_the_ablation_shows_the_mechanism_matters() {
+fn each_failure_form_alone_is_recovered_and_its_mechanism_fires() {
     let models: Vec<ModelSpec> = FORMS
         .iter()
-        .map(|(f, _, _)| {
-            ModelSpec::new(
+        .map(|(f, _)| {
+            ModelSpec::from_profile(Profile::only(
                 &format!("only-{}", f.name()),
-                2.0,
-                false,
-                Profile::only(*f, 0.4, REACT_ORACLE),
-            )
+                Family::Gemma4,
+                *f,
+                0.4,
+                REACT_ORACLE,
+            ))
         })
         .collect();
     let sim = serve(
@@ -63,16 +60,12 @@ fn each_failure_form_is_recovered_and_the_ablation_shows_the_mechanism_matters()
     .unwrap();
     let mut report = Vec::new();
     let mut bad = Vec::new();
-    for (f, mech, must_hurt) in FORMS {
+    for (f, mech) in FORMS {
         let model = format!("only-{}", f.name());
-        let (s_on, score_on, counts) = run(&sim.url(), &model, "WF-02", "");
+        let (status, score, counts) = run(&sim.url(), &model, "WF-02", "");
         let fired = counts.get(mech).copied().unwrap_or(0);
-        let (s_off, score_off, _) = run(&sim.url(), &model, "WF-02", mech);
-        let line = format!(
-            "{}: with {mech} {score_on} ({s_on:?}, fired {fired}x), without {score_off} ({s_off:?})",
-            f.name()
-        );
-        if score_on < 1.0 || fired == 0 || (must_hurt && score_off >= score_on) {
+        let line = format!("{}: {score} ({status:?}), {mech} fired {fired}x", f.name());
+        if score < 1.0 || fired == 0 {
             bad.push(line.clone());
         }
         report.push(line);

@@ -1,12 +1,9 @@
-//! Server-side cost of one chat request with a ~30k-token context (parse, policy, render),
-//! and of 100 concurrent streaming requests over real HTTP.
+//! Server-side cost of one chat request with a ~30k-token context (parse, serving: window,
+//! truncation, KV-cache bookkeeping; policy; render), and of 100 concurrent streaming requests
+//! over real HTTP.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lrab_ollama::ChatRequest;
-use lrab_sim::convo::Conv;
-use lrab_sim::policy::{respond, Env};
-use lrab_sim::render::{native_stream, Frame};
-use lrab_sim::{catalog, SimConfig, TaskIndex};
+use lrab_sim::{build_state, server_side_chat, SimConfig};
 use serde_json::{json, Value};
 
 fn tool(name: &str, props: &[&str]) -> Value {
@@ -32,31 +29,19 @@ fn long_body(tokens: usize) -> String {
         messages.push(json!({"role": "tool", "content": filler, "tool_name": "run_shell"}));
         i += 1;
     }
-    json!({"model": "sim-2b", "messages": messages, "stream": true,
+    json!({"model": "sim-2b", "messages": messages, "stream": true, "options": {"num_ctx": 32768},
         "tools": [tool("run_shell", &["command"]), tool("write_file", &["path", "content"]), tool("read_file", &["path"]), tool("finish", &["summary"])]})
     .to_string()
 }
 
 fn bench(c: &mut Criterion) {
-    let (tasks, _) = TaskIndex::from_pack(&lrab_tasks::Pack::builtin_dir());
-    let models = catalog::builtin();
-    let model = models.iter().find(|m| m.name == "sim-2b").expect("model");
+    let (state, _) = build_state(SimConfig::default());
     let body = long_body(30_000);
+    assert!(!server_side_chat(&state, body.as_bytes())
+        .expect("chat")
+        .is_empty());
     c.bench_function("chat_30k_context_server_side", |b| {
-        b.iter(|| {
-            let req: ChatRequest = serde_json::from_str(&body).expect("parse");
-            let conv = Conv::from_native(&req, false);
-            let turn = respond(
-                &Env {
-                    model,
-                    seed: 0,
-                    tasks: &tasks,
-                },
-                &conv,
-            );
-            let frame = Frame::new(&req.model, model, &conv, &turn);
-            native_stream(&frame, &turn)
-        })
+        b.iter(|| server_side_chat(&state, body.as_bytes()).expect("chat"))
     });
     let sim = lrab_sim::serve("127.0.0.1:0", SimConfig::default()).expect("serve");
     let url = format!("{}/api/chat", sim.url());

@@ -1,5 +1,5 @@
 //! The simulated model catalogue: what `/api/tags`, `/api/show` and `/api/ps` report, and the
-//! failure profile behind each name.
+//! profile behind each name.
 
 use crate::profile::Profile;
 
@@ -8,33 +8,26 @@ use crate::profile::Profile;
 pub struct ModelSpec {
     /// Base name without tag, e.g. `sim-2b`.
     pub name: String,
-    pub family: String,
     pub parameter_size: String,
     pub size_bytes: u64,
     pub context_length: u64,
     pub capabilities: Vec<String>,
     pub profile: Profile,
-    /// Simulated speed, used only for the reported durations.
-    pub prompt_ns_per_token: u64,
-    pub eval_ns_per_token: u64,
 }
 
 impl ModelSpec {
-    pub fn new(name: &str, params_b: f64, thinking: bool, profile: Profile) -> Self {
+    pub fn from_profile(p: Profile) -> Self {
         let mut capabilities = vec!["completion".to_string(), "tools".to_string()];
-        if thinking {
+        if p.thinking {
             capabilities.push("thinking".to_string());
         }
         ModelSpec {
-            name: name.to_string(),
-            family: "sim".to_string(),
-            parameter_size: format!("{params_b:.1}B"),
-            size_bytes: (params_b * 0.6e9) as u64,
+            name: p.name.clone(),
+            parameter_size: format!("{:.1}B", p.params_b),
+            size_bytes: (p.params_b * 0.6e9) as u64,
             context_length: 131_072,
             capabilities,
-            profile,
-            prompt_ns_per_token: (params_b * 40_000.0) as u64 + 50_000,
-            eval_ns_per_token: (params_b * 1_500_000.0) as u64 + 5_000_000,
+            profile: p,
         }
     }
 
@@ -53,29 +46,22 @@ impl ModelSpec {
         format!("{}:latest", self.name)
     }
 
-    /// A stable fake digest derived from the name.
+    /// The digest every client can recognise: SHA-256 of `lrab-sim/<name>`.
     pub fn digest(&self) -> String {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(format!("lrab-sim/{}", self.name).as_bytes()))
+        crate::client::sim_digest(&self.name)
     }
 }
 
-/// The built-in models.
-pub fn builtin() -> Vec<ModelSpec> {
-    vec![
-        ModelSpec::new("sim-oracle", 35.0, true, Profile::oracle()),
-        ModelSpec::new("sim-2b", 2.0, false, Profile::p2b()),
-        ModelSpec::new("sim-4b", 4.0, true, Profile::p4b()),
-        ModelSpec::new("sim-12b", 12.0, false, Profile::p12b()),
-        ModelSpec::new("sim-35b", 35.0, true, Profile::p35b()),
-        // not a task model: replays the safety suite's scripted attacks (policy::adversary)
-        ModelSpec::new(
-            crate::policy::adversary::MODEL,
-            4.0,
-            false,
-            Profile::oracle(),
-        ),
-    ]
+/// The built-in models: the oracle, the committed profiles, and the safety suite's adversary.
+pub fn builtin(profiles: Vec<Profile>) -> Vec<ModelSpec> {
+    let mut v = vec![ModelSpec::from_profile(Profile::oracle())];
+    v.extend(profiles.into_iter().map(ModelSpec::from_profile));
+    let mut adv = Profile::oracle();
+    adv.name = crate::policy::adversary::MODEL.into();
+    adv.params_b = 4.0;
+    adv.thinking = false;
+    v.push(ModelSpec::from_profile(adv));
+    v
 }
 
 /// Splits `[namespace/]model[:tag]` and returns the base model when the tag is `latest` or
@@ -108,7 +94,7 @@ mod tests {
 
     #[test]
     fn names_resolve() {
-        let m = builtin();
+        let m = builtin(crate::profile::builtin());
         assert_eq!(lookup(&m, "sim-2b").unwrap().name, "sim-2b");
         assert_eq!(lookup(&m, "sim-2b:latest").unwrap().name, "sim-2b");
         assert_eq!(lookup(&m, "library/sim-4b:latest").unwrap().name, "sim-4b");

@@ -21,6 +21,13 @@ pub struct SimArgs {
     /// Context reported for requests without num_ctx.
     #[arg(long, default_value_t = 4096)]
     pub default_ctx: u64,
+    /// Folder of profile files (`*.toml`, one per model) replacing the committed ones; every
+    /// file is validated first and any problem is an error naming the file and field.
+    #[arg(long)]
+    pub profiles: Option<PathBuf>,
+    /// Real seconds slept per modelled second of each reply (e.g. 0.001; 0 = no pacing).
+    #[arg(long, default_value_t = 0.0)]
+    pub time_scale: f64,
     /// Write every chat request and reply into this folder.
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
@@ -61,6 +68,16 @@ impl SimArgs {
         ] {
             check_prob(n, p)?;
         }
+        if !self.time_scale.is_finite() || self.time_scale < 0.0 || self.time_scale > 10.0 {
+            anyhow::bail!(
+                "--time-scale must be between 0 and 10, got {}",
+                self.time_scale
+            );
+        }
+        let profiles = match &self.profiles {
+            Some(d) => Some(crate::profile::load_dir(d)?),
+            None => None,
+        };
         if let Some(p) = &self.pack {
             if !p.is_dir() {
                 anyhow::bail!("--pack {}: not a folder", p.display());
@@ -70,6 +87,8 @@ impl SimArgs {
             seed: self.seed,
             pack: self.pack.clone(),
             default_ctx: self.default_ctx,
+            time_scale: self.time_scale,
+            profiles,
             log_dir: self.log_dir.clone(),
             faults: FaultConfig {
                 http500: self.fault_500,

@@ -31,6 +31,8 @@ pub struct Conv {
     pub think: bool,
     /// `options.seed`, mixed into the draws when present.
     pub seed: Option<i64>,
+    /// The context window the server gave this request (0 = not resolved yet).
+    pub ctx_window: u64,
 }
 
 fn positive(n: Option<i64>) -> Option<u64> {
@@ -68,6 +70,7 @@ impl Conv {
                 .map(|t| t.enabled())
                 .unwrap_or(think_default),
             seed: opts.seed,
+            ctx_window: 0,
         }
     }
 
@@ -98,6 +101,7 @@ impl Conv {
             num_ctx: None,
             think,
             seed: req.seed,
+            ctx_window: 0,
         }
     }
 
@@ -116,6 +120,39 @@ impl Conv {
                 + t.function.parameters.as_ref().map_or(0, json_len);
         }
         (chars as u64).div_ceil(4).max(1)
+    }
+
+    /// Tokens of the tool definitions (always part of the prompt).
+    pub fn tools_tokens(&self) -> u64 {
+        let chars: usize = self
+            .tools
+            .iter()
+            .map(|t| {
+                t.function.name.len()
+                    + t.function.description.as_deref().map_or(0, str::len)
+                    + t.function.parameters.as_ref().map_or(0, json_len)
+            })
+            .sum();
+        (chars as u64).div_ceil(4)
+    }
+
+    /// A hash of the tool definitions and the thinking switch (a change re-renders the whole
+    /// prompt).
+    pub fn tools_hash(&self) -> u64 {
+        let mut h = crate::policy::fnv(crate::policy::FNV0, &[self.think as u8]);
+        for t in &self.tools {
+            h = crate::policy::fnv(h, serde_json::to_string(t).unwrap_or_default().as_bytes());
+        }
+        h
+    }
+
+    /// The context window in force (Ollama's small-GPU default when unresolved).
+    pub fn ctx_limit(&self) -> u64 {
+        if self.ctx_window == 0 {
+            4096
+        } else {
+            self.ctx_window
+        }
     }
 
     /// Text of the system messages, joined.

@@ -1,35 +1,48 @@
 //! `lrab-sim`: simulated models behind a faithful Ollama HTTP API.
 //!
 //! The models recognise LRAB tasks in the conversation and carry out the task's reference
-//! solution through whatever tools the request offers; seeded failure profiles inject the
-//! small-model failure forms documented upstream. See `docs/sim.md`. Nothing here is a result
-//! of a real model.
+//! solution through whatever tools the request offers; their profiles (data files under
+//! `sim/profiles/`, fitted by `lrab sim calibrate`) inject content errors, tool-call dialect
+//! slips and process failures; the server around them behaves like Ollama (context window,
+//! message dropping, KV-cache reuse, parser outcomes, modelled durations, optional pacing).
+//! See `docs/sim.md`. **Nothing here is a result of a real model.**
 //!
-//! In-process use: [`serve`] returns a [`SimHandle`] (bound address, shutdown). Standalone:
-//! [`cli::run`] (wired into `lrab sim serve`) or `cargo run -p lrab-sim --example serve`.
+//! In-process use: [`serve`] returns a [`SimHandle`]. Standalone: [`cli::run`] (wired into
+//! `lrab sim serve`). Clients recognise the server with [`client::detect`].
 
-pub mod catalog;
+mod catalog;
 pub mod cli;
+pub mod client;
+mod content;
 pub mod convo;
-pub mod faults;
+pub mod dialect;
+mod error;
+mod faults;
 pub mod feedback;
 pub mod policy;
 pub mod profile;
-pub mod render;
-pub mod server;
-pub mod task;
-pub mod toolkit;
+mod render;
+mod server;
+mod serving;
+mod task;
+mod toolkit;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context;
-
 pub use catalog::ModelSpec;
+pub use dialect::Family;
+pub use error::SimError;
 pub use faults::FaultConfig;
-pub use profile::{FailureForm, Profile};
-pub use task::TaskIndex;
+pub use feedback::{read as read_feedback, Meaning};
+pub use profile::{FailureForm, Profile, Rate, Reactions};
+pub use server::AppState;
+pub use task::{Step, TaskIndex, TaskPlan};
+
+/// Fingerprint of the simulator's sources at build time: results
+/// cached against the simulator (the calibration's evaluations) are keyed by it.
+pub const SOURCE_HASH: &str = env!("LRAB_SIM_SOURCE_HASH");
 
 /// Server configuration.
 #[derive(Debug, Clone)]
@@ -38,11 +51,15 @@ pub struct SimConfig {
     pub seed: u64,
     /// Task pack (None = `lrab_tasks::Pack::builtin_dir()`).
     pub pack: Option<PathBuf>,
-    /// Extra models next to the built-in five (tests use single-form profiles).
+    /// The task models' profiles (None = the committed ones).
+    pub profiles: Option<Vec<Profile>>,
+    /// Extra models next to the built-in ones (tests use single-form profiles).
     pub extra_models: Vec<ModelSpec>,
     pub faults: FaultConfig,
-    /// Context reported by `/api/ps` when a request sets no `num_ctx` (Ollama's 4k default).
+    /// Context window of a request that sets no `num_ctx` (Ollama's small-GPU default 4096).
     pub default_ctx: u64,
+    /// Real seconds slept per modelled second of each reply (0 = answer at once).
+    pub time_scale: f64,
     /// What `/api/version` reports.
     pub version: String,
     /// When set, every chat request and reply is written there (`NNNNNN-request.json`,
@@ -55,9 +72,11 @@ impl Default for SimConfig {
         SimConfig {
             seed: 0,
             pack: None,
+            profiles: None,
             extra_models: Vec::new(),
             faults: FaultConfig::default(),
             default_ctx: 4096,
+            time_scale: 0.0,
             version: "0.33.0-lrab-sim".into(),
             log_dir: None,
         }
@@ -65,18 +84,24 @@ impl Default for SimConfig {
 }
 
 /// Builds the shared state: models and the task index (problems in the pack are returned).
-pub fn build_state(config: SimConfig) -> (server::AppState, Vec<String>) {
+pub fn build_state(config: SimConfig) -> (AppState, Vec<String>) {
     let root = config
         .pack
         .clone()
         .unwrap_or_else(lrab_tasks::Pack::builtin_dir);
     let (tasks, notes) = TaskIndex::from_pack(&root);
-    let mut models = catalog::builtin();
+    let mut models = catalog::builtin(config.profiles.clone().unwrap_or_else(profile::builtin));
     for m in &config.extra_models {
         models.retain(|x| x.name != m.name);
         models.push(m.clone());
     }
-    (server::AppState::new(models, tasks, config), notes)
+    (AppState::new(models, tasks, config), notes)
+}
+
+/// The server-side work of one `/api/chat` body (parse, serving, policy, render), for the
+/// latency benchmark.
+pub fn server_side_chat(state: &AppState, body: &[u8]) -> Result<Vec<String>, String> {
+    server::server_side_chat(state, body)
 }
 
 /// A running simulated server.
@@ -118,11 +143,14 @@ impl Drop for SimHandle {
 
 /// Starts the server on `addr` (e.g. `127.0.0.1:0`) in a background thread with its own
 /// runtime; returns once the socket is bound.
-pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
-    let listener =
-        std::net::TcpListener::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
+pub fn serve(addr: &str, config: SimConfig) -> Result<SimHandle, SimError> {
+    let bind = |source| SimError::Bind {
+        addr: addr.to_string(),
+        source,
+    };
+    let listener = std::net::TcpListener::bind(addr).map_err(bind)?;
+    listener.set_nonblocking(true).map_err(bind)?;
+    let bound = listener.local_addr().map_err(bind)?;
     let (state, notes) = build_state(config);
     let app = server::router(Arc::new(state));
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -130,7 +158,8 @@ pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
         .worker_threads(2)
         .enable_all()
         .thread_name("lrab-sim")
-        .build()?;
+        .build()
+        .map_err(|e| SimError::Start(e.to_string()))?;
     let thread = std::thread::Builder::new()
         .name("lrab-sim".into())
         .spawn(move || {
@@ -144,7 +173,8 @@ pub fn serve(addr: &str, config: SimConfig) -> anyhow::Result<SimHandle> {
                     })
                     .await;
             });
-        })?;
+        })
+        .map_err(|e| SimError::Start(e.to_string()))?;
     Ok(SimHandle {
         addr: bound,
         shutdown: Some(tx),

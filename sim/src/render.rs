@@ -3,7 +3,6 @@
 
 use lrab_ollama::{openai, ChatResponse, Message, Metrics, ToolCall};
 
-use crate::catalog::ModelSpec;
 use crate::convo::Conv;
 use crate::policy::{fnv, Turn, FNV0};
 
@@ -47,13 +46,25 @@ pub struct Frame {
     pub metrics: Metrics,
 }
 
+/// The modelled cost of one reply (nanoseconds; prompt counts include cached tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Timing {
+    pub prompt_tokens: u64,
+    pub eval_tokens: u64,
+    pub load_ns: u64,
+    pub prompt_ns: u64,
+    pub eval_ns: u64,
+}
+
+impl Timing {
+    /// Everything the request cost, as `total_duration` reports it (plus rendering overhead).
+    pub fn total_ns(&self) -> u64 {
+        self.load_ns + self.prompt_ns + self.eval_ns + 250_000
+    }
+}
+
 impl Frame {
-    pub fn new(model_name: &str, spec: &ModelSpec, conv: &Conv, turn: &Turn) -> Frame {
-        let prompt = conv.prompt_tokens();
-        let eval = turn.eval_tokens();
-        let load = 2_000_000u64;
-        let pd = prompt * spec.prompt_ns_per_token;
-        let ed = eval * spec.eval_ns_per_token;
+    pub fn new(model_name: &str, conv: &Conv, turn: &Turn, t: Timing) -> Frame {
         let unix = sim_unix(conv.messages.len());
         let mut seed = fnv(FNV0, turn.content.as_bytes());
         for c in &turn.calls {
@@ -67,12 +78,12 @@ impl Frame {
             created: unix,
             id_seed: seed,
             metrics: Metrics {
-                total_duration: Some(load + pd + ed + 250_000),
-                load_duration: Some(load),
-                prompt_eval_count: Some(prompt),
-                prompt_eval_duration: Some(pd),
-                eval_count: Some(eval),
-                eval_duration: Some(ed),
+                total_duration: Some(t.total_ns()),
+                load_duration: Some(t.load_ns),
+                prompt_eval_count: Some(t.prompt_tokens),
+                prompt_eval_duration: Some(t.prompt_ns),
+                eval_count: Some(t.eval_tokens),
+                eval_duration: Some(t.eval_ns),
             },
         }
     }

@@ -28,6 +28,11 @@ impl Step {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskPlan {
     pub id: String,
+    /// LRAB tier (1–4): content errors grow with it.
+    pub tier: u8,
+    /// Input files the task starts from, by workdir path (only Python sources: a partial fix
+    /// reverts one changed region of such a file).
+    pub originals: std::collections::BTreeMap<String, Vec<u8>>,
     /// Lines of the prompt that no other task shares (whitespace-collapsed).
     pub key_lines: Vec<String>,
     pub steps: Vec<Step>,
@@ -61,9 +66,28 @@ impl TaskIndex {
     /// Builds the index from (id, rendered prompt, steps) triples. A prompt line counts as
     /// distinctive when it has at least 20 characters and appears in no other prompt.
     pub fn new(tasks: Vec<(String, String, Vec<Step>)>) -> TaskIndex {
+        Self::with_details(
+            tasks
+                .into_iter()
+                .map(|(id, p, s)| (id, p, s, 1, Default::default()))
+                .collect(),
+        )
+    }
+
+    /// [`TaskIndex::new`] with each task's tier and original inputs.
+    #[allow(clippy::type_complexity)]
+    pub fn with_details(
+        tasks: Vec<(
+            String,
+            String,
+            Vec<Step>,
+            u8,
+            std::collections::BTreeMap<String, Vec<u8>>,
+        )>,
+    ) -> TaskIndex {
         let lines: Vec<Vec<String>> = tasks
             .iter()
-            .map(|(_, p, _)| {
+            .map(|(_, p, _, _, _)| {
                 p.lines()
                     .map(collapse_ws)
                     .filter(|l| l.chars().count() >= 20)
@@ -71,7 +95,7 @@ impl TaskIndex {
             })
             .collect();
         let mut plans = Vec::new();
-        for (i, (id, prompt, steps)) in tasks.into_iter().enumerate() {
+        for (i, (id, prompt, steps, tier, originals)) in tasks.into_iter().enumerate() {
             let mut key: Vec<String> = lines[i]
                 .iter()
                 .filter(|l| {
@@ -89,6 +113,8 @@ impl TaskIndex {
             key.dedup();
             plans.push(TaskPlan {
                 id,
+                tier,
+                originals,
                 key_lines: key,
                 steps,
             });
@@ -104,11 +130,20 @@ impl TaskIndex {
         let mut tasks = Vec::new();
         for t in &pack.tasks {
             match t.solution(lrab_tasks::SolutionKind::Reference) {
-                Ok(sol) => tasks.push((t.spec.id.clone(), t.render_prompt(), plan_from(&sol))),
+                Ok(sol) => {
+                    let originals = python_inputs(&pack, t, &sol);
+                    tasks.push((
+                        t.spec.id.clone(),
+                        t.render_prompt(),
+                        plan_from(&sol),
+                        t.spec.tier,
+                        originals,
+                    ))
+                }
                 Err(e) => notes.push(format!("{}: {e}", t.spec.id)),
             }
         }
-        (TaskIndex::new(tasks), notes)
+        (TaskIndex::with_details(tasks), notes)
     }
 
     /// The task whose distinctive prompt lines appear (at least 60 %) in one user message.
@@ -143,6 +178,41 @@ impl TaskPlan {
             .count();
         hit > 0 && hit * 10 >= self.key_lines.len() * 6
     }
+}
+
+/// The task's own input files that the reference solution rewrites (Python sources only),
+/// keyed by workdir path: static inputs are copied flat by basename, generated ones come from
+/// the task's generator at its default seed.
+fn python_inputs(
+    pack: &lrab_tasks::Pack,
+    t: &lrab_tasks::Task,
+    sol: &lrab_tasks::Solution,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let wanted: Vec<&String> = sol
+        .files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.ends_with(".py"))
+        .collect();
+    let mut out = std::collections::BTreeMap::new();
+    for input in &t.spec.inputs {
+        let base = input.rsplit('/').next().unwrap_or(input).to_string();
+        if wanted.iter().any(|w| **w == base) {
+            if let Ok(b) = std::fs::read(pack.fixtures_dir().join(input)) {
+                out.insert(base, b);
+            }
+        }
+    }
+    if wanted.iter().any(|w| !out.contains_key(*w)) && t.spec.generator.is_some() {
+        if let Ok(Some((_, g))) = lrab_tasks::materialize::generated(t, None) {
+            for (p, b) in g.files {
+                if wanted.iter().any(|w| **w == p) {
+                    out.insert(p, b);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Reference solution → steps: every file written, then every command run, in order.

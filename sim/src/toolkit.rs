@@ -80,6 +80,21 @@ fn name_has(name: &str, words: &[&str]) -> bool {
         .any(|w| last == *w || last.split('_').any(|part| part == *w) || last.starts_with(w))
 }
 
+const FINISH_NAMES: &[&str] = &[
+    "finish",
+    "done",
+    "complete",
+    "submit",
+    "final",
+    "attempt_completion",
+    "task_complete",
+];
+
+/// Whether a tool name reads as a finish/done tool.
+pub fn is_finish_name(name: &str) -> bool {
+    name_has(name, FINISH_NAMES)
+}
+
 impl Toolkit {
     pub fn detect(tools: &[Tool]) -> Toolkit {
         let mut kit = Toolkit {
@@ -131,20 +146,7 @@ impl Toolkit {
                 kit.read = Some(bound(path.clone().unwrap_or_default(), None, None));
                 continue;
             }
-            if kit.finish.is_none()
-                && name_has(
-                    name,
-                    &[
-                        "finish",
-                        "done",
-                        "complete",
-                        "submit",
-                        "final",
-                        "attempt_completion",
-                        "task_complete",
-                    ],
-                )
-            {
+            if kit.finish.is_none() && name_has(name, FINISH_NAMES) {
                 let main = find_param(&params, SUMMARY_PARAMS).unwrap_or_default();
                 kit.finish = Some(bound(main, None, None));
             }

@@ -190,7 +190,12 @@ fn real_opencode_completes_a_task_against_the_oracle() {
             return;
         }
     };
-    let sim = start(SimConfig::default());
+    // opencode talks /v1, which cannot carry num_ctx: give the server a 32k default (like
+    // OLLAMA_CONTEXT_LENGTH); with the 4096 default its prompt would be cut (ollama-serving.md §1.2)
+    let sim = start(SimConfig {
+        default_ctx: 32768,
+        ..Default::default()
+    });
     let pack = pack();
     let (tmp, wd, m) = fresh(&pack, "WF-04");
     let home = tmp.path().join("home");

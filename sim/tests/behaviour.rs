@@ -7,8 +7,20 @@ use common::*;
 use lrab_ollama::Tool;
 use lrab_sim::convo::{Call, Conv, Msg};
 use lrab_sim::policy::{respond, Env};
-use lrab_sim::profile::REACT_2B;
-use lrab_sim::{FailureForm, ModelSpec, Profile, SimConfig, TaskIndex};
+use lrab_sim::profile::Reactions;
+use lrab_sim::{FailureForm, Family, ModelSpec, Profile, Rate, SimConfig, TaskIndex};
+
+/// Reactions of a middling model (the numbers are test inputs, not a profile).
+const REACT: Reactions = Reactions {
+    loop_stay_plain: 0.85,
+    loop_stay_warned: 0.65,
+    loop_stay_blocked: 0.25,
+    fix_precise: 0.75,
+    fix_generic: 0.25,
+    persist: 0.0,
+    nudge_continue: 0.5,
+    lost_ctx_threshold: 12_000,
+};
 
 fn index() -> TaskIndex {
     let (idx, notes) = TaskIndex::from_pack(&lrab_tasks::Pack::builtin_dir());
@@ -36,7 +48,7 @@ fn msg(role: &str, content: &str, calls: Vec<Call>) -> Msg {
 fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv {
     let pack = pack();
     let prompt = pack.get(id).unwrap().render_prompt();
-    let oracle = ModelSpec::new("sim-oracle", 35.0, false, Profile::oracle());
+    let oracle = ModelSpec::from_profile(Profile::oracle());
     let mut conv = Conv {
         messages: vec![
             msg("system", "You are an agent.", vec![]),
@@ -66,18 +78,19 @@ fn oracle_prefix(idx: &TaskIndex, id: &str, stop: impl Fn(&Msg) -> bool) -> Conv
 }
 
 fn reacting_model() -> ModelSpec {
-    // no spontaneous failure; only the 2B reactions to feedback
-    ModelSpec::new(
+    // no spontaneous failure; only reactions to feedback
+    ModelSpec::from_profile(Profile::only(
         "sim-react",
-        2.0,
-        false,
-        Profile::only(FailureForm::EmptyTurn, 0.0, REACT_2B),
-    )
+        Family::Gemma4,
+        FailureForm::EmptyTurn,
+        0.0,
+        REACT,
+    ))
 }
 
 fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::policy::Turn) -> bool) -> f64 {
     let model = reacting_model();
-    let n = 300;
+    let n = 600;
     let hits = (0..n)
         .filter(|&seed| {
             pred(&respond(
@@ -115,15 +128,15 @@ fn a_blocked_call_breaks_a_loop_more_often_than_a_warning() {
         "This identical call was blocked and not executed.",
     ));
     assert!(
-        (plain - REACT_2B.loop_stay_plain).abs() < 0.08,
+        (plain - REACT.loop_stay_plain).abs() < 0.08,
         "plain {plain}"
     );
     assert!(
-        (warned - REACT_2B.loop_stay_warned).abs() < 0.08,
+        (warned - REACT.loop_stay_warned).abs() < 0.08,
         "warned {warned}"
     );
     assert!(
-        (blocked - REACT_2B.loop_stay_blocked).abs() < 0.08,
+        (blocked - REACT.loop_stay_blocked).abs() < 0.08,
         "blocked {blocked}"
     );
     assert!(plain > warned && warned > blocked);
@@ -155,18 +168,18 @@ fn a_precise_error_is_fixed_more_often_than_a_generic_one() {
     ));
     let unrelated = fixes(&with_feedback("(no output)"));
     assert!(
-        (precise - REACT_2B.fix_precise).abs() < 0.08,
+        (precise - REACT.fix_precise).abs() < 0.08,
         "precise {precise}"
     );
     assert!(
-        (generic - REACT_2B.fix_generic).abs() < 0.08,
+        (generic - REACT.fix_generic).abs() < 0.08,
         "generic {generic}"
     );
     assert_eq!(unrelated, 0.0);
 }
 
 #[test]
-fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
+fn failure_rates_grow_with_tools_offered_and_shrink_with_the_base_rate() {
     let idx = index();
     let pack = pack();
     let prompt = pack.get("WF-03").unwrap().render_prompt();
@@ -175,40 +188,37 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
         tools: rich_tools(),
         ..Default::default()
     };
-    let text_call = |t: &lrab_sim::policy::Turn| {
-        matches!(
-            t.form,
-            Some(
-                FailureForm::TextCallJson
-                    | FailureForm::TextCallPlaceholder
-                    | FailureForm::TextCallBare
-            )
-        )
+    let model = |name: &str, base: f64| {
+        let mut p = Profile::only(name, Family::Gemma4, FailureForm::TextCall, 0.0, REACT);
+        p.forms.insert(
+            FailureForm::TextCall,
+            Rate {
+                base,
+                ctx_slope: 0.0,
+                tools_slope: 0.15,
+            },
+        );
+        ModelSpec::from_profile(p)
     };
     let rate = |model: &ModelSpec, c: &Conv| {
         (0..800u64)
             .filter(|&s| {
-                text_call(&respond(
+                respond(
                     &Env {
                         model,
                         seed: s,
                         tasks: &idx,
                     },
                     c,
-                ))
+                )
+                .form
+                    == Some(FailureForm::TextCall)
             })
             .count() as f64
             / 800.0
     };
-    let m2 = lrab_sim::catalog::builtin()
-        .into_iter()
-        .find(|m| m.name == "sim-2b")
-        .unwrap();
-    let m35 = lrab_sim::catalog::builtin()
-        .into_iter()
-        .find(|m| m.name == "sim-35b")
-        .unwrap();
-    let r_few = rate(&m2, &few);
+    let (small, big) = (model("t-small", 0.05), model("t-big", 0.005));
+    let r_few = rate(&small, &few);
     let mut extra: Vec<Tool> = (0..12)
         .map(|i| {
             serde_json::from_value(tool(&format!("extra_tool_{i}"), &[("x", "string")], &["x"]))
@@ -216,10 +226,10 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_size() {
         })
         .collect();
     few.tools.append(&mut extra);
-    let r_many = rate(&m2, &few);
-    let r_big = rate(&m35, &few);
+    let r_many = rate(&small, &few);
+    let r_big = rate(&big, &few);
     assert!(r_many > r_few * 1.5, "{r_few} -> {r_many}");
-    assert!(r_big < r_many / 5.0, "35b {r_big} vs 2b {r_many}");
+    assert!(r_big < r_many / 5.0, "{r_big} vs {r_many}");
 }
 
 #[test]
@@ -298,9 +308,7 @@ fn an_answer_that_the_earlier_identical_call_succeeded_counts_the_step_as_done()
     let unchanged = answered(&format!(
         "unchanged: {path} already has exactly this content (written at turn 3); this identical call was not executed again.\nNext action: write the next file"
     ));
-    let blocked = answered(
-        "[not executed: identical to your previous call, and nothing has changed since; its result is above.]",
-    );
+    let blocked = answered("[not executed: this call was blocked by the guard.]");
     assert_eq!(
         step_of(&lrab_sim::policy::Turn {
             content: first.content.clone(),

@@ -6,7 +6,11 @@ use common::*;
 use lrab_sim::SimConfig;
 
 fn check(part: usize, api: Api, toolset: Toolset) {
-    let sim = start(SimConfig::default());
+    // an OLLAMA_CONTEXT_LENGTH-style default: the OpenAI route cannot carry num_ctx
+    let sim = start(SimConfig {
+        default_ctx: 32768,
+        ..Default::default()
+    });
     assert!(sim.notes.is_empty(), "pack problems: {:?}", sim.notes);
     let pack = pack();
     assert_eq!(pack.tasks.len(), 18);

@@ -413,6 +413,25 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         r.judge_backend.as_deref().unwrap_or(&r.backend),
         r.judge_api.as_deref().unwrap_or(&r.api),
     )?;
+    // a simulated backend (lrab-sim) anywhere in the run labels the whole results.json
+    let mut used: Vec<&str> = Vec::new();
+    if r.agent != "gold" {
+        used.push(&r.backend);
+    }
+    if r.user != "scripted" {
+        used.push(&user_url);
+    }
+    if r.judge_model.is_some() {
+        used.push(r.judge_backend.as_deref().unwrap_or(&r.backend));
+    }
+    used.dedup();
+    let simulated = used.iter().any(|u| lrab_sim::client::detect(u).is_some());
+    if simulated {
+        writeln!(
+            out,
+            "*** SIMULATED BACKEND (lrab-sim): these rewards are NOT results of real models ***"
+        )?;
+    }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(r.seed);
     let trial_seeds: Vec<u64> = (0..r.trials).map(|_| rng.next_u32() as u64).collect();
     let fixed = |n: usize| {
@@ -516,6 +535,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         max_errors: r.max_errors,
         seed: r.seed,
         timestamp: fixed(0),
+        simulated,
     };
     let rj = results::results_json(&info, &tasks, &records);
     let rpath = r.out.join("results.json");

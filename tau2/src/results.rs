@@ -34,6 +34,9 @@ pub struct RunInfo {
     pub max_errors: usize,
     pub seed: u64,
     pub timestamp: String,
+    /// Whether a backend of the run was the simulator (`lrab_sim::client::detect`): its
+    /// rewards are not results of real models.
+    pub simulated: bool,
 }
 
 fn message_json(m: &Message, idx: usize) -> Value {
@@ -59,6 +62,7 @@ pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Valu
             "max_steps": info.max_steps,
             "max_errors": info.max_errors,
             "seed": info.seed,
+            "simulated": info.simulated,
             "user_info": {"implementation": info.user, "llm": info.user_model, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": null},
             "agent_info": {"implementation": format!("lrab_{}", info.arm), "llm": info.agent_model, "llm_args": {"temperature": 0.0}},
             "environment_info": {"domain_name": info.domain, "policy": info.policy, "tool_defs": null},

@@ -265,6 +265,8 @@ fn gold_run_with_scripted_user_writes_upstream_shaped_checks() {
         v["info"]["user_info"]["implementation"],
         "lrab_scripted_user"
     );
+    // no backend at all: nothing simulated
+    assert_eq!(v["info"]["simulated"], false);
     let sims = v["simulations"].as_array().unwrap();
     assert!(sims.iter().all(|s| s["termination_reason"] == "user_stop"));
     let env = &sims[0]["reward_info"]["env_assertions"][0];

@@ -53,6 +53,8 @@ fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
         let v: Value =
             serde_json::from_slice(&std::fs::read(tmp.path().join("results.json")).unwrap())
                 .unwrap();
+        assert_eq!(v["info"]["simulated"], true, "{arm}: labelled simulated");
+        assert!(out.contains("SIMULATED BACKEND"), "{arm}: {out}");
         let sims = v["simulations"].as_array().unwrap();
         assert_eq!(sims.len(), 2);
         for s in sims {

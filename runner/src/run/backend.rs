@@ -96,6 +96,8 @@ pub struct Backend {
     pub label: String,
     pub url: String,
     pub simulated: bool,
+    /// Set when the backend is `lrab-sim`, however it is reached (its time scale and ledger).
+    pub sim_info: Option<lrab_sim::client::SimInfo>,
     sim: Option<lrab_sim::SimHandle>,
     sim_seed: u64,
     managed: Option<Managed>,
@@ -171,23 +173,52 @@ impl Backend {
             label: label.to_string(),
             url,
             simulated: false,
+            sim_info: None,
             sim: None,
             sim_seed: 0,
             managed: None,
         }
+        .detected()
+    }
+
+    /// Labels the backend simulated when it answers as `lrab-sim` (by its `/api/version` or
+    /// its model digests), so a sim reached by URL or through a proxy is never recorded as real.
+    fn detected(mut self) -> Backend {
+        self.sim_info = lrab_sim::client::detect(&self.url);
+        self.simulated |= self.sim_info.is_some();
+        self
     }
 
     fn sim(seed: u64) -> Result<Backend> {
+        // LRAB_SIM_TIME_SCALE paces replies; LRAB_SIM_PROFILES replaces the committed profiles
+        let time_scale = match std::env::var("LRAB_SIM_TIME_SCALE") {
+            Ok(v) if !v.is_empty() => v
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .with_context(|| format!("LRAB_SIM_TIME_SCALE={v}: not a number ≥ 0"))?,
+            _ => 0.0,
+        };
+        let profiles = match std::env::var_os("LRAB_SIM_PROFILES") {
+            Some(d) if !d.is_empty() => {
+                Some(lrab_sim::profile::load_dir(std::path::Path::new(&d))?)
+            }
+            _ => None,
+        };
         let cfg = lrab_sim::SimConfig {
             seed,
+            time_scale,
+            profiles,
             ..Default::default()
         };
         let h =
             lrab_sim::serve("127.0.0.1:0", cfg).context("cannot start the simulated backend")?;
+        let info = lrab_sim::client::detect(&h.url());
         Ok(Backend {
             label: "sim".into(),
             url: h.url(),
             simulated: true,
+            sim_info: info,
             sim: Some(h),
             sim_seed: seed,
             managed: None,

@@ -147,9 +147,21 @@ pub fn run_attempt(
         std::fs::create_dir_all(&home)?;
     }
     let proxy_log = dir.join("proxy.jsonl");
+    // On the simulator every attempt talks under its own ledger key: its modelled model time
+    // drives the budget and the kill point (sim_clock.rs).
+    let sim = env
+        .simulated
+        .then(|| super::sim_clock::detect(env.backend_url))
+        .flatten()
+        .filter(|i| i.ledger);
+    let sim_key = super::sim_clock::cell_key(&dir);
+    let upstream = match sim {
+        Some(_) => super::sim_clock::cell_url(env.backend_url, &sim_key),
+        None => env.backend_url.to_string(),
+    };
     let proxy = if arm.proxy {
         Some(proxy::start(proxy::ProxyConfig {
-            upstream: env.backend_url.to_string(),
+            upstream: upstream.clone(),
             num_ctx: env.config.num_ctx,
             log: Some(proxy_log.clone()),
             v1_to_native: true,
@@ -160,8 +172,13 @@ pub fn run_attempt(
     let backend_url = proxy
         .as_ref()
         .map(|p| p.url())
-        .unwrap_or_else(|| env.backend_url.to_string());
+        .unwrap_or_else(|| upstream.clone());
     let budget = budget_seconds(task, env.config);
+    // an arm's own clock runs on real time: on a paced sim it sees the budget scaled
+    let arm_budget = match sim {
+        Some(i) if i.time_scale > 0.0 => budget * i.time_scale,
+        _ => budget,
+    };
     let mut vars = Vars::default();
     vars.set("prompt", task.render_prompt())
         .set("prompt_file", prompt_file.to_string_lossy())
@@ -170,7 +187,7 @@ pub fn run_attempt(
         .set("backend_url", backend_url.clone())
         .set("home", home.to_string_lossy())
         .set("num_ctx", env.config.num_ctx.to_string())
-        .set("budget_minutes", format!("{}", budget / 60.0))
+        .set("budget_minutes", format!("{}", arm_budget / 60.0))
         .set("attempt_dir", dir.to_string_lossy());
     arm.write_configs(&vars)?;
     let (program, args) = arm.command(&vars)?;
@@ -201,7 +218,18 @@ pub fn run_attempt(
         None => budget,
     };
     let mut arm_time = Duration::ZERO;
-    let e1 = process::run(&launch(1, first_deadline))?;
+    let attempt_ledger = sim.map(|_| super::sim_clock::Clock::new(env.backend_url, &sim_key));
+    let run_phase = |l: &process::Launch| -> Result<(process::Exit, Duration)> {
+        match sim {
+            Some(_) => {
+                let clock = super::sim_clock::Clock::new(env.backend_url, &sim_key);
+                let e = process::run_clocked(l, &|| clock.extra())?;
+                Ok((e, clock.since_start().unpaced()))
+            }
+            None => Ok((process::run(l)?, Duration::ZERO)),
+        }
+    };
+    let (e1, unpaced1) = run_phase(&launch(1, first_deadline))?;
     arm_time += e1.wall;
     let mut phases = vec![e1.clone()];
     let mut resume = Value::Null;
@@ -209,7 +237,7 @@ pub fn run_attempt(
         let killed = e1.timed_out;
         let mut phase2_timeout = None;
         if killed {
-            let e2 = process::run(&launch(2, budget - e1.wall.as_secs_f64()))?;
+            let (e2, _) = run_phase(&launch(2, budget - (e1.wall + unpaced1).as_secs_f64()))?;
             arm_time += e2.wall;
             phase2_timeout = Some(e2.timed_out);
             phases.push(e2);
@@ -263,6 +291,9 @@ pub fn run_attempt(
     std::fs::write(dir.join("transcript.txt"), &transcript)?;
 
     let wall = phases.iter().map(|e| e.wall.as_secs_f64()).sum::<f64>();
+    // on the simulator: the wall time the attempt would have taken on the modelled laptop
+    let sim_ledger = attempt_ledger.as_ref().map(|c| c.since_start());
+    let modelled_wall = sim_ledger.map(|l| wall + l.unpaced().as_secs_f64());
     let exit_code = if timed_out { None } else { last.code };
     let t_score = Instant::now();
     let (mut report, score_note) = if timed_out {
@@ -292,9 +323,12 @@ pub fn run_attempt(
         }
     };
     let scoring = t_score.elapsed();
-    let u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
+    let mut u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
         .or_else(|| usage::from_proxy_log(&proxy_log))
         .unwrap_or_default();
+    if let (None, Some(l)) = (u.tool_calls, sim_ledger) {
+        u.tool_calls = Some(l.tool_calls);
+    }
     let x = &mut report.extra;
     x.insert("arm".into(), json!(arm.name));
     x.insert("model".into(), json!(cell.model));
@@ -305,6 +339,9 @@ pub fn run_attempt(
     x.insert("exit_code".into(), json!(exit_code));
     x.insert("backend".into(), json!(env.backend_label));
     x.insert("simulated".into(), json!(env.simulated));
+    if let Some(mw) = modelled_wall {
+        x.insert("modelled_wall_seconds".into(), json!(round1(mw)));
+    }
     if timed_out {
         x.insert(
             "failure_note".into(),
@@ -353,6 +390,8 @@ pub fn run_attempt(
                 "wall": round3(e.wall.as_secs_f64()), "code": e.code, "timed_out": e.timed_out, "survivors": e.survivors
             })).collect::<Vec<_>>(),
             "quiet_wait_seconds": round3(quiet_waited.as_secs_f64()),
+            "modelled_wall_seconds": modelled_wall.map(round1),
+            "sim_ledger": sim_ledger.map(|l| json!({"requests": l.requests, "model_seconds": round3(l.model_ns as f64 / 1e9), "paced_seconds": round3(l.paced_ns as f64 / 1e9), "tool_calls": l.tool_calls, "errors": l.errors})),
             "runner_overhead_seconds": round3(overhead.as_secs_f64()),
             "scoring_seconds": round3(scoring.as_secs_f64()),
             "failure_mode": record.failure_mode, "score": record.score,

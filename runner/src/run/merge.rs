@@ -120,6 +120,8 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
     }
     std::fs::write(out.join("attempts.jsonl"), journal)?;
     let mut m = manifests[0].clone();
+    // a shard whose rows ran on the simulator keeps the merged run labelled simulated
+    m.simulated |= all.iter().any(|(_, r)| r.simulated);
     let cells = matrix::expand(
         &m.matrix.arms,
         &m.matrix.models,

@@ -15,6 +15,7 @@ pub mod progress;
 pub mod proxy;
 pub mod quiet;
 pub mod resume;
+pub mod sim_clock;
 pub mod usage;
 
 use std::collections::BTreeMap;

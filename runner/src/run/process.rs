@@ -163,6 +163,12 @@ pub fn kill_group_and_wait(pgid: i32) {
 /// reported but left running so the caller can let them finish writing (quiet-wait) and then
 /// call [`terminate_group`].
 pub fn run(l: &Launch) -> Result<Exit> {
+    run_clocked(l, &|| Duration::ZERO)
+}
+
+/// [`run`] with a deadline on a clock that runs `extra()` ahead of real time (the simulator's
+/// modelled time that its pacing did not spend).
+pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
     let out = File::create(&l.stdout).with_context(|| format!("create {}", l.stdout.display()))?;
     let err = File::create(&l.stderr).with_context(|| format!("create {}", l.stderr.display()))?;
     let mut cmd = Command::new(&l.program);
@@ -190,7 +196,7 @@ pub fn run(l: &Launch) -> Result<Exit> {
         if let Some(st) = child.try_wait()? {
             break Some(st);
         }
-        if start.elapsed() >= l.deadline {
+        if start.elapsed() + extra() >= l.deadline {
             timed_out = true;
             break None;
         }

@@ -89,7 +89,7 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
                             args: args_for(&b, &[(&p, Value::from(id))], "look-up"),
                         }],
                         done_reason: "stop",
-                        form: None,
+                        ..Default::default()
                     };
                 }
             }

@@ -6,23 +6,22 @@
 //! server's default context applies.
 
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use lrab_ollama::responses::{id_base, responses_to_native, ResponsesTranslator};
 use lrab_ollama::ChatRequest;
 use serde_json::Value;
 
+use super::chat::{generate_turn, mark_loaded, window};
 use super::{
-    check_model, faults, json_response, log_exchange, mark_loaded, openai_error, parse_body,
-    stream_response, Api, St,
+    check_model, faults, json_response, log_exchange, openai_error, parse_body, stream_response,
+    Api, St,
 };
 use crate::convo::Conv;
 use crate::faults::Fault;
-use crate::policy::{self, Env};
-use crate::render::{self, Frame};
+use crate::render;
 
-pub(super) async fn responses(State(s): State<St>, body: Bytes) -> Response {
+pub(super) async fn responses(s: St, key: String, body: Bytes) -> Response {
     let fault = match faults(&s, "/v1/responses", &body, Api::OpenAi).await {
         Ok(f) => f,
         Err(r) => return r,
@@ -44,16 +43,14 @@ pub(super) async fn responses(State(s): State<St>, body: Bytes) -> Response {
         return openai_error(StatusCode::BAD_REQUEST, "input is required");
     }
     let conv = Conv::from_native(&req, false);
-    mark_loaded(&s, m, None);
-    let turn = policy::respond(
-        &Env {
-            model: m,
-            seed: s.config.seed,
-            tasks: &s.tasks,
-        },
-        &conv,
-    );
-    let frame = Frame::new(&req.model, m, &conv, &turn);
+    // like /v1/chat/completions, the Responses API carries no num_ctx: the server default applies
+    let num_ctx = window(&s, m, None);
+    mark_loaded(&s, m, num_ctx);
+    let (turn, mut frame) = match generate_turn(&s, &key, m, conv, num_ctx, Api::OpenAi).await {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    frame.model = req.model.clone();
     let created = u64::try_from(frame.created).unwrap_or(0);
     let base = id_base(&raw);
     let mut t = ResponsesTranslator::new(&req.model, base, created);

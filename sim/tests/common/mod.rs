@@ -61,6 +61,8 @@ pub struct Transcript {
     pub text_end: Option<String>,
     pub done_reasons: Vec<String>,
     pub raw_bodies: Vec<String>,
+    /// The model call that failed (an HTTP error ends the run).
+    pub error: Option<String>,
 }
 
 pub fn tool(name: &str, props: &[(&str, &str)], required: &[&str]) -> Value {
@@ -337,7 +339,10 @@ impl Agent {
             tr.turns += 1;
             let (msg, reason) = match self.call(&messages, &tools, &mut tr) {
                 Ok(x) => x,
-                Err(e) => panic!("model call failed: {e}"),
+                Err(e) => {
+                    tr.error = Some(e);
+                    break;
+                }
             };
             tr.done_reasons.push(reason);
             messages.push(msg.clone());
@@ -356,10 +361,8 @@ impl Agent {
                 .unwrap_or_default();
             let content = msg["content"].as_str().unwrap_or("").to_string();
             if calls.is_empty() && self.rescue_text_calls {
-                if let Ok(v) = serde_json::from_str::<Value>(content.trim()) {
-                    if let (Some(n), Some(a)) = (v["name"].as_str(), v.get("arguments")) {
-                        calls.push((n.to_string(), a.clone()));
-                    }
+                if let Some(c) = lrab_sim::dialect::parse_leak(&content) {
+                    calls.push((c.name, c.args));
                 }
             }
             if calls.is_empty() {

@@ -1,6 +1,13 @@
 //! The HTTP server: Ollama's native routes and its OpenAI-compatible routes (chat completions,
 //! and the Responses API in `server/responses.rs`), with Ollama's
 //! error shapes and status codes. Bad input never panics the server.
+//!
+//! Every route is also served under `/lrab-cell/<key>/…`; the key names the ledger (and the
+//! KV-cache slot) the request is counted in. `GET /lrab-sim/ledger/<key>` reads a ledger.
+
+mod chat;
+
+pub(crate) use chat::server_side_chat;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -8,20 +15,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
-use axum::http::{header, Method, StatusCode, Uri};
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use lrab_ollama::{openai, ChatRequest, ErrorBody, GenerateRequest, GenerateResponse, ShowRequest};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::catalog::{self, ModelSpec};
-use crate::convo::{Conv, Msg};
 use crate::faults::Fault;
-use crate::policy::{self, fnv, Env, FNV0};
-use crate::render::{self, Frame};
+use crate::policy::{fnv, FNV0};
+use crate::render;
+use crate::serving::Serving;
 use crate::task::TaskIndex;
 use crate::SimConfig;
 
@@ -36,6 +42,7 @@ pub struct AppState {
     /// Loaded models and their allocated context, for `/api/ps`.
     loaded: Mutex<BTreeMap<String, u64>>,
     log_seq: std::sync::atomic::AtomicU64,
+    pub(crate) serving: Serving,
 }
 
 impl AppState {
@@ -47,6 +54,7 @@ impl AppState {
             attempts: Mutex::new(HashMap::new()),
             loaded: Mutex::new(BTreeMap::new()),
             log_seq: std::sync::atomic::AtomicU64::new(0),
+            serving: Serving::default(),
         }
     }
 }
@@ -63,36 +71,57 @@ fn log_exchange(s: &AppState, body: &Bytes, parts: &[String]) {
 }
 
 pub fn router(state: St) -> Router {
-    Router::new()
-        .route("/", get(root).head(root))
-        .route("/api/version", get(version))
-        .route("/api/tags", get(tags))
-        .route("/api/ps", get(ps))
-        .route("/api/show", post(show))
-        .route("/api/chat", post(chat))
-        .route("/api/generate", post(generate))
-        .route("/v1/chat/completions", post(v1_chat))
-        .route("/v1/responses", post(responses::responses))
-        .route("/v1/models", get(v1_models))
-        .route("/v1/models/{*model}", get(v1_model))
-        .fallback(not_found)
-        .with_state(state)
+    Router::new().fallback(dispatch).with_state(state)
 }
 
-async fn root() -> &'static str {
-    "Ollama is running"
+/// Longest body the server reads (a 30k-token conversation is about 150 kB).
+const MAX_BODY: usize = 64 << 20;
+
+/// Routes by hand so that every route also works under a `/lrab-cell/<key>` prefix.
+async fn dispatch(State(s): State<St>, req: Request) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
+        Ok(b) => b,
+        Err(e) => {
+            return native_error(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read request body: {e}"),
+            )
+        }
+    };
+    let (key, rest) = match path.strip_prefix("/lrab-cell/") {
+        Some(r) => match r.split_once('/') {
+            Some((k, rest)) => (k.to_string(), format!("/{rest}")),
+            None => (r.to_string(), "/".to_string()),
+        },
+        None => (String::new(), path.clone()),
+    };
+    let get = method == Method::GET || method == Method::HEAD;
+    let post = method == Method::POST;
+    match rest.as_str() {
+        "/" | "" if get => "Ollama is running".into_response(),
+        "/api/version" if get => version(s),
+        "/api/tags" if get => tags(s),
+        "/api/ps" if get => ps(s),
+        "/api/show" if post => show(s, body),
+        "/api/chat" if post => chat::chat(s, key, body).await,
+        "/api/generate" if post => chat::generate(s, key, body).await,
+        "/v1/chat/completions" if post => chat::v1_chat(s, key, body).await,
+        "/v1/responses" if post => responses::responses(s, key, body).await,
+        "/v1/models" if get => v1_models(s),
+        r if get && r.starts_with("/v1/models/") => {
+            v1_model(s, r["/v1/models/".len()..].to_string())
+        }
+        r if get && key.is_empty() && r.starts_with("/lrab-sim/ledger/") => json_response(
+            StatusCode::OK,
+            &s.serving.ledger(&r["/lrab-sim/ledger/".len()..]),
+        ),
+        _ => (StatusCode::NOT_FOUND, format!("404 page not found: {path}")).into_response(),
+    }
 }
 
-async fn not_found(method: Method, uri: Uri) -> Response {
-    let _ = method;
-    (
-        StatusCode::NOT_FOUND,
-        format!("404 page not found: {}", uri.path()),
-    )
-        .into_response()
-}
-
-fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
+pub(crate) fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     (
         status,
@@ -102,27 +131,30 @@ fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
         .into_response()
 }
 
-fn native_error(status: StatusCode, msg: impl Into<String>) -> Response {
+pub(crate) fn native_error(status: StatusCode, msg: impl Into<String>) -> Response {
     json_response(status, &ErrorBody::new(msg))
 }
 
-fn openai_error(status: StatusCode, msg: impl Into<String>) -> Response {
+pub(crate) fn openai_error(status: StatusCode, msg: impl Into<String>) -> Response {
     json_response(
         status,
         &openai::ErrorResponse::for_status(status.as_u16(), msg),
     )
 }
 
-async fn version(State(s): State<St>) -> Response {
-    json_response(StatusCode::OK, &json!({"version": s.config.version}))
+fn version(s: St) -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({"version": s.config.version, "lrab_sim": {"simulated": true, "time_scale": s.config.time_scale, "ledger": true}}),
+    )
 }
 
 fn details(m: &ModelSpec) -> lrab_ollama::ModelDetails {
     lrab_ollama::ModelDetails {
         parent_model: String::new(),
         format: "gguf".into(),
-        family: m.family.clone(),
-        families: Some(vec![m.family.clone()]),
+        family: m.profile.family.architecture().to_string(),
+        families: Some(vec![m.profile.family.architecture().to_string()]),
         parameter_size: m.parameter_size.clone(),
         quantization_level: "Q4_K_M".into(),
     }
@@ -132,7 +164,7 @@ fn modified_at() -> String {
     render::rfc3339(render::EPOCH_UNIX, 0)
 }
 
-async fn tags(State(s): State<St>) -> Response {
+fn tags(s: St) -> Response {
     let models = s
         .models
         .iter()
@@ -149,7 +181,7 @@ async fn tags(State(s): State<St>) -> Response {
     json_response(StatusCode::OK, &lrab_ollama::TagsResponse { models })
 }
 
-async fn ps(State(s): State<St>) -> Response {
+fn ps(s: St) -> Response {
     let loaded = s.loaded.lock().map(|l| l.clone()).unwrap_or_default();
     let models = loaded
         .iter()
@@ -179,7 +211,7 @@ fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, String>
     serde_json::from_slice(body).map_err(|e| e.to_string())
 }
 
-async fn show(State(s): State<St>, body: Bytes) -> Response {
+fn show(s: St, body: Bytes) -> Response {
     let req: ShowRequest = match parse_body(&body) {
         Ok(r) => r,
         Err(e) => return native_error(StatusCode::BAD_REQUEST, e),
@@ -192,10 +224,13 @@ async fn show(State(s): State<St>, body: Bytes) -> Response {
         return native_error(StatusCode::NOT_FOUND, format!("model '{name}' not found"));
     };
     let mut info = Map::new();
-    info.insert("general.architecture".into(), json!(m.family));
+    info.insert(
+        "general.architecture".into(),
+        json!(m.profile.family.architecture()),
+    );
     info.insert("general.parameter_count".into(), json!(m.size_bytes * 2));
     info.insert(
-        format!("{}.context_length", m.family),
+        format!("{}.context_length", m.profile.family.architecture()),
         json!(m.context_length),
     );
     let resp = lrab_ollama::ShowResponse {
@@ -215,7 +250,7 @@ async fn show(State(s): State<St>, body: Bytes) -> Response {
     json_response(StatusCode::OK, &resp)
 }
 
-async fn v1_models(State(s): State<St>) -> Response {
+fn v1_models(s: St) -> Response {
     let data = s
         .models
         .iter()
@@ -235,7 +270,7 @@ async fn v1_models(State(s): State<St>) -> Response {
     )
 }
 
-async fn v1_model(State(s): State<St>, Path(model): Path<String>) -> Response {
+fn v1_model(s: St, model: String) -> Response {
     match catalog::lookup(&s.models, &model) {
         Some(m) => json_response(
             StatusCode::OK,
@@ -401,224 +436,4 @@ fn check_model<'a>(
         }
     }
     Ok(m)
-}
-
-fn mark_loaded(s: &AppState, m: &ModelSpec, num_ctx: Option<u64>) {
-    if let Ok(mut l) = s.loaded.lock() {
-        l.insert(m.name.clone(), num_ctx.unwrap_or(s.config.default_ctx));
-    }
-}
-
-async fn chat(State(s): State<St>, body: Bytes) -> Response {
-    let fault = match faults(&s, "/api/chat", &body, Api::Native).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let req: ChatRequest = match parse_body(&body) {
-        Ok(r) => r,
-        Err(e) => return native_error(StatusCode::BAD_REQUEST, e),
-    };
-    let m = match check_model(
-        &s,
-        Api::Native,
-        &req.model,
-        !req.tools().is_empty(),
-        req.think.as_ref(),
-    ) {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let conv = Conv::from_native(&req, m.has("thinking"));
-    let keep_alive_zero = matches!(&req.keep_alive, Some(Value::Number(n)) if n.as_f64() == Some(0.0))
-        || matches!(&req.keep_alive, Some(Value::String(t)) if t == "0" || t == "0s");
-    if req.messages.is_empty() {
-        let reason = if keep_alive_zero {
-            if let Ok(mut l) = s.loaded.lock() {
-                l.remove(&m.name);
-            }
-            "unload"
-        } else {
-            mark_loaded(&s, m, conv.num_ctx);
-            "load"
-        };
-        let r = lrab_ollama::ChatResponse {
-            model: req.model.clone(),
-            created_at: render::rfc3339(render::sim_unix(0), 0),
-            message: lrab_ollama::Message::assistant(""),
-            done_reason: Some(reason.into()),
-            done: true,
-            ..Default::default()
-        };
-        return json_response(StatusCode::OK, &r);
-    }
-    mark_loaded(&s, m, conv.num_ctx);
-    let turn = policy::respond(
-        &Env {
-            model: m,
-            seed: s.config.seed,
-            tasks: &s.tasks,
-        },
-        &conv,
-    );
-    let frame = Frame::new(&req.model, m, &conv, &turn);
-    if s.config.log_dir.is_some() {
-        log_exchange(&s, &body, &render::native_stream(&frame, &turn));
-    }
-    if req.streaming() {
-        stream_response(
-            "application/x-ndjson",
-            render::native_stream(&frame, &turn),
-            fault == Some(Fault::MidStream),
-        )
-    } else if fault == Some(Fault::MidStream) {
-        let body = serde_json::to_string(&render::native_whole(&frame, &turn)).unwrap_or_default();
-        let mut half = body.len() / 2;
-        while !body.is_char_boundary(half) {
-            half -= 1;
-        }
-        broken_body(vec![body[..half].to_string()])
-    } else {
-        json_response(StatusCode::OK, &render::native_whole(&frame, &turn))
-    }
-}
-
-async fn v1_chat(State(s): State<St>, body: Bytes) -> Response {
-    let fault = match faults(&s, "/v1/chat/completions", &body, Api::OpenAi).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let req: openai::ChatCompletionRequest = match parse_body(&body) {
-        Ok(r) => r,
-        Err(e) => return openai_error(StatusCode::BAD_REQUEST, e),
-    };
-    let think = match req.think() {
-        Ok(t) => t,
-        Err(v) => {
-            return openai_error(
-                StatusCode::BAD_REQUEST,
-                format!("invalid reasoning value: '{v}'"),
-            )
-        }
-    };
-    let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
-    let m = match check_model(&s, Api::OpenAi, &req.model, has_tools, think.as_ref()) {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    if req.messages.is_empty() {
-        return openai_error(StatusCode::BAD_REQUEST, "[] is too short - 'messages'");
-    }
-    let conv = Conv::from_openai(&req, think.as_ref().is_some_and(|t| t.enabled()));
-    mark_loaded(&s, m, None);
-    let turn = policy::respond(
-        &Env {
-            model: m,
-            seed: s.config.seed,
-            tasks: &s.tasks,
-        },
-        &conv,
-    );
-    let frame = Frame::new(&req.model, m, &conv, &turn);
-    if s.config.log_dir.is_some() {
-        log_exchange(&s, &body, &render::openai_stream(&frame, &turn, false));
-    }
-    if req.streaming() {
-        stream_response(
-            "text/event-stream",
-            render::openai_stream(&frame, &turn, req.include_usage()),
-            fault == Some(Fault::MidStream),
-        )
-    } else {
-        json_response(StatusCode::OK, &render::openai_whole(&frame, &turn))
-    }
-}
-
-async fn generate(State(s): State<St>, body: Bytes) -> Response {
-    let fault = match faults(&s, "/api/generate", &body, Api::Native).await {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let req: GenerateRequest = match parse_body(&body) {
-        Ok(r) => r,
-        Err(e) => return native_error(StatusCode::BAD_REQUEST, e),
-    };
-    let m = match check_model(&s, Api::Native, &req.model, false, req.think.as_ref()) {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let mut conv = Conv {
-        think: req.think.as_ref().map(|t| t.enabled()).unwrap_or(false),
-        num_predict: req
-            .options
-            .as_ref()
-            .and_then(|o| o.num_predict)
-            .filter(|n| *n > 0)
-            .map(|n| n as u64),
-        ..Default::default()
-    };
-    if let Some(sys) = &req.system {
-        conv.messages.push(Msg {
-            role: "system".into(),
-            content: sys.clone(),
-            calls: vec![],
-        });
-    }
-    mark_loaded(&s, m, req.options.as_ref().and_then(|o| o.num_ctx));
-    if req.prompt.is_empty() {
-        let r = GenerateResponse {
-            model: req.model.clone(),
-            created_at: render::rfc3339(render::sim_unix(0), 0),
-            done: true,
-            done_reason: Some("load".into()),
-            ..Default::default()
-        };
-        return json_response(StatusCode::OK, &r);
-    }
-    conv.messages.push(Msg {
-        role: "user".into(),
-        content: req.prompt.clone(),
-        calls: vec![],
-    });
-    let turn = policy::respond(
-        &Env {
-            model: m,
-            seed: s.config.seed,
-            tasks: &s.tasks,
-        },
-        &conv,
-    );
-    let frame = Frame::new(&req.model, m, &conv, &turn);
-    let whole = GenerateResponse {
-        model: req.model.clone(),
-        created_at: frame.created_at.clone(),
-        response: turn.content.clone(),
-        thinking: turn.thinking.clone(),
-        done: true,
-        done_reason: Some(turn.done_reason.to_string()),
-        context: None,
-        metrics: frame.metrics.clone(),
-    };
-    if req.stream.unwrap_or(true) {
-        let mut lines = Vec::new();
-        for p in render::pieces(&turn.content, 48) {
-            let c = GenerateResponse {
-                model: req.model.clone(),
-                created_at: frame.created_at.clone(),
-                response: p.to_string(),
-                ..Default::default()
-            };
-            lines.push(serde_json::to_string(&c).unwrap_or_default() + "\n");
-        }
-        let mut last = whole;
-        last.response = String::new();
-        last.thinking = None;
-        lines.push(serde_json::to_string(&last).unwrap_or_default() + "\n");
-        stream_response(
-            "application/x-ndjson",
-            lines,
-            fault == Some(Fault::MidStream),
-        )
-    } else {
-        json_response(StatusCode::OK, &whole)
-    }
 }

@@ -1,0 +1,101 @@
+//! `lrab sim calibrate`: fit the simulator's profiles to the published cells of opencode and
+//! agent-mini and verify them with the real binaries (docs/sim.md, "Calibration").
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+
+use super::Exit;
+use crate::calibrate::{self, published};
+
+#[derive(Parser, Debug, Clone)]
+pub struct Args {
+    /// Where the fitted profiles are written.
+    #[arg(long, default_value = "sim/profiles")]
+    pub profiles_out: PathBuf,
+    /// Where the report is written.
+    #[arg(long, default_value = "docs/sim-calibration.md")]
+    pub report: PathBuf,
+    /// Published data folder (default: LRAB_MINGBIRD_DATA or ../shared/data/mingbird).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    #[arg(long)]
+    pub pack: Option<PathBuf>,
+    #[arg(long)]
+    pub arms_dir: Option<PathBuf>,
+    /// Seed of the simulator during verification.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Cells in parallel during verification.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Comma list of models to fit (default: all four).
+    #[arg(long)]
+    pub models: Option<String>,
+    /// Comma list of tasks for the verification run (default: all).
+    #[arg(long)]
+    pub tasks: Option<String>,
+    /// Fit analytically only; no real-binary run.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Also run our harness (held out) for the plausibility table.
+    #[arg(long)]
+    pub with_harness: bool,
+    /// Also verify the cross-check with the real binaries (profiles fitted on one arm alone,
+    /// the other arm run on them: two more half evaluations).
+    #[arg(long)]
+    pub cross_check: bool,
+    /// Pacing of the simulator during verification (real seconds per modelled second).
+    #[arg(long, default_value_t = 0.0)]
+    pub time_scale: f64,
+    /// Evaluation cache (default: ~/.cache/lrab/calibrate).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<Exit> {
+    let split = |s: &str| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+    };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let opts = calibrate::Options {
+        pack_dir: super::pack_dir(a.pack.as_deref()),
+        arms_dir: a
+            .arms_dir
+            .clone()
+            .unwrap_or_else(crate::run::arms::default_dir),
+        data_dir: a.data.clone().unwrap_or_else(published::data_dir),
+        profiles_out: a.profiles_out.clone(),
+        report_out: a.report.clone(),
+        seed: a.seed,
+        jobs: a.jobs.max(1),
+        models: a
+            .models
+            .as_deref()
+            .map(split)
+            .unwrap_or_else(|| published::MODELS.iter().map(|m| m.0.to_string()).collect()),
+        tasks: a.tasks.as_deref().map(split),
+        no_verify: a.no_verify,
+        with_harness: a.with_harness,
+        cross_check: a.cross_check,
+        cache: a
+            .cache
+            .clone()
+            .unwrap_or_else(|| home.join(".cache/lrab/calibrate")),
+        time_scale: a.time_scale,
+    };
+    let text = calibrate::calibrate(&opts)?;
+    println!("{text}");
+    eprintln!(
+        "profiles: {}\nreport: {}",
+        opts.profiles_out.display(),
+        opts.report_out.display()
+    );
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,296 @@
+//! Ollama's serving behaviour around the model (ollama-serving.md §1, §2, §7, §8): the context
+//! window a request gets, the silent dropping of the oldest non-system messages past it, the
+//! KV-cache prefix reuse (one slot per model, so only uncached tokens are prefilled), loads on
+//! the first request and on a changed `num_ctx`, the modelled durations, and the per-key
+//! ledger of modelled time that clients read back.
+//!
+//! State is kept per (ledger key, model): every attempt a runner starts talks under its own
+//! key, so what one attempt pays never depends on what another attempt ran meanwhile — as if
+//! each had the laptop to itself, like the published cells.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use crate::client::Ledger;
+use crate::convo::{Conv, Msg};
+use crate::dialect::Family;
+use crate::policy::{fnv, Turn, FNV0};
+use crate::profile::Speed;
+
+/// The KV cache of one model in one key's slot.
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    num_ctx: u64,
+    /// (hash, tokens) of the prompt elements in the cache, in order.
+    prefix: Vec<(u64, u64)>,
+}
+
+/// What serving decided for one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    /// The conversation as the model sees it (after dropping what does not fit).
+    pub visible: Conv,
+    /// Messages dropped from the front.
+    pub dropped: usize,
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub load_ns: u64,
+    pub prompt_ns: u64,
+}
+
+/// The server-wide serving state.
+#[derive(Default)]
+pub struct Serving {
+    slots: Mutex<HashMap<(String, String), Slot>>,
+    ledgers: Mutex<BTreeMap<String, Ledger>>,
+}
+
+fn msg_tokens(m: &Msg) -> u64 {
+    let calls: usize = m
+        .calls
+        .iter()
+        .map(|c| c.name.len() + c.args.to_string().len())
+        .sum();
+    ((m.content.len() + 16 + calls) as u64).div_ceil(4)
+}
+
+fn msg_hash(m: &Msg) -> u64 {
+    let mut h = fnv(FNV0, m.role.as_bytes());
+    h = fnv(h, m.content.as_bytes());
+    for c in &m.calls {
+        h = fnv(h, c.name.as_bytes());
+        h = fnv(h, c.args.to_string().as_bytes());
+    }
+    h
+}
+
+/// Drops the oldest non-system messages until the prompt fits `num_ctx` (tool definitions
+/// always count); if the newest message alone is still too long, keeps its first words and
+/// its tail, about half the window (ollama-serving.md §1.2, §1.3).
+pub fn fit(conv: &Conv, num_ctx: u64) -> (Conv, usize) {
+    let fixed = conv.tools_tokens() + 2;
+    let tokens: Vec<u64> = conv.messages.iter().map(msg_tokens).collect();
+    let total = |keep_from: usize| -> u64 {
+        fixed
+            + conv
+                .messages
+                .iter()
+                .enumerate()
+                .filter(|(i, m)| m.role == "system" || *i >= keep_from)
+                .map(|(i, _)| tokens[i])
+                .sum::<u64>()
+    };
+    let n = conv.messages.len();
+    if n == 0 || total(0) <= num_ctx {
+        return (conv.clone(), 0);
+    }
+    let mut from = 0;
+    while from + 1 < n && total(from) > num_ctx {
+        from += 1;
+    }
+    let mut out = conv.clone();
+    out.messages = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| m.role == "system" || *i >= from)
+        .map(|(_, m)| m.clone())
+        .collect();
+    let dropped = n - out.messages.len();
+    if total(from) > num_ctx {
+        if let Some(last) = out.messages.last_mut() {
+            let keep_chars = (num_ctx / 2).saturating_mul(4) as usize;
+            if last.content.len() > keep_chars {
+                let head: String = last.content.chars().take(20).collect();
+                let mut cut = last.content.len() - keep_chars.saturating_sub(20);
+                while !last.content.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                last.content = format!("{head}{}", &last.content[cut..]);
+            }
+        }
+    }
+    (out, dropped)
+}
+
+impl Serving {
+    /// Context, truncation, cache and prefill/load time of one request (before the model
+    /// answers).
+    pub fn admit(
+        &self,
+        key: &str,
+        model: &str,
+        family: Family,
+        speed: &Speed,
+        conv: &Conv,
+        num_ctx: u64,
+    ) -> Served {
+        let (visible, dropped) = fit(conv, num_ctx);
+        let mut elems: Vec<(u64, u64)> = Vec::with_capacity(visible.messages.len() + 1);
+        elems.push((visible.tools_hash(), visible.tools_tokens() + 2));
+        elems.extend(
+            visible
+                .messages
+                .iter()
+                .map(|m| (msg_hash(m), msg_tokens(m))),
+        );
+        let prompt_tokens: u64 = elems.iter().map(|e| e.1).sum();
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots.entry((key.to_string(), model.to_string()));
+        let (load, slot) = match slot {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let s = o.into_mut();
+                let reload = s.num_ctx != num_ctx;
+                if reload {
+                    *s = Slot {
+                        num_ctx,
+                        prefix: vec![],
+                    };
+                }
+                (reload, s)
+            }
+            std::collections::hash_map::Entry::Vacant(v) => (
+                true,
+                v.insert(Slot {
+                    num_ctx,
+                    prefix: vec![],
+                }),
+            ),
+        };
+        let mut lcp = slot
+            .prefix
+            .iter()
+            .zip(&elems)
+            .take_while(|(a, b)| a.0 == b.0)
+            .count();
+        // a new user message re-renders earlier assistant turns for these families
+        let new_user = visible.messages.last().is_some_and(|m| {
+            m.role == "user" && !m.content.trim_start().starts_with("[Tool result for ")
+        });
+        if family.rerenders_on_user_message() && new_user {
+            let first_assistant = visible
+                .messages
+                .iter()
+                .position(|m| m.role == "assistant")
+                .map_or(elems.len(), |i| i + 1);
+            lcp = lcp.min(first_assistant);
+        }
+        let cached: u64 = elems[..lcp].iter().map(|e| e.1).sum();
+        slot.prefix = elems;
+        let prompt_s = speed.prefill_s(cached, prompt_tokens - cached);
+        Served {
+            visible,
+            dropped,
+            prompt_tokens,
+            cached_tokens: cached,
+            load_ns: if load { (speed.load_s * 1e9) as u64 } else { 0 },
+            prompt_ns: (prompt_s * 1e9) as u64,
+        }
+    }
+
+    /// Records the model's reply in the cache (the next request usually starts with it).
+    pub fn remember_reply(&self, key: &str, model: &str, turn: &Turn) {
+        let m = Msg {
+            role: "assistant".into(),
+            content: turn.content.clone(),
+            calls: turn.calls.clone(),
+        };
+        if let Some(s) = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&(key.to_string(), model.to_string()))
+        {
+            s.prefix.push((msg_hash(&m), msg_tokens(&m)));
+        }
+    }
+
+    /// Adds one reply to a key's ledger.
+    pub fn account(&self, key: &str, model_ns: u64, paced_ns: u64, tool_calls: u64, error: bool) {
+        let mut l = self.ledgers.lock().unwrap_or_else(|e| e.into_inner());
+        let e = l.entry(key.to_string()).or_default();
+        e.requests += 1;
+        e.model_ns += model_ns;
+        e.paced_ns += paced_ns;
+        e.tool_calls += tool_calls;
+        e.errors += error as u64;
+    }
+
+    pub fn ledger(&self, key: &str) -> Ledger {
+        self.ledgers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(role: &str, content: &str) -> Msg {
+        Msg {
+            role: role.into(),
+            content: content.into(),
+            calls: vec![],
+        }
+    }
+
+    #[test]
+    fn oldest_non_system_messages_go_first() {
+        let conv = Conv {
+            messages: vec![
+                msg("system", "rules"),
+                msg("user", &"task ".repeat(400)),
+                msg("assistant", "ok"),
+                msg("user", "next"),
+            ],
+            ..Default::default()
+        };
+        let (v, dropped) = fit(&conv, 100);
+        assert_eq!(dropped, 1);
+        assert_eq!(v.messages[0].role, "system");
+        assert_eq!(v.messages.len(), 3);
+        let (v, _) = fit(&conv, 100_000);
+        assert_eq!(v, conv);
+        // one huge last message: cut to about half the window, head kept
+        let big = Conv {
+            messages: vec![msg("user", &format!("HEAD{}", "x".repeat(40_000)))],
+            ..Default::default()
+        };
+        let (v, _) = fit(&big, 1000);
+        assert!(v.messages[0].content.starts_with("HEAD") && v.messages[0].content.len() < 2200);
+    }
+
+    #[test]
+    fn the_cache_counts_only_new_tokens() {
+        let s = Serving::default();
+        let sp = crate::profile::SPEED_ORACLE;
+        let mut conv = Conv {
+            messages: vec![msg("system", &"s".repeat(4000)), msg("user", "do it")],
+            ..Default::default()
+        };
+        let a = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
+        assert_eq!(a.cached_tokens, 0);
+        assert!(a.load_ns > 0);
+        conv.messages.push(msg("assistant", "step"));
+        conv.messages.push(msg("tool", "done"));
+        let b = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
+        assert!(b.cached_tokens > 1000 && b.load_ns == 0 && b.prompt_ns < a.prompt_ns);
+        // a new user message re-renders assistant turns: only the prefix before them stays
+        conv.messages.push(msg("user", "go on"));
+        let c = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
+        assert!(c.cached_tokens < b.prompt_tokens);
+        // another num_ctx reloads
+        let d = s.admit("k", "m", Family::Gemma4, &sp, &conv, 4096);
+        assert!(d.load_ns > 0 && d.cached_tokens == 0);
+        // another key has its own slot
+        assert_eq!(
+            s.admit("other", "m", Family::Gemma4, &sp, &conv, 32768)
+                .cached_tokens,
+            0
+        );
+    }
+}
