@@ -449,6 +449,16 @@ fn binary_survives_kill_and_resume_with_the_identical_command() {
         .any(|e| e["kind"] == "mechanism" && e["action"] == "resume"));
 }
 
+/// The host pid of the `sleep <marker>` process, if it runs.
+fn host_pid_of(marker: &str) -> Option<i32> {
+    let want = format!("sleep\0{marker}\0");
+    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = fs::read(e.path().join("cmdline")).ok()?;
+        (cmd == want.as_bytes()).then_some(pid)
+    })
+}
+
 fn alive(pid: i32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => s
@@ -464,8 +474,11 @@ fn alive(pid: i32) -> bool {
 /// harness runs are in their own group, so the harness must take them down itself.
 #[test]
 fn terminating_the_binary_kills_the_running_command() {
-    for sig in [libc::SIGTERM, libc::SIGKILL] {
-        let cmd_text = "echo $$ > child.pid; exec sleep 30";
+    for (n, sig) in [libc::SIGTERM, libc::SIGKILL].into_iter().enumerate() {
+        // The command runs in its own pid namespace, where `$$` means nothing to this test:
+        // it is found on the host by a sleep duration no other process uses.
+        let marker = format!("30.{}{n}", std::process::id());
+        let cmd_text = format!("echo started > child.pid; exec sleep {marker}");
         let replies = vec![ollama_stream(
             "",
             &[("run_shell", json!({"command": cmd_text, "timeout": 100}))],
@@ -488,10 +501,7 @@ fn terminating_the_binary_kills_the_running_command() {
         let pidfile = d.path().join("child.pid");
         let t = Instant::now();
         let pid: i32 = loop {
-            if let Some(p) = fs::read_to_string(&pidfile)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-            {
+            if let Some(p) = pidfile.exists().then(|| host_pid_of(&marker)).flatten() {
                 break p;
             }
             assert!(

@@ -148,12 +148,13 @@ fn resolve(
     Ok((variants, generated))
 }
 
-/// Copies every arm file of `from` into `to` and adds the generated ones.
+/// Copies every arm file of `from` into `to`, with the launchers kept beside them (an arm file
+/// may name a script next to it), and adds the generated ones.
 fn write_arms(from: &Path, to: &Path, generated: &[(String, String)]) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("create {}", to.display()))?;
     for e in std::fs::read_dir(from).with_context(|| format!("read {}", from.display()))? {
         let p = e?.path();
-        if p.extension().is_some_and(|x| x == "toml") {
+        if p.is_file() {
             let dest = to.join(p.file_name().expect("file"));
             std::fs::copy(&p, &dest).with_context(|| format!("copy {}", p.display()))?;
         }
