@@ -460,11 +460,8 @@ pub fn run(a: &RunArgs) -> i32 {
             ),
         );
     }
-    if let Err(e) = crate::startup::check_workdir(&a.workdir) {
-        return fail(EXIT_WORKDIR, &e);
-    }
-    if let Err(e) = crate::startup::check_home(std::env::var_os("HOME").as_deref()) {
-        return fail(crate::startup::EXIT_HOME, &e);
+    if let Err((code, e)) = crate::startup::check(&a.workdir) {
+        return fail(code, &e);
     }
     // checked before contacting the backend: a bad endpoint is a usage error
     let web = match web_endpoint(

@@ -9,6 +9,12 @@ use std::path::Path;
 /// Exit code for a `HOME` that does not exist or is not a directory.
 pub const EXIT_HOME: i32 = 10;
 
+/// Both checks, with the exit code of the first that fails (`cli::EXIT_WORKDIR`, [`EXIT_HOME`]).
+pub fn check(workdir: &Path) -> Result<(), (i32, String)> {
+    check_workdir(workdir).map_err(|e| (crate::cli::EXIT_WORKDIR, e))?;
+    check_home(std::env::var_os("HOME").as_deref()).map_err(|e| (EXIT_HOME, e))
+}
+
 /// Why the workdir cannot be used (one line), or `Ok`. The writability probe comes first, so a
 /// link to a folder that cannot be written is reported as not writable.
 pub fn check_workdir(wd: &Path) -> Result<(), String> {
