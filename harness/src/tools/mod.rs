@@ -173,15 +173,17 @@ impl Toolbox {
     }
 
     /// Workdir files (relative), recursively, skipping harness state and caches; at most `max`.
+    /// Walked through the workdir handle: a symlink is listed as a name, never descended.
     pub fn list_files(&self, max: usize) -> Vec<String> {
+        use lrab_safety::beneath::Kind;
         let mut out = Vec::new();
-        let mut stack = vec![self.root().to_path_buf()];
+        let mut stack = vec![String::new()];
         while let Some(dir) = stack.pop() {
-            let Ok(rd) = fs::read_dir(&dir) else { continue };
-            let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
-            entries.sort_by_key(|e| e.file_name());
+            let Ok(entries) = self.wd.list(&dir) else {
+                continue;
+            };
             for e in entries.into_iter().rev() {
-                let name = e.file_name().to_string_lossy().into_owned();
+                let name = e.name.to_string_lossy().into_owned();
                 if name == STATE_DIR
                     || name == "__pycache__"
                     || name == ".git"
@@ -189,11 +191,15 @@ impl Toolbox {
                 {
                     continue;
                 }
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
+                let rel = if dir.is_empty() {
+                    name
                 } else {
-                    out.push(self.conf.rel(&p));
+                    format!("{dir}/{name}")
+                };
+                if e.kind == Kind::Dir {
+                    stack.push(rel);
+                } else {
+                    out.push(rel);
                 }
             }
         }
