@@ -460,6 +460,9 @@ pub fn run(a: &RunArgs) -> i32 {
             ),
         );
     }
+    if let Err((code, e)) = crate::startup::check(&a.workdir) {
+        return fail(code, &e);
+    }
     // checked before contacting the backend: a bad endpoint is a usage error
     let web = match web_endpoint(
         a.web_search.as_deref(),

@@ -17,6 +17,7 @@ pub mod mechanisms;
 pub mod messages;
 pub mod prefix;
 pub mod shaping;
+pub mod startup;
 pub mod tools;
 
 pub use agent::{

@@ -229,8 +229,8 @@ impl<M: crate::backend::Model> Agent<M> {
         )
         .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
         tools
-            .conf
-            .set_home(&cfg.real_home.clone().unwrap_or_else(real_home));
+            .set_home(&cfg.real_home.clone().unwrap_or_else(real_home))
+            .map_err(|e| StartError::Workdir(format!("cannot prepare '{}': {e}", wd.display())))?;
         if let Some(url) = &cfg.web_search {
             tools.web = Some(
                 crate::tools::web::WebTools::new(url, Duration::from_secs(20))

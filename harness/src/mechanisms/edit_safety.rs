@@ -2,10 +2,8 @@
 //! to `.lrab/trash/`, and `rollback(path)` undoes the last change to a file in one call. A
 //! journal makes this survive a kill and relaunch.
 
+use lrab_safety::beneath::{Beneath, Error as BError};
 use serde::{Deserialize, Serialize};
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Entry {
@@ -18,10 +16,12 @@ struct Entry {
     undone: bool,
 }
 
+/// The backups and trash folders, held open as directory handles made once at start-up: a
+/// symlink later planted at `.lrab/backups` or `.lrab/trash` does not redirect them.
 #[derive(Debug)]
 pub struct Backups {
-    dir: PathBuf,
-    trash: PathBuf,
+    dir: Beneath,
+    trash: Beneath,
     journal: Vec<Entry>,
     seq: u64,
 }
@@ -30,16 +30,26 @@ fn flat(rel: &str) -> String {
     rel.replace(['/', '\\'], "__")
 }
 
+/// A resolver error as an I/O error (refusals keep their text).
+pub fn io_err(e: BError) -> std::io::Error {
+    match e {
+        BError::Io { err, .. } => err,
+        r => std::io::Error::other(r.to_string()),
+    }
+}
+
 impl Backups {
-    /// Open (and replay) the journal under `state_dir`.
-    pub fn open(state_dir: &Path) -> std::io::Result<Self> {
-        let dir = state_dir.join("backups");
-        let trash = state_dir.join("trash");
-        fs::create_dir_all(&dir)?;
-        fs::create_dir_all(&trash)?;
+    /// Open (and replay) the journal under `<state>/backups`, `state` being the state folder's
+    /// workdir-relative name, resolved beneath `wd`.
+    pub fn open(wd: &Beneath, state: &str) -> std::io::Result<Self> {
+        let (d, t) = (format!("{state}/backups"), format!("{state}/trash"));
+        wd.mkdir_all(&d).map_err(io_err)?;
+        wd.mkdir_all(&t).map_err(io_err)?;
+        let dir = wd.sub(&d).map_err(io_err)?;
+        let trash = wd.sub(&t).map_err(io_err)?;
         let mut journal: Vec<Entry> = Vec::new();
-        if let Ok(text) = fs::read_to_string(dir.join("journal.jsonl")) {
-            for line in text.lines() {
+        if let Ok(bytes) = dir.read_bytes("journal.jsonl") {
+            for line in String::from_utf8_lossy(&bytes).lines() {
                 if let Ok(e) = serde_json::from_str::<Entry>(line) {
                     if let Some(old) = journal.iter_mut().find(|x| x.seq == e.seq) {
                         *old = e;
@@ -59,22 +69,24 @@ impl Backups {
     }
 
     fn append(&self, e: &Entry) -> std::io::Result<()> {
-        let mut f = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("journal.jsonl"))?;
-        writeln!(f, "{}", serde_json::to_string(e).unwrap_or_default())
+        let line = format!("{}\n", serde_json::to_string(e).unwrap_or_default());
+        self.dir
+            .append("journal.jsonl", line.as_bytes())
+            .map(|_| ())
+            .map_err(io_err)
     }
 
-    /// Record the state of `abs` before a write (copying it when it exists).
-    pub fn before_write(&mut self, abs: &Path, rel: &str) -> std::io::Result<()> {
+    /// Record the state of `rel` before a write: `old` is its content as the caller read it
+    /// through the workdir handle (`None`: the write creates the file).
+    pub fn before_write(&mut self, rel: &str, old: Option<&[u8]>) -> std::io::Result<()> {
         self.seq += 1;
-        let backup = if abs.is_file() {
-            let name = format!("{}.{}.bak", flat(rel), self.seq);
-            fs::copy(abs, self.dir.join(&name))?;
-            Some(name)
-        } else {
-            None
+        let backup = match old {
+            Some(bytes) => {
+                let name = format!("{}.{}.bak", flat(rel), self.seq);
+                self.dir.write(&name, bytes).map_err(io_err)?;
+                Some(name)
+            }
+            None => None,
         };
         let e = Entry {
             seq: self.seq,
@@ -87,43 +99,44 @@ impl Backups {
         Ok(())
     }
 
-    /// Move a file to the trash instead of deleting it; returns the trash path (relative to
-    /// the state folder).
-    pub fn trash(&mut self, abs: &Path, rel: &str) -> std::io::Result<String> {
+    /// Move `rel` (beneath `wd`) to the trash instead of deleting it; returns the trash path
+    /// (relative to the state folder).
+    pub fn trash(&mut self, wd: &Beneath, rel: &str) -> std::io::Result<String> {
         self.seq += 1;
         let name = format!("{}.{}", flat(rel), self.seq);
-        let dest = self.trash.join(&name);
-        if fs::rename(abs, &dest).is_err() {
-            // across filesystems: copy then remove
-            if abs.is_dir() {
-                return Err(std::io::Error::other(
-                    "cannot move a directory across filesystems",
-                ));
+        if let Err(e) = wd.move_to(rel, &self.trash, &name) {
+            let cross = e.io_kind().is_some()
+                && matches!(&e, BError::Io { err, .. } if err.raw_os_error() == Some(libc::EXDEV));
+            if !cross {
+                return Err(io_err(e));
             }
-            fs::copy(abs, &dest)?;
-            fs::remove_file(abs)?;
+            // across filesystems: copy then remove (files only)
+            let bytes = wd.read_bytes(rel).map_err(io_err)?;
+            self.trash.write(&name, &bytes).map_err(io_err)?;
+            wd.remove(rel).map_err(io_err)?;
         }
         Ok(format!("trash/{name}"))
     }
 
     /// Undo the most recent not-yet-undone write to `rel`: restore the previous content, or
     /// move a file the write created to the trash. The current content is kept in the trash.
-    pub fn rollback(&mut self, abs: &Path, rel: &str) -> Result<String, String> {
+    pub fn rollback(&mut self, wd: &Beneath, rel: &str) -> Result<String, String> {
         let Some(idx) = self.journal.iter().rposition(|e| e.rel == rel && !e.undone) else {
             return Err(format!("no recorded change to '{rel}' to roll back"));
         };
         let e = self.journal[idx].clone();
-        let kept = if abs.exists() {
-            Some(self.trash(abs, rel).map_err(|x| x.to_string())?)
+        let kept = if wd.stat(rel).is_ok() {
+            Some(self.trash(wd, rel).map_err(|x| x.to_string())?)
         } else {
             None
         };
         let msg = match &e.backup {
             Some(b) => {
-                if let Some(parent) = abs.parent() {
-                    fs::create_dir_all(parent).map_err(|x| x.to_string())?;
+                let bytes = self.dir.read_bytes(b).map_err(|x| x.to_string())?;
+                if let Some((parent, _)) = rel.rsplit_once('/') {
+                    wd.mkdir_all(parent).map_err(|x| x.to_string())?;
                 }
-                fs::copy(self.dir.join(b), abs).map_err(|x| x.to_string())?;
+                wd.write(rel, &bytes).map_err(|x| x.to_string())?;
                 format!("restored '{rel}' to its content before change #{}", e.seq)
             }
             None => format!(
@@ -148,25 +161,27 @@ mod tests {
 
     #[test]
     fn backup_rollback_and_trash() {
+        use std::fs;
         let d = tempfile::tempdir().unwrap();
         let state = d.path().join(".lrab");
         let f = d.path().join("a.py");
-        let mut b = Backups::open(&state).unwrap();
-        b.before_write(&f, "a.py").unwrap();
+        let wd = Beneath::open(d.path()).unwrap();
+        let mut b = Backups::open(&wd, ".lrab").unwrap();
+        b.before_write("a.py", None).unwrap();
         fs::write(&f, "v1").unwrap();
-        b.before_write(&f, "a.py").unwrap();
+        b.before_write("a.py", Some(b"v1")).unwrap();
         fs::write(&f, "v2").unwrap();
         // survives a reopen (kill and relaunch)
-        let mut b = Backups::open(&state).unwrap();
-        let m = b.rollback(&f, "a.py").unwrap();
+        let mut b = Backups::open(&wd, ".lrab").unwrap();
+        let m = b.rollback(&wd, "a.py").unwrap();
         assert!(m.contains("restored"));
         assert_eq!(fs::read_to_string(&f).unwrap(), "v1");
-        let m = b.rollback(&f, "a.py").unwrap();
+        let m = b.rollback(&wd, "a.py").unwrap();
         assert!(m.contains("removed"));
         assert!(!f.exists());
-        assert!(b.rollback(&f, "a.py").is_err());
+        assert!(b.rollback(&wd, "a.py").is_err());
         fs::write(&f, "v3").unwrap();
-        let t = b.trash(&f, "a.py").unwrap();
+        let t = b.trash(&wd, "a.py").unwrap();
         assert!(!f.exists());
         assert_eq!(fs::read_to_string(state.join(t)).unwrap(), "v3");
     }

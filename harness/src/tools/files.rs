@@ -1,45 +1,70 @@
-//! The file tools: reading, writing, editing, listing, searching, deleting and rolling back,
-//! every path resolved through the workdir boundary first ([`Confinement::resolve`]).
+//! The file tools: reading, writing, editing, listing, searching, deleting and rolling back.
+//! Every path is judged by the workdir boundary first ([`Confinement::resolve_checked`]: the
+//! ring refusals the model reads), then used only through the workdir handle
+//! ([`Toolbox::wd`], a `lrab_safety::beneath::Beneath`): resolved again in the kernel beneath
+//! the workdir's fd, never following a symlink, so a path swapped for a symlink between the
+//! check and the use is refused instead of followed.
 //!
-//! [`Confinement::resolve`]: crate::mechanisms::security::Confinement::resolve
+//! [`Confinement::resolve_checked`]: crate::mechanisms::security::Confinement::resolve_checked
 
-use super::{
-    arg, arg_u64, python_exe, shell_quote, unescape_if_flattened, Effect, ToolOutcome, Toolbox,
-};
+use super::{arg, arg_u64, python_exe, unescape_if_flattened, Effect, ToolOutcome, Toolbox};
 use crate::mechanisms::crawl_guard::READ_WINDOW;
 use crate::mechanisms::security::{Access, Refusal, STATE_DIR};
+use lrab_safety::beneath::{Error as BError, Kind};
 use serde_json::Value;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+/// A resolver error for the model: a refusal is a ring-4 refusal; an I/O error is worded by
+/// `io` from the underlying error.
+fn beneath_err(e: BError, io: impl FnOnce(&std::io::Error) -> String) -> ToolOutcome {
+    match &e {
+        BError::Io { err, .. } => ToolOutcome::err(io(err)),
+        BError::Refused { .. } => match e.verdict() {
+            Some(v) => ToolOutcome::refused(Refusal::ring(v)),
+            None => ToolOutcome::err(e.to_string()),
+        },
+    }
+}
+
+fn is_not_found(e: &BError) -> bool {
+    e.io_kind() == Some(std::io::ErrorKind::NotFound)
+}
 
 impl Toolbox {
-    fn need_path(&self, args: &Value, access: Access) -> Result<(PathBuf, String), ToolOutcome> {
+    /// The checked workdir-relative path of the call (`""` is the workdir itself).
+    fn need_path(&self, args: &Value, access: Access) -> Result<String, ToolOutcome> {
         let Some(raw) = arg(args, "path") else {
             return Err(ToolOutcome::err("missing required argument 'path'"));
         };
+        self.checked(raw, access)
+    }
+
+    fn checked(&self, raw: &str, access: Access) -> Result<String, ToolOutcome> {
         match self.conf.resolve_checked(raw, access) {
-            Ok(abs) => {
-                let rel = self.conf.rel(&abs);
-                Ok((abs, rel))
-            }
+            Ok(abs) => Ok(self.conf.rel(&abs)),
             Err(r) => Err(ToolOutcome::refused(r)),
         }
     }
 
+    /// Whether `rel` names a directory (not following a symlink).
+    fn is_dir(&self, rel: &str) -> bool {
+        self.wd.stat(rel).is_ok_and(|s| s.kind == Kind::Dir)
+    }
+
     pub(super) fn read_file(&mut self, args: &Value) -> ToolOutcome {
-        let (abs, rel) = match self.need_path(args, Access::Read) {
+        let rel = match self.need_path(args, Access::Read) {
             Ok(x) => x,
             Err(e) => return e,
         };
-        if abs.is_dir() {
+        if rel.is_empty() || self.is_dir(&rel) {
             return ToolOutcome::err(format!("'{rel}' is a directory; use list_dir"));
         }
-        let bytes = match fs::read(&abs) {
+        let bytes = match self.wd.read_bytes(&rel) {
             Ok(b) => b,
             Err(e) => {
-                return ToolOutcome::err(format!(
-                    "cannot read '{rel}': {e}. Use list_dir to see what exists."
-                ))
+                return beneath_err(e, |e| {
+                    format!("cannot read '{rel}': {e}. Use list_dir to see what exists.")
+                })
             }
         };
         if bytes.iter().take(8192).any(|&b| b == 0) {
@@ -103,9 +128,10 @@ impl Toolbox {
         ToolOutcome::ok(text_out, Effect::Read, Some(rel))
     }
 
-    fn backup(&mut self, abs: &Path, rel: &str) -> Result<(), ToolOutcome> {
+    /// Record `old` (the content about to be replaced, as read through the handle).
+    fn backup(&mut self, rel: &str, old: Option<&[u8]>) -> Result<(), ToolOutcome> {
         if let Some(b) = &mut self.backups {
-            b.before_write(abs, rel).map_err(|e| {
+            b.before_write(rel, old).map_err(|e| {
                 ToolOutcome::err(format!("cannot back up '{rel}' before writing: {e}"))
             })?;
         }
@@ -117,31 +143,27 @@ impl Toolbox {
 
     /// A quick syntax check of Python files after a write, so the model hears about a broken
     /// file at once rather than at the end.
-    fn python_check(&mut self, abs: &Path, rel: &str) -> String {
+    /// The content checked is the content the tool wrote (fed on stdin; `ast.parse` runs
+    /// nothing), never the file re-opened by name.
+    fn python_check(&mut self, content: &[u8], rel: &str) -> String {
         if !rel.ends_with(".py") {
             return String::new();
         }
-        let cmd = format!(
-            "{} -c 'import ast,sys; ast.parse(open(sys.argv[1],encoding=\"utf-8\").read())' {}",
-            shell_quote(python_exe()),
-            shell_quote(&abs.to_string_lossy())
-        );
-        match self.run_command(&cmd, 20) {
-            Ok((o, _)) if o.exit == Some(0) => String::new(),
-            Ok((o, _)) => {
-                let last: Vec<&str> = o.output.lines().rev().take(4).collect();
+        match parse_python(content) {
+            Some(out) if !out.is_empty() => {
+                let last: Vec<&str> = out.lines().rev().take(4).collect();
                 let msg: Vec<&str> = last.into_iter().rev().collect();
                 format!(
                     "\nwarning: {rel} does not parse as Python:\n{}",
                     msg.join("\n")
                 )
             }
-            Err(_) => String::new(),
+            _ => String::new(),
         }
     }
 
     pub(super) fn write_file(&mut self, args: &Value, append: bool) -> ToolOutcome {
-        let (abs, rel) = match self.need_path(args, Access::Write) {
+        let rel = match self.need_path(args, Access::Write) {
             Ok(x) => x,
             Err(e) => return e,
         };
@@ -151,7 +173,7 @@ impl Toolbox {
         }) else {
             return ToolOutcome::err("missing required argument 'content'");
         };
-        if abs.is_dir() {
+        if rel.is_empty() || self.is_dir(&rel) {
             return ToolOutcome::err(format!("'{rel}' is a directory"));
         }
         let mut note = String::new();
@@ -162,7 +184,12 @@ impl Toolbox {
             }
             None => content,
         };
-        if !append && fs::read(&abs).is_ok_and(|b| b == content.as_bytes()) {
+        let old = match self.wd.read_bytes(&rel) {
+            Ok(b) => Some(b),
+            Err(e) if is_not_found(&e) => None,
+            Err(e) => return beneath_err(e, |e| format!("cannot write '{rel}': {e}")),
+        };
+        if !append && old.as_deref() == Some(content.as_bytes()) {
             // rewriting a file with what it already holds changes nothing: said plainly, and
             // no change for the loop's bookkeeping (a rerun of a failing test after it is not
             // progress)
@@ -181,10 +208,23 @@ impl Toolbox {
                 Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
                 _ => false,
             };
-            let v = lrab_safety::rings::overwrite_guard(&abs, content.len() as u64, replace);
+            // judged on the file the handle opens (its fd), not on a second look by name
+            let v = match self.wd.read(&rel) {
+                Ok(f) => {
+                    use std::os::fd::AsRawFd;
+                    let fd_path = format!("/proc/self/fd/{}", f.as_raw_fd());
+                    let v = lrab_safety::rings::overwrite_guard(
+                        Path::new(&fd_path),
+                        content.len() as u64,
+                        replace,
+                    );
+                    (v, fd_path)
+                }
+                Err(_) => (lrab_safety::Verdict::Allow, String::new()),
+            };
+            let (v, abs_s) = v;
             if !v.is_allow() {
                 // the model knows the file by its workdir-relative name
-                let abs_s = abs.to_string_lossy();
                 let v = match v {
                     lrab_safety::Verdict::Deny {
                         ring,
@@ -200,27 +240,36 @@ impl Toolbox {
                 return ToolOutcome::refused(Refusal::ring(v));
             }
         }
-        if let Err(e) = self.backup(&abs, &rel) {
+        if let Err(e) = self.backup(&rel, old.as_deref()) {
             return e;
         }
-        if let Some(parent) = abs.parent() {
-            if let Err(e) = fs::create_dir_all(parent) {
-                return ToolOutcome::err(format!("cannot create folder for '{rel}': {e}"));
+        if let Some((parent, _)) = rel.rsplit_once('/') {
+            if let Err(e) = self.wd.mkdir_all(parent) {
+                return beneath_err(e, |e| format!("cannot create folder for '{rel}': {e}"));
             }
         }
+        let mut extra_bytes = Vec::new();
         let result = if append {
-            let mut existing = fs::read(&abs).unwrap_or_default();
+            let extra = &mut extra_bytes;
+            let existing = old.as_deref().unwrap_or_default();
             if !existing.is_empty() && !existing.ends_with(b"\n") && !content.starts_with('\n') {
-                existing.push(b'\n');
+                extra.push(b'\n');
             }
-            existing.extend_from_slice(content.as_bytes());
-            fs::write(&abs, &existing).map(|_| existing.len())
+            extra.extend_from_slice(content.as_bytes());
+            self.wd.append(&rel, extra)
         } else {
-            fs::write(&abs, content.as_bytes()).map(|_| content.len())
+            self.wd.write(&rel, content.as_bytes())
         };
         match result {
-            Ok(size) => {
-                let check = self.python_check(&abs, &rel);
+            Ok(w) => {
+                let size = w.len;
+                let check = if append {
+                    let mut now = old.unwrap_or_default();
+                    now.extend_from_slice(&extra_bytes);
+                    self.python_check(&now, &rel)
+                } else {
+                    self.python_check(content.as_bytes(), &rel)
+                };
                 let verb = if append { "appended to" } else { "wrote" };
                 ToolOutcome::ok(
                     format!("{verb} {rel} (now {size} bytes){note}{check}"),
@@ -228,12 +277,12 @@ impl Toolbox {
                     Some(rel),
                 )
             }
-            Err(e) => ToolOutcome::err(format!("cannot write '{rel}': {e}")),
+            Err(e) => beneath_err(e, |e| format!("cannot write '{rel}': {e}")),
         }
     }
 
     pub(super) fn edit_file(&mut self, args: &Value) -> ToolOutcome {
-        let (abs, rel) = match self.need_path(args, Access::Write) {
+        let rel = match self.need_path(args, Access::Write) {
             Ok(x) => x,
             Err(e) => return e,
         };
@@ -245,69 +294,37 @@ impl Toolbox {
                 "'old' is empty; to add text use append_file, to replace the file use write_file",
             );
         }
-        let text = match fs::read_to_string(&abs) {
-            Ok(t) => t,
-            Err(e) => return ToolOutcome::err(format!("cannot read '{rel}': {e}")),
-        };
-        let mut old_s = old.to_string();
-        let mut new_s = new.to_string();
-        let mut count = text.matches(&old_s).count();
-        if count == 0 && old.contains("\\n") {
-            let o2 = old
-                .replace("\\n", "\n")
-                .replace("\\t", "\t")
-                .replace("\\\"", "\"");
-            if text.matches(&o2).count() > 0 {
-                old_s = o2;
-                new_s = new
-                    .replace("\\n", "\n")
-                    .replace("\\t", "\t")
-                    .replace("\\\"", "\"");
-                count = text.matches(&old_s).count();
+        // read, match, back up and replace the one inode the handle opened
+        let backups = &mut self.backups;
+        let mut written = Vec::new();
+        let result = self.wd.edit(&rel, |bytes| {
+            let text = std::str::from_utf8(bytes).map_err(|e| {
+                ToolOutcome::err(format!("cannot read '{rel}': not UTF-8 text ({e})"))
+            })?;
+            let updated = plan_edit(text, old, new, &rel)?;
+            if let Some(b) = backups {
+                b.before_write(&rel, Some(bytes)).map_err(|e| {
+                    ToolOutcome::err(format!("cannot back up '{rel}' before writing: {e}"))
+                })?;
             }
-        }
-        if count == 0 {
-            let first = old
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .trim();
-            let near = text
-                .lines()
-                .enumerate()
-                .find(|(_, l)| !first.is_empty() && l.contains(first))
-                .map(|(i, _)| format!(" A similar line is at line {} — read_file with start_line={} to copy the exact text.", i + 1, (i + 1).saturating_sub(2).max(1)))
-                .unwrap_or_default();
-            return ToolOutcome::err(format!(
-                "'old' text not found in {rel} (it must match exactly, whitespace included).{near} Or rewrite the whole file with write_file."
-            ));
-        }
-        if count > 1 {
-            return ToolOutcome::err(format!(
-                "'old' text occurs {count} times in {rel}; include more surrounding lines so it is unique"
-            ));
-        }
-        if old_s == new_s {
-            return ToolOutcome::ok(
-                format!("unchanged: 'old' and 'new' are identical, so {rel} was not edited"),
-                Effect::None,
-                Some(rel),
-            );
-        }
-        if let Err(e) = self.backup(&abs, &rel) {
-            return e;
-        }
-        let updated = text.replacen(&old_s, &new_s, 1);
-        match fs::write(&abs, updated.as_bytes()) {
-            Ok(()) => {
-                let check = self.python_check(&abs, &rel);
+            written = updated.clone().into_bytes();
+            Ok(updated.into_bytes())
+        });
+        match result {
+            Ok(Ok(_)) => {
+                if let Some(g) = &mut self.crawl {
+                    g.reset(&rel);
+                }
+                let check = self.python_check(&written, &rel);
                 ToolOutcome::ok(
                     format!("edited {rel} (1 replacement){check}"),
                     Effect::Write,
                     Some(rel),
                 )
             }
-            Err(e) => ToolOutcome::err(format!("cannot write '{rel}': {e}")),
+            Ok(Err(outcome)) => outcome,
+            Err(e) if is_not_found(&e) => beneath_err(e, |e| format!("cannot read '{rel}': {e}")),
+            Err(e) => beneath_err(e, |e| format!("cannot write '{rel}': {e}")),
         }
     }
 
@@ -315,23 +332,22 @@ impl Toolbox {
         let raw = arg(args, "path")
             .filter(|p| !p.trim().is_empty())
             .unwrap_or(".");
-        let abs = match self.conf.resolve_checked(raw, Access::Read) {
-            Ok(a) => a,
-            Err(r) => return ToolOutcome::refused(r),
-        };
-        let rd = match fs::read_dir(&abs) {
+        let rel = match self.checked(raw, Access::Read) {
             Ok(r) => r,
-            Err(e) => return ToolOutcome::err(format!("cannot list '{raw}': {e}")),
+            Err(e) => return e,
         };
-        let mut entries: Vec<(String, bool, u64)> = rd
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name() != STATE_DIR && e.file_name() != "__pycache__")
+        let listed = match self.wd.list(&rel) {
+            Ok(l) => l,
+            Err(e) => return beneath_err(e, |e| format!("cannot list '{raw}': {e}")),
+        };
+        let mut entries: Vec<(String, bool, u64)> = listed
+            .into_iter()
+            .filter(|e| e.name != STATE_DIR && e.name != "__pycache__")
             .map(|e| {
-                let md = e.metadata().ok();
                 (
-                    e.file_name().to_string_lossy().into_owned(),
-                    md.as_ref().is_some_and(|m| m.is_dir()),
-                    md.map(|m| m.len()).unwrap_or(0),
+                    e.name.to_string_lossy().into_owned(),
+                    e.kind == Kind::Dir,
+                    e.len,
                 )
             })
             .collect();
@@ -354,7 +370,7 @@ impl Toolbox {
         if lines.is_empty() {
             lines.push("[empty directory]".into());
         }
-        ToolOutcome::ok(lines.join("\n"), Effect::Read, Some(self.conf.rel(&abs)))
+        ToolOutcome::ok(lines.join("\n"), Effect::Read, Some(rel))
     }
 
     pub(super) fn search_files(&mut self, args: &Value) -> ToolOutcome {
@@ -364,26 +380,35 @@ impl Toolbox {
         let raw = arg(args, "path")
             .filter(|p| !p.trim().is_empty())
             .unwrap_or(".");
-        let abs = match self.conf.resolve_checked(raw, Access::Read) {
-            Ok(a) => a,
-            Err(r) => return ToolOutcome::refused(r),
+        let start = match self.checked(raw, Access::Read) {
+            Ok(r) => r,
+            Err(e) => return e,
         };
         let needle = pattern.to_lowercase();
         let mut hits = Vec::new();
-        let mut stack = vec![abs];
+        // walked through the handle: directories by fd, symlinks listed but never followed
+        let start_dir = start.is_empty() || self.is_dir(&start);
+        let mut stack = vec![(start, start_dir)];
         let mut files = 0;
-        while let Some(p) = stack.pop() {
-            if p.is_dir() {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if [STATE_DIR, "__pycache__", ".git", "node_modules"].contains(&name.as_str()) {
+        let join = |dir: &str, name: &str| {
+            if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{dir}/{name}")
+            }
+        };
+        while let Some((p, is_dir)) = stack.pop() {
+            if is_dir {
+                let name = p.rsplit('/').next().unwrap_or("");
+                if [STATE_DIR, "__pycache__", ".git", "node_modules"].contains(&name) {
                     continue;
                 }
-                if let Ok(rd) = fs::read_dir(&p) {
-                    let mut v: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-                    v.sort();
+                if let Ok(entries) = self.wd.list(&p) {
+                    let v: Vec<(String, bool)> = entries
+                        .into_iter()
+                        .filter(|e| matches!(e.kind, Kind::Dir | Kind::File))
+                        .map(|e| (join(&p, &e.name.to_string_lossy()), e.kind == Kind::Dir))
+                        .collect();
                     stack.extend(v.into_iter().rev());
                 }
                 continue;
@@ -392,16 +417,18 @@ impl Toolbox {
             if files > 2000 || hits.len() >= 50 {
                 break;
             }
-            let Ok(md) = p.metadata() else { continue };
-            if md.len() > 4 * 1024 * 1024 {
+            let Ok(st) = self.wd.stat(&p) else { continue };
+            if st.len > 4 * 1024 * 1024 {
                 continue;
             }
-            let Ok(bytes) = fs::read(&p) else { continue };
+            let Ok(bytes) = self.wd.read_bytes(&p) else {
+                continue;
+            };
             if bytes.iter().take(4096).any(|&b| b == 0) {
                 continue;
             }
             let text = String::from_utf8_lossy(&bytes);
-            let rel = self.conf.rel(&p);
+            let rel = p.clone();
             for (i, line) in text.lines().enumerate() {
                 if line.to_lowercase().contains(&needle) {
                     hits.push(format!(
@@ -425,18 +452,22 @@ impl Toolbox {
     }
 
     pub(super) fn delete_file(&mut self, args: &Value) -> ToolOutcome {
-        let (abs, rel) = match self.need_path(args, Access::Write) {
+        let rel = match self.need_path(args, Access::Write) {
             Ok(x) => x,
             Err(e) => return e,
         };
-        if abs == self.root() {
+        if rel.is_empty() {
             return ToolOutcome::err("refusing to delete the working directory");
         }
-        if !abs.exists() {
-            return ToolOutcome::err(format!("'{rel}' does not exist"));
-        }
+        let is_dir = match self.wd.stat(&rel) {
+            Ok(st) => st.kind == Kind::Dir,
+            Err(e) if is_not_found(&e) => {
+                return ToolOutcome::err(format!("'{rel}' does not exist"))
+            }
+            Err(e) => return beneath_err(e, |e| format!("cannot delete '{rel}': {e}")),
+        };
         match &mut self.backups {
-            Some(b) => match b.trash(&abs, &rel) {
+            Some(b) => match b.trash(&self.wd, &rel) {
                 Ok(t) => ToolOutcome::ok(
                     format!("moved {rel} to .lrab/{t} (recoverable)"),
                     Effect::Write,
@@ -445,28 +476,28 @@ impl Toolbox {
                 Err(e) => ToolOutcome::err(format!("cannot delete '{rel}': {e}")),
             },
             None => {
-                let r = if abs.is_dir() {
-                    fs::remove_dir_all(&abs)
+                let r = if is_dir {
+                    self.wd.remove_all(&rel)
                 } else {
-                    fs::remove_file(&abs)
+                    self.wd.remove(&rel)
                 };
                 match r {
                     Ok(()) => ToolOutcome::ok(format!("deleted {rel}"), Effect::Write, Some(rel)),
-                    Err(e) => ToolOutcome::err(format!("cannot delete '{rel}': {e}")),
+                    Err(e) => beneath_err(e, |e| format!("cannot delete '{rel}': {e}")),
                 }
             }
         }
     }
 
     pub(super) fn rollback(&mut self, args: &Value) -> ToolOutcome {
-        let (abs, rel) = match self.need_path(args, Access::Write) {
+        let rel = match self.need_path(args, Access::Write) {
             Ok(x) => x,
             Err(e) => return e,
         };
         let Some(b) = &mut self.backups else {
             return ToolOutcome::err("rollback is unavailable (edit safety is switched off)");
         };
-        match b.rollback(&abs, &rel) {
+        match b.rollback(&self.wd, &rel) {
             Ok(msg) => {
                 if let Some(g) = &mut self.crawl {
                     g.reset(&rel);
@@ -476,4 +507,98 @@ impl Toolbox {
             Err(e) => ToolOutcome::err(e),
         }
     }
+}
+
+/// `ast.parse` of `source` in a fresh interpreter, fed on stdin: `None` when it parses (or
+/// the check could not run), else the interpreter's error output.
+fn parse_python(source: &[u8]) -> Option<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(python_exe())
+        .args([
+            "-I",
+            "-c",
+            "import ast,sys; ast.parse(sys.stdin.buffer.read())",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let data = source.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let _ = feeder.join();
+    let out = child.wait_with_output().ok()?;
+    if out.status.success() {
+        None
+    } else {
+        Some(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// The edited text, or the outcome to report instead (no match, several matches, no change).
+fn plan_edit(text: &str, old: &str, new: &str, rel: &str) -> Result<String, ToolOutcome> {
+    let mut old_s = old.to_string();
+    let mut new_s = new.to_string();
+    let mut count = text.matches(&old_s).count();
+    if count == 0 && old.contains("\\n") {
+        let o2 = old
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace("\\\"", "\"");
+        if text.matches(&o2).count() > 0 {
+            old_s = o2;
+            new_s = new
+                .replace("\\n", "\n")
+                .replace("\\t", "\t")
+                .replace("\\\"", "\"");
+            count = text.matches(&old_s).count();
+        }
+    }
+    if count == 0 {
+        let first = old
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        let near = text
+                .lines()
+                .enumerate()
+                .find(|(_, l)| !first.is_empty() && l.contains(first))
+                .map(|(i, _)| format!(" A similar line is at line {} — read_file with start_line={} to copy the exact text.", i + 1, (i + 1).saturating_sub(2).max(1)))
+                .unwrap_or_default();
+        return Err(ToolOutcome::err(format!(
+                "'old' text not found in {rel} (it must match exactly, whitespace included).{near} Or rewrite the whole file with write_file."
+            )));
+    }
+    if count > 1 {
+        return Err(ToolOutcome::err(format!(
+                "'old' text occurs {count} times in {rel}; include more surrounding lines so it is unique"
+            )));
+    }
+    if old_s == new_s {
+        return Err(ToolOutcome::ok(
+            format!("unchanged: 'old' and 'new' are identical, so {rel} was not edited"),
+            Effect::None,
+            Some(rel.to_string()),
+        ));
+    }
+    Ok(text.replacen(&old_s, &new_s, 1))
 }

@@ -13,6 +13,7 @@ use crate::mechanisms::crawl_guard::CrawlGuard;
 use crate::mechanisms::edit_safety::Backups;
 use crate::mechanisms::security::{Confinement, Refusal, STATE_DIR};
 use crate::shaping::{clamp_tail_first, denoise, detect_verdict, is_test_command, Verdict};
+use lrab_safety::beneath::Beneath;
 use serde_json::Value;
 use shell::{ShellExecutor, ShellOutcome, ShellRequest};
 use std::fs;
@@ -79,6 +80,9 @@ impl ToolOutcome {
 
 pub struct Toolbox {
     pub conf: Confinement,
+    /// The workdir held open: every file tool resolves its path beneath this handle, in the
+    /// kernel and without following symlinks, so the object checked is the object used.
+    pub wd: Beneath,
     pub state_dir: PathBuf,
     pub backups: Option<Backups>,
     pub crawl: Option<CrawlGuard>,
@@ -128,10 +132,12 @@ impl Toolbox {
         shell: Box<dyn ShellExecutor>,
     ) -> std::io::Result<Self> {
         let conf = Confinement::new(workdir)?;
+        let wd = open_beneath(conf.root(), &crate::mechanisms::security::real_home())?;
         let state_dir = conf.root().join(STATE_DIR);
-        fs::create_dir_all(state_dir.join("out"))?;
+        wd.mkdir_all(&format!("{STATE_DIR}/out"))
+            .map_err(crate::mechanisms::edit_safety::io_err)?;
         let backups = if edit_safety {
-            Some(Backups::open(&state_dir)?)
+            Some(Backups::open(&wd, STATE_DIR)?)
         } else {
             None
         };
@@ -141,6 +147,7 @@ impl Toolbox {
             .unwrap_or(0);
         Ok(Toolbox {
             conf,
+            wd,
             state_dir,
             backups,
             crawl: crawl_guard.then(CrawlGuard::default),
@@ -157,16 +164,26 @@ impl Toolbox {
         self.conf.root()
     }
 
+    /// Judge sensitive paths (and forbid the credential inodes) of this home instead of
+    /// `$HOME`. Called at start-up, before any tool runs.
+    pub fn set_home(&mut self, home: &Path) -> std::io::Result<()> {
+        self.conf.set_home(home);
+        self.wd = open_beneath(self.conf.root(), home)?;
+        Ok(())
+    }
+
     /// Workdir files (relative), recursively, skipping harness state and caches; at most `max`.
+    /// Walked through the workdir handle: a symlink is listed as a name, never descended.
     pub fn list_files(&self, max: usize) -> Vec<String> {
+        use lrab_safety::beneath::Kind;
         let mut out = Vec::new();
-        let mut stack = vec![self.root().to_path_buf()];
+        let mut stack = vec![String::new()];
         while let Some(dir) = stack.pop() {
-            let Ok(rd) = fs::read_dir(&dir) else { continue };
-            let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
-            entries.sort_by_key(|e| e.file_name());
+            let Ok(entries) = self.wd.list(&dir) else {
+                continue;
+            };
             for e in entries.into_iter().rev() {
-                let name = e.file_name().to_string_lossy().into_owned();
+                let name = e.name.to_string_lossy().into_owned();
                 if name == STATE_DIR
                     || name == "__pycache__"
                     || name == ".git"
@@ -174,11 +191,15 @@ impl Toolbox {
                 {
                     continue;
                 }
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
+                let rel = if dir.is_empty() {
+                    name
                 } else {
-                    out.push(self.conf.rel(&p));
+                    format!("{dir}/{name}")
+                };
+                if e.kind == Kind::Dir {
+                    stack.push(rel);
+                } else {
+                    out.push(rel);
                 }
             }
         }
@@ -313,6 +334,13 @@ impl Toolbox {
     }
 }
 
+/// The workdir handle, with the home's credential files forbidden under any name.
+fn open_beneath(root: &Path, home: &Path) -> std::io::Result<Beneath> {
+    Ok(Beneath::open(root)
+        .map_err(crate::mechanisms::edit_safety::io_err)?
+        .forbid_inodes(lrab_safety::paths::sensitive_inodes(home)))
+}
+
 /// The real Python interpreter behind `python3` (resolved once: version-manager shims can
 /// cost hundreds of milliseconds per start).
 pub fn python_exe() -> &'static str {
@@ -328,10 +356,6 @@ pub fn python_exe() -> &'static str {
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "python3".to_string())
     })
-}
-
-pub(crate) fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]
