@@ -17,8 +17,13 @@ fn run(url: &str, model: &str, id: &str, ablate: &str) -> (RunStatus, f64, BTree
     let tmp = tempfile::tempdir().unwrap();
     let wd = tmp.path().join("work");
     let m = lrab_tasks::materialize(&pack, task, &wd, None).unwrap();
-    let backend = OllamaBackend::connect(OllamaConfig::new(url, model)).unwrap();
     let mut c = common::config(&wd, &task.render_prompt());
+    // As `lrab-harness run` does: the window the agent budgets for is the one it asks for.
+    // Without it the sim, like Ollama, serves its 4096-token default and drops the task
+    // prompt once the conversation outgrows it.
+    let mut oc = OllamaConfig::new(url, model);
+    oc.num_ctx = Some(c.num_ctx);
+    let backend = OllamaBackend::connect(oc).unwrap();
     c.max_turns = 60;
     c.ablations = Ablations::parse(ablate).unwrap();
     let mut agent = Agent::new(c, backend).unwrap();
