@@ -29,7 +29,12 @@ where
     let log: Log = Arc::new(Mutex::new(Vec::new()));
     let log2 = log.clone();
     std::thread::spawn(move || {
-        for stream in listener.incoming().take(max_requests) {
+        // the simulator check's requests (below) do not count against `max_requests`
+        let mut served = 0;
+        for stream in listener.incoming() {
+            if served >= max_requests {
+                break;
+            }
             let Ok(mut stream) = stream else { continue };
             let mut r = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();
@@ -58,6 +63,7 @@ where
                 (true, "/api/version") => (200, serde_json::json!({"version": "0.30.0"})),
                 (true, "/api/tags") => (200, serde_json::json!({"models": []})),
                 _ => {
+                    served += 1;
                     let (status, out) = reply(&path, &v);
                     log2.lock().unwrap().push((path, v));
                     (status, out)
