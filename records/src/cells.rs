@@ -82,29 +82,18 @@ pub const LEGACY_HEADER: [&str; 20] = [
 ];
 
 /// The exact header of `cells.csv` as written now: the legacy columns plus `schema_version`.
-pub const HEADER: [&str; 21] = [
-    column::RUN_ID,
-    column::ARM,
-    column::MODEL,
-    column::TASK,
-    column::TIER,
-    column::REPEAT,
-    column::ATTEMPT,
-    column::SCORE,
-    column::MILESTONE_SCORE,
-    column::FINAL_SCORE,
-    column::WALL_SECONDS,
-    column::EXIT_CODE,
-    column::FAILURE_MODE,
-    column::BACKEND,
-    column::SIMULATED,
-    column::PROMPT_TOKENS,
-    column::COMPLETION_TOKENS,
-    column::MODEL_CALLS,
-    column::TOOL_CALLS,
-    column::ATTEMPT_DIR,
-    column::SCHEMA_VERSION,
-];
+pub const HEADER: [&str; 21] = with_schema_version(LEGACY_HEADER);
+
+/// `legacy` with `schema_version` appended (derived, so the two headers cannot drift apart).
+const fn with_schema_version(legacy: [&'static str; 20]) -> [&'static str; 21] {
+    let mut out = [column::SCHEMA_VERSION; 21];
+    let mut i = 0;
+    while i < legacy.len() {
+        out[i] = legacy[i];
+        i += 1;
+    }
+    out
+}
 
 /// One row of `cells.csv`. Field order is the column order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
