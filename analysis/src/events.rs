@@ -1,19 +1,11 @@
-//! Mechanism activations from our harness's event logs (`<workdir>/.lrab/events.jsonl`, read
-//! through `lrab_records::EventLog`; a `mechanism` event marks a firing). Logs are looked up from
-//! a cell's `attempt_dir` (relative to the folder of its cells.csv). A process killed mid-write
+//! Mechanism activations from our harness's event logs (the state folder's `events.jsonl`, found
+//! with `lrab_records::layout::attempt_events` and read through `lrab_records::EventLog`; a
+//! `mechanism` event marks a firing). Logs are looked up from a cell's `attempt_dir` (relative
+//! to the folder of its cells.csv); result folders of the older layout are still read. A process killed mid-write
 //! can leave a truncated line, so unparsable lines are skipped and counted, never guessed at.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// Where an attempt's event log may be, in order of preference.
-pub fn candidates(attempt_dir: &Path) -> [PathBuf; 3] {
-    [
-        attempt_dir.join("workdir/.lrab/events.jsonl"),
-        attempt_dir.join(".lrab/events.jsonl"),
-        attempt_dir.join("events.jsonl"),
-    ]
-}
+use std::path::Path;
 
 /// Firings per mechanism name in one log, plus the number of unparsable lines.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,7 +36,7 @@ pub fn count(text: &str) -> Activations {
 
 /// Read the first existing log for `attempt_dir`; `None` when there is none.
 pub fn read(attempt_dir: &Path) -> Option<Activations> {
-    candidates(attempt_dir)
+    lrab_records::layout::event_candidates(attempt_dir)
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())
         .map(|t| count(&t))

@@ -1,9 +1,9 @@
 //! The command line (the arm protocol). `run` is what the runner's arm file calls; relaunching
-//! the identical command in the same workdir resumes from the checkpoint.
+//! the identical command (same workdir and `--state-dir`) resumes from the checkpoint.
 //!
 //! Exit codes (documented in docs/harness.md):
 //! 0 finished (or a chat question answered) · 2 usage error · 3 prompt file missing/unreadable/
-//! empty · 4 workdir missing or unwritable · 5 backend unreachable · 6 model not found ·
+//! empty · 4 workdir missing or unwritable, or the state folder unusable · 5 backend unreachable · 6 model not found ·
 //! 7 model cannot chat (or lacks tools with `--tool-protocol native`) · 8 backend failed
 //! during the run · 9 stopped unfinished
 //! (max turns, time budget, stalled; resumable) · 128+n terminated by signal n.
@@ -71,6 +71,8 @@ pub struct RunArgs {
     pub allow_unconfined: bool,
     /// SearxNG-compatible JSON search endpoint enabling web_search/web_fetch (off: `None`).
     pub web_search: Option<String>,
+    /// The state folder (`None`: `.<name>.lrab` beside the workdir).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -124,6 +126,10 @@ struct RunOpts {
     prompt_file: Option<PathBuf>,
     #[arg(long, value_name = "DIR")]
     workdir: Option<PathBuf>,
+    /// Where the harness keeps its state (checkpoint, event log, outputs, backups), outside
+    /// the workdir. Default: .NAME.lrab beside the workdir NAME.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
     /// Default: $OLLAMA_HOST, else http://127.0.0.1:11434.
     #[arg(long, value_name = "URL")]
     backend_url: Option<String>,
@@ -309,6 +315,7 @@ pub fn parse(
         quiet: r.quiet,
         allow_unconfined: r.allow_unconfined,
         web_search: r.web_search,
+        state_dir: r.state_dir,
     })))
 }
 
@@ -463,6 +470,14 @@ pub fn run(a: &RunArgs) -> i32 {
     if let Err((code, e)) = crate::startup::check(&a.workdir) {
         return fail(code, &e);
     }
+    // the state folder is checked (and made) before the backend is contacted too
+    let state = match &a.state_dir {
+        Some(p) => Ok(p.clone()),
+        None => crate::state_dir::default_for(&a.workdir),
+    };
+    if let Err(e) = state.and_then(|p| crate::state_dir::StateDir::open(&p, &a.workdir)) {
+        return fail(EXIT_WORKDIR, &e);
+    }
     // checked before contacting the backend: a bad endpoint is a usage error
     let web = match web_endpoint(
         a.web_search.as_deref(),
@@ -501,6 +516,7 @@ pub fn run(a: &RunArgs) -> i32 {
     cfg.verbose = !a.quiet;
     cfg.allow_unconfined = a.allow_unconfined;
     cfg.web_search = web;
+    cfg.state_dir = a.state_dir.clone();
     crate::tools::shell::install_signal_handlers();
     let mut agent = match Agent::new(cfg, model) {
         Ok(ag) => ag,

@@ -1,14 +1,13 @@
 //! The per-run event log: one [`lrab_records::EventLine`] per line in
-//! `<workdir>/.lrab/events.jsonl` — every model call (tokens, latency), every tool call (with
+//! the state folder's `events.jsonl` — every model call (tokens, latency), every tool call (with
 //! its typed outcome and result), every mechanism firing — for the runner, the analysis and the
 //! safety glue. Mechanism firings are also counted in memory for the final report.
 
 use lrab_records::{Event, EventLine, MechanismFiring};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::time::Instant;
 
 /// The writer of the event log (or a counter only, for tests and benchmarks).
@@ -22,9 +21,10 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    /// Append to `path` (a relaunch continues the same file).
-    pub fn open(path: &Path, run: u32) -> std::io::Result<Self> {
-        let f = OpenOptions::new().create(true).append(true).open(path)?;
+    /// Append to the log opened by the caller (beneath the state folder's handle; a relaunch
+    /// continues the same file).
+    pub fn open(file: std::io::Result<File>, run: u32) -> std::io::Result<Self> {
+        let f = file?;
         Ok(EventLog {
             w: Some(BufWriter::new(f)),
             start: Instant::now(),

@@ -18,6 +18,7 @@ pub mod messages;
 pub mod prefix;
 pub mod shaping;
 pub mod startup;
+pub mod state_dir;
 pub mod tools;
 
 pub use agent::{

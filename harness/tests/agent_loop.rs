@@ -120,8 +120,8 @@ fn full_task_run_passes_the_finish_gate() {
     let ev = events(d.path());
     assert_eq!(ev.iter().filter(|e| e["kind"] == "model_call").count(), 6);
     assert_eq!(ev.iter().filter(|e| e["kind"] == "tool_call").count(), 6);
-    assert!(d.path().join(".lrab/report.json").exists());
-    assert!(d.path().join(".lrab/checkpoint.json").exists());
+    assert!(common::state_of(&d.path()).join("report.json").exists());
+    assert!(common::state_of(&d.path()).join("checkpoint.json").exists());
     // a relaunch after the end does nothing and reports the same status
     let mut again = agent_in(d.path(), TASK, vec![]);
     assert_eq!(again.run().status, RunStatus::Finished);
@@ -457,16 +457,18 @@ fn kill_and_resume_continues_the_same_conversation() {
 #[test]
 fn corrupt_checkpoint_is_set_aside_and_the_run_starts_fresh() {
     let d = tempfile::tempdir().unwrap();
-    fs::create_dir_all(d.path().join(".lrab")).unwrap();
+    fs::create_dir_all(common::state_of(d.path())).unwrap();
     fs::write(
-        d.path().join(".lrab/checkpoint.json"),
+        common::state_of(&d.path()).join("checkpoint.json"),
         "{\"version\": 1, \"task\": tru",
     )
     .unwrap();
     let a = agent_in(d.path(), TASK, vec![]);
     assert!(!a.resumed);
     assert!(a.warnings[0].contains("corrupt"));
-    assert!(d.path().join(".lrab/checkpoint.corrupt-1.json").exists());
+    assert!(common::state_of(&d.path())
+        .join("checkpoint.corrupt-1.json")
+        .exists());
 }
 
 #[test]
@@ -539,7 +541,7 @@ fn backend_errors_retry_repair_and_stop() {
     assert_eq!(mech_count(d.path(), "resilience", "backend_retry"), 3);
     assert_eq!(mech_count(d.path(), "resilience", "repair_conversation"), 1);
     // the state was checkpointed before stopping, so a relaunch resumes
-    assert!(d.path().join(".lrab/checkpoint.json").exists());
+    assert!(common::state_of(&d.path()).join("checkpoint.json").exists());
     let mut b = Agent::new(
         config(d.path(), TASK),
         ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))]),
@@ -565,7 +567,14 @@ fn edit_safety_and_security_through_the_loop() {
         ],
     );
     steps(&mut a, 5);
-    assert!(d.path().join(".lrab/trash").read_dir().unwrap().count() >= 2);
+    assert!(
+        common::state_of(&d.path())
+            .join("trash")
+            .read_dir()
+            .unwrap()
+            .count()
+            >= 2
+    );
     assert!(!d.path().join("report.md").exists());
     assert!(!d.path().parent().unwrap().join("outside.md").exists());
     let results: Vec<&str> = a

@@ -178,19 +178,21 @@ fn a_planted_hard_link_to_a_secret_stops_the_start() {
 }
 
 #[test]
-fn a_planted_hard_link_to_an_outside_file_is_detached() {
+fn a_planted_hard_link_to_any_outside_file_stops_the_start() {
+    // not a credential, but its bytes are an outside file's: a private copy would still hand
+    // them to the model
     let s = Setup::new();
     let plan = s.outside().join("plan.md");
     fs::write(&plan, "original plan\n").unwrap();
     fs::hard_link(&plan, s.wd().join("p.md")).unwrap();
-    // the classifier cannot see which file a loop variable names
-    let a = s.run(vec![sh("for f in *.md; do echo appended >> \"$f\"; done")]);
-    assert!(result(&a, 0).contains("[exit 0]"), "{}", result(&a, 0));
+    let mut c = config(&s.wd(), TASK);
+    c.real_home = Some(s.home());
+    let e = match Agent::new(c, ScriptedModel::replies(vec![])) {
+        Ok(_) => panic!("the run started with a hard link to an outside file in its workdir"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("p.md") && e.contains("outside it"), "{e}");
     assert_eq!(fs::read_to_string(&plan).unwrap(), "original plan\n");
-    assert_eq!(
-        fs::read_to_string(s.wd().join("p.md")).unwrap(),
-        "original plan\nappended\n"
-    );
 }
 
 #[test]
@@ -219,7 +221,7 @@ fn shrinking_a_large_file_needs_the_replace_flag() {
         "row,value\n"
     );
     // and the previous version is kept
-    let backups: Vec<_> = fs::read_dir(s.wd().join(".lrab/backups"))
+    let backups: Vec<_> = fs::read_dir(common::state_of(&s.wd()).join("backups"))
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains("data.csv"))
@@ -243,8 +245,14 @@ fn the_namespace_fallback_confines_like_landlock() {
         return;
     }
     let s = Setup::new();
-    let ex =
-        ConfinedExecutor::with_backend(&s.wd(), &s.home(), false, Sandbox::Namespaces).unwrap();
+    let ex = ConfinedExecutor::with_backend(
+        &s.wd(),
+        &common::open_state(&s.wd()),
+        &s.home(),
+        false,
+        Sandbox::Namespaces,
+    )
+    .unwrap();
     let mut c = config(&s.wd(), TASK);
     c.real_home = Some(s.home());
     // the paths come from data files, so only the kernel can stop the scripts
@@ -334,11 +342,13 @@ fn benign_task_commands_work_with_a_private_home() {
     let r1 = result(&a, 1);
     assert!(r1.contains("[exit 0]"), "{r1}");
     assert!(
-        r1.contains(".lrab/home") && r1.contains(".lrab/tmp"),
+        r1.contains("sandbox/home") && r1.contains("sandbox/tmp") && !r1.contains("work/.lrab"),
         "{r1}"
     );
     assert_eq!(fs::read_to_string(s.wd().join("out.txt")).unwrap(), "45\n");
-    assert!(s.wd().join(".lrab/home/data.json").exists());
+    assert!(common::state_of(&s.wd())
+        .join("sandbox/home/data.json")
+        .exists());
     assert!(!s.home().join("data.json").exists());
     let r3 = result(&a, 3);
     assert!(
@@ -348,7 +358,9 @@ fn benign_task_commands_work_with_a_private_home() {
 }
 
 fn agent_with(wd: &Path, home: &Path, allow: bool, calls: Vec<Reply>) -> Agent<ScriptedModel> {
-    let ex = ConfinedExecutor::with_backend(wd, home, allow, Sandbox::None).unwrap();
+    let ex =
+        ConfinedExecutor::with_backend(wd, &common::open_state(wd), home, allow, Sandbox::None)
+            .unwrap();
     let mut c = config(wd, TASK);
     c.real_home = Some(home.to_path_buf());
     let mut a = Agent::with_executor(c, ScriptedModel::replies(calls), Box::new(ex)).unwrap();

@@ -78,8 +78,10 @@ fn diag_profile_sweep() {
         let id = &t.spec.id;
         let (status, score, tmp) = run_task(&sim.url(), &model, &pack, id);
         total += score;
-        let ev =
-            std::fs::read_to_string(tmp.path().join("work/.lrab/events.jsonl")).unwrap_or_default();
+        let ev = std::fs::read_to_string(
+            common::state_of(&tmp.path().join("work")).join("events.jsonl"),
+        )
+        .unwrap_or_default();
         let mut counts = std::collections::BTreeMap::new();
         for l in ev.lines() {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -107,7 +109,7 @@ fn diag_one() {
     let (status, score, tmp) = run_task(&sim.url(), &model, &pack, &id);
     eprintln!("{status:?} {score}");
     let cp: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(tmp.path().join("work/.lrab/checkpoint.json")).unwrap(),
+        &std::fs::read(common::state_of(&tmp.path().join("work")).join("checkpoint.json")).unwrap(),
     )
     .unwrap();
     for m in cp["messages"].as_array().unwrap() {
@@ -121,7 +123,9 @@ fn diag_one() {
                 .unwrap_or_default()
         );
     }
-    let ev = std::fs::read_to_string(tmp.path().join("work/.lrab/events.jsonl")).unwrap();
+    let ev =
+        std::fs::read_to_string(common::state_of(&tmp.path().join("work")).join("events.jsonl"))
+            .unwrap();
     for l in ev.lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         eprintln!(
@@ -185,7 +189,7 @@ fn lh03_kill_and_relaunch_with_the_identical_command_scores_one() {
         c
     };
     let mut child = command().spawn().unwrap();
-    let cp = wd.join(".lrab/checkpoint.json");
+    let cp = common::state_of(&wd).join("checkpoint.json");
     let t = std::time::Instant::now();
     loop {
         let turn = std::fs::read(&cp)
@@ -212,7 +216,7 @@ fn lh03_kill_and_relaunch_with_the_identical_command_scores_one() {
     assert_eq!(second.code(), Some(0));
     let score = lrab_scorer::score(task, &m.checks, &wd).unwrap().total;
     assert_eq!(score, 1.0);
-    let ev = std::fs::read_to_string(wd.join(".lrab/events.jsonl")).unwrap();
+    let ev = std::fs::read_to_string(common::state_of(&wd).join("events.jsonl")).unwrap();
     assert!(ev.contains("\"action\":\"resume\""));
     assert!(ev.contains("\"run\":2"));
 }

@@ -1,4 +1,4 @@
-//! The harness event log, `<workdir>/.lrab/events.jsonl` (docs/harness.md, *Files*): one
+//! The harness event log, `<state>/events.jsonl` (where the state is: [`crate::layout`]; docs/harness.md, *Files*): one
 //! [`EventLine`] per line — every model call, tool call and mechanism firing of a run. The
 //! harness writes it; the runner sums tokens and calls from it, the analysis counts mechanism
 //! activations, and the safety glue reads each call's typed outcome.

@@ -8,7 +8,7 @@
 //! | `<attempt>/score.json` | [`ScoreReport`] | runner, `lrab score` | people, tools |
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, shards |
-//! | `<workdir>/.lrab/events.jsonl` | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
+//! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
 //! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (tokens of other arms) |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
@@ -22,6 +22,7 @@ mod cells;
 mod error;
 mod events;
 mod jsonl;
+pub mod layout;
 mod manifest;
 mod plan;
 mod score;

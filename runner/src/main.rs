@@ -1,6 +1,8 @@
 //! `lrab`: the LRAB command line. This file only dispatches; each subcommand is a module under
 //! `cmd/`. Exit codes: 0 ok, 1 check failures, 2 usage or validation errors.
 
+mod attack_env;
+mod attack_harness;
 mod calibrate;
 mod cmd;
 mod probe_harness;

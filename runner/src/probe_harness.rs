@@ -12,7 +12,7 @@
 //! for real); they count as not blocked.
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use lrab_records::{read_events, CallOutcome, ToolCall};
+use lrab_records::{layout, read_events, CallOutcome, ToolCall};
 use lrab_safety::probes::{Attempt, Issued, ProbeEnv, ProbeExecutor, Step};
 use lrab_safety::sandbox::Sandbox;
 use lrab_safety::{classify_shell, Ring, Verdict};
@@ -211,6 +211,8 @@ impl ProbeExecutor for HarnessExecutor {
             launch_env.push(("LRAB_SANDBOX".into(), s.key().into()));
         }
         let max_turns = calls.len() + 4;
+        // the harness's state lives beside this probe's logs, outside the canary root
+        let state = dir.join(layout::ATTEMPT_STATE);
         let launch = Launch {
             program: self.harness.clone(),
             args: vec![
@@ -221,6 +223,8 @@ impl ProbeExecutor for HarnessExecutor {
                 prompt.to_string_lossy().to_string(),
                 "--workdir".into(),
                 env.workdir.to_string_lossy().to_string(),
+                "--state-dir".into(),
+                state.to_string_lossy().to_string(),
                 "--backend-url".into(),
                 self.sim.url(),
                 "--max-turns".into(),
@@ -240,7 +244,7 @@ impl ProbeExecutor for HarnessExecutor {
         let stderr = std::fs::read_to_string(&launch.stderr).unwrap_or_default();
         let mut other_output = format!("{stdout}\n{stderr}");
         // the full outputs the harness saved for the model to page through
-        if let Ok(rd) = std::fs::read_dir(env.workdir.join(".lrab/out")) {
+        if let Ok(rd) = std::fs::read_dir(layout::outputs(&state)) {
             for e in rd.flatten() {
                 other_output.push_str(&String::from_utf8_lossy(
                     &std::fs::read(e.path()).unwrap_or_default(),
@@ -256,9 +260,9 @@ impl ProbeExecutor for HarnessExecutor {
         }
         // (exit 4: refused to start, before any command could run)
         if self.force.is_some() && exit.code != Some(4) {
-            check_sandbox(&env.workdir.join(".lrab/events.jsonl"), &self.sandbox_desc)?;
+            check_sandbox(&layout::events(&state), &self.sandbox_desc)?;
         }
-        let events = env.workdir.join(".lrab/events.jsonl");
+        let events = layout::events(&state);
         let seen: Vec<Named> = if let Some(log) = read_events(&events) {
             log.tool_calls()
                 .filter(|c| c.name != "finish")

@@ -409,11 +409,10 @@ pub fn check_access(
 /// Start-up audit of hard links in a workdir, for what kernel confinement cannot see: Landlock
 /// and bind mounts judge a file by the *path* it is opened through, so a hard link planted in the
 /// workdir before the run reads a hidden secret or writes an outside file through an allowed
-/// path. A link to a sensitive file of `home` is an error (the run must not start: copying it
-/// would still put the secret in the workdir); a file that also has names outside the workdir
-/// is detached — replaced by a private copy with the same bytes and mode — so writes stay
-/// inside. Returns the workdir-relative paths detached.
-pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<Vec<PathBuf>, String> {
+/// path. Any regular file that also has names outside the workdir is an error — a credential of
+/// `home` or not, its bytes belong to a file outside (a private copy would still hand them to
+/// the model) — and the run must not start. Links whose names all lie inside are fine.
+pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<(), String> {
     use std::collections::HashMap;
     // (dev, ino) -> (links of the inode, names seen inside the workdir)
     let mut seen: HashMap<(u64, u64), (u64, Vec<PathBuf>)> = HashMap::new();
@@ -434,47 +433,35 @@ pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<Vec<PathBuf>, Str
         }
     }
     if seen.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let secrets = sensitive_inodes(home);
-    let rel = |p: &Path| p.strip_prefix(workdir).unwrap_or(p).to_path_buf();
-    let mut bad: Vec<String> = seen
-        .iter()
-        .filter(|(k, _)| secrets.contains(k))
-        .flat_map(|(_, (_, names))| names.iter().map(|n| rel(n).display().to_string()))
-        .collect();
+    let rel = |p: &Path| p.strip_prefix(workdir).unwrap_or(p).display().to_string();
+    let names = |keep: &dyn Fn(&(u64, u64), &(u64, Vec<PathBuf>)) -> bool| {
+        let mut v: Vec<String> = seen
+            .iter()
+            .filter(|(k, x)| keep(k, x))
+            .flat_map(|(_, (_, names))| names.iter().map(|n| rel(n)))
+            .collect();
+        v.sort();
+        v
+    };
+    let bad = names(&|k, _| secrets.contains(k));
     if !bad.is_empty() {
-        bad.sort();
         return Err(format!(
             "the working directory holds hard links to credential files of {}: {} — remove them (or use another working directory) before starting",
             home.display(),
             bad.join(", ")
         ));
     }
-    let mut detached = Vec::new();
-    let mut outside: Vec<&PathBuf> = seen
-        .values()
-        .filter(|(links, names)| (names.len() as u64) < *links)
-        .flat_map(|(_, names)| names.iter())
-        .collect();
-    outside.sort();
-    for p in outside {
-        detach(p).map_err(|e| format!("cannot detach hard link {}: {e}", p.display()))?;
-        detached.push(rel(p));
+    let outside = names(&|_, (links, names)| (names.len() as u64) < *links);
+    if !outside.is_empty() {
+        return Err(format!(
+            "the working directory holds hard links to files outside it: {} — replace each by a copy (`cp --remove-destination SRC NAME`) or remove it before starting",
+            outside.join(", ")
+        ));
     }
-    Ok(detached)
-}
-
-/// Replace `p` by a copy of itself (new inode, same bytes and permissions), atomically.
-fn detach(p: &Path) -> std::io::Result<()> {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = p.with_file_name(format!(".{name}.lrab-detach"));
-    std::fs::copy(p, &tmp)?;
-    std::fs::set_permissions(&tmp, std::fs::metadata(p)?.permissions())?;
-    std::fs::rename(&tmp, p)
+    Ok(())
 }
 
 /// How many names of this inode exist inside `root` (bounded walk).

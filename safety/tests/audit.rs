@@ -41,7 +41,7 @@ fn hard_link_to_a_home_secret_stops_the_start() {
     std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
     std::fs::write(home.path().join(".ssh/id_rsa"), "SECRET").unwrap();
     std::fs::write(work.path().join("notes.txt"), "plain").unwrap();
-    assert_eq!(audit_hard_links(work.path(), home.path()).unwrap().len(), 0);
+    assert!(audit_hard_links(work.path(), home.path()).is_ok());
     std::fs::create_dir(work.path().join("sub")).unwrap();
     std::fs::hard_link(
         home.path().join(".ssh/id_rsa"),
@@ -63,30 +63,26 @@ fn hard_link_to_a_home_secret_stops_the_start() {
 }
 
 #[test]
-fn hard_links_to_outside_files_are_detached_links_inside_kept() {
+fn hard_links_to_outside_files_stop_the_start_links_inside_are_kept() {
     let base = tempfile::tempdir().unwrap();
     let home = base.path().join("home");
     let work = base.path().join("work");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&work).unwrap();
-    let outside = base.path().join("plan.md");
-    std::fs::write(&outside, "original plan\n").unwrap();
-    std::fs::hard_link(&outside, work.join("p.md")).unwrap();
     // two names inside the workdir only: not a boundary problem, left alone
     std::fs::write(work.join("a.txt"), "a").unwrap();
     std::fs::hard_link(work.join("a.txt"), work.join("b.txt")).unwrap();
-    let d = audit_hard_links(&work, &home).unwrap();
-    assert_eq!(d, vec![std::path::PathBuf::from("p.md")]);
-    assert_eq!(
-        std::fs::read_to_string(work.join("p.md")).unwrap(),
-        "original plan\n"
+    assert!(audit_hard_links(&work, &home).is_ok());
+    // a name of a file outside (not a credential: its bytes are still not the task's)
+    let outside = base.path().join("plan.md");
+    std::fs::write(&outside, "original plan\n").unwrap();
+    std::fs::hard_link(&outside, work.join("p.md")).unwrap();
+    let e = audit_hard_links(&work, &home).unwrap_err();
+    assert!(
+        e.contains("outside it: p.md") && e.contains("cp --remove-destination"),
+        "{e}"
     );
-    std::fs::write(work.join("p.md"), "changed\n").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&outside).unwrap(),
-        "original plan\n"
-    );
+    // nothing was changed
+    assert_eq!(std::fs::metadata(work.join("p.md")).unwrap().nlink(), 2);
     assert_eq!(std::fs::metadata(work.join("a.txt")).unwrap().nlink(), 2);
-    // idempotent
-    assert!(audit_hard_links(&work, &home).unwrap().is_empty());
 }

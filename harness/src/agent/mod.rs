@@ -45,6 +45,8 @@ pub struct AgentConfig {
     pub allow_unconfined: bool,
     /// The operator's home whose credentials are hidden and refused (`None`: `$HOME`).
     pub real_home: Option<PathBuf>,
+    /// The state folder, outside the workdir (`None`: `lrab_records::layout::default_state_dir`).
+    pub state_dir: Option<PathBuf>,
     /// SearxNG-compatible JSON search endpoint; `None` (default): no web tools at all.
     pub web_search: Option<String>,
     /// How tools reach the model.
@@ -80,6 +82,7 @@ impl AgentConfig {
             verbose: false,
             allow_unconfined: false,
             real_home: None,
+            state_dir: None,
             web_search: None,
             tool_protocol: ToolProtocol::Auto,
             num_ctx_source: "config".into(),
@@ -158,7 +161,6 @@ pub struct Agent<M: Model> {
     pub warnings: Vec<String>,
     named: Vec<String>,
     base_elapsed: f64,
-    checkpoint: PathBuf,
     last_error: Option<BackendError>,
     ledger: dispatch::TestLedger,
     /// The previous request, for the shared-prefix numbers of the next.
@@ -223,8 +225,7 @@ impl<M: Model> Agent<M> {
             completion_tokens: self.state.completion_tokens,
         };
         if self.on(Mechanism::Report) {
-            let path = self.tools.state_dir.join("report.json");
-            let _ = resilience::save(&path, &report);
+            let _ = resilience::save(&self.tools.state.dir, lrab_records::layout::REPORT, &report);
             for l in report.lines() {
                 self.say(&l);
             }

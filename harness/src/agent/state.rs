@@ -13,17 +13,18 @@ use crate::mechanisms::repeat_guard::RepeatGuard;
 use crate::mechanisms::reply_failures::LostReplies;
 use crate::mechanisms::report::VerificationTracker;
 use crate::mechanisms::resilience::{self, Inflight, Loaded};
-use crate::mechanisms::security::{real_home, Access, STATE_DIR};
+use crate::mechanisms::security::{real_home, Access};
 use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::{classify, Tier};
 use crate::mechanisms::Mechanism;
 use crate::messages::Message;
 use crate::shaping::Verdict;
+use crate::state_dir::StateDir;
 use crate::tools::confined::ConfinedExecutor;
 use crate::tools::shell::ShellExecutor;
 use crate::tools::todo::Plan;
 use crate::tools::Toolbox;
-use lrab_records::{Event, RunStart};
+use lrab_records::{layout, Event, RunStart};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -143,19 +144,21 @@ impl State {
 /// The checkpoint of this task and version, if one can be resumed; anything else is set aside
 /// (with a warning) and the run starts fresh.
 fn load_checkpoint(
-    checkpoint: &Path,
+    state_dir: &StateDir,
     cfg: &AgentConfig,
     warnings: &mut Vec<String>,
 ) -> Option<State> {
-    match resilience::load::<State>(checkpoint) {
+    let dir = &state_dir.dir;
+    match resilience::load::<State>(dir, layout::CHECKPOINT) {
         Loaded::Fresh => None,
         Loaded::Resumed(s) if s.version == STATE_VERSION && s.task == cfg.task => Some(*s),
         Loaded::Resumed(_) => {
-            let aside = checkpoint.with_extension("other-task.json");
-            let _ = std::fs::rename(checkpoint, &aside);
+            let aside = "checkpoint.other-task.json";
+            let _ = dir.remove(aside);
+            let _ = dir.rename(layout::CHECKPOINT, aside);
             warnings.push(format!(
                 "checkpoint belongs to another task or version; set aside as {} and starting fresh",
-                aside.display()
+                dir.root().join(aside).display()
             ));
             None
         }
@@ -169,18 +172,6 @@ fn load_checkpoint(
     }
 }
 
-/// The workdir's state folder can be created and written.
-fn check_writable(wd: &Path) -> Result<(), StartError> {
-    let state_dir = wd.join(STATE_DIR);
-    std::fs::create_dir_all(&state_dir)
-        .and_then(|_| std::fs::write(state_dir.join(".write-probe"), b"ok"))
-        .map_err(|e| {
-            StartError::Workdir(format!("workdir '{}' is not writable: {e}", wd.display()))
-        })?;
-    let _ = std::fs::remove_file(state_dir.join(".write-probe"));
-    Ok(())
-}
-
 fn check_workdir(wd: &Path) -> Result<(), StartError> {
     if !wd.is_dir() {
         return Err(StartError::Workdir(format!(
@@ -188,7 +179,17 @@ fn check_workdir(wd: &Path) -> Result<(), StartError> {
             wd.display()
         )));
     }
-    check_writable(wd)
+    Ok(())
+}
+
+/// The run's state folder: the configured one or the standalone default, opened.
+fn open_state(cfg: &AgentConfig) -> Result<StateDir, StartError> {
+    check_workdir(&cfg.workdir)?;
+    let path = match &cfg.state_dir {
+        Some(p) => p.clone(),
+        None => crate::state_dir::default_for(&cfg.workdir).map_err(StartError::Workdir)?,
+    };
+    StateDir::open(&path, &cfg.workdir).map_err(StartError::Workdir)
 }
 
 impl<M: crate::backend::Model> Agent<M> {
@@ -197,17 +198,13 @@ impl<M: crate::backend::Model> Agent<M> {
     /// Model-chosen shell commands go through the safety rings ([`ConfinedExecutor`]).
     pub fn new(cfg: AgentConfig, model: M) -> Result<Self, StartError> {
         let home = cfg.real_home.clone().unwrap_or_else(real_home);
-        match ConfinedExecutor::new(&cfg.workdir, &home, cfg.allow_unconfined) {
-            Ok(ex) => Self::with_executor(cfg, model, Box::new(ex)),
-            Err(e) => {
-                // never go on without the confined executor, and leave no trace of a run
-                // (no event log, no checkpoint) that did not start
-                check_workdir(&cfg.workdir)?;
-                Err(StartError::Workdir(format!(
-                    "cannot prepare '{}': {e}",
-                    cfg.workdir.display()
-                )))
-            }
+        let state = open_state(&cfg)?;
+        match ConfinedExecutor::new(&cfg.workdir, &state, &home, cfg.allow_unconfined) {
+            Ok(ex) => Self::with_state(cfg, model, Box::new(ex), state),
+            Err(e) => Err(StartError::Workdir(format!(
+                "cannot prepare '{}': {e}",
+                cfg.workdir.display()
+            ))),
         }
     }
 
@@ -217,12 +214,21 @@ impl<M: crate::backend::Model> Agent<M> {
         model: M,
         shell: Box<dyn ShellExecutor>,
     ) -> Result<Self, StartError> {
+        let state = open_state(&cfg)?;
+        Self::with_state(cfg, model, shell, state)
+    }
+
+    fn with_state(
+        cfg: AgentConfig,
+        model: M,
+        shell: Box<dyn ShellExecutor>,
+        state_dir: StateDir,
+    ) -> Result<Self, StartError> {
         let wd = &cfg.workdir;
-        check_workdir(wd)?;
-        let state_dir = wd.join(STATE_DIR);
         let ab = &cfg.ablations;
         let mut tools = Toolbox::new(
             wd,
+            state_dir,
             ab.on(Mechanism::EditSafety),
             ab.on(Mechanism::CrawlGuard),
             shell,
@@ -237,10 +243,9 @@ impl<M: crate::backend::Model> Agent<M> {
                     .map_err(StartError::Workdir)?,
             );
         }
-        let checkpoint = state_dir.join("checkpoint.json");
         let mut warnings = Vec::new();
         let loaded = if ab.on(Mechanism::Resilience) {
-            load_checkpoint(&checkpoint, &cfg, &mut warnings)
+            load_checkpoint(&tools.state, &cfg, &mut warnings)
         } else {
             None
         };
@@ -250,7 +255,7 @@ impl<M: crate::backend::Model> Agent<M> {
         if cfg.time_budget_min.is_some() {
             state.clock.budget_s = cfg.time_budget_min.map(|m| m * 60.0);
         }
-        let events = EventLog::open(&state_dir.join("events.jsonl"), state.runs)
+        let events = EventLog::open(tools.state.open_events(), state.runs)
             .map_err(|e| StartError::Workdir(format!("cannot open the event log: {e}")))?;
         let named = named_artifacts(&cfg.task);
         let base_elapsed = state.elapsed_s;
@@ -268,7 +273,6 @@ impl<M: crate::backend::Model> Agent<M> {
             warnings,
             named,
             base_elapsed,
-            checkpoint,
             last_error: None,
             ledger: Default::default(),
             prefix: Default::default(),
@@ -321,7 +325,8 @@ impl<M: crate::backend::Model> Agent<M> {
     pub(super) fn save(&mut self) {
         if self.on(Mechanism::Resilience) {
             self.state.elapsed_s = self.base_elapsed + (self.clock_fn)();
-            if let Err(e) = resilience::save(&self.checkpoint, &self.state) {
+            if let Err(e) = resilience::save(&self.tools.state.dir, layout::CHECKPOINT, &self.state)
+            {
                 self.events.emit(Event::Warning {
                     checkpoint_error: e.to_string(),
                 });

@@ -1,5 +1,5 @@
-//! Edit safety: every write first copies the previous version to `.lrab/backups/`, deletes go
-//! to `.lrab/trash/`, and `rollback(path)` undoes the last change to a file in one call. A
+//! Edit safety: every write first copies the previous version to the state folder's
+//! `backups/`, deletes go to its `trash/`, and `rollback(path)` undoes the last change to a file in one call. A
 //! journal makes this survive a kill and relaunch.
 
 use lrab_safety::beneath::{Beneath, Error as BError};
@@ -16,8 +16,8 @@ struct Entry {
     undone: bool,
 }
 
-/// The backups and trash folders, held open as directory handles made once at start-up: a
-/// symlink later planted at `.lrab/backups` or `.lrab/trash` does not redirect them.
+/// The backups and trash folders of the state folder (outside the workdir), held open as
+/// directory handles made once at start-up.
 #[derive(Debug)]
 pub struct Backups {
     dir: Beneath,
@@ -39,14 +39,13 @@ pub fn io_err(e: BError) -> std::io::Error {
 }
 
 impl Backups {
-    /// Open (and replay) the journal under `<state>/backups`, `state` being the state folder's
-    /// workdir-relative name, resolved beneath `wd`.
-    pub fn open(wd: &Beneath, state: &str) -> std::io::Result<Self> {
-        let (d, t) = (format!("{state}/backups"), format!("{state}/trash"));
-        wd.mkdir_all(&d).map_err(io_err)?;
-        wd.mkdir_all(&t).map_err(io_err)?;
-        let dir = wd.sub(&d).map_err(io_err)?;
-        let trash = wd.sub(&t).map_err(io_err)?;
+    /// Open (and replay) the journal under `backups/` of the state folder `state`.
+    pub fn open(state: &Beneath) -> std::io::Result<Self> {
+        let (d, t) = (lrab_records::layout::BACKUPS, lrab_records::layout::TRASH);
+        state.mkdir_all(d).map_err(io_err)?;
+        state.mkdir_all(t).map_err(io_err)?;
+        let dir = state.sub(d).map_err(io_err)?;
+        let trash = state.sub(t).map_err(io_err)?;
         let mut journal: Vec<Entry> = Vec::new();
         if let Ok(bytes) = dir.read_bytes("journal.jsonl") {
             for line in String::from_utf8_lossy(&bytes).lines() {
@@ -149,7 +148,7 @@ impl Backups {
         self.append(&done).map_err(|x| x.to_string())?;
         self.journal[idx] = done;
         Ok(match kept {
-            Some(k) => format!("{msg}; the replaced version is kept in .lrab/{k}"),
+            Some(k) => format!("{msg}; the replaced version is kept in the harness's {k}"),
             None => msg,
         })
     }
@@ -163,16 +162,18 @@ mod tests {
     fn backup_rollback_and_trash() {
         use std::fs;
         let d = tempfile::tempdir().unwrap();
-        let state = d.path().join(".lrab");
+        let s = tempfile::tempdir().unwrap();
+        let state = s.path();
+        let st = Beneath::open(state).unwrap();
         let f = d.path().join("a.py");
         let wd = Beneath::open(d.path()).unwrap();
-        let mut b = Backups::open(&wd, ".lrab").unwrap();
+        let mut b = Backups::open(&st).unwrap();
         b.before_write("a.py", None).unwrap();
         fs::write(&f, "v1").unwrap();
         b.before_write("a.py", Some(b"v1")).unwrap();
         fs::write(&f, "v2").unwrap();
         // survives a reopen (kill and relaunch)
-        let mut b = Backups::open(&wd, ".lrab").unwrap();
+        let mut b = Backups::open(&st).unwrap();
         let m = b.rollback(&wd, "a.py").unwrap();
         assert!(m.contains("restored"));
         assert_eq!(fs::read_to_string(&f).unwrap(), "v1");

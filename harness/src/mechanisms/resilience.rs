@@ -4,7 +4,9 @@
 //! resume; think-only replies count as empty; replies the server lost get the feedback of
 //! [`super::reply_failures`].
 
+use crate::mechanisms::edit_safety::io_err;
 use crate::messages::{Message, Role, ToolCall};
+use lrab_safety::beneath::Beneath;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -13,11 +15,12 @@ use std::path::{Path, PathBuf};
 /// The per-reply output cap.
 pub const OUTPUT_CAP: u32 = 8192;
 
-/// Save `state` to `path` atomically (a killed harness leaves the previous checkpoint or this
-/// one). Not fsynced: it is rewritten after every turn, and a machine crash costs one turn.
-pub fn save<T: Serialize>(path: &Path, state: &T) -> std::io::Result<()> {
+/// Save `state` as `name` beneath the state folder's handle, atomically (a killed harness
+/// leaves the previous checkpoint or this one). Not fsynced: it is rewritten after every turn,
+/// and a machine crash costs one turn.
+pub fn save<T: Serialize>(dir: &Beneath, name: &str, state: &T) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(state).map_err(std::io::Error::other)?;
-    lrab_util::write_atomic_unsynced(path, &bytes)
+    dir.write(name, &bytes).map(|_| ()).map_err(io_err)
 }
 
 #[derive(Debug)]
@@ -31,27 +34,28 @@ pub enum Loaded<T> {
     },
 }
 
-/// Load a checkpoint. A corrupt one is renamed aside (`checkpoint.corrupt-N.json`) so the run can
-/// start fresh without losing the evidence.
-pub fn load<T: DeserializeOwned>(path: &Path) -> Loaded<T> {
-    let bytes = match fs::read(path) {
+/// Load the checkpoint `name` beneath the state folder's handle. A corrupt one is renamed aside
+/// (`<stem>.corrupt-N.json`) so the run can start fresh without losing the evidence.
+pub fn load<T: DeserializeOwned>(dir: &Beneath, name: &str) -> Loaded<T> {
+    let bytes = match dir.read_bytes(name) {
         Ok(b) => b,
         Err(_) => return Loaded::Fresh,
     };
     match serde_json::from_slice::<T>(&bytes) {
         Ok(s) => Loaded::Resumed(Box::new(s)),
         Err(e) => {
+            let stem = name.strip_suffix(".json").unwrap_or(name);
             let mut n = 1;
-            let moved_to = loop {
-                let p = path.with_extension(format!("corrupt-{n}.json"));
-                if !p.exists() {
+            let aside = loop {
+                let p = format!("{stem}.corrupt-{n}.json");
+                if dir.stat(&p).is_err() {
                     break p;
                 }
                 n += 1;
             };
-            let _ = fs::rename(path, &moved_to);
+            let _ = dir.rename(name, &aside);
             Loaded::Corrupt {
-                moved_to,
+                moved_to: dir.root().join(aside),
                 error: e.to_string(),
             }
         }
@@ -190,22 +194,37 @@ mod tests {
     #[test]
     fn atomic_save_load_and_corrupt_set_aside() {
         let d = tempfile::tempdir().unwrap();
+        let b = Beneath::open(d.path()).unwrap();
         let p = d.path().join("checkpoint.json");
-        assert!(matches!(load::<Vec<u32>>(&p), Loaded::Fresh));
-        save(&p, &vec![1u32, 2, 3]).unwrap();
-        match load::<Vec<u32>>(&p) {
+        assert!(matches!(
+            load::<Vec<u32>>(&b, "checkpoint.json"),
+            Loaded::Fresh
+        ));
+        save(&b, "checkpoint.json", &vec![1u32, 2, 3]).unwrap();
+        match load::<Vec<u32>>(&b, "checkpoint.json") {
             Loaded::Resumed(v) => assert_eq!(*v, vec![1, 2, 3]),
             other => panic!("{other:?}"),
         }
         fs::write(&p, b"{not json").unwrap();
-        match load::<Vec<u32>>(&p) {
+        match load::<Vec<u32>>(&b, "checkpoint.json") {
             Loaded::Corrupt { moved_to, .. } => {
-                assert!(moved_to.exists());
+                assert_eq!(moved_to, d.path().join("checkpoint.corrupt-1.json"));
                 assert!(!p.exists());
                 assert_eq!(fs::read(&moved_to).unwrap(), b"{not json");
             }
             other => panic!("{other:?}"),
         }
+        // a symlink planted under the checkpoint's name is neither followed nor replaced
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("bashrc");
+        fs::write(&secret, b"keep").unwrap();
+        std::os::unix::fs::symlink(&secret, &p).unwrap();
+        assert!(matches!(
+            load::<Vec<u32>>(&b, "checkpoint.json"),
+            Loaded::Fresh
+        ));
+        assert!(save(&b, "checkpoint.json", &vec![4u32]).is_err());
+        assert_eq!(fs::read(&secret).unwrap(), b"keep");
     }
 
     #[test]

@@ -2,19 +2,22 @@
 //! classified on its parsed structure by `lrab-safety`, then runs under kernel confinement
 //! (Landlock, else user+mount+network namespaces): writable only the workdir and the harness's
 //! private temp dir, no network, the real home's credential folders hidden. The child sees a
-//! private `HOME` and `TMPDIR` under `.lrab/`, so tools that keep data "in your home folder"
-//! write inside the run instead of the operator's home. When the kernel offers no confinement,
+//! private `HOME` and `TMPDIR` in the state folder's `sandbox/` (outside the workdir; the
+//! sandbox grants that area and the workdir, nothing else of the state folder), so tools that
+//! keep data "in your home folder" write inside the run instead of the operator's home. When the kernel offers no confinement,
 //! model-chosen commands are refused unless the operator passed `--allow-unconfined`.
 
 use super::shell::{run_in_group, ShellExecutor, ShellOutcome, ShellRequest};
-use crate::mechanisms::security::{Refusal, STATE_DIR};
+use crate::mechanisms::security::Refusal;
+use crate::state_dir::StateDir;
 use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
 use lrab_safety::{classify_shell, Context, Verdict};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-/// Harness state inside `.lrab/` that the model must not write (the private home and temp dir
-/// next to it stay writable).
+/// Harness state in the state folder that the model must not write (refused by the classifier
+/// with a clear reason; the kernel sandbox does not grant it either). The private area
+/// `sandbox/` next to them stays writable.
 const PROTECTED_STATE: &[&str] = &[
     "checkpoint.json",
     "checkpoint.other-task.json",
@@ -30,15 +33,19 @@ pub struct ConfinedExecutor {
     pub ctx: Context,
     pub home: PathBuf,
     pub tmp: PathBuf,
+    /// The private area granted to commands (holds `home` and `tmp`).
+    pub sandbox: PathBuf,
     pub policy: Policy,
     pub backend: Sandbox,
 }
 
 impl ConfinedExecutor {
-    /// Prepare `<workdir>/.lrab/{home,tmp}` and detect the confinement. `real_home` is whose
-    /// credentials get hidden. Prints a warning on stderr when no confinement exists.
+    /// Detect the confinement for commands in `workdir` with the private `HOME`/`TMPDIR` of
+    /// `state`. `real_home` is whose credentials get hidden. Prints a warning on stderr when
+    /// no confinement exists.
     pub fn new(
         workdir: &Path,
+        state: &StateDir,
         real_home: &Path,
         allow_unconfined: bool,
     ) -> std::io::Result<ConfinedExecutor> {
@@ -48,35 +55,24 @@ impl ConfinedExecutor {
                 .map_err(|e| std::io::Error::other(format!("LRAB_SANDBOX: {e}")))?,
             Err(_) => Sandbox::detect(),
         };
-        Self::with_backend(workdir, real_home, allow_unconfined, backend)
+        Self::with_backend(workdir, state, real_home, allow_unconfined, backend)
     }
 
     /// As [`ConfinedExecutor::new`] with a chosen backend (tests of the refusal path).
     pub fn with_backend(
         workdir: &Path,
+        state: &StateDir,
         real_home: &Path,
         allow_unconfined: bool,
         backend: Sandbox,
     ) -> std::io::Result<ConfinedExecutor> {
         // hard links planted before the run are invisible to path-based confinement
-        let detached = lrab_safety::paths::audit_hard_links(workdir, real_home)
-            .map_err(std::io::Error::other)?;
-        for d in &detached {
-            eprintln!(
-                "lrab-harness: {} had another name outside the working directory; replaced it by a private copy so writes stay inside",
-                d.display()
-            );
-        }
-        let state = workdir.join(STATE_DIR);
-        let home = state.join("home");
-        let tmp = state.join("tmp");
-        std::fs::create_dir_all(&home)?;
-        std::fs::create_dir_all(&tmp)?;
-        let home = home.canonicalize()?;
-        let tmp = tmp.canonicalize()?;
-        let mut ctx = Context::new(workdir, &home).with_writable(&tmp);
-        let st = ctx.workdir.join(STATE_DIR);
-        ctx.protected = PROTECTED_STATE.iter().map(|p| st.join(p)).collect();
+        lrab_safety::paths::audit_hard_links(workdir, real_home).map_err(std::io::Error::other)?;
+        let home = state.home.clone();
+        let tmp = state.tmp.clone();
+        let sandbox = state.sandbox.clone();
+        let mut ctx = Context::new(workdir, &home).with_writable(&sandbox);
+        ctx.protected = PROTECTED_STATE.iter().map(|p| state.path.join(p)).collect();
         let hide = lrab_util::HOME_CREDENTIALS
             .iter()
             .map(|h| real_home.join(h))
@@ -96,6 +92,7 @@ impl ConfinedExecutor {
             ctx,
             home,
             tmp,
+            sandbox,
             // the kernel sandbox is asked for "network allowed" only because its own "no
             // network" also forbids local servers (Landlock TCP rules, loopback down); the
             // isolation comes from the private network namespace of `private_loopback_only`
@@ -177,7 +174,7 @@ impl ShellExecutor for ConfinedExecutor {
 
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
         let built = if req.model_chosen {
-            lrab_safety::guarded_command(req.command, &self.ctx, &self.tmp, &self.policy)
+            lrab_safety::guarded_command(req.command, &self.ctx, &self.sandbox, &self.policy)
                 .map_err(|v| refusal_text(&v))
         } else {
             // the harness's own test runs: not classified, but confined like everything else
@@ -186,7 +183,8 @@ impl ShellExecutor for ConfinedExecutor {
                 allow_unconfined: true,
                 ..self.policy.clone()
             };
-            sandboxed_command(req.command, &self.ctx.workdir, &self.tmp, &policy).map_err(|e| e.0)
+            sandboxed_command(req.command, &self.ctx.workdir, &self.sandbox, &policy)
+                .map_err(|e| e.0)
         };
         let (mut cmd, backend) = built.map_err(std::io::Error::other)?;
         let must = backend != Sandbox::None;
@@ -246,22 +244,31 @@ mod tests {
     use std::time::Duration;
 
     fn run(ex: &ConfinedExecutor, cmd: &str, model_chosen: bool) -> ShellOutcome {
-        let out = ex.tmp.join("o.txt");
+        let out = tempfile::tempfile().unwrap();
         ex.run(&ShellRequest {
             command: cmd,
             cwd: &ex.ctx.workdir,
             timeout: Duration::from_secs(20),
-            output_file: &out,
+            output: &out,
             model_chosen,
         })
         .unwrap()
     }
 
+    /// A workdir and its state folder side by side.
+    fn run_dirs() -> (tempfile::TempDir, PathBuf, StateDir) {
+        let d = tempfile::tempdir().unwrap();
+        let wd = d.path().join("w");
+        std::fs::create_dir(&wd).unwrap();
+        let st = StateDir::open(&d.path().join("state"), &wd).unwrap();
+        (d, wd, st)
+    }
+
     #[test]
     fn harness_chosen_commands_skip_the_classifier_but_stay_confined() {
-        let d = tempfile::tempdir().unwrap();
+        let (_d, wd, st) = run_dirs();
         let outside = tempfile::tempdir().unwrap();
-        let ex = ConfinedExecutor::new(d.path(), outside.path(), false).unwrap();
+        let ex = ConfinedExecutor::new(&wd, &st, outside.path(), false).unwrap();
         if ex.backend == Sandbox::None {
             // nothing to confine with on this machine; the refusal path is tested below
             return;
@@ -281,20 +288,27 @@ mod tests {
         // inside the workdir it works, with the private HOME
         let o = run(&ex, "echo \"$HOME\" > h.txt", false);
         assert_eq!(o.exit, Some(0), "{}", o.output);
-        let h = std::fs::read_to_string(d.path().join("h.txt")).unwrap();
-        assert!(h.trim_end().ends_with(".lrab/home"), "{h}");
+        let h = std::fs::read_to_string(wd.join("h.txt")).unwrap();
+        assert_eq!(h.trim_end(), st.home.to_str().unwrap());
+        // the private home is writable, the rest of the state folder is not
+        let o = run(&ex, "echo x > \"$HOME/f\" && echo y > \"$TMPDIR/f\"", false);
+        assert_eq!(o.exit, Some(0), "{}", o.output);
+        let cp = st.path.join("checkpoint.json");
+        let o = run(&ex, &format!("echo x > {}", cp.display()), false);
+        assert_ne!(o.exit, Some(0));
+        assert!(!cp.exists());
     }
 
     #[test]
     fn unconfined_machine_refuses_unless_allowed() {
-        let d = tempfile::tempdir().unwrap();
-        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), false, Sandbox::None).unwrap();
+        let (d, wd, st) = run_dirs();
+        let ex = ConfinedExecutor::with_backend(&wd, &st, d.path(), false, Sandbox::None).unwrap();
         let e = ex.admit("ls", &ex.ctx).unwrap_err().text;
         assert!(
             e.contains("--allow-unconfined") && e.contains("read_file"),
             "{e}"
         );
-        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
+        let ex = ConfinedExecutor::with_backend(&wd, &st, d.path(), true, Sandbox::None).unwrap();
         assert!(ex.admit("ls", &ex.ctx).is_ok());
         // the classifier still applies without confinement
         assert!(ex.admit("rm -rf /", &ex.ctx).is_err());
@@ -302,8 +316,8 @@ mod tests {
 
     #[test]
     fn refusals_name_the_next_action() {
-        let d = tempfile::tempdir().unwrap();
-        let ex = ConfinedExecutor::with_backend(d.path(), d.path(), true, Sandbox::None).unwrap();
+        let (d, wd, st) = run_dirs();
+        let ex = ConfinedExecutor::with_backend(&wd, &st, d.path(), true, Sandbox::None).unwrap();
         let e = ex.admit("rm -rf ..", &ex.ctx).unwrap_err().text;
         assert!(
             e.contains("find DIR -type f") && e.contains("rm FILE"),

@@ -52,14 +52,21 @@ impl Toolbox {
     }
 
     pub(super) fn read_file(&mut self, args: &Value) -> ToolOutcome {
-        let rel = match self.need_path(args, Access::Read) {
-            Ok(x) => x,
-            Err(e) => return e,
+        // saved shell outputs live in the state folder, read through its handle under their
+        // own name (whatever the workdir holds at `.lrab/`)
+        let raw = arg(args, "path").unwrap_or("");
+        let saved = self.state.read_output(raw.trim_start_matches("./"));
+        let rel = match &saved {
+            Some(_) => raw.trim_start_matches("./").to_string(),
+            None => match self.need_path(args, Access::Read) {
+                Ok(x) => x,
+                Err(e) => return e,
+            },
         };
-        if rel.is_empty() || self.is_dir(&rel) {
+        if saved.is_none() && (rel.is_empty() || self.is_dir(&rel)) {
             return ToolOutcome::err(format!("'{rel}' is a directory; use list_dir"));
         }
-        let bytes = match self.wd.read_bytes(&rel) {
+        let bytes = match saved.unwrap_or_else(|| self.wd.read_bytes(&rel)) {
             Ok(b) => b,
             Err(e) => {
                 return beneath_err(e, |e| {
@@ -469,7 +476,7 @@ impl Toolbox {
         match &mut self.backups {
             Some(b) => match b.trash(&self.wd, &rel) {
                 Ok(t) => ToolOutcome::ok(
-                    format!("moved {rel} to .lrab/{t} (recoverable)"),
+                    format!("moved {rel} to the harness's {t} (recoverable)"),
                     Effect::Write,
                     Some(rel),
                 ),

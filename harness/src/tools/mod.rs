@@ -13,11 +13,11 @@ use crate::mechanisms::crawl_guard::CrawlGuard;
 use crate::mechanisms::edit_safety::Backups;
 use crate::mechanisms::security::{Confinement, Refusal, STATE_DIR};
 use crate::shaping::{clamp_tail_first, denoise, detect_verdict, is_test_command, Verdict};
+use crate::state_dir::{StateDir, OUT_PREFIX};
 use lrab_safety::beneath::Beneath;
 use serde_json::Value;
 use shell::{ShellExecutor, ShellOutcome, ShellRequest};
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,8 @@ pub struct Toolbox {
     /// The workdir held open: every file tool resolves its path beneath this handle, in the
     /// kernel and without following symlinks, so the object checked is the object used.
     pub wd: Beneath,
-    pub state_dir: PathBuf,
+    /// The state folder outside the workdir, held open.
+    pub state: StateDir,
     pub backups: Option<Backups>,
     pub crawl: Option<CrawlGuard>,
     pub shell: Box<dyn ShellExecutor>,
@@ -124,31 +125,27 @@ pub fn unescape_if_flattened(content: &str) -> Option<String> {
 }
 
 impl Toolbox {
-    /// `workdir` must exist. State goes to `<workdir>/.lrab/`.
+    /// `workdir` must exist; `state` is its state folder ([`StateDir::open`]).
     pub fn new(
         workdir: &Path,
+        state: StateDir,
         edit_safety: bool,
         crawl_guard: bool,
         shell: Box<dyn ShellExecutor>,
     ) -> std::io::Result<Self> {
         let conf = Confinement::new(workdir)?;
         let wd = open_beneath(conf.root(), &crate::mechanisms::security::real_home())?;
-        let state_dir = conf.root().join(STATE_DIR);
-        wd.mkdir_all(&format!("{STATE_DIR}/out"))
-            .map_err(crate::mechanisms::edit_safety::io_err)?;
         let backups = if edit_safety {
-            Some(Backups::open(&wd, STATE_DIR)?)
+            Some(Backups::open(&state.dir)?)
         } else {
             None
         };
         // continue output numbering after a resume
-        let out_seq = fs::read_dir(state_dir.join("out"))
-            .map(|rd| rd.filter_map(|e| e.ok()).count() as u64)
-            .unwrap_or(0);
+        let out_seq = state.outputs_so_far();
         Ok(Toolbox {
             conf,
             wd,
-            state_dir,
+            state,
             backups,
             crawl: crawl_guard.then(CrawlGuard::default),
             shell,
@@ -209,7 +206,7 @@ impl Toolbox {
     }
 
     /// Run a command for the harness itself (the finish gate's tests), output kept under
-    /// `.lrab/out/`.
+    /// the state folder's `out/` (the model reads it as `.lrab/out/N.txt`).
     pub fn run_command(
         &mut self,
         command: &str,
@@ -225,13 +222,14 @@ impl Toolbox {
         model_chosen: bool,
     ) -> std::io::Result<(ShellOutcome, String)> {
         self.out_seq += 1;
-        let rel = format!("{STATE_DIR}/out/{}.txt", self.out_seq);
-        let file = self.root().join(&rel);
+        let rel = format!("{OUT_PREFIX}{}.txt", self.out_seq);
+        let file = self.state.create_output(self.out_seq)?;
+        self.state.restore_private_dirs();
         let o = self.shell.run(&ShellRequest {
             command,
             cwd: self.conf.root(),
             timeout: Duration::from_secs(timeout_s),
-            output_file: &file,
+            output: &file,
             model_chosen,
         })?;
         Ok((o, rel))
@@ -314,7 +312,9 @@ impl Toolbox {
         if clean.trim().is_empty() {
             text.push_str("(no output)");
         } else {
-            text.push_str(&clamp_tail_first(&clean, self.output_budget, &rel));
+            // saved outside the workdir: the model reads it with read_file, not the shell
+            let full = format!("{rel} (read_file)");
+            text.push_str(&clamp_tail_first(&clean, self.output_budget, &full));
         }
         if o.exit == Some(127) {
             text.push_str(
@@ -363,10 +363,22 @@ mod tests {
     use super::*;
     use serde_json::json;
     use shell::LocalExecutor;
+    use std::fs;
+    use std::path::PathBuf;
 
-    fn tb() -> (tempfile::TempDir, Toolbox) {
-        let d = tempfile::tempdir().unwrap();
-        let t = Toolbox::new(d.path(), true, true, Box::new(LocalExecutor)).unwrap();
+    /// A workdir `w/` and its state folder `state/` in one temporary folder.
+    struct Run(tempfile::TempDir);
+    impl Run {
+        fn path(&self) -> PathBuf {
+            self.0.path().join("w")
+        }
+    }
+
+    fn tb() -> (Run, Toolbox) {
+        let d = Run(tempfile::tempdir().unwrap());
+        fs::create_dir(d.path()).unwrap();
+        let st = StateDir::open(&d.0.path().join("state"), &d.path()).unwrap();
+        let t = Toolbox::new(&d.path(), st, true, true, Box::new(LocalExecutor)).unwrap();
         (d, t)
     }
 
@@ -523,9 +535,10 @@ mod tests {
             .next()
             .unwrap()
             .to_string();
-        assert!(fs::read_to_string(d.path().join(&rel))
-            .unwrap()
-            .contains("line250"));
+        // saved in the state folder, not in the workdir
+        assert!(!d.path().join(&rel).exists());
+        let saved = t.state.path.join(rel.strip_prefix(".lrab/").unwrap());
+        assert!(fs::read_to_string(saved).unwrap().contains("line250"));
         let r = t.execute("read_file", &json!({"path": rel}));
         assert!(r.ok && r.text.contains("line1\n"));
         let o = t.execute("run_shell", &json!({"command": "sleep 5", "timeout": 1}));

@@ -1,5 +1,6 @@
 //! The shell executor. Commands run with `sh -c` in their own process group (so a timeout kills
-//! the whole tree), stdin closed, stdout+stderr going to one file under `.lrab/out/` (so a child
+//! the whole tree), stdin closed, stdout+stderr going to one file opened by the caller (the
+//! state folder's `out/N.txt`, beyond the command's reach; so a child
 //! that keeps a pipe open can never hang the reader, and the full output stays retrievable),
 //! decoded lossily. The [`ShellExecutor`] trait is the seam where a sandbox layer wraps it.
 
@@ -17,8 +18,9 @@ pub struct ShellRequest<'a> {
     pub command: &'a str,
     pub cwd: &'a Path,
     pub timeout: Duration,
-    /// Where the combined output is written.
-    pub output_file: &'a Path,
+    /// Where the combined output is written: a file the caller opened for reading and
+    /// writing (beneath its state-folder handle, never re-opened by name).
+    pub output: &'a fs::File,
     /// Chosen by the model (classified and confined) rather than by the harness itself (the
     /// finish gate's test runs: confined, not classified).
     pub model_chosen: bool,
@@ -91,8 +93,9 @@ pub struct LocalExecutor;
 /// Largest output read back into memory (head + tail beyond it).
 const MAX_READ: u64 = 4 * 1024 * 1024;
 
-fn read_output(path: &Path) -> std::io::Result<(String, u64)> {
-    let mut f = fs::File::open(path)?;
+fn read_output(file: &fs::File) -> std::io::Result<(String, u64)> {
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(0))?;
     let len = f.metadata()?.len();
     if len <= MAX_READ {
         let mut buf = Vec::with_capacity(len as usize);
@@ -124,14 +127,12 @@ impl ShellExecutor for LocalExecutor {
 }
 
 /// Run an already-built child (plain `sh -c`, or a confined one) with the common discipline:
-/// own process group, stdin closed, output to `req.output_file`, timeout kills the group,
+/// own process group, stdin closed, output to `req.output`, timeout kills the group,
 /// parent-death signal.
 pub fn run_in_group(mut cmd: Command, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
     {
-        if let Some(parent) = req.output_file.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        let out = fs::File::create(req.output_file)?;
+        req.output.set_len(0)?;
+        let out = req.output.try_clone()?;
         let err = out.try_clone()?;
         let start = Instant::now();
         cmd.stdin(Stdio::null())
@@ -170,7 +171,7 @@ pub fn run_in_group(mut cmd: Command, req: &ShellRequest<'_>) -> std::io::Result
             nap = (nap * 2).min(Duration::from_millis(20));
         };
         CURRENT_GROUP.store(0, Ordering::SeqCst);
-        let (output, bytes) = read_output(req.output_file)?;
+        let (output, bytes) = read_output(req.output)?;
         Ok(ShellOutcome {
             exit: status.code(),
             timed_out,
@@ -187,13 +188,19 @@ mod tests {
 
     fn run(cmd: &str, timeout_ms: u64) -> ShellOutcome {
         let d = tempfile::tempdir().unwrap();
-        let out = d.path().join("o.txt");
+        let out = fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(d.path().join("o.txt"))
+            .unwrap();
         LocalExecutor
             .run(&ShellRequest {
                 command: cmd,
                 cwd: d.path(),
                 timeout: Duration::from_millis(timeout_ms),
-                output_file: &out,
+                output: &out,
                 model_chosen: true,
             })
             .unwrap()

@@ -40,8 +40,19 @@ pub fn seen_text(a: &Agent<ScriptedModel>, i: usize) -> String {
         .join("\n---\n")
 }
 
+/// The state folder of a run in `workdir` started without `--state-dir` (the standalone
+/// default beside the workdir).
+pub fn state_of(workdir: &Path) -> std::path::PathBuf {
+    lrab_records::layout::default_state_dir(&workdir.canonicalize().unwrap()).unwrap()
+}
+
+/// That default state folder, opened (for tests that build their own shell executor).
+pub fn open_state(workdir: &Path) -> lrab_harness::state_dir::StateDir {
+    lrab_harness::state_dir::StateDir::open(&state_of(workdir), workdir).unwrap()
+}
+
 pub fn events(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join(".lrab/events.jsonl"))
+    std::fs::read_to_string(state_of(dir).join("events.jsonl"))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -7,6 +7,7 @@ use clap::Parser;
 use std::path::PathBuf;
 
 use super::Exit;
+use crate::attack_harness::AttackRunner;
 use crate::probe_harness::HarnessExecutor;
 
 #[derive(Parser, Debug)]
@@ -21,6 +22,10 @@ pub struct Args {
     /// next to lrab, or on PATH).
     #[arg(long)]
     pub harness_bin: Option<PathBuf>,
+    /// Run the attack corpus in DIR (e.g. safety/attacks) through the harness instead of the
+    /// probe suite; `--only` selects attacks by id prefix or kind.
+    #[arg(long, value_name = "DIR")]
+    pub attacks: Option<PathBuf>,
 }
 
 fn code(c: i32) -> Exit {
@@ -32,32 +37,85 @@ fn code(c: i32) -> Exit {
 }
 
 pub fn run(a: Args) -> Result<Exit> {
+    if let Some(dir) = &a.attacks {
+        return run_attacks(&a, dir);
+    }
     match a.executor.as_str() {
         "direct" => Ok(code(lrab_safety::cli::run(&a.inner)?)),
         "harness" => {
-            let bin = match a.harness_bin {
-                Some(b) => b,
-                None => {
-                    let arms = crate::run::arms::load_dir(&crate::run::arms::default_dir())?;
-                    let arm = crate::run::arms::select(&arms, &["harness".to_string()])?;
-                    match arm[0].locate() {
-                        Some(p) => p,
-                        None => bail!(
-                            "lrab-harness not found ({}); or pass --executor direct",
-                            arm[0].install_hint
-                        ),
-                    }
-                }
-            };
-            if !bin.is_file() {
-                bail!("--harness-bin {}: no such file", bin.display());
-            }
-            // the harness is started in each probe's workdir
-            let bin = bin.canonicalize()?;
+            let bin = harness_bin(&a)?;
             Ok(code(lrab_safety::cli::run_with(&a.inner, |force| {
                 HarnessExecutor::new(bin, force)
             })?))
         }
         other => bail!("--executor: unknown executor '{other}' (expected harness or direct)"),
     }
+}
+
+/// The harness binary to drive: `--harness-bin`, else where the harness arm finds it.
+fn harness_bin(a: &Args) -> Result<PathBuf> {
+    let bin = match a.harness_bin.clone() {
+        Some(b) => b,
+        None => {
+            let arms = crate::run::arms::load_dir(&crate::run::arms::default_dir())?;
+            let arm = crate::run::arms::select(&arms, &["harness".to_string()])?;
+            match arm[0].locate() {
+                Some(p) => p,
+                None => bail!(
+                    "lrab-harness not found ({}); or pass --executor direct",
+                    arm[0].install_hint
+                ),
+            }
+        }
+    };
+    if !bin.is_file() {
+        bail!("--harness-bin {}: no such file", bin.display());
+    }
+    // the harness is started in each probe's workdir
+    Ok(bin.canonicalize()?)
+}
+
+/// The attack corpus through the harness: the per-kind table, exit 1 on any leak or failed
+/// control.
+fn run_attacks(a: &Args, dir: &std::path::Path) -> Result<Exit> {
+    if a.executor != "harness" {
+        bail!(
+            "--attacks runs through the harness only (not --executor {})",
+            a.executor
+        );
+    }
+    let force = lrab_safety::cli::forced_backend(&a.inner)?;
+    if force.is_none()
+        && lrab_safety::sandbox::Sandbox::detect() == lrab_safety::sandbox::Sandbox::None
+    {
+        eprintln!("lrab safety: NO CONFINEMENT — the attacks cannot be run safely; aborting");
+        return Ok(Exit::Usage);
+    }
+    let all = lrab_safety::corpus::load_dir(dir)?;
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|x| {
+            a.inner.only.is_empty()
+                || a.inner
+                    .only
+                    .iter()
+                    .any(|o| x.id.starts_with(o.as_str()) || x.kind == *o)
+        })
+        .collect();
+    if chosen.is_empty() {
+        bail!("--only {}: no attack matches", a.inner.only.join(","));
+    }
+    let mut r = AttackRunner::new(harness_bin(a)?, force)?;
+    eprintln!("lrab safety: {} attacks via {}", chosen.len(), r.describe());
+    let report = r.run_all(&chosen, true)?;
+    print!("{}", report.render());
+    if let Some(p) = &a.inner.json {
+        lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+    }
+    Ok(if report.passed() {
+        Exit::Ok
+    } else {
+        Exit::Failures
+    })
 }

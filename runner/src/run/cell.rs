@@ -323,9 +323,11 @@ pub fn run_attempt(
         }
     };
     let scoring = t_score.elapsed();
-    let mut u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
-        .or_else(|| usage::from_proxy_log(&proxy_log))
-        .unwrap_or_default();
+    let mut u = usage::from_events(&lrab_records::layout::events(
+        &lrab_records::layout::attempt_state(&dir),
+    ))
+    .or_else(|| usage::from_proxy_log(&proxy_log))
+    .unwrap_or_default();
     if let (None, Some(l)) = (u.tool_calls, sim_ledger) {
         u.tool_calls = Some(l.tool_calls);
     }

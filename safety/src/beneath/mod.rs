@@ -477,12 +477,13 @@ impl Beneath {
         })
     }
 
-    /// Open a regular file for writing from the start (created if missing, truncated). A
-    /// name with other hard links is refused (truncating it would change them).
+    /// Open a regular file for writing (and reading back) from the start (created if
+    /// missing, truncated). A name with other hard links is refused (truncating it would
+    /// change them).
     pub fn create(&self, rel: &str) -> Result<File, Error> {
         let comps = self.split(rel)?;
         let (parent, name) = self.parent(rel, &comps)?;
-        let (f, st) = self.open_file(rel, &parent, &name, libc::O_WRONLY | libc::O_CREAT)?;
+        let (f, st) = self.open_file(rel, &parent, &name, libc::O_RDWR | libc::O_CREAT)?;
         if st.nlink > 1 {
             return Err(Error::Refused {
                 path: rel.to_string(),
@@ -493,6 +494,26 @@ impl Beneath {
             path: rel.to_string(),
             err,
         })?;
+        Ok(f)
+    }
+
+    /// Open a regular file for appending (created if missing), to be written many times
+    /// through the one handle (a log). A name with other hard links is refused.
+    pub fn open_append(&self, rel: &str) -> Result<File, Error> {
+        let comps = self.split(rel)?;
+        let (parent, name) = self.parent(rel, &comps)?;
+        let (f, st) = self.open_file(
+            rel,
+            &parent,
+            &name,
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT,
+        )?;
+        if st.nlink > 1 {
+            return Err(Error::Refused {
+                path: rel.to_string(),
+                why: Refusal::HardLinked,
+            });
+        }
         Ok(f)
     }
 
