@@ -1,17 +1,13 @@
-//! The lifecycle of one cell: its knobs ([`CellConfig`]), where it runs ([`CellEnv`]), its budget,
-//! and its attempts (each one run by `super::attempt`) under the retry rule: one retry, only for
-//! timeouts or missing scores.
+//! What a cell is run with: its knobs ([`CellConfig`]), where it runs ([`CellEnv`]), its budget
+//! and the retry rule (one retry, only for timeouts or missing scores). Running its attempts is
+//! `super::attempt`'s.
 
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
 use lrab_records::{CellRow, FailureMode};
 use lrab_tasks::{Pack, Task};
 
-use super::arms::Arm;
-use super::attempt::run_attempt;
-use super::matrix::Cell;
 use super::quiet::QuietConfig;
 
 /// Knobs of the cell lifecycle (defaults follow upstream).
@@ -86,24 +82,4 @@ pub fn budget_seconds(task: &Task, cfg: &CellConfig) -> f64 {
         cfg.budget_minutes
     };
     over.unwrap_or(task.spec.budget_minutes as f64) * 60.0
-}
-
-/// Runs attempts `first..=retries` of a cell until one needs no retry.
-pub fn run_cell(
-    env: &CellEnv<'_>,
-    arm: &Arm,
-    task: &Task,
-    cell: &Cell,
-    first: u32,
-) -> Result<Vec<AttemptResult>> {
-    let mut out = Vec::new();
-    for a in first..=env.config.retries {
-        let r = run_attempt(env, arm, task, cell, a)?;
-        let retry = r.needs_retry();
-        out.push(r);
-        if !retry {
-            break;
-        }
-    }
-    Ok(out)
 }

@@ -482,7 +482,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                 progress.start_cell(&c.label());
                 let task = p.pack.get(&c.task).expect("validated");
                 let arm = &arm_map[&c.arm];
-                match cell::run_cell(&env, arm, task, &c, first) {
+                match attempt::run_cell(&env, arm, task, &c, first) {
                     Ok(results) => {
                         let n = results.len();
                         for (i, r) in results.iter().enumerate() {

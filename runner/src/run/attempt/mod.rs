@@ -1,4 +1,5 @@
-//! One attempt of a cell, in four steps that each own one concern: `launch` (attempt folder,
+//! The attempts of a cell ([`run_cell`], under the retry rule) and one attempt
+//! ([`run_attempt`]) in four steps that each own one concern: `launch` (attempt folder,
 //! workdir, proxy, template variables, the arm's phases including kill-and-resume, quiet-wait),
 //! `transcript` (the phases' output joined into `transcript.txt`), `scoring` (score and failure
 //! mode) and `record` (the attempt's [`Facts`] and the three records built from them:
@@ -24,6 +25,26 @@ use super::matrix::Cell;
 use super::usage;
 
 pub use record::Facts;
+
+/// Runs attempts `first..=retries` of a cell until one needs no retry.
+pub fn run_cell(
+    env: &CellEnv<'_>,
+    arm: &Arm,
+    task: &Task,
+    cell: &Cell,
+    first: u32,
+) -> Result<Vec<AttemptResult>> {
+    let mut out = Vec::new();
+    for a in first..=env.config.retries {
+        let r = run_attempt(env, arm, task, cell, a)?;
+        let retry = r.needs_retry();
+        out.push(r);
+        if !retry {
+            break;
+        }
+    }
+    Ok(out)
+}
 
 /// One attempt in a fresh attempt folder, recorded in `score.json`, `cells.csv` and
 /// `attempts.jsonl`.
