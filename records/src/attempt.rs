@@ -96,6 +96,9 @@ mod tests {
         assert_eq!(r.schema_version, 1);
         assert_eq!(r.phases[0].code, Some(0));
         assert_eq!(r.failure_mode, FailureMode::Completed);
+        // lines from before the simulator's fields existed have them empty
+        assert_eq!(r.modelled_wall_seconds, None);
+        assert_eq!(r.sim_ledger, None);
         let text = serde_json::to_string(&r).unwrap();
         assert!(
             text.starts_with("{\"schema_version\":1,\"cell\":3,"),
