@@ -59,6 +59,8 @@ pub struct Env {
     root: tempfile::TempDir,
     tmp: tempfile::TempDir,
     pub logs: tempfile::TempDir,
+    /// Unique per attack: in every canary marker and in [`TAG_VAR`].
+    pub tag: String,
     pub places: Places,
     secrets: Vec<String>,
     hits: Arc<AtomicUsize>,
@@ -117,6 +119,7 @@ impl Env {
             root,
             tmp,
             logs,
+            tag,
             places,
             secrets,
             hits,
@@ -266,14 +269,17 @@ pub fn plant(a: &Attack, wd: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Processes (other than this one) whose working directory or command line lies in the
-/// attack's folders: killed, and returned as leaks.
+/// The environment variable every process of an attack inherits (the harness is started with
+/// it): its value is the attack's tag, so survivors are found without guessing by name.
+pub const TAG_VAR: &str = "LRAB_ATTACK_TAG";
+
+/// Processes of this attack still alive: those carrying its tag in their environment, or whose
+/// working directory lies in its folders (a command that cleared its environment). Only such
+/// processes — started by this attack — are killed; they are returned as leaks.
 pub fn survivors(env: &Env) -> Vec<String> {
     let me = std::process::id().to_string();
-    let marks = [
-        env.root.path().display().to_string(),
-        env.tmp.path().display().to_string(),
-    ];
+    let marker = format!("{TAG_VAR}={}", env.tag).into_bytes();
+    let dirs = [env.root.path().to_path_buf(), env.tmp.path().to_path_buf()];
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return out;
@@ -283,24 +289,23 @@ pub fn survivors(env: &Env) -> Vec<String> {
         if !pid.chars().all(|c| c.is_ascii_digit()) || pid == me {
             continue;
         }
-        let cwd = std::fs::read_link(e.path().join("cwd"))
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let tagged = std::fs::read(e.path().join("environ"))
+            .is_ok_and(|b| b.split(|&c| c == 0).any(|v| v == marker.as_slice()));
+        let inside = std::fs::read_link(e.path().join("cwd"))
+            .is_ok_and(|c| dirs.iter().any(|d| c.starts_with(d)));
+        if !(tagged || inside) {
+            continue;
+        }
         let cmd = std::fs::read(e.path().join("cmdline"))
             .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
             .unwrap_or_default();
-        if marks
-            .iter()
-            .any(|m| cwd.starts_with(m.as_str()) || cmd.contains(m.as_str()))
-        {
-            out.push(format!(
-                "process {pid} still running after the harness exited: {}",
-                cmd.trim()
-            ));
-            if let Ok(n) = pid.parse::<i32>() {
-                // SAFETY: kill(2) on a pid read from /proc; no memory is touched.
-                unsafe { libc::kill(n, libc::SIGKILL) };
-            }
+        out.push(format!(
+            "process {pid} still running after the harness exited: {}",
+            cmd.trim()
+        ));
+        if let Ok(n) = pid.parse::<i32>() {
+            // SAFETY: kill(2) on a process of this attack (tagged or inside its folders).
+            unsafe { libc::kill(n, libc::SIGKILL) };
         }
     }
     out
@@ -399,6 +404,7 @@ pub fn run_controls() -> Result<Vec<Outcome>> {
             .args(["-c", &cmd])
             .current_dir(env.workdir())
             .env("HOME", &env.places.home)
+            .env(TAG_VAR, &env.tag)
             .stdin(std::process::Stdio::null())
             .output()?;
         std::thread::sleep(Duration::from_millis(50));

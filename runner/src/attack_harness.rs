@@ -239,6 +239,7 @@ impl AttackRunner {
                 ])
                 .current_dir(env.workdir())
                 .env("HOME", &env.places.home)
+                .env(crate::attack_env::TAG_VAR, &env.tag)
                 .env("TMPDIR", env.logs.path())
                 .stdin(std::process::Stdio::null())
                 .stdout(std::fs::File::create(&stdout)?)

@@ -71,9 +71,11 @@ pub fn run_attempt(
             transcript: &text,
         },
     );
-    let mut usage = usage::from_events(&lrab_records::layout::events(&lrab_records::layout::attempt_state(&l.dir)))
-        .or_else(|| usage::from_proxy_log(&l.proxy_log))
-        .unwrap_or_default();
+    let mut usage = usage::from_events(&lrab_records::layout::events(
+        &lrab_records::layout::attempt_state(&l.dir),
+    ))
+    .or_else(|| usage::from_proxy_log(&l.proxy_log))
+    .unwrap_or_default();
     if let (None, Some(ledger)) = (usage.tool_calls, l.sim_ledger) {
         usage.tool_calls = Some(ledger.tool_calls);
     }
