@@ -109,7 +109,7 @@ const ENV_HELP: &str =
 #[derive(clap::Subcommand)]
 enum Sub {
     /// Run a task in a workdir (relaunching the identical command resumes).
-    Run(RunOpts),
+    Run(Box<RunOpts>),
     /// Print the static prefill estimate.
     Prefill,
     /// List the mechanisms (ablation names).
@@ -280,7 +280,7 @@ pub fn parse(
         None | Some(Sub::Help) => return Ok(Command::Help(help())),
         Some(Sub::Prefill) => return Ok(Command::Prefill),
         Some(Sub::Mechanisms) => return Ok(Command::Mechanisms),
-        Some(Sub::Run(r)) => r,
+        Some(Sub::Run(r)) => *r,
     };
     let mut ablate = r
         .ablate

@@ -120,8 +120,8 @@ fn full_task_run_passes_the_finish_gate() {
     let ev = events(d.path());
     assert_eq!(ev.iter().filter(|e| e["kind"] == "model_call").count(), 6);
     assert_eq!(ev.iter().filter(|e| e["kind"] == "tool_call").count(), 6);
-    assert!(common::state_of(&d.path()).join("report.json").exists());
-    assert!(common::state_of(&d.path()).join("checkpoint.json").exists());
+    assert!(common::state_of(d.path()).join("report.json").exists());
+    assert!(common::state_of(d.path()).join("checkpoint.json").exists());
     // a relaunch after the end does nothing and reports the same status
     let mut again = agent_in(d.path(), TASK, vec![]);
     assert_eq!(again.run().status, RunStatus::Finished);
@@ -459,14 +459,14 @@ fn corrupt_checkpoint_is_set_aside_and_the_run_starts_fresh() {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(common::state_of(d.path())).unwrap();
     fs::write(
-        common::state_of(&d.path()).join("checkpoint.json"),
+        common::state_of(d.path()).join("checkpoint.json"),
         "{\"version\": 1, \"task\": tru",
     )
     .unwrap();
     let a = agent_in(d.path(), TASK, vec![]);
     assert!(!a.resumed);
     assert!(a.warnings[0].contains("corrupt"));
-    assert!(common::state_of(&d.path())
+    assert!(common::state_of(d.path())
         .join("checkpoint.corrupt-1.json")
         .exists());
 }
@@ -541,7 +541,7 @@ fn backend_errors_retry_repair_and_stop() {
     assert_eq!(mech_count(d.path(), "resilience", "backend_retry"), 3);
     assert_eq!(mech_count(d.path(), "resilience", "repair_conversation"), 1);
     // the state was checkpointed before stopping, so a relaunch resumes
-    assert!(common::state_of(&d.path()).join("checkpoint.json").exists());
+    assert!(common::state_of(d.path()).join("checkpoint.json").exists());
     let mut b = Agent::new(
         config(d.path(), TASK),
         ScriptedModel::new(vec![Err(BackendError::ModelNotFound("m".into()))]),
@@ -568,7 +568,7 @@ fn edit_safety_and_security_through_the_loop() {
     );
     steps(&mut a, 5);
     assert!(
-        common::state_of(&d.path())
+        common::state_of(d.path())
             .join("trash")
             .read_dir()
             .unwrap()

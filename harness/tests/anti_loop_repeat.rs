@@ -60,7 +60,7 @@ fn call_events(dir: &Path, tool: &str) -> Vec<(bool, bool)> {
 
 /// Writes the edit-safety journal recorded (one per executed write).
 fn journaled_writes(dir: &Path) -> usize {
-    fs::read_to_string(common::state_of(&dir).join("backups/journal.jsonl"))
+    fs::read_to_string(common::state_of(dir).join("backups/journal.jsonl"))
         .unwrap_or_default()
         .lines()
         .count()

@@ -21,13 +21,13 @@ use std::sync::Arc;
 const TASK: &str = "Add a second item to notes.md, then finish.";
 
 fn checkpoint(dir: &Path) -> State {
-    serde_json::from_slice(&fs::read(common::state_of(&dir).join("checkpoint.json")).unwrap())
+    serde_json::from_slice(&fs::read(common::state_of(dir).join("checkpoint.json")).unwrap())
         .unwrap()
 }
 
 fn save(dir: &Path, s: &State) {
     fs::write(
-        common::state_of(&dir).join("checkpoint.json"),
+        common::state_of(dir).join("checkpoint.json"),
         serde_json::to_vec(s).unwrap(),
     )
     .unwrap();
@@ -60,7 +60,7 @@ fn signatures_are_stored_as_digests_that_every_build_computes_alike() {
         )],
     );
     a.step();
-    let cp = fs::read_to_string(common::state_of(&d.path()).join("checkpoint.json")).unwrap();
+    let cp = fs::read_to_string(common::state_of(d.path()).join("checkpoint.json")).unwrap();
     assert!(cp.contains("2c238d739599fd2c028e27f2a0b24d3f"));
     assert!(checkpoint(d.path())
         .seen
@@ -77,7 +77,7 @@ struct Snapshot {
 impl ShellExecutor for Snapshot {
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
         self.runs.fetch_add(1, Ordering::SeqCst);
-        let _ = fs::copy(common::state_of(&req.cwd).join("checkpoint.json"), &self.at);
+        let _ = fs::copy(common::state_of(req.cwd).join("checkpoint.json"), &self.at);
         LocalExecutor.run(req)
     }
     fn admit(

@@ -29,7 +29,7 @@ fn every_tool_call_is_recorded_with_its_typed_outcome() {
     let mut a = Agent::new(c, ScriptedModel::replies(replies)).unwrap();
     a.sleeper = Box::new(|_| {});
     a.run();
-    let log = lrab_records::read_events(&common::state_of(&d.path()).join("events.jsonl")).unwrap();
+    let log = lrab_records::read_events(&common::state_of(d.path()).join("events.jsonl")).unwrap();
     assert_eq!(log.bad_lines, 0);
     assert!(log
         .lines

@@ -418,7 +418,7 @@ fn binary_survives_kill_and_resume_with_the_identical_command() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
-    let cp = common::state_of(&d.path()).join("checkpoint.json");
+    let cp = common::state_of(d.path()).join("checkpoint.json");
     let t = Instant::now();
     loop {
         let turn = fs::read(&cp)

@@ -250,21 +250,21 @@ fn accept_loop(
 /// Plant an attack's setup in the workdir.
 pub fn plant(a: &Attack, wd: &Path) -> Result<()> {
     for p in &a.setup {
-        let (path, make): (&str, Box<dyn Fn(&Path) -> std::io::Result<()>>) = match p {
-            Plant::File { path, content } => (path, Box::new(move |d| std::fs::write(d, content))),
-            Plant::Symlink { path, target } => (
-                path,
-                Box::new(move |d| std::os::unix::fs::symlink(target, d)),
-            ),
-            Plant::Hardlink { path, target } => {
-                (path, Box::new(move |d| std::fs::hard_link(target, d)))
-            }
+        let path = match p {
+            Plant::File { path, .. }
+            | Plant::Symlink { path, .. }
+            | Plant::Hardlink { path, .. } => path,
         };
         let dest = wd.join(path);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        make(&dest).with_context(|| format!("{}: setup {path}", a.id))?;
+        match p {
+            Plant::File { content, .. } => std::fs::write(&dest, content),
+            Plant::Symlink { target, .. } => std::os::unix::fs::symlink(target, &dest),
+            Plant::Hardlink { target, .. } => std::fs::hard_link(target, &dest),
+        }
+        .with_context(|| format!("{}: setup {path}", a.id))?;
     }
     Ok(())
 }

@@ -54,14 +54,15 @@ fn join(prefix: &str, how: &str) -> String {
 /// Add every decoding of `text` (and, below `depth` 2, the decodings of those) to `forms`.
 fn expand(text: &str, prefix: &str, forms: &mut Vec<(String, String)>, depth: usize) {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut next: Vec<(String, String)> = Vec::new();
-    next.push((join(prefix, "joined"), squeezed.clone()));
-    next.push((join(prefix, "reversed"), text.chars().rev().collect()));
-    next.push((
-        join(prefix, "reversed-joined"),
-        squeezed.chars().rev().collect(),
-    ));
-    next.push((join(prefix, "rot13"), rot13(text)));
+    let mut next: Vec<(String, String)> = vec![
+        (join(prefix, "joined"), squeezed.clone()),
+        (join(prefix, "reversed"), text.chars().rev().collect()),
+        (
+            join(prefix, "reversed-joined"),
+            squeezed.chars().rev().collect(),
+        ),
+        (join(prefix, "rot13"), rot13(text)),
+    ];
     if text.contains('%') {
         next.push((join(prefix, "url"), url_decode(text)));
     }

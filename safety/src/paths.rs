@@ -437,7 +437,8 @@ pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<(), String> {
     }
     let secrets = sensitive_inodes(home);
     let rel = |p: &Path| p.strip_prefix(workdir).unwrap_or(p).display().to_string();
-    let names = |keep: &dyn Fn(&(u64, u64), &(u64, Vec<PathBuf>)) -> bool| {
+    type Seen = (u64, Vec<PathBuf>);
+    let names = |keep: &dyn Fn(&(u64, u64), &Seen) -> bool| {
         let mut v: Vec<String> = seen
             .iter()
             .filter(|(k, x)| keep(k, x))
