@@ -9,7 +9,7 @@
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, shards |
 //! | `<workdir>/.lrab/events.jsonl` | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
-//! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (tokens of other arms) |
+//! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
 //! existed have the same content without it and are read as version 1; a file from a newer
@@ -40,7 +40,9 @@ pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };
-pub use trajectory::{read_trajectory, TrajectoryEntry};
+pub use trajectory::{
+    read_trajectory, TrajectoryEntry, TrajectoryMessage, TrajectoryReply, TrajectoryToolCall,
+};
 
 /// The schema version this build writes into every record. Readers accept it and older ones.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -159,20 +159,16 @@ pub fn run_attempt(
         Some(_) => super::sim_clock::cell_url(env.backend_url, &sim_key),
         None => env.backend_url.to_string(),
     };
-    let proxy = if arm.proxy {
-        Some(proxy::start(proxy::ProxyConfig {
-            upstream: upstream.clone(),
-            num_ctx: env.config.num_ctx,
-            log: Some(proxy_log.clone()),
-            v1_to_native: true,
-        })?)
-    } else {
-        None
-    };
-    let backend_url = proxy
-        .as_ref()
-        .map(|p| p.url())
-        .unwrap_or_else(|| upstream.clone());
+    // Every arm talks through a proxy of its own, which records the trajectory; arms with
+    // `proxy = true` also get their sampling normalized, the others are forwarded untouched.
+    let proxy = proxy::start(proxy::ProxyConfig {
+        upstream: upstream.clone(),
+        num_ctx: env.config.num_ctx,
+        log: Some(proxy_log.clone()),
+        normalize: arm.proxy,
+        v1_to_native: arm.proxy,
+    })?;
+    let backend_url = proxy.url();
     let budget = budget_seconds(task, env.config);
     // an arm's own clock runs on real time: on a paced sim it sees the budget scaled
     let arm_budget = match sim {
@@ -270,7 +266,9 @@ pub fn run_attempt(
     let _ = std::fs::remove_file(&pgid_file);
     drop(proxy);
 
-    // Transcript: stdout, then stderr, per phase; phases joined by upstream's separator.
+    // Transcript: the conversation from the trajectory, then stdout and stderr per phase,
+    // phases joined by upstream's separator.
+    let trajectory = lrab_records::read_trajectory(&proxy_log).unwrap_or_default();
     let mut transcript = String::new();
     for (i, _) in phases.iter().enumerate() {
         let n = i + 1;
@@ -288,7 +286,13 @@ pub fn run_attempt(
             let _ = std::fs::remove_file(&p);
         }
     }
-    std::fs::write(dir.join("transcript.txt"), &transcript)?;
+    let conversation = proxy::transcript::render(&trajectory);
+    let written = if conversation.is_empty() {
+        transcript.clone()
+    } else {
+        format!("{conversation}=== ARM OUTPUT ===\n{transcript}")
+    };
+    std::fs::write(dir.join("transcript.txt"), &written)?;
 
     let wall = phases.iter().map(|e| e.wall.as_secs_f64()).sum::<f64>();
     // on the simulator: the wall time the attempt would have taken on the modelled laptop
@@ -323,9 +327,7 @@ pub fn run_attempt(
         }
     };
     let scoring = t_score.elapsed();
-    let mut u = usage::from_events(&workdir.join(".lrab/events.jsonl"))
-        .or_else(|| usage::from_proxy_log(&proxy_log))
-        .unwrap_or_default();
+    let mut u = usage::from_trajectory(&trajectory);
     if let (None, Some(l)) = (u.tool_calls, sim_ledger) {
         u.tool_calls = Some(l.tool_calls);
     }
