@@ -28,7 +28,9 @@ mod score;
 mod trajectory;
 
 pub use attempt::{AttemptRecord, PhaseRecord};
-pub use cells::{column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, LEGACY_HEADER};
+pub use cells::{
+    column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, HEADER_V1, LEGACY_HEADER,
+};
 pub use error::RecordError;
 pub use events::{
     read_events, CallOutcome, Event, EventLine, EventLog, MechanismFiring, ModelCall, Refusal,
@@ -45,6 +47,8 @@ pub use trajectory::{
 };
 
 /// The schema version this build writes into every record. Readers accept it and older ones.
+/// `cells.csv` rows ([`CellRow::SCHEMA_VERSION`]) and trajectory lines
+/// ([`TrajectoryEntry::SCHEMA_VERSION`]) are at version 2: they gained columns and fields.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Default for records written before `schema_version` existed.
