@@ -246,11 +246,13 @@ struct Plan {
     base: usize,
     /// The request as a native body, for the trajectory.
     recorded: Value,
+    /// A request forwarded untouched is parsed for the trajectory only after it was answered.
+    deferred: bool,
 }
 
 fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
     let plain = r.path.split('?').next().unwrap_or("");
-    let parsed: Option<Value> = (r.method == "POST")
+    let parsed: Option<Value> = (r.method == "POST" && (cfg.normalize || plain != "/api/chat"))
         .then(|| serde_json::from_slice(r.body).ok())
         .flatten();
     let raw = Plan {
@@ -262,7 +264,15 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
         include_usage: false,
         base: 0,
         recorded: Value::Null,
+        deferred: false,
     };
+    if plain == "/api/chat" && r.method == "POST" && !cfg.normalize {
+        return Plan {
+            mode: Mode::Native,
+            deferred: true,
+            ..raw
+        };
+    }
     let Some(mut v) = parsed else {
         return raw;
     };
@@ -359,7 +369,6 @@ fn forward(
         model: p.model.clone(),
         stream: p.stream,
         rewritten_to_native: matches!(p.mode, Mode::V1 | Mode::Responses),
-        tools: record::tool_names(&p.recorded),
         ..Default::default()
     };
     let url = format!("{}{}", cfg.upstream.trim_end_matches('/'), p.target);
@@ -382,6 +391,7 @@ fn forward(
                 content_type: "application/json".into(),
             });
             let _ = tx.blocking_send(bytes::Bytes::from(json!({ "error": msg }).to_string()));
+            drop(tx);
             if p.mode != Mode::Raw {
                 entry.status = 502;
                 entry.error = Some(msg);
@@ -408,6 +418,9 @@ fn forward(
     } else {
         relay_bytes(&p, &up_ctype, status, &mut reader, &mut tap, tx_head, &tx);
     }
+    // The arm has its whole answer before the record is built and written (the runner's
+    // proxy handle waits for this on shutdown).
+    drop(tx);
     if p.mode != Mode::Raw {
         tap.finish(&mut entry);
         finish(sh, entry, r, &p);
@@ -416,7 +429,17 @@ fn forward(
 
 fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming<'_>, p: &Plan) {
     entry.elapsed_ms = Some((r.t0.elapsed().as_secs_f64() * 1e6).round() / 1e3);
-    sh.recorder.write(entry, record::messages_of(&p.recorded));
+    let parsed;
+    let recorded = if p.deferred {
+        parsed = serde_json::from_slice::<Value>(r.body).unwrap_or(Value::Null);
+        entry.model = parsed["model"].as_str().unwrap_or("").to_string();
+        entry.stream = parsed["stream"].as_bool().unwrap_or(true);
+        &parsed
+    } else {
+        &p.recorded
+    };
+    entry.tools = record::tool_names(recorded);
+    sh.recorder.write(entry, record::messages_of(recorded));
 }
 
 /// Relays a successful native answer line by line, translated when the arm spoke OpenAI.
