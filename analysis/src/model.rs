@@ -86,6 +86,8 @@ pub struct Dataset {
     pub tau_errors: Vec<String>,
     /// τ² rows whose reward needs an NL judge that was not configured (never counted as passes).
     pub tau_ungraded: Vec<String>,
+    /// τ² rows that ran on the simulated backend (`simulated` column of our results CSV).
+    pub tau_simulated: usize,
     /// Input files and the format each was read as.
     pub sources: Vec<(String, String)>,
     /// Attempt rows superseded by a later attempt (count).

@@ -274,6 +274,8 @@ pub struct Analysis {
     pub tau: Option<TauSummary>,
     /// Cells on the simulated backend.
     pub simulated_cells: usize,
+    /// τ² rows on the simulated backend.
+    pub simulated_tau_rows: usize,
     /// Total cells.
     pub total_cells: usize,
     /// Caveats to print.
@@ -351,6 +353,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
         ablations,
         tau: tau_summary(ds, cfg.focal.as_deref()),
         simulated_cells: ds.cells.iter().filter(|c| c.simulated).count(),
+        simulated_tau_rows: ds.tau_simulated,
         total_cells: ds.cells.len(),
         caveats: Vec::new(),
     };
