@@ -44,6 +44,10 @@ pub struct Cell {
     pub mechanisms: BTreeMap<String, f64>,
     /// Repeats whose event log was found.
     pub repeats_with_events: usize,
+    /// The attempt folder of each repeat that has one (our cells.csv), with its batch: the
+    /// report links each cell to what its attempts left.
+    #[serde(skip)]
+    pub attempt_dirs: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Cell {
@@ -88,6 +92,9 @@ pub struct Dataset {
     pub superseded_attempts: usize,
     /// Unparsable event-log lines skipped (truncated writes).
     pub bad_event_lines: usize,
+    /// Repeats whose winning attempt the scorer could not score (its machine lacked a program
+    /// a check runs), as `arm / model / task (batch)`: left out of every mean, never a 0.
+    pub scorer_errors: Vec<String>,
     /// Annotation rows (failure forms, resource counts) that matched no scored cell, per file.
     pub unmatched_annotations: Vec<(String, usize)>,
     /// Files without a model column, and the model label their cells got.

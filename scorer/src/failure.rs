@@ -13,6 +13,8 @@ pub enum FailureMode {
     EarlyFinish,
     NoArtifacts,
     Completed,
+    /// The scorer's machine lacked a program a check runs: no score, excluded from means.
+    ScorerError,
 }
 
 impl FailureMode {
@@ -25,6 +27,7 @@ impl FailureMode {
             FailureMode::EarlyFinish => "early_finish",
             FailureMode::NoArtifacts => "no_artifacts",
             FailureMode::Completed => "completed",
+            FailureMode::ScorerError => "scorer_error",
         }
     }
 }

@@ -31,6 +31,17 @@ struct Repeat {
     origin: String,
     /// Where the attempt's event log may be (our cells.csv only).
     attempt_dir: Option<std::path::PathBuf>,
+    /// The scorer's machine could not score it: no score, left out of every mean.
+    scorer_error: bool,
+}
+
+/// What the per-cell rows became.
+pub(crate) struct Finished {
+    pub(crate) cells: Vec<Cell>,
+    /// Unparsable event-log lines met.
+    pub(crate) bad_event_lines: usize,
+    /// Repeats whose winning attempt is a scorer error, as `arm / model / task (batch)`.
+    pub(crate) scorer_errors: Vec<String>,
 }
 
 type CellKey = (String, String, String);
@@ -75,13 +86,20 @@ impl Builder {
         Ok(())
     }
 
-    /// The cells, and the number of unparsable event-log lines met.
-    pub(crate) fn finish(self, timeouts: TimeoutPolicy) -> (Vec<Cell>, usize) {
+    /// The cells, the unparsable event-log lines met and the scorer errors left out.
+    pub(crate) fn finish(self, timeouts: TimeoutPolicy) -> Finished {
         let mut bad_event_lines = 0;
+        let mut scorer_errors = Vec::new();
         let mean_opt = |xs: Vec<f64>| (!xs.is_empty()).then(|| crate::stats::mean(&xs));
         let mut cells = Vec::new();
         for ((arm, model, task), reps) in self.repeats {
-            let n_timeouts = reps.values().filter(|r| r.score.is_none()).count();
+            // A scorer error is the scorer's failure, not the arm's: never a 0.
+            for ((run, rep), _) in reps.iter().filter(|(_, r)| r.scorer_error) {
+                scorer_errors.push(format!("{arm} / {model} / {task} ({run}/r{rep})"));
+            }
+            let reps: Vec<(RepeatKey, Repeat)> =
+                reps.into_iter().filter(|(_, r)| !r.scorer_error).collect();
+            let n_timeouts = reps.iter().filter(|(_, r)| r.score.is_none()).count();
             let reps: Vec<(RepeatKey, Repeat)> = reps
                 .into_iter()
                 .filter(|(_, r)| r.score.is_some() || timeouts == TimeoutPolicy::Zero)
@@ -126,12 +144,24 @@ impl Builder {
                 repeat_scores,
                 mechanisms,
                 repeats_with_events: logs.len(),
+                attempt_dirs: reps
+                    .iter()
+                    .filter_map(|((run, rep), r)| {
+                        r.attempt_dir
+                            .clone()
+                            .map(|d| (format!("{run}/r{rep}"), d))
+                    })
+                    .collect(),
                 arm,
                 model,
                 task,
             });
         }
-        (cells, bad_event_lines)
+        Finished {
+            cells,
+            bad_event_lines,
+            scorer_errors,
+        }
     }
 }
 
@@ -187,6 +217,7 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             attempt: t.int("attempt", i)?,
             origin: origin.clone(),
             attempt_dir: t.get("attempt_dir", i).map(|d| t.dir.join(d)),
+            scorer_error: t.get("failure_mode", i) == Some("scorer_error"),
         };
         let key = (
             t.req("arm", i)?.to_string(),
@@ -225,6 +256,7 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             attempt: 0,
             origin: t.origin(i),
             attempt_dir: None,
+            scorer_error: t.get("failure_mode", i) == Some("scorer_error"),
         };
         let model = match t.get("model", i) {
             Some(m) => m.to_string(),

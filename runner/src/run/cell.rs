@@ -78,8 +78,12 @@ impl AttemptResult {
     }
 }
 
-/// Whether a recorded attempt is retried (timeout or no score).
+/// Whether a recorded attempt is retried (timeout or no score). A scorer error is not: the
+/// scorer already tried twice, and running the arm again cannot mend the scorer's machine.
 pub fn needs_retry(r: &CellRecord) -> bool {
+    if r.failure_mode == FailureMode::ScorerError.as_str() {
+        return false;
+    }
     r.failure_mode == FailureMode::Timeout.as_str() || r.milestone_score.is_none()
 }
 
@@ -302,7 +306,12 @@ pub fn run_attempt(
             None,
         )
     } else {
-        match lrab_scorer::score(task, &mat.checks, &workdir) {
+        match lrab_scorer::score_checked(
+            task,
+            &mat.checks,
+            &workdir,
+            lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
+        ) {
             Ok(s) => {
                 let facts = AttemptFacts {
                     timed_out: false,
@@ -317,7 +326,10 @@ pub fn run_attempt(
             }
             Err(e) => {
                 let mut r = ScoreReport::timeout(&task.spec.id, &task.spec.domain, task.spec.tier);
-                r.failure_mode = FailureMode::Error;
+                r.failure_mode = match e {
+                    lrab_scorer::ScoreError::Environment(_) => FailureMode::ScorerError,
+                    _ => FailureMode::Error,
+                };
                 (r, Some(e.to_string()))
             }
         }
