@@ -2,8 +2,12 @@
 //! self-contained HTML page with the figures inlined.
 
 mod ablation;
+mod cell_page;
+mod conversation;
 mod html;
 mod tables;
+
+pub(crate) use cell_page::{index_markdown as cells_index, pages as cell_pages};
 
 pub use html::markdown_to_html;
 pub use tables::tables_markdown;
@@ -63,6 +67,9 @@ pub struct Provenance {
     pub version: String,
     /// Figure file names (relative to the output dir), with captions.
     pub figures: Vec<(String, String)>,
+    /// The cells section linking each attempt's page (empty when no input has attempt
+    /// folders).
+    pub cells_index: String,
 }
 
 /// The methods paragraph.
@@ -157,6 +164,7 @@ pub fn markdown(a: &Analysis, p: &Provenance) -> String {
             let _ = writeln!(out, "![{cap}]({f})\n\n*{cap}*\n");
         }
     }
+    out.push_str(&p.cells_index);
     out.push_str(&caveats(a));
     out
 }
