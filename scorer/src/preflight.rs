@@ -179,8 +179,8 @@ pub fn needs_of_task(spec: &TaskSpec) -> Vec<Need> {
     needs_of_checks(spec.milestones.iter().chain(&spec.finals))
 }
 
-/// `name` resolved the way `sh` resolves a command: an absolute path as is, else the first
-/// executable file of that name in `PATH`.
+/// `name` resolved the way a check's `sh` resolves a command: an absolute path as is, else the
+/// first executable file of that name in the `PATH` checks run with (the python shim included).
 pub fn which(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let exe = |p: &Path| {
@@ -190,7 +190,7 @@ pub fn which(name: &str) -> Option<PathBuf> {
         let p = PathBuf::from(name);
         return exe(&p).then_some(p);
     }
-    let path = std::env::var_os("PATH")?;
+    let path = lrab_tasks::process::command_path()?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| exe(p))
