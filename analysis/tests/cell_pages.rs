@@ -24,8 +24,10 @@ fn trajectory(turns: usize, marker: &str) -> String {
         } else {
             messages.push(serde_json::json!({"role": "assistant", "content": "",
                 "tool_calls": [{"name": "write_file", "arguments": {"path": format!("file{}.md", k - 1), "content": "# notes"}}]}));
-            messages.push(serde_json::json!({"role": "tool", "tool_name": "write_file",
-                "content": format!("wrote file{}.md (7 bytes)", k - 1)}));
+            messages.push(
+                serde_json::json!({"role": "tool", "tool_name": "write_file",
+                "content": format!("wrote file{}.md (7 bytes)", k - 1)}),
+            );
         }
         let line = serde_json::json!({
             "schema_version": 2, "path": "/api/chat", "model": "sim-2b", "status": 200,
@@ -56,7 +58,11 @@ fn attempt(run: &Path, rel: &str, task: &str, turns: usize, with_proxy: bool, ha
     let wd = a.join("workdir");
     std::fs::create_dir_all(wd.join("data")).unwrap();
     for k in 0..turns.max(1) {
-        std::fs::write(wd.join(format!("file{k}.md")), format!("# notes {k}\n<i>x</i>\n")).unwrap();
+        std::fs::write(
+            wd.join(format!("file{k}.md")),
+            format!("# notes {k}\n<i>x</i>\n"),
+        )
+        .unwrap();
     }
     std::fs::write(wd.join("data/blob.bin"), [0u8, 1, 2, 3]).unwrap();
     std::fs::write(wd.join("task_input.txt"), "the task\n").unwrap();
@@ -77,7 +83,11 @@ fn attempt(run: &Path, rel: &str, task: &str, turns: usize, with_proxy: bool, ha
         "arm": "a", "model": "sim-2b", "run_id": "r", "repeat": 0, "attempt": 0,
         "wall_seconds": 12.5, "exit_code": 0, "backend": "sim", "simulated": true
     });
-    std::fs::write(a.join("score.json"), serde_json::to_string_pretty(&score).unwrap()).unwrap();
+    std::fs::write(
+        a.join("score.json"),
+        serde_json::to_string_pretty(&score).unwrap(),
+    )
+    .unwrap();
 }
 
 /// A run folder of `arms × models × tasks` cells (one repeat), every attempt with a workdir,
@@ -88,7 +98,11 @@ fn run_folder(root: &Path, arms: &[&str], models: &[&str], tasks: usize, turns: 
     for arm in arms {
         for model in models {
             for t in 1..=tasks {
-                let task = if t <= 15 { format!("WF-{t:02}") } else { format!("LH-{:02}", t - 15) };
+                let task = if t <= 15 {
+                    format!("WF-{t:02}")
+                } else {
+                    format!("LH-{:02}", t - 15)
+                };
                 let rel = format!("{arm}/{model}/{task}/r0/a0");
                 attempt(&run, &rel, &task, turns, true, *arm == "harness");
                 let _ = writeln!(
@@ -150,28 +164,53 @@ fn every_cell_links_to_a_page_with_score_conversation_mechanisms_and_files() {
     };
     let p = page("harness", "WF-01");
     // Score by check, escaped details.
-    assert!(p.contains("<td class=\"check\">exists</td>") && p.contains("<td class=\"check\">contains_groups</td>"), "{p}");
+    assert!(
+        p.contains("<td class=\"check\">exists</td>")
+            && p.contains("<td class=\"check\">contains_groups</td>"),
+        "{p}"
+    );
     assert!(p.contains("1 of 2 groups &lt;found&gt;"), "{p}");
     assert!(p.contains("<b class=\"total\">0.650</b>"), "{p}");
     // Conversation from the trajectory: turns, a tool call's arguments, a tool result.
-    assert!(p.contains("from the proxy&#39;s trajectory") || p.contains("from the proxy's trajectory"), "{p}");
+    assert!(
+        p.contains("from the proxy&#39;s trajectory") || p.contains("from the proxy's trajectory"),
+        "{p}"
+    );
     assert!(p.contains("Request 3"), "{p}");
-    assert!(p.contains("&quot;path&quot;: &quot;file1.md&quot;"), "arguments shown: {p}");
-    assert!(p.contains("wrote file0.md (7 bytes)"), "tool result shown: {p}");
-    assert!(p.contains("&lt;b&gt;not bold&lt;/b&gt;"), "model text escaped: {p}");
+    assert!(
+        p.contains("&quot;path&quot;: &quot;file1.md&quot;"),
+        "arguments shown: {p}"
+    );
+    assert!(
+        p.contains("wrote file0.md (7 bytes)"),
+        "tool result shown: {p}"
+    );
+    assert!(
+        p.contains("&lt;b&gt;not bold&lt;/b&gt;"),
+        "model text escaped: {p}"
+    );
     // Mechanism firings of our harness.
     assert!(p.contains("<td>finish_gate</td><td>reject</td>"), "{p}");
     // Files with sizes; small text inline and escaped; binary not inline.
     assert!(p.contains("<td class=\"path\">file2.md</td>"), "{p}");
-    assert!(p.contains("<td class=\"path\">data/blob.bin</td><td>4</td>"), "{p}");
+    assert!(
+        p.contains("<td class=\"path\">data/blob.bin</td><td>4</td>"),
+        "{p}"
+    );
     assert!(p.contains("&lt;i&gt;x&lt;/i&gt;"), "{p}");
     assert!(p.contains("href=\"../report.html\""), "{p}");
     // Fallbacks.
     let e = page("harness", "WF-02");
-    assert!(e.contains("from the harness") && e.contains("Turn 1"), "{e}");
+    assert!(
+        e.contains("from the harness") && e.contains("Turn 1"),
+        "{e}"
+    );
     assert!(e.contains("ls -la") && e.contains("total 0"), "{e}");
     let t = page("opencode", "WF-02");
-    assert!(t.contains("transcript.txt") && t.contains("plain transcript &lt;text&gt;"), "{t}");
+    assert!(
+        t.contains("transcript.txt") && t.contains("plain transcript &lt;text&gt;"),
+        "{t}"
+    );
     assert!(t.contains("No harness event log"), "{t}");
     // Deterministic: the same inputs give the same bytes.
     let out2 = d.path().join("out2");
@@ -277,7 +316,10 @@ fn browser_load_time_288_cells() {
     let out = d.path().join("out");
     let t1 = Instant::now();
     analyze(csv, &out);
-    eprintln!("lrab analyze (288 cells, 288 pages): {:.2} s", t1.elapsed().as_secs_f64());
+    eprintln!(
+        "lrab analyze (288 cells, 288 pages): {:.2} s",
+        t1.elapsed().as_secs_f64()
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let links = cell_links(&html);
     assert_eq!(links.len(), 288);
@@ -287,7 +329,10 @@ fn browser_load_time_288_cells() {
         size(&out.join("report.html")),
         size(&out.join(&links[0]))
     );
-    for (what, target) in [("report.html", "report.html".to_string()), ("cell page", links[0].clone())] {
+    for (what, target) in [
+        ("report.html", "report.html".to_string()),
+        ("cell page", links[0].clone()),
+    ] {
         let mut ms = Vec::new();
         for _ in 0..5 {
             let probe = out.join("load-probe.html");

@@ -28,7 +28,10 @@ fn scorer_errors_are_excluded_from_means_and_counted_apart() {
     s.push_str("r,harness,m,WF-04,,0,1,0.000,,,10,0,scorer_error,sim,true,,,,,\n");
     std::fs::write(&p, s).unwrap();
     let ds = load(&[p]).unwrap();
-    assert_eq!(ds.scorer_errors, vec!["harness / m / WF-04 (r/r0)".to_string()]);
+    assert_eq!(
+        ds.scorer_errors,
+        vec!["harness / m / WF-04 (r/r0)".to_string()]
+    );
     assert!(!ds
         .cells
         .iter()

@@ -26,9 +26,8 @@ fn python_dir(root: &Path, condition: &str) -> PathBuf {
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let py = real_python();
-    let script = format!(
-        "#!/bin/sh\nif {condition}; then exec '{py}' -S \"$@\"; fi\nexec '{py}' \"$@\"\n"
-    );
+    let script =
+        format!("#!/bin/sh\nif {condition}; then exec '{py}' -S \"$@\"; fi\nexec '{py}' \"$@\"\n");
     let p = bin.join("python");
     std::fs::write(&p, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -86,7 +85,10 @@ fn run_refuses_to_start_when_pytest_is_missing() {
     assert!(t.contains("`pytest`"), "names the module: {t}");
     assert!(t.contains("WF-04"), "names the task: {t}");
     assert!(t.contains("pip install pytest"), "names the fix: {t}");
-    assert!(!t.contains("WF-01;") && !t.contains("WF-01,"), "WF-01 needs no pytest: {t}");
+    assert!(
+        !t.contains("WF-01;") && !t.contains("WF-01,"),
+        "WF-01 needs no pytest: {t}"
+    );
     assert!(
         !d.path().join("results/r/cells.csv").exists(),
         "nothing ran"
@@ -129,7 +131,10 @@ fn pytest_vanishing_before_scoring_is_a_scorer_error_not_a_zero() {
     assert_eq!(sj["failure_mode"], "scorer_error");
     assert!(sj.get("total").is_none(), "{sj}");
     let why = sj["score_error"].as_str().unwrap();
-    assert!(why.contains("pytest") && why.contains("tried twice"), "{why}");
+    assert!(
+        why.contains("pytest") && why.contains("tried twice"),
+        "{why}"
+    );
     // The scorer waited before its second try.
     let att: serde_json::Value = serde_json::from_str(
         std::fs::read_to_string(run_dir.join("attempts.jsonl"))

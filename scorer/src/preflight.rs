@@ -47,9 +47,9 @@ impl Need {
                  python-is-python3`)"
             ),
             Need::Program(p) => format!("install `{p}` or put it on PATH"),
-            Need::PythonModule { python, module } => format!(
-                "install it for that interpreter: `{python} -m pip install {module}`"
-            ),
+            Need::PythonModule { python, module } => {
+                format!("install it for that interpreter: `{python} -m pip install {module}`")
+            }
         }
     }
 }
@@ -65,7 +65,13 @@ pub struct Missing {
 
 impl std::fmt::Display for Missing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} is missing ({}); {}", self.need, self.why, self.need.fix())
+        write!(
+            f,
+            "{} is missing ({}); {}",
+            self.need,
+            self.why,
+            self.need.fix()
+        )
     }
 }
 
@@ -168,7 +174,10 @@ pub fn needs_of(check: &Check) -> Vec<Need> {
 
 /// What a group of checks needs, sorted and without repeats.
 pub fn needs_of_checks<'a>(checks: impl IntoIterator<Item = &'a CheckSpec>) -> Vec<Need> {
-    let mut v: Vec<Need> = checks.into_iter().flat_map(|c| needs_of(&c.check)).collect();
+    let mut v: Vec<Need> = checks
+        .into_iter()
+        .flat_map(|c| needs_of(&c.check))
+        .collect();
     v.sort();
     v.dedup();
     v
@@ -201,7 +210,9 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// found instead. The lookup writes nothing into `dir`.
 pub fn check_in(need: &Need, dir: &Path) -> Result<(), String> {
     match need {
-        Need::Program(p) => which(p).map(|_| ()).ok_or_else(|| "not found on PATH".into()),
+        Need::Program(p) => which(p)
+            .map(|_| ())
+            .ok_or_else(|| "not found on PATH".into()),
         Need::PythonModule { python, module } => {
             if which(python).is_none() {
                 return Err(format!("`{python}` is not on PATH"));
@@ -315,7 +326,10 @@ mod tests {
         };
         assert_eq!(needs_of(&sp).len(), 2);
         assert_eq!(needs_of(&Check::Exists {}), vec![]);
-        assert!(matches!(&needs_of(&Check::PythonCompiles {})[..], [Need::Program(_)]));
+        assert!(matches!(
+            &needs_of(&Check::PythonCompiles {})[..],
+            [Need::Program(_)]
+        ));
     }
 
     #[test]
@@ -336,6 +350,9 @@ mod tests {
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].need, gone);
         let text = m[0].to_string();
-        assert!(text.contains("cannot import") && text.contains("pip install lrab_no_such_module_x"), "{text}");
+        assert!(
+            text.contains("cannot import") && text.contains("pip install lrab_no_such_module_x"),
+            "{text}"
+        );
     }
 }

@@ -147,9 +147,7 @@ impl Builder {
                 attempt_dirs: reps
                     .iter()
                     .filter_map(|((run, rep), r)| {
-                        r.attempt_dir
-                            .clone()
-                            .map(|d| (format!("{run}/r{rep}"), d))
+                        r.attempt_dir.clone().map(|d| (format!("{run}/r{rep}"), d))
                     })
                     .collect(),
                 arm,

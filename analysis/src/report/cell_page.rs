@@ -369,15 +369,28 @@ mod tests {
         std::fs::create_dir(d.path().join("sub")).unwrap();
         std::fs::write(d.path().join("sub/notes.md"), "<b>hi</b>").unwrap();
         std::fs::write(d.path().join("big.bin"), vec![0u8; 10]).unwrap();
-        std::fs::write(d.path().join("large.txt"), "x".repeat(INLINE_MAX as usize + 1)).unwrap();
+        std::fs::write(
+            d.path().join("large.txt"),
+            "x".repeat(INLINE_MAX as usize + 1),
+        )
+        .unwrap();
         let mut h = String::new();
         files_section(&mut h, d.path());
         assert!(h.contains("<td class=\"path\">sub/</td>"), "{h}");
-        assert!(h.contains("<td class=\"path\">sub/notes.md</td><td>9</td>"), "{h}");
+        assert!(
+            h.contains("<td class=\"path\">sub/notes.md</td><td>9</td>"),
+            "{h}"
+        );
         assert!(h.contains("&lt;b&gt;hi&lt;/b&gt;"), "{h}");
         assert!(!h.contains("<b>hi</b>"), "{h}");
-        assert!(!h.contains("<code>big.bin</code>"), "binary not inline: {h}");
-        assert!(!h.contains("<code>large.txt</code>"), "large not inline: {h}");
+        assert!(
+            !h.contains("<code>big.bin</code>"),
+            "binary not inline: {h}"
+        );
+        assert!(
+            !h.contains("<code>large.txt</code>"),
+            "large not inline: {h}"
+        );
         assert!(h.contains("large.txt</td><td>8193</td>"), "{h}");
     }
 }

@@ -53,7 +53,8 @@ fn tool_call(out: &mut String, name: &str, args: &str) {
 
 /// Whether the trajectory recorded any conversation (schema 2 and later).
 fn has_messages(t: &[TrajectoryEntry]) -> bool {
-    t.iter().any(|e| !e.messages.is_empty() || e.reply.is_some())
+    t.iter()
+        .any(|e| !e.messages.is_empty() || e.reply.is_some())
 }
 
 fn num(x: Option<u64>) -> String {
@@ -138,7 +139,11 @@ fn from_trajectory(t: &[TrajectoryEntry]) -> String {
 fn outcome_text(o: &Option<CallOutcome>, ok: bool) -> String {
     match o {
         Some(CallOutcome::Ran { exit, timed_out }) => {
-            let mut s = if ok { "ran, ok".to_string() } else { "ran, failed".into() };
+            let mut s = if ok {
+                "ran, ok".to_string()
+            } else {
+                "ran, failed".into()
+            };
             if let Some(x) = exit {
                 let _ = write!(s, ", exit {x}");
             }
@@ -273,7 +278,10 @@ mod tests {
         assert!(h.contains("Turn 1"), "{h}");
         assert!(h.contains("<code class=\"tool\">shell</code>"), "{h}");
         assert!(h.contains("ls &lt;x&gt;"), "{h}");
-        assert!(h.contains("&lt;script&gt;") && !h.contains("<script>"), "{h}");
+        assert!(
+            h.contains("&lt;script&gt;") && !h.contains("<script>"),
+            "{h}"
+        );
         assert!(h.contains("ran, ok, exit 0"), "{h}");
     }
 }
