@@ -184,7 +184,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     }
     let t_figs = t2.elapsed();
     let t3 = std::time::Instant::now();
-    let pages = crate::report::cell_pages(&ds.cells);
+    let pages = crate::report::cell_pages(&ds.cells, &ds.scorer_errors);
     let prov = Provenance {
         sources: ds.sources.clone(),
         version: env!("CARGO_PKG_VERSION").to_string(),

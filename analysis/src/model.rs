@@ -57,6 +57,36 @@ impl Cell {
     }
 }
 
+/// A repeat whose winning attempt is a `scorer_error`: not scored, so in no mean.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScorerError {
+    /// Arm.
+    pub arm: String,
+    /// Model.
+    pub model: String,
+    /// Task id.
+    pub task: String,
+    /// Tier 1..4; 0 when unknown.
+    pub tier: u8,
+    /// `<run_id>/r<repeat>`.
+    pub batch: String,
+    /// Ran on the simulated backend.
+    pub simulated: bool,
+    /// The attempt folder, when the row names one.
+    #[serde(skip)]
+    pub attempt_dir: Option<std::path::PathBuf>,
+}
+
+impl ScorerError {
+    /// `arm / model / task (batch)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} / {} / {} ({})",
+            self.arm, self.model, self.task, self.batch
+        )
+    }
+}
+
 /// Scores of one published ablation file, in either repeat layout.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AblationFile {
@@ -93,8 +123,8 @@ pub struct Dataset {
     /// Unparsable event-log lines skipped (truncated writes).
     pub bad_event_lines: usize,
     /// Repeats whose winning attempt the scorer could not score (its machine lacked a program
-    /// a check runs), as `arm / model / task (batch)`: left out of every mean, never a 0.
-    pub scorer_errors: Vec<String>,
+    /// a check runs): left out of every mean, never a 0.
+    pub scorer_errors: Vec<ScorerError>,
     /// Annotation rows (failure forms, resource counts) that matched no scored cell, per file.
     pub unmatched_annotations: Vec<(String, usize)>,
     /// Files without a model column, and the model label their cells got.

@@ -25,13 +25,18 @@ fn scorer_errors_are_excluded_from_means_and_counted_apart() {
             if mode == "timeout" { "" } else { score }
         ));
     }
-    s.push_str("r,harness,m,WF-04,,0,1,0.000,,,10,0,scorer_error,sim,true,,,,,\n");
+    s.push_str("r,harness,m,WF-04,,0,1,0.000,,,10,0,scorer_error,sim,true,,,,,a/WF-04\n");
     std::fs::write(&p, s).unwrap();
-    let ds = load(&[p]).unwrap();
-    assert_eq!(
-        ds.scorer_errors,
-        vec!["harness / m / WF-04 (r/r0)".to_string()]
-    );
+    let att = d.path().join("a/WF-04");
+    std::fs::create_dir_all(att.join("workdir")).unwrap();
+    std::fs::write(
+        att.join("score.json"),
+        r#"{"task_id":"WF-04","domain":"d","tier":2,"failure_mode":"scorer_error","arm":"harness","model":"m","run_id":"r","repeat":0,"attempt":1,"wall_seconds":10.0,"exit_code":0,"backend":"sim","simulated":true,"score_error":"scorer error (tried twice): Python module `pytest` is missing"}"#,
+    )
+    .unwrap();
+    let ds = load(&[p.clone()]).unwrap();
+    let labels: Vec<String> = ds.scorer_errors.iter().map(|e| e.label()).collect();
+    assert_eq!(labels, vec!["harness / m / WF-04 (r/r0)".to_string()]);
     assert!(!ds
         .cells
         .iter()
@@ -53,5 +58,27 @@ fn scorer_errors_are_excluded_from_means_and_counted_apart() {
             .any(|c| c.starts_with("1 attempt(s) are scorer errors") && c.contains("WF-04")),
         "{:?}",
         a.caveats
+    );
+    // The report lists it apart, with a page saying why it has no score.
+    let out = d.path().join("out");
+    lrab_analysis::run(&lrab_analysis::AnalyzeArgs {
+        resamples: 50,
+        quiet: true,
+        no_figures: true,
+        ..lrab_analysis::AnalyzeArgs::new(vec![p.clone()], out.clone())
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let href = html
+        .split("Scorer errors (")
+        .nth(1)
+        .and_then(|s| s.split("href=\"").nth(1))
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no scorer-error link: {html}"));
+    let page = std::fs::read_to_string(out.join(href)).unwrap();
+    assert!(page.contains("failure mode <b>scorer_error</b>"), "{page}");
+    assert!(
+        page.contains("scoring failed: scorer error (tried twice)"),
+        "{page}"
     );
 }

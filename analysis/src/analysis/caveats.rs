@@ -47,12 +47,7 @@ pub(crate) fn caveats(ds: &Dataset, a: &Analysis) -> Vec<String> {
         ));
     }
     if !ds.scorer_errors.is_empty() {
-        let shown: Vec<&str> = ds
-            .scorer_errors
-            .iter()
-            .take(5)
-            .map(String::as_str)
-            .collect();
+        let shown: Vec<String> = ds.scorer_errors.iter().take(5).map(|e| e.label()).collect();
         out.push(format!(
             "{} attempt(s) are scorer errors (the scoring machine lacked a program or module a \
              check runs) and are left out of every mean, never counted as 0: {}{}.",

@@ -40,8 +40,8 @@ pub(crate) struct Finished {
     pub(crate) cells: Vec<Cell>,
     /// Unparsable event-log lines met.
     pub(crate) bad_event_lines: usize,
-    /// Repeats whose winning attempt is a scorer error, as `arm / model / task (batch)`.
-    pub(crate) scorer_errors: Vec<String>,
+    /// Repeats whose winning attempt is a scorer error.
+    pub(crate) scorer_errors: Vec<crate::model::ScorerError>,
 }
 
 type CellKey = (String, String, String);
@@ -94,8 +94,16 @@ impl Builder {
         let mut cells = Vec::new();
         for ((arm, model, task), reps) in self.repeats {
             // A scorer error is the scorer's failure, not the arm's: never a 0.
-            for ((run, rep), _) in reps.iter().filter(|(_, r)| r.scorer_error) {
-                scorer_errors.push(format!("{arm} / {model} / {task} ({run}/r{rep})"));
+            for ((run, rep), r) in reps.iter().filter(|(_, r)| r.scorer_error) {
+                scorer_errors.push(crate::model::ScorerError {
+                    arm: arm.clone(),
+                    model: model.clone(),
+                    task: task.clone(),
+                    tier: r.tier,
+                    batch: format!("{run}/r{rep}"),
+                    simulated: r.simulated,
+                    attempt_dir: r.attempt_dir.clone(),
+                });
             }
             let reps: Vec<(RepeatKey, Repeat)> =
                 reps.into_iter().filter(|(_, r)| !r.scorer_error).collect();

@@ -7,7 +7,7 @@
 
 use super::conversation::{self, clip};
 use super::html::{esc, STYLE};
-use crate::model::Cell;
+use crate::model::{Cell, ScorerError};
 use lrab_records::{CheckDetail, EventLog, ScoreReport};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,17 @@ pub(crate) struct Page {
     pub(crate) task: String,
     /// Batch of the repeat (`<run>/r<k>`).
     pub(crate) batch: String,
+    /// The attempt is a scorer error (listed apart: it has no score).
+    pub(crate) scorer_error: bool,
+}
+
+/// What a page says about the cell it belongs to.
+struct Key<'a> {
+    arm: &'a str,
+    model: &'a str,
+    task: &'a str,
+    tier: u8,
+    simulated: bool,
 }
 
 /// A file name from free text: `[A-Za-z0-9._-]` kept, everything else `_`.
@@ -48,30 +59,58 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
-/// The pages of every cell's attempts, in cell order; names are unique and deterministic.
-pub(crate) fn pages(cells: &[Cell]) -> Vec<Page> {
+/// The pages of every cell's attempts, in cell order, then those of the scorer errors; names
+/// are unique and deterministic.
+pub(crate) fn pages(cells: &[Cell], scorer_errors: &[ScorerError]) -> Vec<Page> {
     let mut used = std::collections::BTreeSet::new();
     let mut out = Vec::new();
+    let mut add = |k: Key<'_>, batch: &str, dir: &Path, scorer_error: bool| {
+        let base = slug(&format!("{}__{}__{}__{}", k.arm, k.model, k.task, batch));
+        let mut name = base.clone();
+        let mut n = 1;
+        while !used.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        out.push(Page {
+            rel: format!("cells/{name}.html"),
+            html: page(&k, batch, dir),
+            arm: k.arm.to_string(),
+            model: k.model.to_string(),
+            task: k.task.to_string(),
+            batch: batch.to_string(),
+            scorer_error,
+        });
+    };
     for c in cells {
         for (batch, dir) in &c.attempt_dirs {
-            let base = slug(&format!("{}__{}__{}__{}", c.arm, c.model, c.task, batch));
-            let mut name = base.clone();
-            let mut k = 1;
-            while !used.insert(name.clone()) {
-                k += 1;
-                name = format!("{base}-{k}");
-            }
-            out.push(Page {
-                rel: format!("cells/{name}.html"),
-                html: page(c, batch, dir),
-                arm: c.arm.clone(),
-                model: c.model.clone(),
-                task: c.task.clone(),
-                batch: batch.clone(),
-            });
+            let k = Key {
+                arm: &c.arm,
+                model: &c.model,
+                task: &c.task,
+                tier: c.tier,
+                simulated: c.simulated,
+            };
+            add(k, batch, dir, false);
+        }
+    }
+    for e in scorer_errors {
+        if let Some(dir) = &e.attempt_dir {
+            let k = Key {
+                arm: &e.arm,
+                model: &e.model,
+                task: &e.task,
+                tier: e.tier,
+                simulated: e.simulated,
+            };
+            add(k, &e.batch, dir, true);
         }
     }
     out
+}
+
+fn link(p: &Page, text: &str) -> String {
+    format!("[{}]({})", text.replace(['[', ']', '|'], "_"), p.rel)
 }
 
 /// The "Cells" section of report.md: every cell with a link per attempt page.
@@ -92,8 +131,10 @@ pub(crate) fn index_markdown(cells: &[Cell], pages: &[Page]) -> String {
         .filter_map(|c| {
             let links: Vec<String> = pages
                 .iter()
-                .filter(|p| p.arm == c.arm && p.model == c.model && p.task == c.task)
-                .map(|p| format!("[{}]({})", p.batch.replace(['[', ']', '|'], "_"), p.rel))
+                .filter(|p| {
+                    !p.scorer_error && p.arm == c.arm && p.model == c.model && p.task == c.task
+                })
+                .map(|p| link(p, &p.batch))
                 .collect();
             (!links.is_empty()).then(|| {
                 vec![
@@ -112,6 +153,18 @@ pub(crate) fn index_markdown(cells: &[Cell], pages: &[Page]) -> String {
         })
         .collect();
     super::table(&mut out, &header, &rows);
+    let errors: Vec<&Page> = pages.iter().filter(|p| p.scorer_error).collect();
+    if !errors.is_empty() {
+        out.push_str(
+            "Scorer errors (the scoring machine lacked a program a check runs; no score, left \
+             out of every mean):\n\n",
+        );
+        for p in errors {
+            let label = format!("{} / {} / {} ({})", p.arm, p.model, p.task, p.batch);
+            let _ = writeln!(out, "- {}", link(p, &label));
+        }
+        out.push('\n');
+    }
     out
 }
 
@@ -316,7 +369,7 @@ const PAGE_STYLE: &str = ".turn{border-left:3px solid #ccd;padding-left:0.8em;ma
     .note{color:#666;font-size:0.9em}tr.fail td{background:#fdf0ef}tr.pass td{background:#eff8ee}\
     td.detail,td.path{text-align:left}nav a{margin-right:1em}";
 
-fn page(c: &Cell, batch: &str, attempt: &Path) -> String {
+fn page(c: &Key<'_>, batch: &str, attempt: &Path) -> String {
     let log = crate::events::read_log(attempt);
     let (conv, source) = conversation::section(attempt, log.as_ref());
     let mut body = String::new();
