@@ -355,4 +355,35 @@ mod tests {
             "{text}"
         );
     }
+
+    /// The built-in pack's checks need exactly the interpreters and pytest: the derivation
+    /// neither misses a command nor invents one from an argument or a redirection.
+    #[test]
+    fn the_builtin_pack_needs_python_and_pytest() {
+        let pack = lrab_tasks::Pack::load(lrab_tasks::Pack::builtin_dir()).unwrap();
+        let mut all: Vec<Need> = pack
+            .tasks
+            .iter()
+            .flat_map(|t| needs_of_task(&t.spec))
+            .collect();
+        all.sort();
+        all.dedup();
+        let py3 = crate::checks::python_compiles::python();
+        let mut want = vec![
+            prog("python"),
+            prog(&py3),
+            Need::PythonModule {
+                python: "python".into(),
+                module: "pytest".into(),
+            },
+        ];
+        want.sort();
+        want.dedup();
+        assert_eq!(all, want);
+        let wf04 = pack.get("WF-04").unwrap();
+        assert!(needs_of_task(&wf04.spec).contains(&Need::PythonModule {
+            python: "python".into(),
+            module: "pytest".into()
+        }));
+    }
 }
