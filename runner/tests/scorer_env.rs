@@ -93,6 +93,26 @@ fn run_refuses_to_start_when_pytest_is_missing() {
         !d.path().join("results/r/cells.csv").exists(),
         "nothing ran"
     );
+    // `lrab doctor` says the same, from the same derivation.
+    let o = lrab()
+        .args([
+            "doctor",
+            "--backend-url",
+            "http://127.0.0.1:9",
+            "--models",
+            "m",
+        ])
+        .arg("--arms-dir")
+        .arg(d.path().join("arms"))
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    let line = t
+        .lines()
+        .find(|l| l.contains("scorer needs Python module `pytest`"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(line.contains("missing") && line.contains("WF-04"), "{line}");
 }
 
 #[test]
