@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lrab_scorer::CellRecord;
+use lrab_records::CellRow;
 
 /// The progress display of one run.
 pub struct Progress {
@@ -42,7 +42,7 @@ impl Progress {
     }
 
     /// One finished attempt.
-    pub fn attempt(&self, r: &CellRecord, final_attempt: bool) {
+    pub fn attempt(&self, r: &CellRow, final_attempt: bool) {
         let line = format!(
             "{} × {} × {} #{} a{} → {:.3} {} ({:.1} s){}",
             r.arm,
@@ -77,7 +77,7 @@ impl Progress {
 /// Markdown table of mean scores (latest attempt per cell) by arm (rows) × model (columns),
 /// with the number of cells in each. Arms and models appear in `order` (the matrix order);
 /// any others follow alphabetically, so the table never depends on completion order.
-pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[String]) -> String {
+pub fn summary_table(rows: &[CellRow], arm_order: &[String], model_order: &[String]) -> String {
     let latest = super::resume::latest(rows);
     let mut by: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     let mut models: Vec<String> = model_order.to_vec();
@@ -86,7 +86,7 @@ pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[S
     let mut scorer_errors: BTreeMap<(String, String), usize> = BTreeMap::new();
     for r in latest.values() {
         let key = (r.arm.clone(), r.model.clone());
-        if r.failure_mode == lrab_scorer::FailureMode::ScorerError.as_str() {
+        if r.failure_mode == lrab_records::FailureMode::ScorerError {
             *scorer_errors.entry(key.clone()).or_default() += 1;
             by.entry(key).or_insert((0.0, 0));
             continue;
@@ -135,8 +135,8 @@ pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[S
 mod tests {
     use super::*;
 
-    fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRecord {
-        CellRecord {
+    fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRow {
+        CellRow {
             run_id: "r".into(),
             arm: arm.into(),
             model: model.into(),
@@ -149,7 +149,7 @@ mod tests {
             final_score: Some(score),
             wall_seconds: 1.0,
             exit_code: Some(0),
-            failure_mode: "completed".into(),
+            failure_mode: lrab_records::FailureMode::Completed,
             backend: "sim".into(),
             simulated: true,
             prompt_tokens: None,
@@ -157,6 +157,7 @@ mod tests {
             model_calls: None,
             tool_calls: None,
             attempt_dir: String::new(),
+            schema_version: lrab_records::SCHEMA_VERSION,
         }
     }
 
@@ -178,10 +179,10 @@ mod tests {
     #[test]
     fn scorer_errors_are_counted_apart_not_averaged_as_zero() {
         let mut err = row("h", "m", "T2", 0, 0.0);
-        err.failure_mode = "scorer_error".into();
+        err.failure_mode = lrab_records::FailureMode::ScorerError;
         err.milestone_score = None;
         let mut only = row("h", "n", "T1", 0, 0.0);
-        only.failure_mode = "scorer_error".into();
+        only.failure_mode = lrab_records::FailureMode::ScorerError;
         let rows = vec![row("h", "m", "T1", 0, 0.8), err, only];
         let t = summary_table(&rows, &["h".into()], &["m".into(), "n".into()]);
         assert_eq!(
