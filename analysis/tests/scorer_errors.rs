@@ -34,7 +34,7 @@ fn scorer_errors_are_excluded_from_means_and_counted_apart() {
         r#"{"task_id":"WF-04","domain":"d","tier":2,"failure_mode":"scorer_error","arm":"harness","model":"m","run_id":"r","repeat":0,"attempt":1,"wall_seconds":10.0,"exit_code":0,"backend":"sim","simulated":true,"score_error":"scorer error (tried twice): Python module `pytest` is missing"}"#,
     )
     .unwrap();
-    let ds = load(&[p.clone()]).unwrap();
+    let ds = load(std::slice::from_ref(&p)).unwrap();
     let labels: Vec<String> = ds.scorer_errors.iter().map(|e| e.label()).collect();
     assert_eq!(labels, vec!["harness / m / WF-04 (r/r0)".to_string()]);
     assert!(!ds

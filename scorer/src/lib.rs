@@ -30,9 +30,10 @@ pub enum ScoreError {
 pub const ENVIRONMENT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// [`score`], but only when the scorer's machine has everything the checks run (looked up
-/// from the workdir, as the checks will run), before and after scoring (a program that vanished mid-way makes the check's failure the scorer's, not
-/// the arm's). Tried twice, `pause` apart; then [`ScoreError::Environment`] — such an attempt
-/// is a `scorer_error`, never a 0.
+/// from the workdir, as the checks will run), before and after scoring: a program that
+/// vanished mid-way makes the check's failure the scorer's, not the arm's. Tried twice,
+/// `pause` apart; then [`ScoreError::Environment`] — such an attempt is a `scorer_error`,
+/// never a 0.
 pub fn score_checked(
     task: &Task,
     checks: &ResolvedChecks,

@@ -382,9 +382,9 @@ fn page(c: &Key<'_>, batch: &str, attempt: &Path) -> String {
     let _ = writeln!(
         body,
         "<p>arm <b>{}</b> · model <b>{}</b> · task <b>{}</b> (tier {}) · repeat {}{}</p>\n<p class=\"note\">attempt folder <code>{}</code></p>",
-        esc(&c.arm),
-        esc(&c.model),
-        esc(&c.task),
+        esc(c.arm),
+        esc(c.model),
+        esc(c.task),
         c.tier,
         esc(batch),
         if c.simulated {
