@@ -195,13 +195,24 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     let html = markdown_to_html(&md, &svgs);
     let json = serde_json::to_string_pretty(&a)
         .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
+    let cells_dir = args.out.join("cells");
     if !pages.is_empty() {
-        let dir = args.out.join("cells");
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), "cannot create", e))?;
+        std::fs::create_dir_all(&cells_dir)
+            .map_err(|e| Error::io(cells_dir.display(), "cannot create", e))?;
         for p in &pages {
             let path = args.out.join(&p.rel);
             write_atomic(&path, p.html.as_bytes())?;
             files.push(path);
+        }
+    }
+    // Pages of an earlier analysis into this folder whose cells are gone would be linked from
+    // nowhere and contradict this report: only this run's pages stay.
+    if let Ok(rd) = std::fs::read_dir(&cells_dir) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "html") && !files.contains(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
     for (name, body) in [

@@ -212,6 +212,14 @@ fn every_cell_links_to_a_page_with_score_conversation_mechanisms_and_files() {
         "{t}"
     );
     assert!(t.contains("No harness event log"), "{t}");
+    // A page left by an earlier analysis into the same folder does not survive the next one.
+    std::fs::write(out.join("cells/stale.html"), "old").unwrap();
+    analyze(run.join("cells.csv"), &out);
+    assert!(!out.join("cells/stale.html").exists());
+    assert_eq!(
+        cell_links(&std::fs::read_to_string(out.join("report.html")).unwrap()),
+        links
+    );
     // Deterministic: the same inputs give the same bytes.
     let out2 = d.path().join("out2");
     analyze(run.join("cells.csv"), &out2);
