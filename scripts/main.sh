@@ -29,7 +29,8 @@ else
         --disable-pip-version-check "pytest==$pytest_pin"; then
       say "pytest: installed ($("$venv/bin/python3" -m pytest --version 2>&1 | head -1))"
     else
-      say "pytest: could not be installed (PyPI unreachable?); checks that run pytest will fail"
+      say "pytest: could not be installed (PyPI unreachable?); WF-04, whose check runs pytest, is left out (lrab run refuses tasks it cannot score)"
+      no_pytest=1
     fi
   else
     say "pytest: using $venv ($("$venv/bin/python3" -m pytest --version 2>&1 | head -1))"
@@ -47,5 +48,6 @@ else
 fi
 
 # 3. The matrix.
-exec "$lrab" run --backend auto --arms upstream \
-  --tasks WF-01,WF-04,WF-06,WF-10,LH-01,LH-03 "$@"
+tasks=WF-01,WF-04,WF-06,WF-10,LH-01,LH-03
+if [ "${no_pytest:-0}" = 1 ]; then tasks=WF-01,WF-06,WF-10,LH-01,LH-03; fi
+exec "$lrab" run --backend auto --arms upstream --tasks "$tasks" "$@"

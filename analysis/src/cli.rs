@@ -17,7 +17,8 @@ pub struct AnalyzeArgs {
     /// detected from the header (docs/statistics.md, "Inputs").
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Output directory for report.md, report.html, analysis.json and figures/.
+    /// Output directory for report.md, report.html, cells/ (one page per attempt), analysis.json
+    /// and figures/.
     #[arg(long)]
     pub out: PathBuf,
     /// Arm compared against all others (default: `harness`, else `Mingbird`, else the first).
@@ -183,15 +184,37 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     }
     let t_figs = t2.elapsed();
     let t3 = std::time::Instant::now();
+    let pages = crate::report::cell_pages(&ds.cells, &ds.scorer_errors);
     let prov = Provenance {
         sources: ds.sources.clone(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         figures,
+        cells_index: crate::report::cells_index(&ds.cells, &pages),
     };
     let md = markdown(&a, &prov);
     let html = markdown_to_html(&md, &svgs);
     let json = serde_json::to_string_pretty(&a)
         .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
+    let cells_dir = args.out.join("cells");
+    if !pages.is_empty() {
+        std::fs::create_dir_all(&cells_dir)
+            .map_err(|e| Error::io(cells_dir.display(), "cannot create", e))?;
+        for p in &pages {
+            let path = args.out.join(&p.rel);
+            write_atomic(&path, p.html.as_bytes())?;
+            files.push(path);
+        }
+    }
+    // Pages of an earlier analysis into this folder whose cells are gone would be linked from
+    // nowhere and contradict this report: only this run's pages stay.
+    if let Ok(rd) = std::fs::read_dir(&cells_dir) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "html") && !files.contains(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
     for (name, body) in [
         ("report.md", md.as_bytes()),
         ("report.html", html.as_bytes()),
@@ -204,13 +227,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     let summary = tables_markdown(&a);
     if args.timings {
         eprintln!(
-            "timings: load {:.3} s, statistics {:.3} s, figures {:.3} s, report {:.3} s, total {:.3} s ({} cells)",
+            "timings: load {:.3} s, statistics {:.3} s, figures {:.3} s, report {:.3} s, total {:.3} s ({} cells, {} cell pages)",
             t_load.as_secs_f64(),
             t_stats.as_secs_f64(),
             t_figs.as_secs_f64(),
             t3.elapsed().as_secs_f64(),
             t0.elapsed().as_secs_f64(),
-            ds.cells.len()
+            ds.cells.len(),
+            pages.len()
         );
     }
     if !args.quiet {

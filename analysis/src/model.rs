@@ -48,12 +48,46 @@ pub struct Cell {
     pub mechanisms: BTreeMap<String, f64>,
     /// Repeats whose event log was found.
     pub repeats_with_events: usize,
+    /// The attempt folder of each repeat that has one (our cells.csv), with its batch: the
+    /// report links each cell to what its attempts left.
+    #[serde(skip)]
+    pub attempt_dirs: Vec<(String, std::path::PathBuf)>,
 }
 
 impl Cell {
     /// Sample standard deviation of the repeat scores (0 for one repeat).
     pub fn spread(&self) -> f64 {
         crate::stats::sample_sd(&self.repeat_scores)
+    }
+}
+
+/// A repeat whose winning attempt is a `scorer_error`: not scored, so in no mean.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScorerError {
+    /// Arm.
+    pub arm: String,
+    /// Model.
+    pub model: String,
+    /// Task id.
+    pub task: String,
+    /// Tier 1..4; 0 when unknown.
+    pub tier: u8,
+    /// `<run_id>/r<repeat>`.
+    pub batch: String,
+    /// Ran on the simulated backend.
+    pub simulated: bool,
+    /// The attempt folder, when the row names one.
+    #[serde(skip)]
+    pub attempt_dir: Option<std::path::PathBuf>,
+}
+
+impl ScorerError {
+    /// `arm / model / task (batch)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} / {} / {} ({})",
+            self.arm, self.model, self.task, self.batch
+        )
     }
 }
 
@@ -94,6 +128,9 @@ pub struct Dataset {
     pub superseded_attempts: usize,
     /// Unparsable event-log lines skipped (truncated writes).
     pub bad_event_lines: usize,
+    /// Repeats whose winning attempt the scorer could not score (its machine lacked a program
+    /// a check runs): left out of every mean, never a 0.
+    pub scorer_errors: Vec<ScorerError>,
     /// Annotation rows (failure forms, resource counts) that matched no scored cell, per file.
     pub unmatched_annotations: Vec<(String, usize)>,
     /// Files without a model column, and the model label their cells got.

@@ -223,3 +223,28 @@ fn single_repeat_says_what_cannot_be_computed() {
     .to_string();
     assert!(e.contains("--power needs an ablation"), "{e}");
 }
+
+/// A report on upstream's ablation file alone has no arms to compare: its methods paragraph
+/// must not describe a comparison of an unnamed arm ("Per model,  is compared …"), and a
+/// report with arms still names the focal one.
+#[test]
+fn methods_of_an_ablation_only_report_name_no_empty_focal_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let published = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/mingbird/ablation_scores.csv");
+    let md = report(dir.path(), published, None);
+    let methods = md
+        .split("## Methods")
+        .nth(1)
+        .and_then(|m| m.split("\n## ").next())
+        .unwrap()
+        .to_string();
+    assert!(!methods.contains("Per model,"), "{methods}");
+    assert!(!methods.contains(",  is"), "{methods}");
+    assert!(methods.contains("no arms are compared"), "{methods}");
+    assert!(methods.contains("ablation_scores.csv"), "{methods}");
+    let dir2 = tempfile::tempdir().unwrap();
+    let csv = cells(dir2.path(), 2, 0.1, None);
+    let md = report(dir2.path(), csv, None);
+    assert!(md.contains("Per model, harness is compared"), "{md}");
+}

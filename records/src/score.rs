@@ -24,11 +24,14 @@ pub enum FailureMode {
     NoArtifacts,
     /// Everything else.
     Completed,
+    /// The scorer's machine lacked a program or module a check runs: the attempt has no
+    /// score and is left out of every mean (never a 0 for the arm).
+    ScorerError,
 }
 
 impl FailureMode {
     /// Every mode, in the order of the classification rules.
-    pub const ALL: [FailureMode; 7] = [
+    pub const ALL: [FailureMode; 8] = [
         FailureMode::Crash,
         FailureMode::Error,
         FailureMode::Timeout,
@@ -36,6 +39,7 @@ impl FailureMode {
         FailureMode::EarlyFinish,
         FailureMode::NoArtifacts,
         FailureMode::Completed,
+        FailureMode::ScorerError,
     ];
 
     /// The name used in every file (`cells.csv`, `score.json`).
@@ -48,6 +52,7 @@ impl FailureMode {
             FailureMode::EarlyFinish => "early_finish",
             FailureMode::NoArtifacts => "no_artifacts",
             FailureMode::Completed => "completed",
+            FailureMode::ScorerError => "scorer_error",
         }
     }
 

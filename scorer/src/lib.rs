@@ -6,6 +6,7 @@ pub mod checks;
 pub mod command;
 pub mod failure;
 pub mod formula;
+pub mod preflight;
 
 use std::path::Path;
 
@@ -19,6 +20,45 @@ use lrab_records::{CheckDetail, TaskScore};
 pub enum ScoreError {
     #[error("workdir {0} does not exist or is not a folder")]
     MissingWorkdir(String),
+    /// The scorer's machine lacks a program or module a check runs (after the retry).
+    #[error("scorer error (tried twice): {}", .0.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("; "))]
+    Environment(Vec<preflight::Missing>),
+}
+
+/// How long [`score_checked`] waits before its one retry (a package manager may be mid-way
+/// through reinstalling the missing program).
+pub const ENVIRONMENT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`score`], but only when the scorer's machine has everything the checks run (looked up
+/// from the workdir, as the checks will run), before and after scoring: a program that
+/// vanished mid-way makes the check's failure the scorer's, not the arm's. Tried twice,
+/// `pause` apart; then [`ScoreError::Environment`] — such an attempt is a `scorer_error`,
+/// never a 0.
+pub fn score_checked(
+    task: &Task,
+    checks: &ResolvedChecks,
+    workdir: &Path,
+    pause: std::time::Duration,
+) -> Result<TaskScore, ScoreError> {
+    let needs = preflight::needs_of_checks(checks.milestones.iter().chain(&checks.finals));
+    let mut last = Vec::new();
+    for attempt in 0..2 {
+        if attempt > 0 {
+            std::thread::sleep(pause);
+        }
+        let before = preflight::missing_in(&needs, workdir);
+        if before.is_empty() {
+            let s = score(task, checks, workdir)?;
+            let after = preflight::missing_in(&needs, workdir);
+            if after.is_empty() {
+                return Ok(s);
+            }
+            last = after;
+        } else {
+            last = before;
+        }
+    }
+    Err(ScoreError::Environment(last))
 }
 
 /// Scores `workdir` for `task` with its resolved checks.

@@ -120,6 +120,12 @@ pub fn run_argv(
     })
 }
 
+/// The `PATH` commands run with: the caller's, with the python shim first when it is needed
+/// (so a lookup of what a command needs sees what the command will).
+pub fn command_path() -> Option<std::ffi::OsString> {
+    path_with_python_shim().or_else(|| std::env::var_os("PATH"))
+}
+
 /// `PATH` with a folder holding `python -> python3` prepended, when `python` is not on `PATH`
 /// but `python3` is. Upstream's task commands say `python …` (its machines had one); many
 /// Linux systems only have `python3`. `None` = leave `PATH` alone.

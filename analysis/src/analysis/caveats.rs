@@ -53,6 +53,20 @@ pub(crate) fn caveats(ds: &Dataset, a: &Analysis) -> Vec<String> {
             ds.superseded_attempts
         ));
     }
+    if !ds.scorer_errors.is_empty() {
+        let shown: Vec<String> = ds.scorer_errors.iter().take(5).map(|e| e.label()).collect();
+        out.push(format!(
+            "{} attempt(s) are scorer errors (the scoring machine lacked a program or module a \
+             check runs) and are left out of every mean, never counted as 0: {}{}.",
+            ds.scorer_errors.len(),
+            shown.join("; "),
+            if ds.scorer_errors.len() > shown.len() {
+                "; …"
+            } else {
+                ""
+            }
+        ));
+    }
     if ds.bad_event_lines > 0 {
         out.push(format!(
             "{} unparsable event-log line(s) (truncated writes of killed attempts) were skipped.",

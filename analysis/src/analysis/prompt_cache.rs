@@ -148,6 +148,7 @@ mod tests {
             uncached_prompt_tokens: cached.map(|_| uncached),
             mechanisms: BTreeMap::new(),
             repeats_with_events: 0,
+            attempt_dirs: Vec::new(),
         }
     }
 

@@ -32,6 +32,17 @@ struct Repeat {
     origin: String,
     /// Where the attempt's event log may be (our cells.csv only).
     attempt_dir: Option<std::path::PathBuf>,
+    /// The scorer's machine could not score it: no score, left out of every mean.
+    scorer_error: bool,
+}
+
+/// What the per-cell rows became.
+pub(crate) struct Finished {
+    pub(crate) cells: Vec<Cell>,
+    /// Unparsable event-log lines met.
+    pub(crate) bad_event_lines: usize,
+    /// Repeats whose winning attempt is a scorer error.
+    pub(crate) scorer_errors: Vec<crate::model::ScorerError>,
 }
 
 type CellKey = (String, String, String);
@@ -76,13 +87,28 @@ impl Builder {
         Ok(())
     }
 
-    /// The cells, and the number of unparsable event-log lines met.
-    pub(crate) fn finish(self, timeouts: TimeoutPolicy) -> (Vec<Cell>, usize) {
+    /// The cells, the unparsable event-log lines met and the scorer errors left out.
+    pub(crate) fn finish(self, timeouts: TimeoutPolicy) -> Finished {
         let mut bad_event_lines = 0;
+        let mut scorer_errors = Vec::new();
         let mean_opt = |xs: Vec<f64>| (!xs.is_empty()).then(|| crate::stats::mean(&xs));
         let mut cells = Vec::new();
         for ((arm, model, task), reps) in self.repeats {
-            let n_timeouts = reps.values().filter(|r| r.score.is_none()).count();
+            // A scorer error is the scorer's failure, not the arm's: never a 0.
+            for ((run, rep), r) in reps.iter().filter(|(_, r)| r.scorer_error) {
+                scorer_errors.push(crate::model::ScorerError {
+                    arm: arm.clone(),
+                    model: model.clone(),
+                    task: task.clone(),
+                    tier: r.tier,
+                    batch: format!("{run}/r{rep}"),
+                    simulated: r.simulated,
+                    attempt_dir: r.attempt_dir.clone(),
+                });
+            }
+            let reps: Vec<(RepeatKey, Repeat)> =
+                reps.into_iter().filter(|(_, r)| !r.scorer_error).collect();
+            let n_timeouts = reps.iter().filter(|(_, r)| r.score.is_none()).count();
             let reps: Vec<(RepeatKey, Repeat)> = reps
                 .into_iter()
                 .filter(|(_, r)| r.score.is_some() || timeouts == TimeoutPolicy::Zero)
@@ -129,12 +155,22 @@ impl Builder {
                 repeat_scores,
                 mechanisms,
                 repeats_with_events: logs.len(),
+                attempt_dirs: reps
+                    .iter()
+                    .filter_map(|((run, rep), r)| {
+                        r.attempt_dir.clone().map(|d| (format!("{run}/r{rep}"), d))
+                    })
+                    .collect(),
                 arm,
                 model,
                 task,
             });
         }
-        (cells, bad_event_lines)
+        Finished {
+            cells,
+            bad_event_lines,
+            scorer_errors,
+        }
     }
 }
 
@@ -198,6 +234,8 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
             attempt: t.int(column::ATTEMPT, i)?,
             origin: origin.clone(),
             attempt_dir: t.get(column::ATTEMPT_DIR, i).map(|d| t.dir.join(d)),
+            scorer_error: t.get(column::FAILURE_MODE, i)
+                == Some(lrab_records::FailureMode::ScorerError.as_str()),
         };
         let key = (
             t.req(column::ARM, i)?.to_string(),
@@ -239,6 +277,7 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             attempt: 0,
             origin: t.origin(i),
             attempt_dir: None,
+            scorer_error: t.get("failure_mode", i) == Some("scorer_error"),
         };
         let model = match t.get("model", i) {
             Some(m) => m.to_string(),

@@ -115,7 +115,12 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
         ds.sources.push((shown, kind.into()));
     }
     ds.superseded_attempts = b.superseded;
-    let (mut cells, bad_event_lines) = b.finish(opts.timeouts);
+    let cells::Finished {
+        mut cells,
+        bad_event_lines,
+        scorer_errors,
+    } = b.finish(opts.timeouts);
+    ds.scorer_errors = scorer_errors;
     for (file, rows) in notes {
         let n = rows.len();
         let unmatched = annotations::attach(&mut cells, rows)?;

@@ -2,11 +2,26 @@
 
 use std::fmt::Write as _;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// Escapes text for HTML content and double-quoted attribute values.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
+
+/// Page style shared by report.html and the cell pages.
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.45;color:#222}\
+     table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #bbb;padding:3px 7px;text-align:right}\
+     th{background:#eee}td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}\
+     .warn{background:#fde2e1;border:2px solid #c0392b;padding:0.8em;font-weight:bold}";
 
 /// Inline Markdown subset used by our tables: `**bold**` and `code`.
 fn inline(s: &str) -> String {
@@ -23,6 +38,21 @@ fn inline(s: &str) -> String {
         } else if c == '`' {
             out.push_str(if code { "</code>" } else { "<code>" });
             code = !code;
+        } else if c == '[' && !code {
+            // `[text](href)`: the links of the cells table to the cell pages.
+            let rest: String = it.clone().collect();
+            if let Some((text, tail)) = rest.split_once("](") {
+                if let Some((href, _)) = tail.split_once(')') {
+                    if !text.contains('[') && !href.contains(' ') {
+                        let _ = write!(out, "<a href=\"{href}\">{text}</a>");
+                        for _ in 0..text.chars().count() + 2 + href.chars().count() + 1 {
+                            it.next();
+                        }
+                        continue;
+                    }
+                }
+            }
+            out.push(c);
         } else {
             out.push(c);
         }
@@ -94,9 +124,6 @@ pub fn markdown_to_html(md: &str, svgs: &[(String, String)]) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>LRAB analysis report</title>\n\
-         <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.45;color:#222}}\
-         table{{border-collapse:collapse;margin:1em 0;font-size:0.9em}}td,th{{border:1px solid #bbb;padding:3px 7px;text-align:right}}\
-         th{{background:#eee}}td:first-child,th:first-child{{text-align:left}}figure{{margin:1.5em 0}}\
-         .warn{{background:#fde2e1;border:2px solid #c0392b;padding:0.8em;font-weight:bold}}</style></head>\n<body>\n{out}</body></html>\n"
+         <style>{STYLE}</style></head>\n<body>\n{out}</body></html>\n"
     )
 }

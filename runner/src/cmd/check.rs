@@ -184,5 +184,10 @@ fn score_once(
         let sol = task.solution(k)?;
         apply_solution(workdir, &sol)?;
     }
-    Ok(lrab_scorer::score(task, &m.checks, workdir)?)
+    Ok(lrab_scorer::score_checked(
+        task,
+        &m.checks,
+        workdir,
+        lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
+    )?)
 }

@@ -34,7 +34,13 @@ pub fn run(a: Args) -> Result<Exit> {
     }
     let (pack, task) = load_task(a.pack.as_deref(), &a.task)?;
     let checks = lrab_tasks::resolve_checks(&task, a.seed)?;
-    let s = lrab_scorer::score(&task, &checks, &a.workdir)?;
+    // A check whose program is missing here must not read as the workdir's failure.
+    let s = lrab_scorer::score_checked(
+        &task,
+        &checks,
+        &a.workdir,
+        lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
+    )?;
     // Standalone scoring knows no attempt: treat it as a clean exit of unknown duration.
     let inputs = input_names(&pack, &task, a.seed);
     let facts = AttemptFacts {

@@ -68,8 +68,12 @@ impl AttemptResult {
     }
 }
 
-/// Whether a recorded attempt is retried (timeout or no score).
+/// Whether a recorded attempt is retried (timeout or no score). A scorer error is not: the
+/// scorer already tried twice, and running the arm again cannot mend the scorer's machine.
 pub fn needs_retry(r: &CellRow) -> bool {
+    if r.failure_mode == FailureMode::ScorerError {
+        return false;
+    }
     r.failure_mode == FailureMode::Timeout || r.milestone_score.is_none()
 }
 

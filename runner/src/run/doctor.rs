@@ -1,5 +1,6 @@
 //! `lrab doctor`: is this machine ready to run the benchmark? Backend reachable, models
-//! present, arms installed (with versions), python and pytest present. Each check is one line
+//! present, arms installed (with versions), python and what the task checks run (pytest …)
+//! present. Each check is one line
 //! with ok / missing and a hint.
 
 use std::path::Path;
@@ -94,12 +95,40 @@ pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
         detail: py.unwrap_or_else(|| "missing: checks that run code need python3".into()),
         required: true,
     });
-    let pt = cmd_version("python3", &["-m", "pytest", "--version"]);
-    out.push(Check {
-        name: "pytest".into(),
-        ok: pt.is_some(),
-        detail: pt.unwrap_or_else(|| "missing: `python3 -m pip install pytest`".into()),
-        required: true,
-    });
+    out.extend(scorer_needs());
     out
+}
+
+/// What the task pack's checks need on this machine, derived by the scorer from the check
+/// kinds (the same lookup `lrab run` refuses to start on): one line per need, naming the tasks.
+fn scorer_needs() -> Vec<Check> {
+    let dir = std::env::var_os("LRAB_PACK")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(lrab_tasks::Pack::builtin_dir);
+    let (pack, _) = lrab_tasks::Pack::load_lenient(&dir);
+    let mut by: std::collections::BTreeMap<lrab_scorer::preflight::Need, Vec<&str>> =
+        Default::default();
+    for t in &pack.tasks {
+        for n in lrab_scorer::preflight::needs_of_task(&t.spec) {
+            by.entry(n).or_default().push(&t.spec.id);
+        }
+    }
+    by.into_iter()
+        .map(|(need, tasks)| {
+            let found = lrab_scorer::preflight::check(&need);
+            Check {
+                name: format!("scorer needs {need}"),
+                ok: found.is_ok(),
+                detail: match found {
+                    Ok(()) => format!("present (for {})", tasks.join(", ")),
+                    Err(why) => format!(
+                        "missing ({why}): `lrab run` refuses {}; {}",
+                        tasks.join(", "),
+                        need.fix()
+                    ),
+                },
+                required: true,
+            }
+        })
+        .collect()
 }

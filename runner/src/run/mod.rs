@@ -345,6 +345,42 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
         .with_context(|| format!("write {}", path.display()))
 }
 
+/// Refuses a run whose planned tasks have checks that need a program or Python module this
+/// machine lacks: scoring them would blame the arms for the scorer's machine. The needs come
+/// from the scorer (`lrab_scorer::preflight`), derived from the check kinds.
+fn scorer_preflight(p: &Prepared) -> Result<()> {
+    let planned: std::collections::BTreeSet<&str> =
+        p.cells.iter().map(|c| c.task.as_str()).collect();
+    let mut by_need: BTreeMap<String, (String, Vec<&str>)> = BTreeMap::new();
+    for id in planned {
+        let Some(t) = p.pack.get(id) else { continue };
+        for m in lrab_scorer::preflight::missing_for_task(&t.spec) {
+            by_need
+                .entry(format!("{} is missing ({})", m.need, m.why))
+                .or_insert_with(|| (m.need.fix(), Vec::new()))
+                .1
+                .push(id);
+        }
+    }
+    if by_need.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = by_need
+        .iter()
+        .map(|(what, (fix, tasks))| {
+            format!(
+                "  {what}, needed by the checks of {}; fix: {fix}",
+                tasks.join(", ")
+            )
+        })
+        .collect();
+    bail!(
+        "the scorer cannot score the planned tasks on this machine (nothing was run):\n{}\n\
+         Install what is missing, or leave those tasks out with --tasks.",
+        lines.join("\n")
+    )
+}
+
 /// Runs (or resumes, when `run_dir` already holds a manifest) a matrix.
 pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary> {
     // The backend first: its kind decides the default models.
@@ -364,6 +400,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         let t = p.pack.get(id).expect("validated");
         lrab_tasks::resolve_checks(t, None).with_context(|| format!("task {id}"))?;
     }
+    scorer_preflight(&p)?;
     let run_dir = match resuming {
         Some(d) => d.to_path_buf(),
         None => {

@@ -82,10 +82,16 @@ pub fn summary_table(rows: &[CellRow], arm_order: &[String], model_order: &[Stri
     let mut by: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     let mut models: Vec<String> = model_order.to_vec();
     let mut arms: Vec<String> = arm_order.to_vec();
+    // Scorer errors have no score: counted apart, never averaged in as 0.
+    let mut scorer_errors: BTreeMap<(String, String), usize> = BTreeMap::new();
     for r in latest.values() {
-        let e = by
-            .entry((r.arm.clone(), r.model.clone()))
-            .or_insert((0.0, 0));
+        let key = (r.arm.clone(), r.model.clone());
+        if r.failure_mode == lrab_records::FailureMode::ScorerError {
+            *scorer_errors.entry(key.clone()).or_default() += 1;
+            by.entry(key).or_insert((0.0, 0));
+            continue;
+        }
+        let e = by.entry(key).or_insert((0.0, 0));
         e.0 += r.score;
         e.1 += 1;
     }
@@ -109,8 +115,14 @@ pub fn summary_table(rows: &[CellRow], arm_order: &[String], model_order: &[Stri
     for a in &arms {
         out.push_str(&format!("| {a} |"));
         for m in &models {
-            match by.get(&(a.clone(), m.clone())) {
-                Some((s, n)) => out.push_str(&format!(" {:.3} (n={n}) |", s / *n as f64)),
+            let key = (a.clone(), m.clone());
+            let errs = match scorer_errors.get(&key) {
+                Some(k) => format!(", {k} scorer error{}", if *k == 1 { "" } else { "s" }),
+                None => String::new(),
+            };
+            match by.get(&key) {
+                Some((_, 0)) => out.push_str(&format!(" – (n=0{errs}) |")),
+                Some((s, n)) => out.push_str(&format!(" {:.3} (n={n}{errs}) |", s / *n as f64)),
                 None => out.push_str(" – |"),
             }
         }
@@ -164,6 +176,21 @@ mod tests {
         assert_eq!(
             t,
             "| arm | sim-4b | sim-12b |\n|---|---:|---:|\n| h | 0.750 (n=2) | 0.250 (n=1) |\n"
+        );
+    }
+
+    #[test]
+    fn scorer_errors_are_counted_apart_not_averaged_as_zero() {
+        let mut err = row("h", "m", "T2", 0, 0.0);
+        err.failure_mode = lrab_records::FailureMode::ScorerError;
+        err.milestone_score = None;
+        let mut only = row("h", "n", "T1", 0, 0.0);
+        only.failure_mode = lrab_records::FailureMode::ScorerError;
+        let rows = vec![row("h", "m", "T1", 0, 0.8), err, only];
+        let t = summary_table(&rows, &["h".into()], &["m".into(), "n".into()]);
+        assert_eq!(
+            t,
+            "| arm | m | n |\n|---|---:|---:|\n| h | 0.800 (n=1, 1 scorer error) | – (n=0, 1 scorer error) |\n"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Scoring one attempt: a timed-out attempt has no score; otherwise the workdir is scored and
 //! the failure mode classified from the attempt's facts (`lrab_scorer::classify`). A workdir
-//! that cannot be scored is an `error` with the reason kept.
+//! that cannot be scored is an `error` with the reason kept, or a `scorer_error` when the
+//! scoring machine lacks a program a check runs (`lrab_scorer::score_checked`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,7 +38,12 @@ pub(super) fn score(task: &Task, mat: &Materialized, workdir: &Path, end: &Endin
             None,
         )
     } else {
-        match lrab_scorer::score(task, &mat.checks, workdir) {
+        match lrab_scorer::score_checked(
+            task,
+            &mat.checks,
+            workdir,
+            lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
+        ) {
             Ok(s) => {
                 let facts = AttemptFacts {
                     timed_out: false,
@@ -50,10 +56,17 @@ pub(super) fn score(task: &Task, mat: &Materialized, workdir: &Path, end: &Endin
                 let fm = lrab_scorer::classify(&facts);
                 (ScoreReport::scored(s, fm), None)
             }
-            Err(e) => (
-                ScoreReport::unscored(&spec.id, &spec.domain, spec.tier, FailureMode::Error),
-                Some(e.to_string()),
-            ),
+            Err(e) => {
+                // A program a check runs is missing here: the scorer's failure, never the arm's.
+                let mode = match e {
+                    lrab_scorer::ScoreError::Environment(_) => FailureMode::ScorerError,
+                    _ => FailureMode::Error,
+                };
+                (
+                    ScoreReport::unscored(&spec.id, &spec.domain, spec.tier, mode),
+                    Some(e.to_string()),
+                )
+            }
         }
     };
     Scored {
