@@ -11,8 +11,6 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 pub mod lh01;
 pub mod lh02;
 pub mod lh03;
@@ -68,10 +66,8 @@ pub fn default_seed(name: &str) -> Option<u64> {
     }
 }
 
-/// Lower-case hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+/// Lower-case hex sha256 of `bytes` (the suite's one implementation).
+pub use lrab_util::sha256_hex;
 
 /// The `generated.sha256` manifest text for `generated`: one `"<sha256>  <path>\n"` line per
 /// file, sorted by path (the `BTreeMap` order), in the format of `sha256sum`.

@@ -539,7 +539,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     };
     let rj = results::results_json(&info, &tasks, &records);
     let rpath = r.out.join("results.json");
-    results::write_atomic(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
+    results::write_output(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
     let cpath = r.out.join("tau2.csv");
     results::write_csv(&cpath, domain.kind.name(), &r.agent, &records)?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;

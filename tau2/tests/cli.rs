@@ -4,27 +4,11 @@
 mod common;
 use clap::Parser;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::{run_cli as run, Tau2Args};
+use lrab_tau2::run_cli as run;
 use serde_json::{json, Value};
 
-#[derive(Parser)]
-struct Cli {
-    #[command(flatten)]
-    args: Tau2Args,
-}
-
 fn call(argv: &[&str]) -> (anyhow::Result<()>, String) {
-    let data = common::data_dir();
-    let mut full = vec![
-        "tau2".to_string(),
-        "--tau2-data".into(),
-        data.display().to_string(),
-    ];
-    full.extend(argv.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(full).expect("argv parses");
-    let mut out = Vec::new();
-    let r = run(&cli.args, &mut out);
-    (r, String::from_utf8(out).unwrap())
+    common::run_cli(&common::data_dir(), argv)
 }
 
 #[test]
@@ -221,7 +205,8 @@ fn bad_input_gives_clear_errors() {
         .to_string()
         .contains("cannot read /nonexistent/results.json"));
     let cli =
-        Cli::try_parse_from(["tau2", "--tau2-data", "/nonexistent/tau2", "replay-gold"]).unwrap();
+        common::Cli::try_parse_from(["tau2", "--tau2-data", "/nonexistent/tau2", "replay-gold"])
+            .unwrap();
     let err = run(&cli.args, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("/nonexistent/tau2 does not exist"), "{err}");
     let tmp = tempfile::tempdir().unwrap();
