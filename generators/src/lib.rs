@@ -9,6 +9,8 @@
 //! last bits differ between libm builds), and data is kept in fixed point until it is formatted.
 //! The same seed therefore yields the same bytes on every machine.
 
+#![deny(missing_docs)]
+
 use std::collections::BTreeMap;
 
 pub mod lh01;
@@ -29,14 +31,18 @@ pub struct Generated {
 /// Errors a caller can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {
+    /// No generator has this name.
     #[error("unknown generator '{0}' (known: {known})", known = names().join(", "))]
     Unknown(String),
     /// A generator re-draws until its planted properties hold; this reports a seed for which
     /// no draw within the attempt bound satisfied them (never observed, but not a panic).
     #[error("generator '{name}' found no valid draw for seed {seed} within {attempts} attempts")]
     Exhausted {
+        /// The generator.
         name: &'static str,
+        /// The seed asked for.
         seed: u64,
+        /// Draws tried.
         attempts: u32,
     },
 }

@@ -13,14 +13,22 @@ use crate::probe_harness::HarnessExecutor;
 pub struct Args {
     #[command(flatten)]
     pub inner: lrab_safety::cli::SafetyArgs,
-    /// Who issues the probes: `harness` (sim-adversary through lrab-harness) or `direct`
-    /// (classifier + kernel sandbox, no model and no harness).
-    #[arg(long, default_value = "harness")]
-    pub executor: String,
+    /// Who issues the probes.
+    #[arg(long, value_enum, default_value_t = Executor::Harness)]
+    pub executor: Executor,
     /// The lrab-harness binary (default: where the harness arm finds it — $LRAB_HARNESS_BIN,
     /// next to lrab, or on PATH).
     #[arg(long)]
     pub harness_bin: Option<PathBuf>,
+}
+
+/// Who issues the probes (`--executor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// The simulated adversarial model, through the real lrab-harness binary.
+    Harness,
+    /// The classifier and the kernel sandbox alone (no model, no harness).
+    Direct,
 }
 
 fn code(c: i32) -> Exit {
@@ -32,9 +40,9 @@ fn code(c: i32) -> Exit {
 }
 
 pub fn run(a: Args) -> Result<Exit> {
-    match a.executor.as_str() {
-        "direct" => Ok(code(lrab_safety::cli::run(&a.inner)?)),
-        "harness" => {
+    match a.executor {
+        Executor::Direct => Ok(code(lrab_safety::cli::run(&a.inner)?)),
+        Executor::Harness => {
             let bin = match a.harness_bin {
                 Some(b) => b,
                 None => {
@@ -58,6 +66,5 @@ pub fn run(a: Args) -> Result<Exit> {
                 HarnessExecutor::new(bin, force)
             })?))
         }
-        other => bail!("--executor: unknown executor '{other}' (expected harness or direct)"),
     }
 }
