@@ -8,6 +8,7 @@
 pub mod error;
 pub mod fsutil;
 pub mod materialize;
+pub mod mingbird;
 pub mod pack;
 pub mod process;
 pub mod prompt;
