@@ -274,3 +274,33 @@ fn gold_run_with_scripted_user_writes_upstream_shaped_checks() {
     let (r, _) = call(&["run", "--domain", "mock", "--agent", "gold", "--user", "x"]);
     assert!(r.unwrap_err().to_string().contains("unknown user \"x\""));
 }
+
+#[test]
+fn api_options_take_only_the_known_apis() {
+    let parse = |extra: &[&str]| {
+        let mut argv = vec!["tau2", "run", "--domain", "mock"];
+        argv.extend_from_slice(extra);
+        common::Cli::try_parse_from(argv)
+    };
+    let c = parse(&["--api", "openai", "--judge-api", "ollama"]).unwrap();
+    let lrab_tau2::Tau2Cmd::Run(r) = c.args.cmd else {
+        panic!("not a run")
+    };
+    assert_eq!(r.api, lrab_tau2::Api::OpenAi);
+    assert_eq!(r.user_api, None);
+    assert_eq!(r.judge_api, Some(lrab_tau2::Api::Ollama));
+    let c = parse(&[]).unwrap();
+    let lrab_tau2::Tau2Cmd::Run(r) = c.args.cmd else {
+        panic!("not a run")
+    };
+    assert_eq!(r.api, lrab_tau2::Api::Ollama);
+    let err = parse(&["--user-api", "anthropic"])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("invalid value 'anthropic' for '--user-api <USER_API>'")
+            && err.contains("[possible values: ollama, openai]"),
+        "{err}"
+    );
+}
