@@ -122,7 +122,14 @@ fn bad_profiles_and_bad_models_are_clear_errors() {
     )
     .unwrap();
     let o = lrab()
-        .args(["sim", "calibrate", "--no-verify", "--models", "sim-2b", "--residuals"])
+        .args([
+            "sim",
+            "calibrate",
+            "--no-verify",
+            "--models",
+            "sim-2b",
+            "--residuals",
+        ])
         .arg(&r)
         .arg("--profiles-out")
         .arg(d.path().join("profiles"))

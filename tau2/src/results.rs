@@ -95,8 +95,7 @@ fn csv_field(s: &str) -> String {
 
 /// `simulated` is `true` when the run used the simulated backend (lrab-sim) anywhere, so the
 /// label travels with the rows into `lrab analyze`.
-pub const CSV_HEADER: &str =
-    "domain,task,arm,trial,reward,components,steps,termination,simulated";
+pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination,simulated";
 
 /// One CSV row; reward is `1`/`0`, or `ungraded` when a gating NL assertion had no judge.
 pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> String {

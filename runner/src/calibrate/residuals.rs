@@ -146,11 +146,22 @@ mod tests {
         };
         std::fs::write(&p, format!("origin = \"x\"\n{}", entry("opencode", 1.5))).unwrap();
         let e = format!("{:#}", Residuals::load(&p).unwrap_err());
-        assert!(e.contains("r.toml") && e.contains("residual #1") && e.contains("verified"), "{e}");
+        assert!(
+            e.contains("r.toml") && e.contains("residual #1") && e.contains("verified"),
+            "{e}"
+        );
         std::fs::write(&p, format!("origin = \"x\"\n{}", entry("harness", 0.5))).unwrap();
         let e = format!("{:#}", Residuals::load(&p).unwrap_err());
         assert!(e.contains("held out"), "{e}");
-        std::fs::write(&p, format!("origin = \"x\"\n{}{}", entry("opencode", 0.5), entry("opencode", 0.4))).unwrap();
+        std::fs::write(
+            &p,
+            format!(
+                "origin = \"x\"\n{}{}",
+                entry("opencode", 0.5),
+                entry("opencode", 0.4)
+            ),
+        )
+        .unwrap();
         let e = format!("{:#}", Residuals::load(&p).unwrap_err());
         assert!(e.contains("twice"), "{e}");
         std::fs::write(&p, "origin = \"x\"\nbogus = 1\n").unwrap();
