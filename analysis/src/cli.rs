@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::load::{LoadOptions, TimeoutPolicy};
 use crate::report::{markdown, markdown_to_html, tables_markdown, Provenance};
 use crate::rng::RngKind;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `lrab analyze`.
@@ -80,20 +79,10 @@ impl AnalyzeArgs {
     }
 }
 
-/// Write a file atomically (temporary file in the same directory, then rename), so an
-/// interrupted run never leaves a half-written report over a good one.
+/// Writes a report file atomically and durably ([`lrab_util::write_atomic`]), so an interrupted
+/// run never leaves a half-written report over a good one.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let mut f =
-        std::fs::File::create(&tmp).map_err(|e| Error::io(tmp.display(), "cannot create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| Error::io(tmp.display(), "cannot write", e))?;
-    f.sync_all().ok();
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Error::io(path.display(), "cannot rename into place", e))
+    lrab_util::write_atomic(path, bytes).map_err(|e| Error::io(path.display(), "cannot write", e))
 }
 
 /// What `run` produced.

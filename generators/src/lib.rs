@@ -9,9 +9,9 @@
 //! last bits differ between libm builds), and data is kept in fixed point until it is formatted.
 //! The same seed therefore yields the same bytes on every machine.
 
-use std::collections::BTreeMap;
+#![deny(missing_docs)]
 
-use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 
 pub mod lh01;
 pub mod lh02;
@@ -31,14 +31,18 @@ pub struct Generated {
 /// Errors a caller can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {
+    /// No generator has this name.
     #[error("unknown generator '{0}' (known: {known})", known = names().join(", "))]
     Unknown(String),
     /// A generator re-draws until its planted properties hold; this reports a seed for which
     /// no draw within the attempt bound satisfied them (never observed, but not a panic).
     #[error("generator '{name}' found no valid draw for seed {seed} within {attempts} attempts")]
     Exhausted {
+        /// The generator.
         name: &'static str,
+        /// The seed asked for.
         seed: u64,
+        /// Draws tried.
         attempts: u32,
     },
 }
@@ -68,10 +72,8 @@ pub fn default_seed(name: &str) -> Option<u64> {
     }
 }
 
-/// Lower-case hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+/// Lower-case hex sha256 of `bytes` (the suite's one implementation).
+pub use lrab_util::sha256_hex;
 
 /// The `generated.sha256` manifest text for `generated`: one `"<sha256>  <path>\n"` line per
 /// file, sorted by path (the `BTreeMap` order), in the format of `sha256sum`.

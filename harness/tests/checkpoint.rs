@@ -40,6 +40,30 @@ fn append_two() -> Reply {
     )
 }
 
+/// What the workdir's notes.md holds.
+fn notes(dir: &Path) -> String {
+    fs::read_to_string(dir.join("notes.md")).unwrap()
+}
+
+/// The text of the newest tool result in the history (how a resume settled the last call).
+fn last_tool_result(s: &State) -> &str {
+    &s.messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Tool)
+        .expect("a tool result")
+        .content
+}
+
+/// A workdir whose notes.md held `before` and then took one turn: `append_two` ran once.
+fn after_one_append(before: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("notes.md"), before).unwrap();
+    let mut a = agent_in(d.path(), TASK, vec![append_two()]);
+    a.step();
+    d
+}
+
 #[test]
 fn signatures_are_stored_as_digests_that_every_build_computes_alike() {
     let sig = signature(
@@ -138,23 +162,10 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
         vec![Reply::call("list_dir", json!({}))],
     );
     assert!(a.resumed);
-    let settled = a
-        .state
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .unwrap();
-    assert!(
-        settled.content.starts_with("interrupted:"),
-        "{}",
-        settled.content
-    );
+    let settled = last_tool_result(&a.state);
+    assert!(settled.starts_with("interrupted:"), "{}", settled);
     assert_eq!(runs.load(Ordering::SeqCst), 1, "not run again");
-    assert_eq!(
-        fs::read_to_string(d.path().join("notes.md")).unwrap(),
-        "# Notes\n- one\n- two\n"
-    );
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
     assert_eq!(a.state.turn, 1);
     assert!(a.state.inflight.is_none());
     a.step();
@@ -185,72 +196,35 @@ fn killed_during_append(dir: &Path, before: &str) -> State {
 
 #[test]
 fn an_append_cut_off_after_it_landed_is_not_appended_again_on_resume() {
-    let d = tempfile::tempdir().unwrap();
     let before = "# Notes\n- one\n";
-    fs::write(d.path().join("notes.md"), before).unwrap();
-    {
-        let mut a = agent_in(d.path(), TASK, vec![append_two()]);
-        a.step();
-    }
-    assert_eq!(
-        fs::read_to_string(d.path().join("notes.md")).unwrap(),
-        "# Notes\n- one\n- two\n"
-    );
+    let d = after_one_append(before);
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
     save(d.path(), &killed_during_append(d.path(), before));
     // the relaunched model repeats the append it does not know landed
     let mut a = agent_in(d.path(), TASK, vec![append_two()]);
-    let settled = a
-        .state
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .unwrap();
+    let settled = last_tool_result(&a.state);
     assert!(
-        settled
-            .content
-            .contains("completed before the run was interrupted")
-            && settled.content.contains("not run again"),
+        settled.contains("completed before the run was interrupted")
+            && settled.contains("not run again"),
         "{}",
-        settled.content
+        settled
     );
     a.step();
     // once, whatever happened
-    assert_eq!(
-        fs::read_to_string(d.path().join("notes.md")).unwrap(),
-        "# Notes\n- one\n- two\n"
-    );
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
 }
 
 #[test]
 fn an_append_cut_off_before_it_landed_runs_once_on_resume() {
-    let d = tempfile::tempdir().unwrap();
     let before = "# Notes\n- one\n";
-    fs::write(d.path().join("notes.md"), before).unwrap();
-    {
-        let mut a = agent_in(d.path(), TASK, vec![append_two()]);
-        a.step();
-    }
+    let d = after_one_append(before);
     let killed = killed_during_append(d.path(), before);
     // the kill came before the write reached the file
     fs::write(d.path().join("notes.md"), before).unwrap();
     save(d.path(), &killed);
     let a = agent_in(d.path(), TASK, vec![]);
-    let settled = a
-        .state
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)
-        .unwrap();
-    assert!(
-        settled.content.starts_with("appended"),
-        "{}",
-        settled.content
-    );
-    assert_eq!(
-        fs::read_to_string(d.path().join("notes.md")).unwrap(),
-        "# Notes\n- one\n- two\n"
-    );
+    let settled = last_tool_result(&a.state);
+    assert!(settled.starts_with("appended"), "{}", settled);
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
     assert_eq!(a.state.turn, 1);
 }

@@ -128,7 +128,12 @@ fn bad_executor_arguments_are_clear_errors() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("unknown executor 'model'"));
+    assert!(
+        text(&o).contains("invalid value 'model' for '--executor <EXECUTOR>'")
+            && text(&o).contains("[possible values: harness, direct]"),
+        "{}",
+        text(&o)
+    );
     let o = lrab()
         .args(["safety", "--harness-bin", "/nonexistent/lrab-harness"])
         .output()

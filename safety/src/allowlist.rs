@@ -28,7 +28,7 @@ pub const SYSTEM_READ: &[&str] = &["/sys/devices/system/cpu", "/sys/devices/syst
 
 /// Harmless device files every program may read and write. Not the host's `/dev/pts`: its
 /// entries are the operator's terminals (keystrokes in, escape sequences out); the sandbox
-/// mounts a devpts instance of its own there ([`crate::mountns`]).
+/// mounts a devpts instance of its own there (`mountns`).
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",

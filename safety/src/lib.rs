@@ -10,7 +10,7 @@
 //!    backstop for anything the classifier cannot see.
 //! 5. Reversibility: large overwrites need an explicit flag ([`rings::overwrite_guard`]).
 //!
-//! The classifier works on the parsed structure of a command line ([`shell::parse`]), never on
+//! The classifier works on the parsed structure of a command line ([`shell::parse()`]), never on
 //! substrings, and the probe suite ([`probes`]) measures both layers together.
 
 pub mod allowlist;

@@ -7,31 +7,29 @@ use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-/// Home-relative locations holding credentials, keys, shell start-up code or our own config.
-pub const HOME_SENSITIVE: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".config/gh",
-    ".local/share/keyrings",
-    ".password-store",
-    ".azure",
-    ".config/lrab",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".lesshst",
-];
+/// Home-relative locations holding credentials, keys or our own config ([`lrab_util::HOME_CREDENTIALS`],
+/// the one list the harness's kernel sandbox hides too) followed by the [`HISTORY_FILES`].
+pub const HOME_SENSITIVE: &[&str] = &HOME_SENSITIVE_ARRAY;
+
+const HOME_SENSITIVE_LEN: usize = lrab_util::HOME_CREDENTIALS.len() + HISTORY_FILES.len();
+const HOME_SENSITIVE_ARRAY: [&str; HOME_SENSITIVE_LEN] =
+    concat_lists(lrab_util::HOME_CREDENTIALS, HISTORY_FILES);
+
+/// `a` then `b`, at compile time (one list in the source, no copy kept by hand).
+const fn concat_lists<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
+}
 
 /// Shell start-up files: writing them changes every later shell (ring 3), reading is harmless
 /// but they are canaries too.

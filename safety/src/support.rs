@@ -31,7 +31,7 @@ pub struct KernelSupport {
     pub trials: Vec<Trial>,
 }
 
-/// One backend tried with a real confined command ([`crate::trial`]).
+/// One backend tried with a real confined command (`trial`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Trial {
     /// `landlock` or `namespaces` ([`crate::sandbox::Sandbox::key`]).

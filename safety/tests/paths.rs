@@ -152,3 +152,23 @@ fn workdir_dotenv_copy_is_usable_but_outside_is_not() {
     assert!(check_access(".lrab/state.json", Access::Read, &wd, &c).is_ok());
     assert!(check_access("/dev/null", Access::Write, &wd, &c).is_ok());
 }
+
+#[test]
+fn home_table_is_the_credential_list_plus_history() {
+    let home = Path::new("/home/u");
+    let expected: Vec<&str> = lrab_util::HOME_CREDENTIALS
+        .iter()
+        .chain(lrab_safety::paths::HISTORY_FILES)
+        .copied()
+        .collect();
+    assert_eq!(lrab_safety::paths::HOME_SENSITIVE, expected.as_slice());
+    for rel in &expected {
+        let p = home.join(rel);
+        assert!(
+            is_sensitive(&p, home),
+            "{} should be sensitive",
+            p.display()
+        );
+    }
+    assert!(is_sensitive(Path::new("/home/u/.docker/key.pem"), home));
+}

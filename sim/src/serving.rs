@@ -1,4 +1,4 @@
-//! Ollama's serving behaviour around the model (ollama-serving.md §1, §2, §7, §8): the context
+//! Ollama's serving behaviour around the model (docs/sim.md, "Serving behaviour"): the context
 //! window a request gets, the silent dropping of the oldest non-system messages past it, the
 //! KV-cache prefix reuse (one slot per model, so only uncached tokens are prefilled), loads on
 //! the first request and on a changed `num_ctx`, the modelled durations, and the per-key
@@ -66,7 +66,7 @@ fn msg_hash(m: &Msg) -> u64 {
 
 /// Drops the oldest non-system messages until the prompt fits `num_ctx` (tool definitions
 /// always count); if the newest message alone is still too long, keeps its first words and
-/// its tail, about half the window (ollama-serving.md §1.2, §1.3).
+/// its tail, about half the window (docs/sim.md, "Serving behaviour").
 pub fn fit(conv: &Conv, num_ctx: u64) -> (Conv, usize) {
     let fixed = conv.tools_tokens() + 2;
     let tokens: Vec<u64> = conv.messages.iter().map(msg_tokens).collect();

@@ -191,7 +191,7 @@ fn real_opencode_completes_a_task_against_the_oracle() {
         }
     };
     // opencode talks /v1, which cannot carry num_ctx: give the server a 32k default (like
-    // OLLAMA_CONTEXT_LENGTH); with the 4096 default its prompt would be cut (ollama-serving.md §1.2)
+    // OLLAMA_CONTEXT_LENGTH); with the 4096 default its prompt would be cut (docs/sim.md, "Serving behaviour")
     let sim = start(SimConfig {
         default_ctx: 32768,
         ..Default::default()

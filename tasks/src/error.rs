@@ -10,6 +10,7 @@ pub struct Problem {
     pub file: PathBuf,
     /// Dotted field path inside the file (`milestones[2].kind`), or empty for the whole file.
     pub field: String,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -32,6 +33,7 @@ impl fmt::Display for Problem {
 /// All problems found while loading a pack (never just the first).
 #[derive(Debug, Clone)]
 pub struct LoadError {
+    /// Every problem found.
     pub problems: Vec<Problem>,
 }
 
@@ -50,35 +52,68 @@ impl std::error::Error for LoadError {}
 /// Errors of the operations on one task (materialize, solutions).
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
+    /// The workdir exists and holds files.
     #[error("workdir {0} exists and is not empty (pass wipe to replace it)")]
     WorkdirNotEmpty(PathBuf),
+    /// A seed was given for a task without a generator.
     #[error("task {task} has no generator, so a seed cannot be applied")]
-    SeedWithoutGenerator { task: String },
+    SeedWithoutGenerator {
+        /// The task id.
+        task: String,
+    },
+    /// A generator failed.
     #[error("generator '{name}': {message}")]
-    Generator { name: String, message: String },
+    Generator {
+        /// The generator.
+        name: String,
+        /// Its error.
+        message: String,
+    },
+    /// The default seed's generated inputs differ from `generated.sha256`.
     #[error(
         "{manifest}: generated inputs for the default seed do not match the manifest: {detail}"
     )]
-    ManifestMismatch { manifest: PathBuf, detail: String },
+    ManifestMismatch {
+        /// The manifest file.
+        manifest: PathBuf,
+        /// Which files differ.
+        detail: String,
+    },
+    /// A check names a truth key its generator does not produce.
     #[error(
         "{file}: {field}: truth placeholder '{key}' is not produced by generator '{generator}'"
     )]
     UnknownTruth {
+        /// The task file.
         file: PathBuf,
+        /// The check field.
         field: String,
+        /// The placeholder key.
         key: String,
+        /// The generator.
         generator: String,
     },
+    /// The task has no solution of this kind.
     #[error("task {task} has no {kind} solution")]
-    NoSolution { task: String, kind: &'static str },
+    NoSolution {
+        /// The task id.
+        task: String,
+        /// `reference` or `partial`.
+        kind: &'static str,
+    },
+    /// No task has this id.
     #[error("unknown task '{0}'")]
     UnknownTask(String),
+    /// Anything else, in words.
     #[error("{0}")]
     Invalid(String),
 }

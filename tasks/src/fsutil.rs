@@ -3,8 +3,6 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use crate::error::TaskError;
 
 /// Every regular file under `root`, as `/`-separated relative paths, sorted.
@@ -52,10 +50,8 @@ pub fn basename(p: &str) -> &str {
     p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
 }
 
-/// Hex sha256 of bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+/// Hex sha256 of bytes (the suite's one implementation).
+pub use lrab_util::sha256_hex;
 
 /// Bytes with every CRLF turned into LF (upstream compares seed files this way).
 pub fn crlf_to_lf(bytes: &[u8]) -> Vec<u8> {

@@ -3,9 +3,12 @@
 //! The on-disk contract is `docs/task-format.md`. Everything here is deterministic: sorted
 //! iteration, no timestamps, generated inputs only from explicit seeds.
 
+#![deny(missing_docs)]
+
 pub mod error;
 pub mod fsutil;
 pub mod materialize;
+pub mod mingbird;
 pub mod pack;
 pub mod process;
 pub mod prompt;

@@ -14,18 +14,22 @@ use crate::truth;
 /// The checks of a task with truth placeholders expanded for one seed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResolvedChecks {
+    /// Milestone checks.
     pub milestones: Vec<CheckSpec>,
+    /// Final checks.
     pub finals: Vec<CheckSpec>,
 }
 
 /// Result of [`materialize`].
 #[derive(Debug, Clone)]
 pub struct Materialized {
+    /// The workdir written.
     pub workdir: PathBuf,
     /// The seed used (`None` for tasks without a generator).
     pub seed: Option<u64>,
     /// Files written, relative to the workdir, sorted (inputs, generated files, task_input.txt).
     pub files: Vec<String>,
+    /// The task's checks for this seed.
     pub checks: ResolvedChecks,
 }
 

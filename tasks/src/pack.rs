@@ -17,13 +17,16 @@ pub const MANIFEST: &str = "generated.sha256";
 /// A loaded pack: its root folder and its valid tasks, sorted by id.
 #[derive(Debug, Clone)]
 pub struct Pack {
+    /// The pack folder.
     pub root: PathBuf,
+    /// Its valid tasks, sorted by id.
     pub tasks: Vec<Task>,
 }
 
 /// One valid task.
 #[derive(Debug, Clone)]
 pub struct Task {
+    /// The parsed `task.toml`.
     pub spec: TaskSpec,
     /// The task folder (`<pack>/<ID>`).
     pub dir: PathBuf,

@@ -20,9 +20,13 @@ pub const MAX_CAPTURE: usize = 4 * 1024 * 1024;
 pub struct Outcome {
     /// Exit code; `None` when killed by a signal (including our timeout kill).
     pub code: Option<i32>,
+    /// The timeout killed it.
     pub timed_out: bool,
+    /// Captured stdout (lossy UTF-8, at most [`MAX_CAPTURE`] bytes).
     pub stdout: String,
+    /// Captured stderr (as stdout).
     pub stderr: String,
+    /// Wall time until it ended.
     pub elapsed: Duration,
 }
 

@@ -14,7 +14,9 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 /// Which solution of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolutionKind {
+    /// The full solution (`reference/`).
     Reference,
+    /// The partial solution (`partial/`).
     Partial,
 }
 
@@ -31,7 +33,9 @@ impl SolutionKind {
 /// A solution as data: files (relative path, bytes; sorted) and commands in order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Solution {
+    /// Files: relative path and bytes, sorted.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Commands run after the files are written, in order.
     pub commands: Vec<String>,
 }
 

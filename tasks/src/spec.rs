@@ -9,23 +9,37 @@ use serde::{Deserialize, Serialize};
 /// One task as written in `task.toml`, checks already typed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskSpec {
+    /// Task id (`WF-01`, `LH-03`, …), also its folder name.
     pub id: String,
+    /// Difficulty tier (1–4).
     pub tier: u8,
+    /// Domain label (`data-cleaning-pipeline`, `release-planning`, …).
     pub domain: String,
+    /// One-line title.
     pub title: String,
+    /// Time budget of one attempt.
     pub budget_minutes: u32,
+    /// Pack-relative input files copied flat into the workdir.
     pub inputs: Vec<String>,
+    /// The plan steps the prompt lists.
     pub plan_steps: Vec<String>,
+    /// Kill-and-resume point in percent of the budget (LH-03).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_at_pct: Option<u8>,
+    /// The generator of the inputs, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<GeneratorSpec>,
+    /// Milestone checks (scored separately from the finals).
     pub milestones: Vec<CheckSpec>,
+    /// Final checks.
     pub finals: Vec<CheckSpec>,
+    /// The reference solution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<SolutionSpec>,
+    /// The partial solution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<SolutionSpec>,
+    /// The scores `lrab tasks check` asserts.
     pub expect: Expect,
 }
 
@@ -33,7 +47,9 @@ pub struct TaskSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSpec {
+    /// Generator name (`lh01`, `lh02`, `lh03`).
     pub name: String,
+    /// Default seed.
     pub seed: u64,
 }
 
@@ -41,6 +57,7 @@ pub struct GeneratorSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolutionSpec {
+    /// Commands run in the workdir, in order.
     #[serde(default)]
     pub commands: Vec<String>,
     /// `[partial]` only: files taken unchanged from `reference/files/` (a partial solution is
@@ -53,7 +70,9 @@ pub struct SolutionSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
+    /// Score of the untouched workdir.
     pub untouched: f64,
+    /// Score of the partial solution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<f64>,
 }
@@ -61,7 +80,9 @@ pub struct Expect {
 /// One check: the artifact (path relative to the workdir) and what to check about it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckSpec {
+    /// Path of the checked file, relative to the workdir.
     pub artifact: String,
+    /// What is checked.
     #[serde(flatten)]
     pub check: Check,
 }
@@ -83,57 +104,90 @@ fn t180() -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Check {
+    /// The path exists (file or folder).
     Exists {},
+    /// Any of the strings is present.
     ContainsAny {
+        /// The strings, one of which must be present.
         any_of: Vec<String>,
     },
+    /// None of the strings is present (and the file exists).
     NotContains {
+        /// The strings that must all be absent.
         none_of: Vec<String>,
     },
+    /// Enough groups have a variant present.
     ContainsGroups {
+        /// Groups of variants; a group counts when any variant is present.
         groups: Vec<Vec<String>>,
+        /// Share of groups needed for full marks (default 1.0).
         #[serde(default = "default_ratio")]
         min_ratio: f64,
     },
+    /// All strings present, first occurrences in order.
     ContainsOrdered {
+        /// The strings, in the order they must first appear.
         ordered: Vec<String>,
     },
+    /// At least this many words (half marks from 85 %).
     MinWords {
+        /// Word count needed (Python `str.split()`).
         min_words: u64,
     },
+    /// Every section name appears (case-insensitive).
     Structure {
+        /// Section names that must appear.
         required_sections: Vec<String>,
         /// Carried by upstream WF-01 and ignored by its scorer; accepted and ignored here too.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         min_words: Option<u64>,
     },
+    /// The file compiles with `python3 -m py_compile`.
     PythonCompiles {},
+    /// The file has at least this many bytes.
     FileMinBytes {
+        /// Size needed.
         min_bytes: u64,
     },
+    /// At least this many `http(s)://` occurrences.
     MinUrls {
+        /// Occurrences needed.
         min_urls: u64,
     },
+    /// A PNG that decodes, at least this size.
     ImageValid {
+        /// Minimum width in pixels (default 1).
         #[serde(default = "one")]
         min_width: u32,
+        /// Minimum height in pixels (default 1).
         #[serde(default = "one")]
         min_height: u32,
     },
+    /// A shell command in the workdir passes.
     ScriptPass {
+        /// The `sh -c` command.
         command: String,
+        /// Substring expected in stdout+stderr (else exit 0 passes).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_stdout: Option<String>,
+        /// Timeout in seconds (default 120).
         #[serde(default = "t120")]
         timeout_s: u64,
     },
+    /// The workdir copy of a seed file is unchanged.
     SeedUnchanged {
+        /// Pack-relative seed file.
         seed_rel: String,
     },
+    /// The seed spec is unchanged and its test command passes.
     SpecPytest {
+        /// Pack-relative seed spec, which must stay unchanged.
         seed_rel: String,
+        /// The `sh -c` test command.
         command: String,
+        /// Substring expected in stdout+stderr.
         expect_stdout: String,
+        /// Timeout in seconds (default 180).
         #[serde(default = "t180")]
         timeout_s: u64,
     },

@@ -207,7 +207,5 @@ pub fn canonical_text<T: Serialize>(db: &T) -> String {
     pyjson::dumps_sorted(&v)
 }
 
-/// SHA-256 hex of a byte string.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+/// SHA-256 hex of a byte string (the suite's one implementation).
+pub use lrab_util::sha256_hex;

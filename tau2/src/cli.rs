@@ -63,21 +63,23 @@ pub struct RunArgs {
     /// agent backend base URL
     #[arg(long, default_value = "http://127.0.0.1:11434")]
     pub backend: String,
-    /// ollama or openai
-    #[arg(long, default_value = "ollama")]
-    pub api: String,
+    /// agent backend API
+    #[arg(long, value_enum, default_value_t = Api::Ollama)]
+    pub api: Api,
     /// user-simulator backend (default: the agent backend)
     #[arg(long)]
     pub user_backend: Option<String>,
-    #[arg(long)]
-    pub user_api: Option<String>,
+    /// user-simulator backend API (default: --api)
+    #[arg(long, value_enum)]
+    pub user_api: Option<Api>,
     /// NL-assertion judge model; without it NL-gated tasks are reported as ungraded
     #[arg(long)]
     pub judge_model: Option<String>,
     #[arg(long)]
     pub judge_backend: Option<String>,
-    #[arg(long)]
-    pub judge_api: Option<String>,
+    /// judge backend API (default: --api)
+    #[arg(long, value_enum)]
+    pub judge_api: Option<Api>,
     /// comma-separated task ids (default: the whole base split)
     #[arg(long, value_delimiter = ',')]
     pub tasks: Vec<String>,
@@ -107,8 +109,8 @@ pub struct GradeArgs {
     pub judge_model: Option<String>,
     #[arg(long, default_value = "http://127.0.0.1:11434")]
     pub judge_backend: String,
-    #[arg(long, default_value = "ollama")]
-    pub judge_api: String,
+    #[arg(long, value_enum, default_value_t = Api::Ollama)]
+    pub judge_api: Api,
     /// also write the per-task CSV here
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -209,12 +211,9 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
     Ok(())
 }
 
-fn judge_for(model: Option<&str>, url: &str, api: &str) -> Result<Option<LlmJudge>> {
-    Ok(match model {
-        Some(m) => Some(LlmJudge {
-            backend: Backend::new(url, Api::parse(api)?, m),
-        }),
-        None => None,
+fn judge_for(model: Option<&str>, url: &str, api: Api) -> Option<LlmJudge> {
+    model.map(|m| LlmJudge {
+        backend: Backend::new(url, api, m),
     })
 }
 
@@ -246,7 +245,7 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
         .get("simulations")
         .and_then(|s| s.as_array())
         .ok_or_else(|| anyhow!("{}: no simulations list", g.results.display()))?;
-    let mut judge = judge_for(g.judge_model.as_deref(), &g.judge_backend, &g.judge_api)?;
+    let mut judge = judge_for(g.judge_model.as_deref(), &g.judge_backend, g.judge_api);
     let mut records = Vec::new();
     for (i, s) in sims.iter().enumerate() {
         let task_id = s
@@ -410,14 +409,14 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
             .map(|id| domain.task(id))
             .collect::<Result<_>>()?
     };
-    let agent_api = Api::parse(&r.api)?;
-    let user_api = Api::parse(r.user_api.as_deref().unwrap_or(&r.api))?;
+    let agent_api = r.api;
+    let user_api = r.user_api.unwrap_or(r.api);
     let user_url = r.user_backend.clone().unwrap_or_else(|| r.backend.clone());
     let mut judge = judge_for(
         r.judge_model.as_deref(),
         r.judge_backend.as_deref().unwrap_or(&r.backend),
-        r.judge_api.as_deref().unwrap_or(&r.api),
-    )?;
+        r.judge_api.unwrap_or(r.api),
+    );
     // a simulated backend (lrab-sim) anywhere in the run labels the whole results.json
     let mut used: Vec<&str> = Vec::new();
     if r.agent != "gold" {
@@ -544,7 +543,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     };
     let rj = results::results_json(&info, &tasks, &records);
     let rpath = r.out.join("results.json");
-    results::write_atomic(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
+    results::write_output(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
     let cpath = r.out.join("tau2.csv");
     results::write_csv(&cpath, domain.kind.name(), &r.agent, &records, simulated)?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;

@@ -42,7 +42,7 @@ pub use orchestrator::{
     DEFAULT_MAX_STEPS, GREETING, STOP_TOKENS,
 };
 pub use pyjson::{dumps, dumps_sorted, float_repr, PyNum};
-pub use results::{csv_row, results_json, write_atomic, write_csv, RunInfo, SimRecord, CSV_HEADER};
+pub use results::{csv_row, results_json, write_csv, RunInfo, SimRecord, CSV_HEADER};
 pub use scripted::{gold_pair, GoldAgent, ScriptedUser};
 pub use task::{
     parse_tasks, Action, EnvAssertion, EnvFunctionCall, EvaluationCriteria, InitialState,

@@ -10,20 +10,14 @@ use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The API a backend is spoken to in (`--api`, `--user-api`, `--judge-api`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Api {
+    /// Ollama's native `/api/chat`.
     Ollama,
+    /// The OpenAI-compatible `/v1/chat/completions`.
+    #[value(name = "openai")]
     OpenAi,
-}
-
-impl Api {
-    pub fn parse(s: &str) -> Result<Api> {
-        match s {
-            "ollama" => Ok(Api::Ollama),
-            "openai" => Ok(Api::OpenAi),
-            o => bail!("unknown API {o:?} (expected ollama or openai)"),
-        }
-    }
 }
 
 /// A model on a backend, with the sampling settings upstream uses (temperature 0, seed).

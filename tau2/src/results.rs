@@ -117,21 +117,15 @@ pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> Strin
     .join(",")
 }
 
-/// Write a file atomically (temp file + rename) so a crash never leaves half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes an output file atomically and durably ([`lrab_util::write_atomic`]), creating its
+/// folder first, with the path in the error.
+pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} into place", path.display()))?;
-    Ok(())
+    lrab_util::write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn write_csv(
@@ -147,5 +141,5 @@ pub fn write_csv(
         out.push_str(&csv_row(domain, arm, s, simulated));
         out.push('\n');
     }
-    write_atomic(path, out.as_bytes())
+    write_output(path, out.as_bytes())
 }

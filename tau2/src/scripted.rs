@@ -39,7 +39,7 @@ impl Script {
     }
 }
 
-/// Says its lines in order, then [`STOP_LINE`]. Paired with a gold agent (see
+/// Says its lines in order, then `STOP_LINE`. Paired with a gold agent (see
 /// [`gold_pair`]) it performs the task's user-side gold actions when their turn comes.
 pub struct ScriptedUser {
     lines: Vec<String>,

@@ -4,27 +4,11 @@
 mod common;
 use clap::Parser;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::{run_cli as run, Tau2Args};
+use lrab_tau2::run_cli as run;
 use serde_json::{json, Value};
 
-#[derive(Parser)]
-struct Cli {
-    #[command(flatten)]
-    args: Tau2Args,
-}
-
 fn call(argv: &[&str]) -> (anyhow::Result<()>, String) {
-    let data = common::data_dir();
-    let mut full = vec![
-        "tau2".to_string(),
-        "--tau2-data".into(),
-        data.display().to_string(),
-    ];
-    full.extend(argv.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(full).expect("argv parses");
-    let mut out = Vec::new();
-    let r = run(&cli.args, &mut out);
-    (r, String::from_utf8(out).unwrap())
+    common::run_cli(&common::data_dir(), argv)
 }
 
 #[test]
@@ -225,7 +209,8 @@ fn bad_input_gives_clear_errors() {
         .to_string()
         .contains("cannot read /nonexistent/results.json"));
     let cli =
-        Cli::try_parse_from(["tau2", "--tau2-data", "/nonexistent/tau2", "replay-gold"]).unwrap();
+        common::Cli::try_parse_from(["tau2", "--tau2-data", "/nonexistent/tau2", "replay-gold"])
+            .unwrap();
     let err = run(&cli.args, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("/nonexistent/tau2 does not exist"), "{err}");
     let tmp = tempfile::tempdir().unwrap();
@@ -292,4 +277,34 @@ fn gold_run_with_scripted_user_writes_upstream_shaped_checks() {
         .contains("--user-model is required for --user llm"));
     let (r, _) = call(&["run", "--domain", "mock", "--agent", "gold", "--user", "x"]);
     assert!(r.unwrap_err().to_string().contains("unknown user \"x\""));
+}
+
+#[test]
+fn api_options_take_only_the_known_apis() {
+    let parse = |extra: &[&str]| {
+        let mut argv = vec!["tau2", "run", "--domain", "mock"];
+        argv.extend_from_slice(extra);
+        common::Cli::try_parse_from(argv)
+    };
+    let c = parse(&["--api", "openai", "--judge-api", "ollama"]).unwrap();
+    let lrab_tau2::Tau2Cmd::Run(r) = c.args.cmd else {
+        panic!("not a run")
+    };
+    assert_eq!(r.api, lrab_tau2::Api::OpenAi);
+    assert_eq!(r.user_api, None);
+    assert_eq!(r.judge_api, Some(lrab_tau2::Api::Ollama));
+    let c = parse(&[]).unwrap();
+    let lrab_tau2::Tau2Cmd::Run(r) = c.args.cmd else {
+        panic!("not a run")
+    };
+    assert_eq!(r.api, lrab_tau2::Api::Ollama);
+    let err = parse(&["--user-api", "anthropic"])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("invalid value 'anthropic' for '--user-api <USER_API>'")
+            && err.contains("[possible values: ollama, openai]"),
+        "{err}"
+    );
 }

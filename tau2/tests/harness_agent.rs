@@ -102,13 +102,7 @@ fn identical_read_call_is_intercepted() {
 
 #[test]
 fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
-    use clap::Parser;
     use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: lrab_tau2::Tau2Args,
-    }
     let (url, log) = spawn_server(100, |path, b| {
         if path == "/api/show" {
             return (
@@ -134,32 +128,10 @@ fn harness_arm_runs_end_to_end_through_the_cli_over_http() {
         (200, reply)
     });
     let tmp = tempfile::tempdir().unwrap();
-    let data = common::data_dir();
-    let argv = [
-        "tau2",
-        "--tau2-data",
-        data.to_str().unwrap(),
-        "run",
-        "--domain",
-        "mock",
-        "--agent",
-        "harness",
-        "--model",
-        "m",
-        "--user-model",
-        "u",
-        "--backend",
-        &url,
-        "--tasks",
-        "update_task_1",
-        "--fixed-clock",
-        "--out",
-        tmp.path().to_str().unwrap(),
-    ];
-    let cli = Cli::try_parse_from(argv).unwrap();
-    let mut out = Vec::new();
-    lrab_tau2::run_cli(&cli.args, &mut out).unwrap();
-    let out = String::from_utf8(out).unwrap();
+    let args = common::llm_run_args("mock", "harness", &url, "update_task_1", tmp.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, out) = common::run_cli(&common::data_dir(), &args);
+    r.unwrap();
     assert!(
         out.contains("task update_task_1 trial 0: reward 1.0"),
         "{out}"

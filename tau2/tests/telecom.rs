@@ -4,27 +4,13 @@
 
 mod common;
 
-use clap::Parser;
 use lrab_tau2::{
-    run_cli, run_conversation, Agent, DomainKind, Limits, Message, ScriptedUser, Tau2Args,
-    ToolCall, INFRASTRUCTURE_ERROR, USER_STOP,
+    run_conversation, Agent, DomainKind, Limits, Message, ScriptedUser, ToolCall,
+    INFRASTRUCTURE_ERROR, USER_STOP,
 };
 use serde_json::{json, Value};
 
-#[derive(Parser)]
-struct Cli {
-    #[command(flatten)]
-    args: Tau2Args,
-}
-
-fn cli(data: &std::path::Path, args: &[&str]) -> (anyhow::Result<()>, String) {
-    let mut argv = vec!["tau2", "--tau2-data", data.to_str().unwrap()];
-    argv.extend_from_slice(args);
-    let c = Cli::try_parse_from(argv).expect("arguments parse");
-    let mut out = Vec::new();
-    let r = run_cli(&c.args, &mut out);
-    (r, String::from_utf8(out).unwrap())
-}
+use common::run_cli as cli;
 
 fn call(req: &str, name: &str, args: Value) -> ToolCall {
     ToolCall {
@@ -321,27 +307,9 @@ fn llm_user_gets_phone_tools_and_the_tools_guidelines() {
     });
     let tmp = tempfile::tempdir().unwrap();
     let id = d.tasks[0].id.clone();
-    let (r, text) = cli(
-        &common::data_dir(),
-        &[
-            "run",
-            "--domain",
-            "telecom",
-            "--agent",
-            "plain",
-            "--model",
-            "m",
-            "--user-model",
-            "u",
-            "--backend",
-            &url,
-            "--tasks",
-            &id,
-            "--fixed-clock",
-            "--out",
-            tmp.path().to_str().unwrap(),
-        ],
-    );
+    let args = common::llm_run_args("telecom", "plain", &url, &id, tmp.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, text) = cli(&common::data_dir(), &args);
     r.unwrap();
     assert!(text.contains("[user_stop]"), "{text}");
     let log = log.lock().unwrap();
@@ -399,27 +367,9 @@ fn llm_user_operates_the_phone_and_the_phone_is_graded() {
             (200, reply)
         });
         let tmp = tempfile::tempdir().unwrap();
-        let (r, text) = cli(
-            &common::data_dir(),
-            &[
-                "run",
-                "--domain",
-                "telecom",
-                "--agent",
-                "plain",
-                "--model",
-                "m",
-                "--user-model",
-                "u",
-                "--backend",
-                &url,
-                "--tasks",
-                &task.id,
-                "--fixed-clock",
-                "--out",
-                tmp.path().to_str().unwrap(),
-            ],
-        );
+        let args = common::llm_run_args("telecom", "plain", &url, &task.id, tmp.path());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (r, text) = cli(&common::data_dir(), &args);
         r.unwrap();
         assert!(
             text.contains(&format!(

@@ -1,7 +1,7 @@
-//! The agent loop, generic over [`Model`]. One turn ([`turn`]): clock check → tool list →
+//! The agent loop, generic over [`Model`]. One turn (`turn`): clock check → tool list →
 //! context check → model call (retry ladder) → format rescue / empty ladder / false-completion →
-//! tool calls ([`dispatch`]) through the anti-loop and the finish gate → stall watch → atomic
-//! checkpoint ([`state`]: what survives a kill, and the resume).
+//! tool calls (`dispatch`) through the anti-loop and the finish gate → stall watch → atomic
+//! checkpoint (`state`: what survives a kill, and the resume).
 
 mod dispatch;
 mod guards;

@@ -39,8 +39,8 @@ struct Fixed {
 
 fn fixed(model: &str) -> Fixed {
     // prefill: gemma4:e2b and qwen3.5:4b fitted to cost_curve_data_2609.csv
-    // (ollama-serving.md §7.1); 12B = the e2b curve × 5 and 35B (MoE, ~3B active) = the 4B curve,
-    // both assumptions. load: cold loads of 2.2–4.3 s reported in ollama-serving.md §6.
+    // (docs/sim.md, "Calibration"); 12B = the e2b curve × 5 and 35B (MoE, ~3B active) = the 4B curve,
+    // both assumptions. load: the cold loads of 2.2–4.3 s docs/sim.md cites.
     match model {
         "sim-2b" => Fixed {
             family: "gemma4",
@@ -89,8 +89,8 @@ fn fixed(model: &str) -> Fixed {
     }
 }
 
-/// The generation speed of the 35B is cited (about 26 tok/s, lrab-mingbird.md via
-/// ollama-serving.md §7.1); the others are fitted.
+/// The generation speed of the 35B is cited (about 26 tok/s; docs/sim.md, "Calibration"); the
+/// others are fitted.
 const DECODE_35B: f64 = 26.0;
 
 /// Modelled seconds of one (arm, task) at `tps`, for the expected number of steps.

@@ -14,10 +14,9 @@ use crate::probe_harness::HarnessExecutor;
 pub struct Args {
     #[command(flatten)]
     pub inner: lrab_safety::cli::SafetyArgs,
-    /// Who issues the probes: `harness` (sim-adversary through lrab-harness) or `direct`
-    /// (classifier + kernel sandbox, no model and no harness).
-    #[arg(long, default_value = "harness")]
-    pub executor: String,
+    /// Who issues the probes.
+    #[arg(long, value_enum, default_value_t = Executor::Harness)]
+    pub executor: Executor,
     /// The lrab-harness binary (default: where the harness arm finds it — $LRAB_HARNESS_BIN,
     /// next to lrab, or on PATH).
     #[arg(long)]
@@ -26,6 +25,15 @@ pub struct Args {
     /// probe suite; `--only` selects attacks by id prefix or kind.
     #[arg(long, value_name = "DIR")]
     pub attacks: Option<PathBuf>,
+}
+
+/// Who issues the probes (`--executor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// The simulated adversarial model, through the real lrab-harness binary.
+    Harness,
+    /// The classifier and the kernel sandbox alone (no model, no harness).
+    Direct,
 }
 
 fn code(c: i32) -> Exit {
@@ -40,15 +48,14 @@ pub fn run(a: Args) -> Result<Exit> {
     if let Some(dir) = &a.attacks {
         return run_attacks(&a, dir);
     }
-    match a.executor.as_str() {
-        "direct" => Ok(code(lrab_safety::cli::run(&a.inner)?)),
-        "harness" => {
+    match a.executor {
+        Executor::Direct => Ok(code(lrab_safety::cli::run(&a.inner)?)),
+        Executor::Harness => {
             let bin = harness_bin(&a)?;
             Ok(code(lrab_safety::cli::run_with(&a.inner, |force| {
                 HarnessExecutor::new(bin, force)
             })?))
         }
-        other => bail!("--executor: unknown executor '{other}' (expected harness or direct)"),
     }
 }
 
@@ -78,11 +85,8 @@ fn harness_bin(a: &Args) -> Result<PathBuf> {
 /// The attack corpus through the harness: the per-kind table, exit 1 on any leak or failed
 /// control.
 fn run_attacks(a: &Args, dir: &std::path::Path) -> Result<Exit> {
-    if a.executor != "harness" {
-        bail!(
-            "--attacks runs through the harness only (not --executor {})",
-            a.executor
-        );
+    if a.executor != Executor::Harness {
+        bail!("--attacks runs through the harness only (not --executor direct)");
     }
     let force = lrab_safety::cli::forced_backend(&a.inner)?;
     if force.is_none()

@@ -1,5 +1,5 @@
-//! Quiet-wait (upstream §4.1 step 4): after the arm exits, children it left behind may still be
-//! writing; poll the workdir until its file list and sizes stay unchanged for `stable`, at most
+//! Quiet-wait (upstream's protocol; docs/runner.md, step 5): after the arm exits, children it
+//! left behind may still be writing; poll the workdir until its file list and sizes stay unchanged for `stable`, at most
 //! `max`. The runner only waits while members of the arm's process group are still alive —
 //! once the group is empty nothing of the arm can change the workdir any more.
 

@@ -10,6 +10,7 @@ struct Cli {
 }
 
 fn main() {
+    lrab_util::treat_closed_stdout_as_end();
     let cli = Cli::parse();
     match lrab_safety::cli::run(&cli.args) {
         Ok(code) => std::process::exit(code),

@@ -1,4 +1,4 @@
-//! The 14 check kinds, one module each, with upstream's exact semantics (reference §2.2).
+//! The 14 check kinds, one module each, with upstream's exact semantics (docs/scoring.md, "Check kinds").
 //! Every check returns a score in [0, 1] and a human-readable detail; none panics on odd input.
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! Pro inputs, Mistral Nemo `[TOOL_CALLS]`, fenced and bare JSON, think blocks), vLLM
 //! (`tests/tool_use`: hermes, mistral, pythonic, qwen3coder parsers) and Ollama
 //! (`model/parsers`: `gemma4`, `qwen3coder`/`qwen35`; `tools/tools.go`), and the server-side
-//! outcomes after ollama-serving.md §3.3 and §5. Written from those descriptions, not copied.
+//! outcomes docs/sim.md ("Dialects") describes. Written from those descriptions, not copied.
 
 mod shapes;
 
@@ -83,7 +83,7 @@ impl Family {
 
     /// Whether a new user message re-renders earlier assistant turns (their thinking is
     /// printed only after the last user message), which invalidates the KV-cache prefix
-    /// (ollama-serving.md §2.1 (b)).
+    /// (docs/sim.md, "Serving behaviour").
     pub fn rerenders_on_user_message(self) -> bool {
         matches!(self, Family::Gemma4 | Family::Qwen35)
     }

@@ -8,11 +8,11 @@
 //!   `No matches found`; tool results come back as user messages `[Tool result for NAME]:`.
 //! - opencode 1.18.23 (observed results): `Wrote file successfully.`, invalid-argument errors
 //!   of its schema validation (`Invalid input`, `Type validation failed`), permission denials.
-//! - goose 1.48.0 (arms-and-ollama-api.md §A.2): shell output with the exit status, declined
+//! - goose 1.48.0 (docs/arms.md): shell output with the exit status, declined
 //!   tool calls.
-//! - Mingbird v1.5 (lrab-mingbird.md §5.4–5.6): `[intercepted, identical call]`, `[已拦截`,
+//! - Mingbird v1.5 (its published mechanisms): `[intercepted, identical call]`, `[已拦截`,
 //!   fake-finish and test-gate rejections naming the failing test and `File "…", line N`.
-//! - Agent8088 (arms-and-ollama-api.md: verdict banners): `[verdict: FAILED]`,
+//! - Agent8088 (its verdict banners): `[verdict: FAILED]`,
 //!   `Command exited with status N`, `test result: FAILED`, `N failed`.
 //! - our harness (harness/src): `[exit N]`, `refused: …`, `not executed: identical …`,
 //!   `unchanged: … already has exactly this content`, `Not finished: …`, `missing file(s)`.

@@ -15,7 +15,7 @@ pub(super) fn mark_loaded(s: &AppState, m: &ModelSpec, num_ctx: u64) {
 }
 
 /// The window a request gets: its `num_ctx`, else the server default; at least 4, at most
-/// the model's trained context (ollama-serving.md §1.1).
+/// the model's trained context (docs/sim.md, "Serving behaviour").
 pub(super) fn window(s: &AppState, m: &ModelSpec, requested: Option<u64>) -> u64 {
     requested
         .filter(|n| *n > 0)

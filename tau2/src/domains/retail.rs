@@ -204,6 +204,15 @@ fn count(list: &[String], x: &str) -> usize {
     list.iter().filter(|y| y.as_str() == x).count()
 }
 
+/// The first of `item_ids` asked for more times than the order holds it (each tool words its
+/// own error for it, as upstream does).
+fn first_missing_item<'a>(o: &Order, item_ids: &'a [String]) -> Option<&'a String> {
+    let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
+    item_ids
+        .iter()
+        .find(|x| count(item_ids, x) > count(&all, x))
+}
+
 fn address_args(a: &Args) -> Result<UserAddress, ToolError> {
     Ok(UserAddress {
         address1: a.str("address1")?,
@@ -321,11 +330,8 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             if o.status != "delivered" {
                 return Err("Non-delivered order cannot be exchanged".into());
             }
-            let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
-            for x in &item_ids {
-                if count(&item_ids, x) > count(&all, x) {
-                    return Err(terr!("Number of {x} not found."));
-                }
+            if let Some(x) = first_missing_item(&o, &item_ids) {
+                return Err(terr!("Number of {x} not found."));
             }
             if item_ids.len() != new_ids.len() {
                 return Err("The number of items to be exchanged should match.".into());
@@ -465,11 +471,8 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                     _ => {}
                 }
             }
-            let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
-            for x in &item_ids {
-                if count(&item_ids, x) > count(&all, x) {
-                    return Err("Some item not found".into());
-                }
+            if first_missing_item(&o, &item_ids).is_some() {
+                return Err("Some item not found".into());
             }
             let o = Arc::make_mut(db.orders.get_mut(&id).expect("checked"));
             let mut ri = item_ids;
@@ -492,11 +495,8 @@ fn modify_items(db: &mut RetailDb, a: &Args) -> ToolResult {
     if o.status != "pending" {
         return Err("Non-pending order cannot be modified".into());
     }
-    let all: Vec<String> = o.items.iter().map(|i| i.item_id.clone()).collect();
-    for x in &item_ids {
-        if count(&item_ids, x) > count(&all, x) {
-            return Err(terr!("{x} not found"));
-        }
+    if let Some(x) = first_missing_item(&o, &item_ids) {
+        return Err(terr!("{x} not found"));
     }
     if item_ids.len() != new_ids.len() {
         return Err("The number of items to be exchanged should match".into());

@@ -111,3 +111,53 @@ pub fn domain(kind: DomainKind) -> &'static Domain {
     };
     cell.get_or_init(|| Domain::load(&data_dir(), kind).expect("load domain"))
 }
+
+/// The `tau2` command line, as the binary parses it.
+#[derive(clap::Parser)]
+pub struct Cli {
+    #[command(flatten)]
+    pub args: lrab_tau2::Tau2Args,
+}
+
+/// Runs the command line `tau2 --tau2-data <data> <args…>` in this process: its result and
+/// what it printed.
+pub fn run_cli(data: &std::path::Path, args: &[&str]) -> (anyhow::Result<()>, String) {
+    use clap::Parser;
+    let mut argv = vec!["tau2", "--tau2-data", data.to_str().expect("utf-8 path")];
+    argv.extend_from_slice(args);
+    let c = Cli::try_parse_from(argv).expect("arguments parse");
+    let mut out = Vec::new();
+    let r = lrab_tau2::run_cli(&c.args, &mut out);
+    (r, String::from_utf8(out).expect("utf-8 output"))
+}
+
+/// `run` arguments for an LLM agent arm talking to `backend` (agent model `m`, user model `u`,
+/// fixed clock) on `tasks`, writing to `out`.
+pub fn llm_run_args(
+    domain: &str,
+    agent: &str,
+    backend: &str,
+    tasks: &str,
+    out: &std::path::Path,
+) -> Vec<String> {
+    [
+        "run",
+        "--domain",
+        domain,
+        "--agent",
+        agent,
+        "--model",
+        "m",
+        "--user-model",
+        "u",
+        "--backend",
+        backend,
+        "--tasks",
+        tasks,
+        "--fixed-clock",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
