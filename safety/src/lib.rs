@@ -15,12 +15,14 @@
 
 pub mod allowlist;
 mod analyzer;
+pub mod armbox;
 pub mod beneath;
 pub mod cli;
 mod decode;
 pub mod fsrules;
 mod mountns;
 mod netns;
+pub mod netrules;
 pub mod paths;
 pub mod payload;
 pub mod probes;

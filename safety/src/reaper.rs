@@ -70,6 +70,16 @@ pub struct ChildPlan {
     pub seccomp: Filter,
     /// Where a failing step is reported (the start-up trial's pipe), or -1.
     pub diag: RawFd,
+    /// Linger mode, or -1: init writes the command's wait status (4 bytes) here when the
+    /// command exits, then stays — with the namespace — until every other process in it has
+    /// ended, so the caller can give what the command left behind time to finish (the
+    /// runner's quiet-wait) before it kills the shim. The shim then passes `SIGTERM`,
+    /// `SIGINT` and `SIGHUP` on to the command's process group instead of dying of them.
+    pub ended: RawFd,
+    /// Keep the capabilities the command holds in the user namespace of `user` instead of
+    /// dropping them (only with `user`: they then reach nothing the host owns). An agent that
+    /// confines its own commands needs them to make its namespaces.
+    pub keep_caps: bool,
 }
 
 fn last() -> std::io::Error {
@@ -127,7 +137,7 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             return Err(last());
         }
         if init > 0 {
-            shim(init, pipe[0]);
+            shim(init, pipe[0], plan.ended >= 0);
         }
         // init: pid 1 of the new namespace. Not dumpable: it is a copy of the caller that never
         // execs, and its /proc entries (the caller's environment) must stay closed to the
@@ -152,10 +162,13 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             return Err(last());
         }
         if cmd > 0 {
-            init_loop(cmd, pipe[1]);
+            init_loop(cmd, pipe[1], plan.ended);
         }
         // the command
         libc::close(pipe[1]);
+        if plan.ended >= 0 {
+            libc::close(plan.ended);
+        }
         if let Some(d) = plan.mounts.chdir_target() {
             *step = Step::Chdir;
             check(libc::chdir(d.as_ptr()))?;
@@ -179,7 +192,9 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             *step = Step::LandlockRestrict;
             fsrules::restrict_self(l.ruleset.raw_fd())?;
         }
-        drop_inheritable_capabilities();
+        if !(plan.keep_caps && plan.user.is_some()) {
+            drop_inheritable_capabilities();
+        }
         *step = Step::Seccomp;
         plan.seccomp.install()?;
     }
@@ -225,26 +240,53 @@ unsafe fn reset_signals() {
     libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
 }
 
-/// Close every fd but `keep` (the caller's pipes and the spawn error pipe must not be held by
-/// the shim or init, or readers would wait for them).
-unsafe fn close_all_but(keep: libc::c_int) {
+/// Close every fd but `keep` and `also` (-1: none) (the caller's pipes and the spawn error
+/// pipe must not be held by the shim or init, or readers would wait for them).
+unsafe fn close_all_but(keep: libc::c_int, also: libc::c_int) {
+    let (lo, hi) = if also >= 0 && also != keep {
+        (keep.min(also), keep.max(also))
+    } else {
+        (keep, keep)
+    };
     let range =
         |lo: libc::c_uint, hi: libc::c_uint| libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
-    let ok = (keep == 0 || range(0, keep as libc::c_uint - 1) == 0)
-        && range(keep as libc::c_uint + 1, libc::c_uint::MAX) == 0;
+    let ok = (lo == 0 || range(0, lo as libc::c_uint - 1) == 0)
+        && (hi <= lo + 1 || range(lo as libc::c_uint + 1, hi as libc::c_uint - 1) == 0)
+        && range(hi as libc::c_uint + 1, libc::c_uint::MAX) == 0;
     if !ok {
         for fd in 0..65536 {
-            if fd != keep {
+            if fd != keep && fd != also {
                 libc::close(fd);
             }
         }
     }
 }
 
+/// The command's process group (= init's, whose session it runs in), for the shim's
+/// signal forwarding in linger mode.
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let g = FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed);
+    if g > 1 {
+        // SAFETY: kill is async-signal-safe. Init itself ignores it (a namespace's init only
+        // takes signals it handles); the command and its group get it.
+        unsafe {
+            libc::kill(-g, sig);
+        }
+    }
+}
+
 /// The shim: wait for init, then leave the way the command did.
-unsafe fn shim(init: libc::pid_t, status_r: libc::c_int) -> ! {
+unsafe fn shim(init: libc::pid_t, status_r: libc::c_int, linger: bool) -> ! {
     reset_signals();
-    close_all_but(status_r);
+    close_all_but(status_r, -1);
+    if linger {
+        FORWARD_TO.store(init, std::sync::atomic::Ordering::Relaxed);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::signal(sig, forward as *const () as libc::sighandler_t);
+        }
+    }
     let mut st = 0;
     loop {
         let r = libc::waitpid(init, &mut st, 0);
@@ -280,20 +322,34 @@ unsafe fn exit_like(ws: libc::c_int) -> ! {
 }
 
 /// Init: reap everything; when the command exits, report its status and exit — which kills
-/// whatever it left behind.
-unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
+/// whatever it left behind. In linger mode (`ended` ≥ 0) it reports the status there too and
+/// exits only when nothing is left to reap.
+unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int, ended: libc::c_int) -> ! {
     reset_signals();
-    close_all_but(status_w);
+    close_all_but(status_w, ended);
+    let mut done = false;
     loop {
         let mut st = 0;
         let r = libc::waitpid(-1, &mut st, 0);
         if r == cmd {
             let b = st.to_ne_bytes();
             libc::write(status_w, b.as_ptr() as *const libc::c_void, 4);
-            libc::_exit(0);
+            if ended < 0 {
+                libc::_exit(0);
+            }
+            libc::write(ended, b.as_ptr() as *const libc::c_void, 4);
+            libc::close(ended);
+            done = true;
+            continue;
         }
-        if r < 0 && *libc::__errno_location() != libc::EINTR {
-            libc::_exit(125);
+        if r < 0 {
+            let e = *libc::__errno_location();
+            if e == libc::ECHILD && done {
+                libc::_exit(0);
+            }
+            if e != libc::EINTR {
+                libc::_exit(125);
+            }
         }
     }
 }
@@ -304,7 +360,9 @@ unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
 /// # Safety
 /// Only system calls.
 pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
-    let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    // a stream socket: the interface ioctls take any internet socket, and a harness running
+    // as a confined arm may not make datagram ones (`Filter::arm`)
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(last());
     }

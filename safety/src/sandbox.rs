@@ -259,5 +259,7 @@ pub(crate) fn child_plan(
         landlock,
         seccomp: FILTER.get_or_init(Filter::confined).clone(),
         diag,
+        ended: -1,
+        keep_caps: false,
     })
 }

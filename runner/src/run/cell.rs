@@ -36,6 +36,8 @@ pub struct CellConfig {
     pub retries: u32,
     /// Context length the proxy pins and the arms are told.
     pub num_ctx: u64,
+    /// Launch arms without kernel confinement (`--unconfined-arms`; see confine.rs).
+    pub unconfined_arms: bool,
 }
 
 impl Default for CellConfig {
@@ -48,6 +50,7 @@ impl Default for CellConfig {
             grace: Duration::from_secs(5),
             retries: 1,
             num_ctx: 32768,
+            unconfined_arms: false,
         }
     }
 }
@@ -142,10 +145,8 @@ pub fn run_attempt(
     let mat = lrab_tasks::materialize_with(env.pack, task, &workdir, None, true)
         .with_context(|| format!("materialize {} into {}", task.spec.id, workdir.display()))?;
     let prompt_file = workdir.join(lrab_tasks::TASK_INPUT);
-    let home = dir.join("home");
-    if arm.isolate_home {
-        std::fs::create_dir_all(&home)?;
-    }
+    let dirs = super::confine::AttemptDirs::create(&dir)?;
+    let home = dirs.home.clone();
     let proxy_log = dir.join("proxy.jsonl");
     // On the simulator every attempt talks under its own ledger key: its modelled model time
     // drives the budget and the kill point (sim_clock.rs).
@@ -191,11 +192,20 @@ pub fn run_attempt(
         .set("attempt_dir", dir.to_string_lossy());
     arm.write_configs(&vars)?;
     let (program, args) = arm.command(&vars)?;
-    let mut launch_env = arm.env_for(&vars);
-    if arm.isolate_home {
-        launch_env.push(("HOME".into(), home.to_string_lossy().into_owned()));
-    }
+    let mut launch_env = dirs.env();
+    launch_env.extend(arm.env_for(&vars));
     launch_env.push(("OLLAMA_HOST".into(), backend_url.clone()));
+    let confine = match env.config.unconfined_arms {
+        true => None,
+        false => Some(super::confine::policy(
+            arm,
+            &program,
+            &dir,
+            &workdir,
+            &dirs,
+            &backend_url,
+        )?),
+    };
 
     let kill_pct = env
         .config
@@ -212,6 +222,7 @@ pub fn run_attempt(
         deadline: Duration::from_secs_f64(deadline.max(0.0)),
         grace: env.config.grace,
         pgid_file: Some(pgid_file.clone()),
+        confine: confine.clone(),
     };
     let first_deadline = match kill_pct {
         Some(p) => budget * p as f64 / 100.0,
@@ -339,6 +350,7 @@ pub fn run_attempt(
     x.insert("exit_code".into(), json!(exit_code));
     x.insert("backend".into(), json!(env.backend_label));
     x.insert("simulated".into(), json!(env.simulated));
+    x.insert("confined".into(), json!(!env.config.unconfined_arms));
     if let Some(mw) = modelled_wall {
         x.insert("modelled_wall_seconds".into(), json!(round1(mw)));
     }
@@ -386,7 +398,7 @@ pub fn run_attempt(
             "cell": cell.index, "arm": arm.name, "model": cell.model, "task": task.spec.id,
             "repeat": cell.repeat, "attempt": attempt, "attempt_dir": record.attempt_dir,
             "command": std::iter::once(program.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>(),
-            "backend_url": backend_url, "phases": phases.iter().map(|e| json!({
+            "backend_url": backend_url, "confined": !env.config.unconfined_arms, "phases": phases.iter().map(|e| json!({
                 "wall": round3(e.wall.as_secs_f64()), "code": e.code, "timed_out": e.timed_out, "survivors": e.survivors
             })).collect::<Vec<_>>(),
             "quiet_wait_seconds": round3(quiet_waited.as_secs_f64()),
