@@ -8,12 +8,12 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{fast, lrab, running_below, running_below_after, text};
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SECRET: &str = "HOSTILE-ARM-SECRET-7d2a";
 const CANARY: &str = "canary: untouched\n";
@@ -147,29 +147,11 @@ impl World {
 
     /// Host pids of live processes working below this world.
     fn running(&self) -> Vec<i32> {
-        let mut v = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let live = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-                .unwrap_or(false);
-            if live
-                && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(&self.root))
-            {
-                v.push(pid);
-            }
-        }
-        v
+        running_below(&self.root)
     }
 
     fn settle_running(&self) -> Vec<i32> {
-        let t = Instant::now();
-        while !self.running().is_empty() && t.elapsed() < Duration::from_secs(3) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.running()
+        running_below_after(&self.root, Duration::from_secs(3))
     }
 }
 
@@ -205,7 +187,8 @@ fn files_with(dir: &Path, needle: &str) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 st.push(p);
-            } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
+            } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
+            {
                 out.push(p);
             }
         }
@@ -222,7 +205,10 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     let a = attempt_dir(&run);
 
     // writes outside failed
-    assert_eq!(std::fs::read_to_string(w.home.join("canary.txt")).unwrap(), CANARY);
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("canary.txt")).unwrap(),
+        CANARY
+    );
     assert!(!w.home.join("planted.txt").exists());
     assert!(!w.sibling.join("planted.txt").exists());
     assert!(!w.tmp_canary.exists(), "{}", w.tmp_canary.display());
@@ -230,7 +216,10 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     assert_eq!(files_with(&run, SECRET), Vec::<PathBuf>::new());
     // other connections failed; the listeners got nothing
     let tr = std::fs::read_to_string(a.join("transcript.txt")).unwrap();
-    assert!(tr.contains("tcp refused") && tr.contains("unix refused"), "{tr}");
+    assert!(
+        tr.contains("tcp refused") && tr.contains("unix refused"),
+        "{tr}"
+    );
     assert_eq!(w.received(), Vec::<String>::new());
     // the background loops ran (in the workdir), and nothing is left running
     assert!(a.join("workdir/bg-nohup.txt").exists() && a.join("workdir/bg-setsid.txt").exists());
@@ -238,7 +227,11 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     let size = |f: &str| std::fs::metadata(a.join("workdir").join(f)).unwrap().len();
     let before = (size("bg-nohup.txt"), size("bg-setsid.txt"));
     std::thread::sleep(Duration::from_millis(600));
-    assert_eq!(before, (size("bg-nohup.txt"), size("bg-setsid.txt")), "loops stopped");
+    assert_eq!(
+        before,
+        (size("bg-nohup.txt"), size("bg-setsid.txt")),
+        "loops stopped"
+    );
     // the cell ended and was scored
     let sj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(a.join("score.json")).unwrap()).unwrap();
@@ -248,7 +241,10 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0].contains(",completed,"), "{rows:?}");
     let m = std::fs::read_to_string(run.join("manifest.json")).unwrap();
-    assert!(m.contains("\"arm_confinement\": \"arms confined: Landlock"), "{m}");
+    assert!(
+        m.contains("\"arm_confinement\": \"arms confined: Landlock"),
+        "{m}"
+    );
 
     // control: the same arm unconfined — every attack works
     let w = World::new();
@@ -256,7 +252,9 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     assert!(printed.contains("arms run UNCONFINED"), "{printed}");
     let run = w.out.join("unconfined");
     let a = attempt_dir(&run);
-    assert!(std::fs::read_to_string(w.home.join("canary.txt")).unwrap().contains("pwned"));
+    assert!(std::fs::read_to_string(w.home.join("canary.txt"))
+        .unwrap()
+        .contains("pwned"));
     assert!(w.home.join("planted.txt").exists() && w.sibling.join("planted.txt").exists());
     assert!(w.tmp_canary.exists());
     assert!(!files_with(&run, SECRET).is_empty());
@@ -269,5 +267,8 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     let m = std::fs::read_to_string(run.join("manifest.json")).unwrap();
     assert!(m.contains("\"unconfined_arms\": true"), "{m}");
     // the setsid loop left the arm's process group: only the pid namespace catches it
-    assert!(!w.settle_running().is_empty(), "the control's setsid loop escaped the group kill");
+    assert!(
+        !w.settle_running().is_empty(),
+        "the control's setsid loop escaped the group kill"
+    );
 }
