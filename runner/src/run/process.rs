@@ -330,6 +330,45 @@ mod tests {
         assert!(group_members(e.pgid).is_empty());
     }
 
+    fn confined(dir: &Path, script: &str, deadline_ms: u64) -> Launch {
+        Launch {
+            confine: Some(lrab_safety::armbox::ArmPolicy {
+                writable: vec![dir.to_path_buf()],
+                connect_port: 9,
+                ..Default::default()
+            }),
+            ..launch(dir, script, deadline_ms)
+        }
+    }
+
+    #[test]
+    fn confined_launch_reports_code_survivors_and_is_killed_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let e = run(&confined(d.path(), "echo $X_VAR; exit 4", 5000)).unwrap();
+        assert_eq!((e.code, e.timed_out, e.survivors), (Some(4), false, false));
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("out.txt")).unwrap(),
+            "hello\n"
+        );
+        // the main process exits, a setsid'd child lives on: reported, then killed with it
+        let e = run(&confined(
+            d.path(),
+            "setsid sh -c 'trap \"\" TERM; sleep 30' & exit 3",
+            5000,
+        ))
+        .unwrap();
+        assert_eq!((e.code, e.survivors), (Some(3), true));
+        assert!(!group_members(e.pgid).is_empty());
+        terminate_group(e.pgid, Duration::from_millis(200));
+        assert!(group_members(e.pgid).is_empty());
+        // the deadline kill of a SIGTERM-ignoring tree
+        let e = run(&confined(d.path(), "trap '' TERM; (trap '' TERM; sleep 60) & sleep 60", 300))
+            .unwrap();
+        assert!(e.timed_out && e.code.is_none());
+        assert!(e.wall < Duration::from_secs(5));
+        assert!(group_members(e.pgid).is_empty());
+    }
+
     #[test]
     fn survivors_are_reported_then_terminated() {
         let d = tempfile::tempdir().unwrap();
