@@ -7,10 +7,14 @@
 //!   and interpreter ([`program_roots`]) read + execute; the writable folders of one attempt
 //!   (workdir, per-attempt `HOME` and `TMPDIR`) read + write; nothing else — not the user's
 //!   home, not the run's other folders, not the host's `/tmp`. Enforced by Landlock.
-//! * Network: the host's network, but Landlock lets TCP `connect` reach one port only (the
-//!   backend, or the runner's proxy in front of it) and refuses every `bind`; the arm filter
-//!   ([`crate::seccomp::Filter::arm`]) refuses UDP and raw internet sockets and every unix
-//!   socket but a connected `socketpair`.
+//! * Network ([`ArmNet`]): by default a private network namespace whose loopback is up — the
+//!   agent may run and test servers of its own — where one port, `127.0.0.1:<backend port>`,
+//!   is a listening socket handed to the caller ([`Confined::listener`]), who forwards it to the
+//!   backend or proxy on the host; nothing else of the host's network exists for the agent.
+//!   Or ([`ArmNet::LandlockPort`], for a backend that is not on the loopback) the host's
+//!   network with Landlock letting TCP `connect` reach that one port only and refusing every
+//!   `bind`. Either way the arm filter ([`crate::seccomp::Filter::arm`]) refuses UDP and raw
+//!   internet sockets and every unix socket but a connected `socketpair`.
 //! * Processes: a pid namespace whose init outlives the agent in *linger* mode
 //!   ([`crate::reaper::ChildPlan::ended`]): the caller learns when the agent's main process
 //!   exits (the [`Confined::ended`] pipe), may let what it left behind finish writing, and
@@ -44,8 +48,22 @@ pub struct ArmPolicy {
     pub executable: Vec<PathBuf>,
     /// The one TCP port the agent may connect to.
     pub connect_port: u16,
+    /// How that is enforced.
+    pub net: ArmNet,
     /// Paths that stay unreadable even inside an allowed root.
     pub hide: Vec<PathBuf>,
+}
+
+/// How an agent's network is limited to the backend port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum ArmNet {
+    /// A private network namespace; `127.0.0.1:<connect_port>` in it is a listener the caller
+    /// forwards to the backend (which must then be on the host's loopback at that port).
+    #[default]
+    Private,
+    /// The host's network; Landlock (ABI ≥ 4) allows TCP `connect` to `connect_port` only and
+    /// no `bind` (no servers of the agent's own).
+    LandlockPort,
 }
 
 /// A spawned agent's end of the confinement.
@@ -53,9 +71,28 @@ pub struct ArmPolicy {
 pub struct Confined {
     /// Becomes readable (4 bytes, the wait status) when the agent's main process exits.
     ended: OwnedFd,
+    /// [`ArmNet::Private`]: where the listening socket of the agent's namespace arrives.
+    listener: Option<OwnedFd>,
 }
 
 impl Confined {
+    /// [`ArmNet::Private`]: the listening socket on `127.0.0.1:<connect_port>` inside the
+    /// agent's network namespace, once its init has made it (call after `spawn`; waits at most
+    /// `wait`). Whatever connects to it is the agent.
+    pub fn listener(&self, wait: std::time::Duration) -> Option<std::net::TcpListener> {
+        let sock = self.listener.as_ref()?.as_raw_fd();
+        let t = std::time::Instant::now();
+        loop {
+            if let Some(fd) = recv_fd(sock) {
+                return Some(std::net::TcpListener::from(fd));
+            }
+            if t.elapsed() >= wait {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// The main process's wait status once it has exited (non-blocking; `None` before).
     pub fn ended(&self) -> Option<i32> {
         let mut b = [0u8; 4];
@@ -69,10 +106,10 @@ impl Confined {
 
 /// Why agents cannot be confined here (`None`: they can): the missing kernel features, in
 /// words an operator can act on.
-pub fn missing() -> Option<String> {
+pub fn missing(net: ArmNet) -> Option<String> {
     let k = KernelSupport::get();
     let mut gaps = Vec::new();
-    if k.landlock_abi < crate::netrules::MIN_ABI {
+    if net == ArmNet::LandlockPort && k.landlock_abi < crate::netrules::MIN_ABI {
         gaps.push(format!(
             "Landlock network rules (Landlock ABI {} here, need {}: Linux ≥ 6.7 with Landlock enabled)",
             k.landlock_abi,
@@ -88,7 +125,7 @@ pub fn missing() -> Option<String> {
     if !k.seccomp {
         gaps.push("seccomp filters".into());
     }
-    if gaps.is_empty() && !k.works("landlock") {
+    if gaps.is_empty() && !(k.landlock_abi >= 1 && k.works("landlock")) {
         gaps.push(format!(
             "a working Landlock sandbox (start-up trial: {})",
             k.summary()
@@ -98,11 +135,15 @@ pub fn missing() -> Option<String> {
 }
 
 /// One line for the start of a run: how agents are confined.
-pub fn describe(port_note: &str) -> String {
-    match missing() {
+pub fn describe(net: ArmNet, port_note: &str) -> String {
+    let how = match net {
+        ArmNet::Private => format!("a private network whose only way out is {port_note} (forwarded by the caller; servers of its own on its loopback work)"),
+        ArmNet::LandlockPort => format!("TCP connect only to {port_note} (Landlock), no bind"),
+    };
+    match missing(net) {
         Some(m) => format!("arms NOT confined: missing {m}"),
         None => format!(
-            "arms confined: Landlock ABI {} (writes only in workdir + per-attempt HOME/TMPDIR; reads only system/toolchain dirs and the arm's install), TCP connect only to {port_note}, no bind, no UDP or unix sockets (seccomp), own pid namespace (nothing outlives the cell)",
+            "arms confined: Landlock ABI {} (writes only in workdir + per-attempt HOME/TMPDIR; reads only system/toolchain dirs and the arm's install), {how}, no UDP or unix sockets (seccomp), own pid namespace (nothing outlives the cell)",
             KernelSupport::get().landlock_abi
         ),
     }
@@ -112,7 +153,7 @@ pub fn describe(port_note: &str) -> String {
 /// spawns and waits (the parent-death signal belongs to that thread). `Err` names what is
 /// missing or what failed.
 pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String> {
-    if let Some(m) = missing() {
+    if let Some(m) = missing(policy.net) {
         return Err(format!("cannot confine the arm: missing {m}"));
     }
     let Some(workdir) = policy.writable.first() else {
@@ -132,14 +173,42 @@ pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String
     let k = KernelSupport::get();
     let abi = k.landlock_abi;
     let err = |what: &str, e: std::io::Error| format!("cannot confine the arm: {what}: {e}");
-    let ruleset = crate::netrules::ruleset(abi).map_err(|e| err("Landlock ruleset", e))?;
+    let private = policy.net == ArmNet::Private;
+    let ruleset = match private {
+        true => crate::fsrules::Ruleset::new(abi),
+        false => crate::netrules::ruleset(abi),
+    }
+    .map_err(|e| err("Landlock ruleset", e))?;
     for (p, g) in list.landlock_rules() {
         ruleset
             .allow(&p, g)
             .map_err(|e| err(&format!("rule for {}", p.display()), e))?;
     }
-    crate::netrules::allow_connect(&ruleset, policy.connect_port)
-        .map_err(|e| err("network rule", e))?;
+    if !private {
+        crate::netrules::allow_connect(&ruleset, policy.connect_port)
+            .map_err(|e| err("network rule", e))?;
+    }
+    // the listener's way out of the namespace: a datagram socket pair (one message, one fd)
+    let (listen_r, listen_w) = if private {
+        let mut sv = [0; 2];
+        // SAFETY: socketpair fills the two-int array we own.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+                0,
+                sv.as_mut_ptr(),
+            )
+        } != 0
+        {
+            return Err(err("socketpair", std::io::Error::last_os_error()));
+        }
+        // SAFETY: both fds were just returned by socketpair and are owned here.
+        let (a, b) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
+        (Some(a), Some(b))
+    } else {
+        (None, None)
+    };
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills the two-int array we own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -153,8 +222,11 @@ pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String
         // (for namespaces of its own), none over anything of the host
         user: k.user_namespaces.then(UserMaps::for_current),
         join: None,
-        unshare: libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC,
-        loopback: false,
+        unshare: libc::CLONE_NEWPID
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWIPC
+            | if private { libc::CLONE_NEWNET } else { 0 },
+        loopback: private,
         mounts: MountPlan::light(),
         landlock: Some(LandlockPlan {
             ruleset,
@@ -167,9 +239,13 @@ pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String
         diag: -1,
         ended: w.as_raw_fd(),
         keep_caps: true,
+        listen: listen_w
+            .as_ref()
+            .map(|s| (policy.connect_port, s.as_raw_fd())),
     };
-    // the write end stays open in the parent until the child holds it; the closure owns it
+    // the write ends stay open in the parent until the child holds them; the closure owns them
     let w = std::sync::Arc::new(w);
+    let listen_w = std::sync::Arc::new(listen_w);
     // SAFETY: the closure only makes system calls (fcntl, then `reaper::enter`, which makes
     // system calls on data prepared above) until the command execs.
     unsafe {
@@ -179,10 +255,45 @@ pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String
             if libc::fcntl(w.as_raw_fd(), libc::F_SETFD, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            let _keep = &listen_w;
             crate::reaper::enter(&plan)
         });
     }
-    Ok(Confined { ended: r })
+    Ok(Confined {
+        ended: r,
+        listener: listen_r,
+    })
+}
+
+/// One descriptor received over a unix socket (`SCM_RIGHTS`), without blocking.
+fn recv_fd(sock: std::os::fd::RawFd) -> Option<OwnedFd> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: a zeroed msghdr pointing at buffers that live for the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: recvmsg fills the buffers described by `msg`.
+    let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+    if n < 1 {
+        return None;
+    }
+    // SAFETY: walking the control messages the kernel just wrote.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        if c.is_null() || (*c).cmsg_level != libc::SOL_SOCKET || (*c).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    }
 }
 
 /// What an agent's program needs to run, found from its real path: the program file, the

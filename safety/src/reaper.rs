@@ -80,6 +80,12 @@ pub struct ChildPlan {
     /// dropping them (only with `user`: they then reach nothing the host owns). An agent that
     /// confines its own commands needs them to make its namespaces.
     pub keep_caps: bool,
+    /// `(port, unix socket)`: after bringing the loopback of the new network namespace up,
+    /// init listens on its `127.0.0.1:port` and sends the listening socket over the unix
+    /// socket (`SCM_RIGHTS`) before the command starts — so the caller can serve that port
+    /// from outside (the runner forwards it to the backend) while the command reaches nothing
+    /// else. `None`: no listener.
+    pub listen: Option<(u16, RawFd)>,
 }
 
 fn last() -> std::io::Error {
@@ -155,6 +161,10 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
         if plan.loopback {
             *step = Step::Loopback;
             loopback_up()?;
+        }
+        if let Some((port, sock)) = plan.listen {
+            *step = Step::Loopback;
+            send_listener(port, sock)?;
         }
         *step = Step::Fork;
         let cmd = libc::fork();
@@ -378,6 +388,70 @@ pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
     let e = last();
     libc::close(fd);
     if r != 0 {
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Listen on `127.0.0.1:port` of the current network namespace and send the socket over the
+/// unix socket `sock`; both are closed afterwards (the command inherits neither).
+///
+/// # Safety
+/// Only system calls, on stack values.
+unsafe fn send_listener(port: u16, sock: libc::c_int) -> std::io::Result<()> {
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(last());
+    }
+    let one: libc::c_int = 1;
+    libc::setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_REUSEADDR,
+        &one as *const libc::c_int as *const libc::c_void,
+        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+    );
+    let mut addr: libc::sockaddr_in = std::mem::zeroed();
+    addr.sin_family = libc::AF_INET as libc::sa_family_t;
+    addr.sin_port = port.to_be();
+    addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+    let r = libc::bind(
+        fd,
+        &addr as *const libc::sockaddr_in as *const libc::sockaddr,
+        std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+    );
+    if r != 0 || libc::listen(fd, 128) != 0 {
+        let e = last();
+        libc::close(fd);
+        return Err(e);
+    }
+    // one byte of data carrying the descriptor
+    let mut byte = [1u8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut control = Control { buf: [0; 64] };
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+    let c = libc::CMSG_FIRSTHDR(&msg);
+    (*c).cmsg_level = libc::SOL_SOCKET;
+    (*c).cmsg_type = libc::SCM_RIGHTS;
+    (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+    std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut libc::c_int, fd);
+    let sent = libc::sendmsg(sock, &msg, 0);
+    let e = last();
+    libc::close(fd);
+    libc::close(sock);
+    if sent != 1 {
         return Err(e);
     }
     Ok(())

@@ -261,5 +261,6 @@ pub(crate) fn child_plan(
         diag,
         ended: -1,
         keep_caps: false,
+        listen: None,
     })
 }

@@ -2,7 +2,7 @@
 //! and the linger mode that tells the caller when the main process ended while what it left
 //! behind still runs. Each attack also runs unconfined as the control (it must work there).
 
-use lrab_safety::armbox::{self, ArmPolicy};
+use lrab_safety::armbox::{self, ArmNet, ArmPolicy};
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -38,6 +38,7 @@ fn policy(w: &World, port: u16) -> ArmPolicy {
     ArmPolicy {
         writable: vec![w.work.clone(), w.home.clone()],
         connect_port: port,
+        net: ArmNet::LandlockPort,
         ..ArmPolicy::default()
     }
 }
@@ -117,7 +118,7 @@ fn line<'a>(out: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn writes_reads_and_connections_outside_the_policy_fail() {
-    if let Some(m) = armbox::missing() {
+    if let Some(m) = armbox::missing(ArmNet::LandlockPort) {
         panic!("this machine cannot confine arms: {m}");
     }
     let w = world();

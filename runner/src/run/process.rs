@@ -37,7 +37,7 @@ pub struct Launch {
     /// runner crash); removed afterwards.
     pub pgid_file: Option<PathBuf>,
     /// Confine the whole process tree (None: unconfined, `--unconfined-arms`).
-    pub confine: Option<lrab_safety::armbox::ArmPolicy>,
+    pub confine: Option<super::confine::Confinement>,
 }
 
 /// What happened.
@@ -193,8 +193,8 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         cmd.env(k, v);
     }
     let confined = match &l.confine {
-        Some(p) => Some(
-            lrab_safety::armbox::confine(&mut cmd, p)
+        Some(c) => Some(
+            lrab_safety::armbox::confine(&mut cmd, &c.policy)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("cannot confine {}", l.program.display()))?,
         ),
@@ -205,6 +205,21 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         .spawn()
         .with_context(|| format!("cannot start {}", l.program.display()))?;
     drop(cmd);
+    // the private network's one port, relayed to the backend for as long as the launch runs
+    let _forwarder = match (&confined, l.confine.as_ref().and_then(|c| c.forward_to)) {
+        (Some(c), Some(to)) => match c.listener(Duration::from_secs(10)) {
+            Some(listener) => Some(super::confine::Forwarder::start(listener, to)?),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                anyhow::bail!(
+                    "cannot start {}: its network namespace did not come up",
+                    l.program.display()
+                );
+            }
+        },
+        _ => None,
+    };
     let pgid = child.id() as i32;
     register(pgid);
     if let Some(f) = &l.pgid_file {
@@ -332,10 +347,13 @@ mod tests {
 
     fn confined(dir: &Path, script: &str, deadline_ms: u64) -> Launch {
         Launch {
-            confine: Some(lrab_safety::armbox::ArmPolicy {
-                writable: vec![dir.to_path_buf()],
-                connect_port: 9,
-                ..Default::default()
+            confine: Some(super::super::confine::Confinement {
+                policy: lrab_safety::armbox::ArmPolicy {
+                    writable: vec![dir.to_path_buf()],
+                    connect_port: 9,
+                    ..Default::default()
+                },
+                forward_to: Some(([127, 0, 0, 1], 9).into()),
             }),
             ..launch(dir, script, deadline_ms)
         }
