@@ -38,6 +38,18 @@ for what, make, addr in [
         print(what, "connected")
     except Exception as e:
         print(what, "refused:", e)
+# what it may do: reach its backend, run a server of its own on its loopback
+import urllib.request
+try:
+    urllib.request.urlopen(os.environ["OLLAMA_HOST"] + "/api/tags", timeout=5).read()
+    print("backend reachable")
+except Exception as e:
+    print("backend unreachable:", e)
+try:
+    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+    socket.create_connection(srv.getsockname(), timeout=3).close(); print("own server ok")
+except Exception as e:
+    print("own server failed:", e)
 EOF
 nohup sh -c 'while :; do echo x >> bg-nohup.txt; sleep 0.2; done' > /dev/null 2>&1 &
 setsid sh -c 'while :; do echo x >> bg-setsid.txt; sleep 0.2; done' > /dev/null 2>&1 &
@@ -218,6 +230,10 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
     let tr = std::fs::read_to_string(a.join("transcript.txt")).unwrap();
     assert!(
         tr.contains("tcp refused") && tr.contains("unix refused"),
+        "{tr}"
+    );
+    assert!(
+        tr.contains("backend reachable") && tr.contains("own server ok"),
         "{tr}"
     );
     assert_eq!(w.received(), Vec::<String>::new());

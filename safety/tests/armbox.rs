@@ -34,11 +34,11 @@ fn world() -> World {
     }
 }
 
-fn policy(w: &World, port: u16) -> ArmPolicy {
+fn policy(w: &World, port: u16, net: ArmNet) -> ArmPolicy {
     ArmPolicy {
         writable: vec![w.work.clone(), w.home.clone()],
         connect_port: port,
-        net: ArmNet::LandlockPort,
+        net,
         ..ArmPolicy::default()
     }
 }
@@ -71,7 +71,7 @@ t("write-work", lambda: open("w.txt", "w").write("x"))
 t("write-home", lambda: open(os.path.join(os.environ["HOME"], "h.txt"), "w").write("x"))
 "#;
 
-fn run_probe(w: &World, confined: bool) -> (String, Vec<String>) {
+fn run_probe(w: &World, confined: Option<ArmNet>) -> (String, Vec<String>) {
     let allowed = TcpListener::bind("127.0.0.1:0").unwrap();
     let other = TcpListener::bind("127.0.0.1:0").unwrap();
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -91,8 +91,26 @@ fn run_probe(w: &World, confined: bool) -> (String, Vec<String>) {
         .env("HOME", &w.home)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let _box = confined.then(|| armbox::confine(&mut c, &policy(w, port)).unwrap());
-    let o = c.output().unwrap();
+    let b = confined.map(|net| armbox::confine(&mut c, &policy(w, port, net)).unwrap());
+    let child = c.spawn().unwrap();
+    // the private network: its one port is a listener inside, relayed here to `allowed`
+    let relay = match (&b, confined) {
+        (Some(b), Some(ArmNet::Private)) => {
+            let inside = b.listener(Duration::from_secs(10)).expect("listener");
+            Some(std::thread::spawn(move || {
+                let (mut s, _) = inside.accept().unwrap();
+                let mut out = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                let mut buf = Vec::new();
+                s.read_to_end(&mut buf).unwrap();
+                std::io::Write::write_all(&mut out, &buf).unwrap();
+            }))
+        }
+        _ => None,
+    };
+    let o = child.wait_with_output().unwrap();
+    if let Some(r) = relay {
+        r.join().unwrap();
+    }
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     let mut got = Vec::new();
     for (name, l) in [("allowed", &allowed), ("other", &other)] {
@@ -118,31 +136,42 @@ fn line<'a>(out: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn writes_reads_and_connections_outside_the_policy_fail() {
-    if let Some(m) = armbox::missing(ArmNet::LandlockPort) {
-        panic!("this machine cannot confine arms: {m}");
+    for net in [ArmNet::Private, ArmNet::LandlockPort] {
+        if let Some(m) = armbox::missing(net) {
+            panic!("this machine cannot confine arms ({net:?}): {m}");
+        }
+        let w = world();
+        let (out, got) = run_probe(&w, Some(net));
+        // in a private network the agent may serve on its own loopback; Landlock: no bind
+        let mut ok = vec!["connect-allowed", "write-work", "write-home"];
+        let mut bad = vec![
+            "connect-other",
+            "udp",
+            "unix",
+            "write-outside",
+            "read-outside",
+        ];
+        match net {
+            ArmNet::Private => ok.push("bind"),
+            ArmNet::LandlockPort => bad.push("bind"),
+        }
+        for name in ok {
+            assert!(line(&out, name).ends_with(" ok"), "{net:?} {name}: {out}");
+        }
+        for name in bad {
+            assert!(
+                line(&out, name).contains(" denied "),
+                "{net:?} {name}: {out}"
+            );
+        }
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(!w.root.join("outside/new.txt").exists());
+        assert_eq!(got, vec!["allowed:hi".to_string()], "{net:?}: {out}");
     }
-    let w = world();
-    let (out, got) = run_probe(&w, true);
-    for ok in ["connect-allowed", "write-work", "write-home"] {
-        assert!(line(&out, ok).ends_with(" ok"), "{ok}: {out}");
-    }
-    for bad in [
-        "connect-other",
-        "bind",
-        "udp",
-        "unix",
-        "write-outside",
-        "read-outside",
-    ] {
-        assert!(line(&out, bad).contains(" denied "), "{bad}: {out}");
-    }
-    assert!(!out.contains(SECRET), "{out}");
-    assert!(!w.root.join("outside/new.txt").exists());
-    assert_eq!(got, vec!["allowed:hi".to_string()], "{out}");
 
     // control: unconfined, every attack works
     let w = world();
-    let (out, got) = run_probe(&w, false);
+    let (out, got) = run_probe(&w, None);
     for name in [
         "connect-other",
         "bind",
@@ -190,7 +219,7 @@ fn linger_reports_the_exit_keeps_the_rest_until_the_kill() {
             "(sleep 0.5; echo late > late.txt) & setsid sh -c 'while :; do sleep 1; done' & exit 3",
         )
         .current_dir(&w.work);
-    let b = armbox::confine(&mut c, &policy(&w, 9)).unwrap();
+    let b = armbox::confine(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
     let mut child = c.spawn().unwrap();
     let t = Instant::now();
     let st = loop {
@@ -232,7 +261,7 @@ fn without_survivors_the_shim_exits_with_the_command() {
     let w = world();
     let mut c = Command::new("sh");
     c.arg("-c").arg("exit 5").current_dir(&w.work);
-    let b = armbox::confine(&mut c, &policy(&w, 9)).unwrap();
+    let b = armbox::confine(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
     let st = c.status().unwrap();
     assert_eq!(st.code(), Some(5));
     let s = b.ended().expect("exit reported");

@@ -169,7 +169,10 @@ pub fn policy(
     backend_url: &str,
 ) -> Result<Confinement> {
     let Some(port) = port_of(backend_url) else {
-        bail!("arm '{}': cannot tell the port of backend URL {backend_url}", arm.name);
+        bail!(
+            "arm '{}': cannot tell the port of backend URL {backend_url}",
+            arm.name
+        );
     };
     let loopback = matches!(host_of(backend_url), Some("127.0.0.1" | "localhost"));
     let (net, forward_to) = match loopback {

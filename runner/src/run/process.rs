@@ -380,8 +380,12 @@ mod tests {
         terminate_group(e.pgid, Duration::from_millis(200));
         assert!(group_members(e.pgid).is_empty());
         // the deadline kill of a SIGTERM-ignoring tree
-        let e = run(&confined(d.path(), "trap '' TERM; (trap '' TERM; sleep 60) & sleep 60", 300))
-            .unwrap();
+        let e = run(&confined(
+            d.path(),
+            "trap '' TERM; (trap '' TERM; sleep 60) & sleep 60",
+            300,
+        ))
+        .unwrap();
         assert!(e.timed_out && e.code.is_none());
         assert!(e.wall < Duration::from_secs(5));
         assert!(group_members(e.pgid).is_empty());
