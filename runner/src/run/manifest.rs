@@ -60,7 +60,7 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn write(&self, run_dir: &Path) -> Result<()> {
-        lrab_scorer::report::write_json_atomic(&run_dir.join("manifest.json"), self)
+        lrab_util::write_json_atomic(&run_dir.join("manifest.json"), self)
             .with_context(|| format!("write {}/manifest.json", run_dir.display()))
     }
 

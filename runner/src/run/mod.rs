@@ -3,6 +3,7 @@
 //! manifest and plan, then run the pending cells (serially or with `jobs` workers).
 
 pub mod arms;
+pub mod attempt;
 pub mod backend;
 pub mod cell;
 pub mod confine;
@@ -343,7 +344,7 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
         text.push_str(&serde_json::to_string(c)?);
         text.push('\n');
     }
-    lrab_scorer::report::write_atomic(path, text.as_bytes())
+    lrab_util::write_atomic(path, text.as_bytes())
         .with_context(|| format!("write {}", path.display()))
 }
 
@@ -425,7 +426,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         write_plan(&run_dir.join("plan.jsonl"), &p.cells)?;
     } else {
         // Keep the original manifest; record this session's backend next to it.
-        lrab_scorer::report::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
+        lrab_util::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
     }
     if !p.skipped_arms.is_empty() {
         eprintln!(
@@ -487,7 +488,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                 progress.start_cell(&c.label());
                 let task = p.pack.get(&c.task).expect("validated");
                 let arm = &arm_map[&c.arm];
-                match cell::run_cell(&env, arm, task, &c, first) {
+                match attempt::run_cell(&env, arm, task, &c, first) {
                     Ok(results) => {
                         let n = results.len();
                         for (i, r) in results.iter().enumerate() {
@@ -519,7 +520,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
     md.push_str(&format!(
         "# Run {run_id}\n\nMean score (latest attempt per cell) by arm × model.\n\n{table}"
     ));
-    lrab_scorer::report::write_atomic(&run_dir.join("summary.md"), md.as_bytes())?;
+    lrab_util::write_atomic(&run_dir.join("summary.md"), md.as_bytes())?;
     let ov = overheads.lock().unwrap();
     let mean_overhead = (!ov.is_empty()).then(|| ov.iter().sum::<Duration>() / ov.len() as u32);
     let attempts_run = *attempts_run.lock().unwrap();
