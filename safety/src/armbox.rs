@@ -21,8 +21,9 @@
 //!   kills the namespace with the spawned child. Nothing of the agent survives that.
 //!
 //! Agents that confine their own commands (our harness does, with namespaces and Landlock of
-//! its own) keep working: the arm filter allows new namespaces, and every layer here stays in
-//! force inside them.
+//! its own) keep working: the agent runs in a user namespace of its own, where it keeps its
+//! capabilities (none over anything of the host), the arm filter allows new namespaces and
+//! `setns` into them, and every layer here stays in force inside them.
 
 use crate::allowlist::allow_list_with;
 use crate::fsrules::Grant;
