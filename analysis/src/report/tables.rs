@@ -283,6 +283,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
         );
     }
     out.push_str(&extras(a));
+    out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
             continue;
