@@ -58,6 +58,9 @@ pub struct AttemptRecord {
     pub command: Vec<String>,
     /// The backend URL the arm was given (the proxy's, when it had one).
     pub backend_url: String,
+    /// Whether the arm ran confined by the runner (absent in records written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confined: Option<bool>,
     /// Every launch, in order.
     pub phases: Vec<PhaseRecord>,
     /// Seconds waited for the workdir to go quiet (3 decimals).

@@ -148,6 +148,10 @@ pub struct RunInfo {
     pub backend: String,
     /// Whether the backend was simulated.
     pub simulated: bool,
+    /// Whether the arm ran confined by the runner (absent in records written before arms were
+    /// confined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confined: Option<bool>,
     /// On the simulator: the wall seconds the attempt would have taken on the modelled machine
     /// (1 decimal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,6 +277,7 @@ mod tests {
             exit_code: None,
             backend: "sim".into(),
             simulated: true,
+            confined: Some(true),
             modelled_wall_seconds: Some(612.5),
             failure_note: Some("killed at the budget of 600 s".into()),
             score_error: None,

@@ -238,6 +238,7 @@ impl ProbeExecutor for HarnessExecutor {
             deadline: self.deadline,
             grace: Duration::from_secs(2),
             pgid_file: None,
+            confine: None,
         };
         let exit = process::run(&launch)?;
         let stdout = std::fs::read_to_string(&launch.stdout).unwrap_or_default();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{fast, lrab, running_below_after, text};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ const GOOD: &str = "cat \"$1\" > /dev/null; echo read task_input.txt; printf 'S0
 
 /// Ignores SIGTERM and forks a child that ignores it too; both record their pids.
 const STUBBORN: &str =
-    "trap '' TERM; (trap '' TERM; echo $$ >> \"$(dirname \"$1\")/../pids\"; exec sleep 600) & echo $$ >> \"$(dirname \"$1\")/../pids\"; sleep 600\n";
+    "trap '' TERM; (trap '' TERM; echo $$ >> pids; exec sleep 600) & echo $$ >> pids; sleep 600\n";
 
 /// The leader exits at once; one child finishes writing shortlist.md a little later, another
 /// would sleep forever.
@@ -79,6 +79,11 @@ impl Bench {
             .args(fast(300, 3000, 200))
             .args(extra);
         c
+    }
+
+    /// The test's folder (everything an arm of it runs in is below).
+    fn root(&self) -> &Path {
+        self._dir.path()
     }
 
     fn run(&self, extra: &[&str]) -> Output {
@@ -144,24 +149,6 @@ fn col(name: &str) -> usize {
         .unwrap()
 }
 
-/// The pid written into `file`.
-fn pid_in(file: &Path) -> i32 {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            let st = s.rsplit(')').next().unwrap_or("").trim_start();
-            !st.starts_with('Z') && !st.starts_with('X')
-        })
-        .unwrap_or(false)
-}
-
 #[test]
 fn good_and_crashing_arms_are_scored_and_recorded() {
     let b = Bench::new(&[("good", GOOD), ("crash", "echo boom >&2; exit 3\n")]);
@@ -201,11 +188,22 @@ fn good_and_crashing_arms_are_scored_and_recorded() {
     );
 }
 
+/// Confined (the default) and with `--unconfined-arms`: the process-group logic is the same.
+const MODES: [&[&str]; 2] = [&[], &["--unconfined-arms"]];
+
 #[test]
 fn hanging_arm_times_out_is_retried_once_and_leaves_no_orphans() {
+    for mode in MODES {
+        hanging_arm(mode);
+    }
+}
+
+fn hanging_arm(mode: &[&str]) {
     let b = Bench::new(&[("stubborn", STUBBORN)]);
     let t0 = Instant::now();
-    let ran = b.run_ok("stubborn", "WF-01", &["--budget-minutes", "0.01"]);
+    let mut args = vec!["--budget-minutes", "0.01"];
+    args.extend_from_slice(mode);
+    let ran = b.run_ok("stubborn", "WF-01", &args);
     let (run, r) = (&ran.dir, &ran.rows);
     assert!(t0.elapsed() < Duration::from_secs(60));
     assert_eq!(r.len(), 2, "one retry after a timeout: {r:?}");
@@ -217,18 +215,28 @@ fn hanging_arm_times_out_is_retried_once_and_leaves_no_orphans() {
         let sj =
             std::fs::read_to_string(run.join(&x[col("attempt_dir")]).join("score.json")).unwrap();
         assert!(!sj.contains("\"total\""), "{sj}");
-        let pids = std::fs::read_to_string(run.join(&x[col("attempt_dir")]).join("pids")).unwrap();
-        for p in pids.split_whitespace() {
-            let pid: i32 = p.parse().unwrap();
-            assert!(!alive(pid), "process {pid} survived");
-        }
+        let pids = std::fs::read_to_string(
+            run.join(&x[col("attempt_dir")])
+                .join("workdir")
+                .join("pids"),
+        )
+        .unwrap();
+        assert_eq!(pids.split_whitespace().count(), 2, "both started: {pids}");
     }
+    let left = running_below_after(b.root(), Duration::from_secs(2));
+    assert!(left.is_empty(), "{mode:?}: processes {left:?} survived");
 }
 
 #[test]
 fn children_are_waited_for_then_killed() {
+    for mode in MODES {
+        children_waited_for(mode);
+    }
+}
+
+fn children_waited_for(mode: &[&str]) {
     let b = Bench::new(&[("forker", FORKER)]);
-    let ran = b.run_ok("forker", "WF-01", &[]);
+    let ran = b.run_ok("forker", "WF-01", mode);
     let (run, r) = (&ran.dir, &ran.rows);
     assert_eq!(r.len(), 1);
     assert!(
@@ -236,8 +244,9 @@ fn children_are_waited_for_then_killed() {
         "late file was scored: {r:?}"
     );
     let wd = run.join(&r[0][col("attempt_dir")]).join("workdir");
-    let pid = pid_in(&wd.join("forever.pid"));
-    assert!(!alive(pid), "child {pid} left behind");
+    assert!(wd.join("forever.pid").exists(), "the forever child started");
+    let left = running_below_after(b.root(), Duration::from_secs(2));
+    assert!(left.is_empty(), "{mode:?}: children {left:?} left behind");
 }
 
 #[test]
@@ -412,9 +421,9 @@ fn resume_after_sigkill_completes_without_loss_or_duplicates() {
     keys.dedup();
     assert_eq!(keys.len(), 8, "no duplicates");
     assert!(r.iter().all(|x| x[col("failure_mode")] == "completed"));
-    for pid in pids_of_children(&run) {
-        assert!(!alive(pid), "arm {pid} orphaned");
-    }
+    assert_eq!(pids_of_children(&run).len(), 8, "every cell's arm ran");
+    let left = running_below_after(b.root(), Duration::from_secs(2));
+    assert!(left.is_empty(), "arms {left:?} orphaned");
 }
 
 #[test]
@@ -434,12 +443,6 @@ fn interrupted_runner_kills_the_arm_in_flight() {
     }
     let st = child.wait().unwrap();
     assert!(!st.success());
-    for f in ["arm.pid", "child.pid"] {
-        let pid = pid_in(&wd.join(f));
-        let t = Instant::now();
-        while alive(pid) && t.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(pid), "{f} {pid} survived the interrupted runner");
-    }
+    let left = running_below_after(&wd, Duration::from_secs(5));
+    assert!(left.is_empty(), "{left:?} survived the interrupted runner");
 }

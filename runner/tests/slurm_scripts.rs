@@ -391,7 +391,9 @@ fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
     let d = tempfile::tempdir().unwrap();
     let arms = arms(d.path());
     let out = d.path().join("results");
-    let m = run_flags(&arms, "slow");
+    let mut m = run_flags(&arms, "slow");
+    // the slow arm leaves its marker (a host pid) outside its workdir: unconfined only
+    m.push("--unconfined-arms".into());
     let mark = d.path().join("slow.pid");
     // Shard 1/2 has cells 0, 2, 4; its first launch hangs until it is stopped.
     let child = shard("2", "cut", &out, &m, "0")

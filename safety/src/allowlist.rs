@@ -77,6 +77,17 @@ pub struct AllowList {
 /// The allow-list for one command: `workdir` and `tmp` writable, the system and toolchain
 /// directories readable, `hide` (and every known secret) masked.
 pub fn allow_list(workdir: &Path, tmp: &Path, hide: &[PathBuf]) -> AllowList {
+    allow_list_with(workdir, tmp, &[], hide)
+}
+
+/// [`allow_list`] plus `extra` roots with their grants (an agent's install folder, its
+/// per-attempt home); secrets inside extra read roots are masked like the others.
+pub fn allow_list_with(
+    workdir: &Path,
+    tmp: &Path,
+    extra: &[(PathBuf, Grant)],
+    hide: &[PathBuf],
+) -> AllowList {
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let mut roots: Vec<(PathBuf, Grant)> = Vec::new();
     for s in SYSTEM_EXEC {
@@ -103,6 +114,9 @@ pub fn allow_list(workdir: &Path, tmp: &Path, hide: &[PathBuf]) -> AllowList {
                 roots.push((canon(&p), Grant::ReadExec));
             }
         }
+    }
+    for (p, g) in extra {
+        roots.push((canon(p), *g));
     }
     let (w, t) = (canon(workdir), canon(tmp));
     roots.retain(|(p, _)| p.symlink_metadata().is_ok() && !p.starts_with(&w) && !p.starts_with(&t));

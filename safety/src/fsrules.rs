@@ -134,16 +134,27 @@ impl Ruleset {
     /// All file rights handled (so everything not granted is denied); signals and abstract
     /// unix sockets scoped to the sandbox when the ABI can (≥ 6).
     pub fn new(abi: i32) -> std::io::Result<Ruleset> {
+        Ruleset::with_net(abi, 0)
+    }
+
+    /// [`Ruleset::new`] that also handles the network rights `net` (Landlock ABI ≥ 4; see
+    /// [`crate::netrules`]): every TCP bind or connect they name is denied unless a port rule
+    /// grants it.
+    pub(crate) fn with_net(abi: i32, net: u64) -> std::io::Result<Ruleset> {
         let attr = RulesetAttr {
             handled_access_fs: handled(abi),
-            handled_access_net: 0,
+            handled_access_net: net,
             scoped: if abi >= 6 {
                 SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
             } else {
                 0
             },
         };
-        let size = if abi >= 6 { 24 } else { 8 };
+        let size = match (abi >= 6, net != 0) {
+            (true, _) => 24,
+            (false, true) => 16,
+            (false, false) => 8,
+        };
         // SAFETY: `attr` is a live, correctly laid out struct of at least `size` bytes.
         let fd = unsafe {
             libc::syscall(

@@ -15,6 +15,7 @@
 
 pub mod allowlist;
 mod analyzer;
+pub mod armbox;
 pub mod beneath;
 pub mod cli;
 pub mod corpus;
@@ -23,6 +24,7 @@ pub mod fsrules;
 pub mod leakscan;
 mod mountns;
 mod netns;
+pub mod netrules;
 pub mod paths;
 pub mod payload;
 pub mod probes;

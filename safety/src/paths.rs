@@ -181,7 +181,8 @@ fn resolve_with(p: &Path, cwd: &Path) -> PathBuf {
     out
 }
 
-pub(crate) fn homes(home: &Path) -> Vec<PathBuf> {
+/// The homes whose credentials are protected: `home`, `/root` and every `/home/*`.
+pub fn homes(home: &Path) -> Vec<PathBuf> {
     let mut v = vec![home.to_path_buf(), PathBuf::from("/root")];
     if let Ok(rd) = std::fs::read_dir("/home") {
         for e in rd.flatten().take(64) {

@@ -70,6 +70,22 @@ pub struct ChildPlan {
     pub seccomp: Filter,
     /// Where a failing step is reported (the start-up trial's pipe), or -1.
     pub diag: RawFd,
+    /// Linger mode, or -1: init writes the command's wait status (4 bytes) here when the
+    /// command exits, then stays — with the namespace — until every other process in it has
+    /// ended, so the caller can give what the command left behind time to finish (the
+    /// runner's quiet-wait) before it kills the shim. The shim then passes `SIGTERM`,
+    /// `SIGINT` and `SIGHUP` on to the command's process group instead of dying of them.
+    pub ended: RawFd,
+    /// Keep the capabilities the command holds in the user namespace of `user` instead of
+    /// dropping them (only with `user`: they then reach nothing the host owns). An agent that
+    /// confines its own commands needs them to make its namespaces.
+    pub keep_caps: bool,
+    /// `(port, unix socket)`: after bringing the loopback of the new network namespace up,
+    /// init listens on its `127.0.0.1:port` and sends the listening socket over the unix
+    /// socket (`SCM_RIGHTS`) before the command starts — so the caller can serve that port
+    /// from outside (the runner forwards it to the backend) while the command reaches nothing
+    /// else. `None`: no listener.
+    pub listen: Option<(u16, RawFd)>,
 }
 
 fn last() -> std::io::Error {
@@ -127,7 +143,7 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             return Err(last());
         }
         if init > 0 {
-            shim(init, pipe[0]);
+            shim(init, pipe[0], plan.ended >= 0);
         }
         // init: pid 1 of the new namespace. Not dumpable: it is a copy of the caller that never
         // execs, and its /proc entries (the caller's environment) must stay closed to the
@@ -146,16 +162,23 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             *step = Step::Loopback;
             loopback_up()?;
         }
+        if let Some((port, sock)) = plan.listen {
+            *step = Step::Loopback;
+            send_listener(port, sock)?;
+        }
         *step = Step::Fork;
         let cmd = libc::fork();
         if cmd < 0 {
             return Err(last());
         }
         if cmd > 0 {
-            init_loop(cmd, pipe[1]);
+            init_loop(cmd, pipe[1], plan.ended);
         }
         // the command
         libc::close(pipe[1]);
+        if plan.ended >= 0 {
+            libc::close(plan.ended);
+        }
         if let Some(d) = plan.mounts.chdir_target() {
             *step = Step::Chdir;
             check(libc::chdir(d.as_ptr()))?;
@@ -179,7 +202,9 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
             *step = Step::LandlockRestrict;
             fsrules::restrict_self(l.ruleset.raw_fd())?;
         }
-        drop_inheritable_capabilities();
+        if !(plan.keep_caps && plan.user.is_some()) {
+            drop_inheritable_capabilities();
+        }
         *step = Step::Seccomp;
         plan.seccomp.install()?;
     }
@@ -225,26 +250,53 @@ unsafe fn reset_signals() {
     libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
 }
 
-/// Close every fd but `keep` (the caller's pipes and the spawn error pipe must not be held by
-/// the shim or init, or readers would wait for them).
-unsafe fn close_all_but(keep: libc::c_int) {
+/// Close every fd but `keep` and `also` (-1: none) (the caller's pipes and the spawn error
+/// pipe must not be held by the shim or init, or readers would wait for them).
+unsafe fn close_all_but(keep: libc::c_int, also: libc::c_int) {
+    let (lo, hi) = if also >= 0 && also != keep {
+        (keep.min(also), keep.max(also))
+    } else {
+        (keep, keep)
+    };
     let range =
         |lo: libc::c_uint, hi: libc::c_uint| libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
-    let ok = (keep == 0 || range(0, keep as libc::c_uint - 1) == 0)
-        && range(keep as libc::c_uint + 1, libc::c_uint::MAX) == 0;
+    let ok = (lo == 0 || range(0, lo as libc::c_uint - 1) == 0)
+        && (hi <= lo + 1 || range(lo as libc::c_uint + 1, hi as libc::c_uint - 1) == 0)
+        && range(hi as libc::c_uint + 1, libc::c_uint::MAX) == 0;
     if !ok {
         for fd in 0..65536 {
-            if fd != keep {
+            if fd != keep && fd != also {
                 libc::close(fd);
             }
         }
     }
 }
 
+/// The command's process group (= init's, whose session it runs in), for the shim's
+/// signal forwarding in linger mode.
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let g = FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed);
+    if g > 1 {
+        // SAFETY: kill is async-signal-safe. Init itself ignores it (a namespace's init only
+        // takes signals it handles); the command and its group get it.
+        unsafe {
+            libc::kill(-g, sig);
+        }
+    }
+}
+
 /// The shim: wait for init, then leave the way the command did.
-unsafe fn shim(init: libc::pid_t, status_r: libc::c_int) -> ! {
+unsafe fn shim(init: libc::pid_t, status_r: libc::c_int, linger: bool) -> ! {
     reset_signals();
-    close_all_but(status_r);
+    close_all_but(status_r, -1);
+    if linger {
+        FORWARD_TO.store(init, std::sync::atomic::Ordering::Relaxed);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::signal(sig, forward as *const () as libc::sighandler_t);
+        }
+    }
     let mut st = 0;
     loop {
         let r = libc::waitpid(init, &mut st, 0);
@@ -280,20 +332,34 @@ unsafe fn exit_like(ws: libc::c_int) -> ! {
 }
 
 /// Init: reap everything; when the command exits, report its status and exit — which kills
-/// whatever it left behind.
-unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
+/// whatever it left behind. In linger mode (`ended` ≥ 0) it reports the status there too and
+/// exits only when nothing is left to reap.
+unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int, ended: libc::c_int) -> ! {
     reset_signals();
-    close_all_but(status_w);
+    close_all_but(status_w, ended);
+    let mut done = false;
     loop {
         let mut st = 0;
         let r = libc::waitpid(-1, &mut st, 0);
         if r == cmd {
             let b = st.to_ne_bytes();
             libc::write(status_w, b.as_ptr() as *const libc::c_void, 4);
-            libc::_exit(0);
+            if ended < 0 {
+                libc::_exit(0);
+            }
+            libc::write(ended, b.as_ptr() as *const libc::c_void, 4);
+            libc::close(ended);
+            done = true;
+            continue;
         }
-        if r < 0 && *libc::__errno_location() != libc::EINTR {
-            libc::_exit(125);
+        if r < 0 {
+            let e = *libc::__errno_location();
+            if e == libc::ECHILD && done {
+                libc::_exit(0);
+            }
+            if e != libc::EINTR {
+                libc::_exit(125);
+            }
         }
     }
 }
@@ -304,7 +370,9 @@ unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int) -> ! {
 /// # Safety
 /// Only system calls.
 pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
-    let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    // a stream socket: the interface ioctls take any internet socket, and a harness running
+    // as a confined arm may not make datagram ones (`Filter::arm`)
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(last());
     }
@@ -320,6 +388,70 @@ pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
     let e = last();
     libc::close(fd);
     if r != 0 {
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Listen on `127.0.0.1:port` of the current network namespace and send the socket over the
+/// unix socket `sock`; both are closed afterwards (the command inherits neither).
+///
+/// # Safety
+/// Only system calls, on stack values.
+unsafe fn send_listener(port: u16, sock: libc::c_int) -> std::io::Result<()> {
+    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(last());
+    }
+    let one: libc::c_int = 1;
+    libc::setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_REUSEADDR,
+        &one as *const libc::c_int as *const libc::c_void,
+        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+    );
+    let mut addr: libc::sockaddr_in = std::mem::zeroed();
+    addr.sin_family = libc::AF_INET as libc::sa_family_t;
+    addr.sin_port = port.to_be();
+    addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+    let r = libc::bind(
+        fd,
+        &addr as *const libc::sockaddr_in as *const libc::sockaddr,
+        std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+    );
+    if r != 0 || libc::listen(fd, 128) != 0 {
+        let e = last();
+        libc::close(fd);
+        return Err(e);
+    }
+    // one byte of data carrying the descriptor
+    let mut byte = [1u8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+        iov_len: 1,
+    };
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut control = Control { buf: [0; 64] };
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+    let c = libc::CMSG_FIRSTHDR(&msg);
+    (*c).cmsg_level = libc::SOL_SOCKET;
+    (*c).cmsg_type = libc::SCM_RIGHTS;
+    (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+    std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut libc::c_int, fd);
+    let sent = libc::sendmsg(sock, &msg, 0);
+    let e = last();
+    libc::close(fd);
+    libc::close(sock);
+    if sent != 1 {
         return Err(e);
     }
     Ok(())

@@ -259,5 +259,8 @@ pub(crate) fn child_plan(
         landlock,
         seccomp: FILTER.get_or_init(Filter::confined).clone(),
         diag,
+        ended: -1,
+        keep_caps: false,
+        listen: None,
     })
 }

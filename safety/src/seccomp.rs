@@ -103,8 +103,28 @@ fn deny(nr: libc::c_long, e: i32) -> Vec<Insn> {
 
 impl Filter {
     /// The sandbox's filter (see the module documentation for what it refuses and why).
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub fn confined() -> Filter {
+        Filter::build(false)
+    }
+
+    /// The filter of a third-party agent confined by the runner ([`crate::armbox`]): the same
+    /// side channels closed, and also every `AF_INET`/`AF_INET6` socket but a stream one (the
+    /// Landlock network rules that keep TCP to one port do not cover UDP); but new namespaces
+    /// and `setns` into them allowed, because agents that confine their own commands (ours
+    /// among them) make them. The agent can only enter namespaces its own user namespace owns
+    /// (it holds no capability over the host's), and Landlock and this filter stay in force
+    /// inside every namespace it makes.
+    pub fn arm() -> Filter {
+        Filter::build(true)
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    fn build(_arm: bool) -> Filter {
+        Filter { prog: Vec::new() }
+    }
+
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn build(arm: bool) -> Filter {
         let mut p = vec![
             stmt(LD_W_ABS, OFF_ARCH),
             jump(JEQ_K, AUDIT_ARCH, 1, 0),
@@ -118,19 +138,39 @@ impl Filter {
             p.push(errno(libc::ENOSYS));
         }
         // socket(domain, type, protocol)
-        p.extend(on(
-            libc::SYS_socket,
-            vec![
-                stmt(LD_W_ABS, arg_lo(0)),
-                jump(JEQ_K, libc::AF_INET as u32, 5, 0),
-                jump(JEQ_K, libc::AF_INET6 as u32, 4, 0),
-                jump(JEQ_K, libc::AF_NETLINK as u32, 0, 2),
-                stmt(LD_W_ABS, arg_lo(2)),
-                jump(JEQ_K, libc::NETLINK_ROUTE as u32, 1, 0),
-                errno(libc::EACCES),
-                ret(RET_ALLOW),
-            ],
-        ));
+        if arm {
+            // internet sockets of stream type only (the type's low bits; flags above)
+            p.extend(on(
+                libc::SYS_socket,
+                vec![
+                    stmt(LD_W_ABS, arg_lo(0)),
+                    jump(JEQ_K, libc::AF_INET as u32, 2, 0),
+                    jump(JEQ_K, libc::AF_INET6 as u32, 1, 0),
+                    jump(JEQ_K, libc::AF_NETLINK as u32, 3, 5),
+                    stmt(LD_W_ABS, arg_lo(1)),
+                    stmt(AND_K, 0xf),
+                    jump(JEQ_K, libc::SOCK_STREAM as u32, 3, 2),
+                    stmt(LD_W_ABS, arg_lo(2)),
+                    jump(JEQ_K, libc::NETLINK_ROUTE as u32, 1, 0),
+                    errno(libc::EACCES),
+                    ret(RET_ALLOW),
+                ],
+            ));
+        } else {
+            p.extend(on(
+                libc::SYS_socket,
+                vec![
+                    stmt(LD_W_ABS, arg_lo(0)),
+                    jump(JEQ_K, libc::AF_INET as u32, 5, 0),
+                    jump(JEQ_K, libc::AF_INET6 as u32, 4, 0),
+                    jump(JEQ_K, libc::AF_NETLINK as u32, 0, 2),
+                    stmt(LD_W_ABS, arg_lo(2)),
+                    jump(JEQ_K, libc::NETLINK_ROUTE as u32, 1, 0),
+                    errno(libc::EACCES),
+                    ret(RET_ALLOW),
+                ],
+            ));
+        }
         // socketpair(domain, type, protocol, sv): connected unix stream/seqpacket pairs only,
         // named by an allow-list of types: a datagram pair could still sendto() any named
         // socket, and the kernel makes a SOCK_RAW unix socket a datagram one
@@ -147,24 +187,26 @@ impl Filter {
                 ret(RET_ALLOW),
             ],
         ));
-        p.extend(on(
-            libc::SYS_unshare,
-            vec![
-                stmt(LD_W_ABS, arg_lo(0)),
-                jump(JSET_K, DENY_UNSHARE, 0, 1),
-                errno(libc::EPERM),
-                ret(RET_ALLOW),
-            ],
-        ));
-        p.extend(on(
-            libc::SYS_clone,
-            vec![
-                stmt(LD_W_ABS, arg_lo(0)),
-                jump(JSET_K, DENY_CLONE, 0, 1),
-                errno(libc::EPERM),
-                ret(RET_ALLOW),
-            ],
-        ));
+        if !arm {
+            p.extend(on(
+                libc::SYS_unshare,
+                vec![
+                    stmt(LD_W_ABS, arg_lo(0)),
+                    jump(JSET_K, DENY_UNSHARE, 0, 1),
+                    errno(libc::EPERM),
+                    ret(RET_ALLOW),
+                ],
+            ));
+            p.extend(on(
+                libc::SYS_clone,
+                vec![
+                    stmt(LD_W_ABS, arg_lo(0)),
+                    jump(JSET_K, DENY_CLONE, 0, 1),
+                    errno(libc::EPERM),
+                    ret(RET_ALLOW),
+                ],
+            ));
+        }
         // ioctl(fd, cmd): no keystrokes pushed into a terminal's input queue
         p.extend(on(
             libc::SYS_ioctl,
@@ -185,8 +227,10 @@ impl Filter {
         ] {
             p.extend(deny(nr, libc::ENOSYS));
         }
+        if !arm {
+            p.extend(deny(libc::SYS_setns, libc::EPERM));
+        }
         for nr in [
-            libc::SYS_setns,
             libc::SYS_keyctl,
             libc::SYS_add_key,
             libc::SYS_request_key,
@@ -216,11 +260,6 @@ impl Filter {
         }
         p.push(ret(RET_ALLOW));
         Filter { prog: p }
-    }
-
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    pub fn confined() -> Filter {
-        Filter { prog: Vec::new() }
     }
 
     /// Instructions (empty on architectures without a filter; [`supported`] says false there).

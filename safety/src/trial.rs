@@ -143,7 +143,10 @@ pub(crate) fn attempt(backend: &Sandbox, via_user: bool) -> Result<Found, String
         w.as_raw_fd(),
     )
     .map_err(|e| format!("preparing the sandbox: {e}"))?;
-    let script = ": > trial-ok && grep NSpid /proc/self/status; : > /dev/shm/.lrab-trial && echo SHM-OK; exit 0";
+    // `true`, not `:`, for the optional /dev/shm probe: a failed redirection of a special
+    // builtin ends the shell (without its own mounts — a sandbox nested in a confined arm —
+    // /dev/shm may be closed, which is no reason to fail the trial)
+    let script = ": > trial-ok && grep NSpid /proc/self/status; true 2>/dev/null > /dev/shm/.lrab-trial && echo SHM-OK; exit 0";
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(script)

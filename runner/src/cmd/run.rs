@@ -113,6 +113,11 @@ pub struct Args {
     /// No progress bar or per-cell lines.
     #[arg(long)]
     pub no_progress: bool,
+    /// Launch the arms without kernel confinement (writes, reads and connections anywhere the
+    /// user can); recorded in the manifest and in every cell's score.json. Without it, a
+    /// machine that cannot confine arms refuses to run.
+    #[arg(long)]
+    pub unconfined_arms: bool,
 }
 
 /// Merged matrix file + flags → options (without the run knobs).
@@ -181,6 +186,7 @@ pub fn run(a: Args) -> Result<Exit> {
             grace: ms(a.grace_ms),
             retries: a.retries.or(file.retries).unwrap_or(1),
             num_ctx: a.num_ctx.or(file.num_ctx).unwrap_or(32768),
+            unconfined_arms: a.unconfined_arms,
         };
         o.out_root = a.out.clone();
         o.run_id = a.run_id.clone();
@@ -200,6 +206,8 @@ pub fn run(a: Args) -> Result<Exit> {
     if let Some(j) = a.jobs {
         opts.jobs = j;
     }
+    // on --resume too: the cells this session runs are unconfined (each score.json says so)
+    opts.cell.unconfined_arms |= a.unconfined_arms;
     opts.fresh_backend = a.fresh_backend;
     opts.ollama_serve = a.ollama_serve;
     opts.quiet = a.no_progress;

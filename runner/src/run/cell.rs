@@ -26,6 +26,8 @@ pub struct CellConfig {
     pub retries: u32,
     /// Context length the proxy pins and the arms are told.
     pub num_ctx: u64,
+    /// Launch arms without kernel confinement (`--unconfined-arms`; see confine.rs).
+    pub unconfined_arms: bool,
 }
 
 impl Default for CellConfig {
@@ -38,6 +40,7 @@ impl Default for CellConfig {
             grace: Duration::from_secs(5),
             retries: 1,
             num_ctx: 32768,
+            unconfined_arms: false,
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct MatrixSpec {
     pub quiet_max_ms: u64,
     pub grace_ms: u64,
     pub sim_seed: u64,
+    /// `--unconfined-arms`: arms ran without kernel confinement (absent in older manifests).
+    #[serde(default)]
+    pub unconfined_arms: bool,
     pub pack: String,
     pub arms_dir: String,
     /// Cell order; absent in manifests written before ablation runs existed (= matrix).
@@ -47,6 +50,9 @@ pub struct Manifest {
     pub models: serde_json::Value,
     pub arms: serde_json::Value,
     pub skipped_arms: Vec<String>,
+    /// How the arms were confined (the line `lrab run` printed at start).
+    #[serde(default)]
+    pub arm_confinement: String,
     pub matrix: MatrixSpec,
     pub cells_planned: usize,
     pub note: String,

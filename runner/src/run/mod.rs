@@ -6,6 +6,7 @@ pub mod arms;
 pub mod attempt;
 pub mod backend;
 pub mod cell;
+pub mod confine;
 pub mod doctor;
 pub mod install;
 pub mod manifest;
@@ -276,6 +277,7 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         quiet_max_ms: opts.cell.quiet.max.as_millis() as u64,
         grace_ms: opts.cell.grace.as_millis() as u64,
         sim_seed: opts.sim_seed,
+        unconfined_arms: opts.cell.unconfined_arms,
         pack: absolute(&opts.pack_dir),
         arms_dir: absolute(&opts.arms_dir),
         order: opts.order,
@@ -316,6 +318,7 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
             grace: ms(s.grace_ms),
             retries: s.retries,
             num_ctx: s.num_ctx,
+            unconfined_arms: s.unconfined_arms,
         },
         out_root: out_root.to_path_buf(),
         run_id: Some(m.run_id.clone()),
@@ -391,9 +394,11 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         opts.ollama_serve,
     )?;
     let p = prepare(opts, backend.simulated, true)?;
+    let confinement = confine::check(opts.cell.unconfined_arms)?;
     if let Some(b) = backend.banner() {
         eprintln!("{b}");
     }
+    eprintln!("{confinement}");
     let model_info = backend::check_models(&backend.url, &p.models)?;
     for id in &p.tasks {
         // Every task must materialize before any cell starts (bad generator, manifest…).
@@ -444,6 +449,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         models: serde_json::to_value(&model_info)?,
         arms: serde_json::to_value(&arm_status)?,
         skipped_arms: p.skipped_arms.clone(),
+        arm_confinement: confinement.clone(),
         matrix: spec_of(opts, &p, &backend),
         cells_planned: p.cells.len(),
         note: if backend.simulated {

@@ -2,6 +2,14 @@
 //! files (no pipes, so a chatty or hung arm can never block the runner), a hard deadline after
 //! which the whole group gets SIGTERM, a grace period, then SIGKILL. Nothing of the group is
 //! left alive when [`run`] returns.
+//!
+//! A confined launch ([`Launch::confine`], `lrab_safety::armbox`) runs the arm in a pid
+//! namespace behind a small shim, which is then the only member of the group: the shim lives
+//! exactly as long as anything of the arm does, passes SIGTERM on to the arm's process group,
+//! and its death (SIGKILL) takes the whole namespace with it — so the group logic below
+//! (survivors, quiet-wait, the budget kill, the interrupt handler, `reap_stale`) is the same
+//! for both. The arm's own exit code comes through the confinement's pipe the moment its main
+//! process exits, while what it left behind may still be running.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -28,6 +36,8 @@ pub struct Launch {
     /// Where the process-group id is recorded while the launch runs (for cleanup after a
     /// runner crash); removed afterwards.
     pub pgid_file: Option<PathBuf>,
+    /// Confine the whole process tree (None: unconfined, `--unconfined-arms`).
+    pub confine: Option<super::confine::Confinement>,
 }
 
 /// What happened.
@@ -182,19 +192,53 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
     for (k, v) in &l.env {
         cmd.env(k, v);
     }
+    let confined = match &l.confine {
+        Some(c) => Some(
+            lrab_safety::armbox::confine(&mut cmd, &c.policy)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("cannot confine {}", l.program.display()))?,
+        ),
+        None => None,
+    };
     let start = Instant::now();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", l.program.display()))?;
+    drop(cmd);
+    // the private network's one port, relayed to the backend for as long as the launch runs
+    let _forwarder = match (&confined, l.confine.as_ref().and_then(|c| c.forward_to)) {
+        (Some(c), Some(to)) => match c.listener(Duration::from_secs(10)) {
+            Some(listener) => Some(super::confine::Forwarder::start(listener, to)?),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                anyhow::bail!(
+                    "cannot start {}: its network namespace did not come up",
+                    l.program.display()
+                );
+            }
+        },
+        _ => None,
+    };
     let pgid = child.id() as i32;
     register(pgid);
     if let Some(f) = &l.pgid_file {
         let _ = std::fs::write(f, format!("{pgid}\n"));
     }
     let mut timed_out = false;
+    // a confined arm's main process: its wait status from the confinement's pipe
+    let ended = || confined.as_ref().and_then(|c| c.ended()).map(wait_code);
     let status = loop {
         if let Some(st) = child.try_wait()? {
-            break Some(st);
+            break Some(ended().unwrap_or(st.code()));
+        }
+        if let Some(code) = ended() {
+            // the shim leaves at once when nothing else of the arm runs
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(200) && child.try_wait()?.is_none() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            break Some(code);
         }
         if start.elapsed() + extra() >= l.deadline {
             timed_out = true;
@@ -203,7 +247,7 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         std::thread::sleep(poll(start.elapsed()));
     };
     let (code, survivors) = match status {
-        Some(st) => (st.code(), !group_members(pgid).is_empty()),
+        Some(code) => (code, !group_members(pgid).is_empty()),
         None => {
             terminate_group(pgid, l.grace);
             let _ = child.wait();
@@ -218,6 +262,11 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         survivors,
         pgid,
     })
+}
+
+/// The exit code in a wait status (None: killed by a signal).
+fn wait_code(ws: i32) -> Option<i32> {
+    libc::WIFEXITED(ws).then(|| libc::WEXITSTATUS(ws))
 }
 
 fn poll(elapsed: Duration) -> Duration {
@@ -265,6 +314,7 @@ mod tests {
             deadline: Duration::from_millis(deadline_ms),
             grace: Duration::from_millis(200),
             pgid_file: None,
+            confine: None,
         }
     }
 
@@ -291,6 +341,52 @@ mod tests {
         let e = run(&launch(d.path(), script, 300)).unwrap();
         assert!(e.timed_out);
         assert_eq!(e.code, None);
+        assert!(e.wall < Duration::from_secs(5));
+        assert!(group_members(e.pgid).is_empty());
+    }
+
+    fn confined(dir: &Path, script: &str, deadline_ms: u64) -> Launch {
+        Launch {
+            confine: Some(super::super::confine::Confinement {
+                policy: lrab_safety::armbox::ArmPolicy {
+                    writable: vec![dir.to_path_buf()],
+                    connect_port: 9,
+                    ..Default::default()
+                },
+                forward_to: Some(([127, 0, 0, 1], 9).into()),
+            }),
+            ..launch(dir, script, deadline_ms)
+        }
+    }
+
+    #[test]
+    fn confined_launch_reports_code_survivors_and_is_killed_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let e = run(&confined(d.path(), "echo $X_VAR; exit 4", 5000)).unwrap();
+        assert_eq!((e.code, e.timed_out, e.survivors), (Some(4), false, false));
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("out.txt")).unwrap(),
+            "hello\n"
+        );
+        // the main process exits, a setsid'd child lives on: reported, then killed with it
+        let e = run(&confined(
+            d.path(),
+            "setsid sh -c 'trap \"\" TERM; sleep 30' & exit 3",
+            5000,
+        ))
+        .unwrap();
+        assert_eq!((e.code, e.survivors), (Some(3), true));
+        assert!(!group_members(e.pgid).is_empty());
+        terminate_group(e.pgid, Duration::from_millis(200));
+        assert!(group_members(e.pgid).is_empty());
+        // the deadline kill of a SIGTERM-ignoring tree
+        let e = run(&confined(
+            d.path(),
+            "trap '' TERM; (trap '' TERM; sleep 60) & sleep 60",
+            300,
+        ))
+        .unwrap();
+        assert!(e.timed_out && e.code.is_none());
         assert!(e.wall < Duration::from_secs(5));
         assert!(group_members(e.pgid).is_empty());
     }

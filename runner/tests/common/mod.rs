@@ -45,3 +45,38 @@ pub fn fast(stable_ms: u32, max_ms: u32, grace_ms: u32) -> Vec<String> {
     }
     v
 }
+
+/// Host pids of the live processes whose working directory lies below `dir`: how a test tells
+/// that nothing of an arm is left running. (An arm confined in its own pid namespace cannot
+/// tell its host pid; `$$` there is the namespace's.)
+pub fn running_below(dir: &std::path::Path) -> Vec<i32> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let live = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                let st = s.rsplit(')').next().unwrap_or("").trim_start();
+                !st.starts_with('Z') && !st.starts_with('X')
+            })
+            .unwrap_or(false);
+        if live && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+        {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+/// [`running_below`] after giving a kill up to `wait` to take effect.
+pub fn running_below_after(dir: &std::path::Path, wait: std::time::Duration) -> Vec<i32> {
+    let t = std::time::Instant::now();
+    while !running_below(dir).is_empty() && t.elapsed() < wait {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    running_below(dir)
+}

@@ -70,10 +70,8 @@ pub(super) fn launch(
     let workdir = dir.join("workdir");
     let mat = lrab_tasks::materialize_with(env.pack, task, &workdir, None, true)
         .with_context(|| format!("materialize {} into {}", task.spec.id, workdir.display()))?;
-    let home = dir.join("home");
-    if arm.isolate_home {
-        std::fs::create_dir_all(&home)?;
-    }
+    let dirs = super::super::confine::AttemptDirs::create(&dir)?;
+    let home = dirs.home.clone();
     let proxy_log = dir.join("proxy.jsonl");
     // On the simulator every attempt talks under its own ledger key: its modelled model time
     // drives the budget and the kill point (sim_clock.rs).
@@ -118,11 +116,20 @@ pub(super) fn launch(
         .set("attempt_dir", dir.to_string_lossy());
     arm.write_configs(&vars)?;
     let (program, args) = arm.command(&vars)?;
-    let mut launch_env = arm.env_for(&vars);
-    if arm.isolate_home {
-        launch_env.push(("HOME".into(), home.to_string_lossy().into_owned()));
-    }
+    let mut launch_env = dirs.env();
+    launch_env.extend(arm.env_for(&vars));
     launch_env.push(("OLLAMA_HOST".into(), backend_url.clone()));
+    let confine = match env.config.unconfined_arms {
+        true => None,
+        false => Some(super::super::confine::policy(
+            arm,
+            &program,
+            &dir,
+            &workdir,
+            &dirs,
+            &backend_url,
+        )?),
+    };
     let base = Launch {
         program: program.clone(),
         args: args.clone(),
@@ -133,6 +140,7 @@ pub(super) fn launch(
         deadline: Duration::ZERO,
         grace: env.config.grace,
         pgid_file: Some(pgid_file.clone()),
+        confine,
     };
     let kill_pct = env
         .config

@@ -86,6 +86,7 @@ pub fn run_attempt(
         attempt_dir: rel(&l.dir, env.run_dir),
         backend: env.backend_label.to_string(),
         simulated: env.simulated,
+        confined: Some(!env.config.unconfined_arms),
         command: l.command,
         backend_url: l.backend_url,
         phases: l.phases,

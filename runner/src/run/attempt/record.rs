@@ -37,6 +37,8 @@ pub struct Facts {
     pub backend: String,
     /// Whether the backend is simulated.
     pub simulated: bool,
+    /// Whether the arm ran confined (`None`: not recorded).
+    pub confined: Option<bool>,
     /// The launched command line, program first.
     pub command: Vec<String>,
     /// The backend URL the arm was given.
@@ -107,6 +109,7 @@ impl Facts {
             exit_code: self.exit_code(),
             backend: self.backend.clone(),
             simulated: self.simulated,
+            confined: self.confined,
             modelled_wall_seconds: self.modelled_wall_seconds().map(round1),
             failure_note: self
                 .timed_out()
@@ -169,6 +172,7 @@ impl Facts {
             attempt_dir: self.attempt_dir.clone(),
             command: self.command.clone(),
             backend_url: self.backend_url.clone(),
+            confined: self.confined,
             phases: self
                 .phases
                 .iter()

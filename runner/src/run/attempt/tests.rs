@@ -49,6 +49,7 @@ fn resumed() -> Facts {
         attempt_dir: "cells/harness/sim-4b/LH-03/r1/a0".into(),
         backend: "sim".into(),
         simulated: true,
+        confined: None,
         command: vec!["/bin/lrab-harness".into(), "run".into(), "--x".into()],
         backend_url: "http://127.0.0.1:4000".into(),
         phases: vec![
@@ -104,6 +105,7 @@ fn timed_out() -> Facts {
         attempt_dir: "cells/goose/qwen3_4b/WF-01/r0/a0".into(),
         backend: "ollama".into(),
         simulated: false,
+        confined: None,
         command: vec!["goose".into()],
         backend_url: "http://127.0.0.1:5000".into(),
         phases: vec![exit(600_030_100, None, true)],
