@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use serde_json::Value;
 
 /// What the user asked for.
@@ -290,14 +289,7 @@ pub fn wait_healthy(url: &str, wait: Duration) -> Result<Value> {
     }
 }
 
-/// Facts about one model recorded in the manifest.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ModelInfo {
-    pub name: String,
-    pub digest: Option<String>,
-    pub parameter_size: Option<String>,
-    pub quantization: Option<String>,
-}
+pub use lrab_records::ModelInfo;
 
 /// Normalises a tag: `m` → `m:latest`.
 fn full_tag(m: &str) -> String {

@@ -333,6 +333,21 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
     })
 }
 
+/// What the manifest records about an arm: where it is, the version it reports and the one its
+/// file pins.
+fn arm_info(a: &Arm) -> manifest::ArmInfo {
+    let s = arms::status(a);
+    manifest::ArmInfo {
+        name: s.name,
+        installed: s.installed,
+        path: s.path,
+        version: s.version,
+        upstream_version: s.upstream_version,
+        pinned_version: Some(a.pinned_version().to_string()),
+        install_hint: s.install_hint,
+    }
+}
+
 /// Writes `plan.jsonl` (one cell per line, in plan order).
 pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
     let mut text = String::new();
@@ -394,17 +409,29 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let arm_status: Vec<arms::ArmStatus> = p.arms.iter().map(arms::status).collect();
     let manifest = Manifest {
+        schema_version: lrab_records::SCHEMA_VERSION,
         run_id: run_id.clone(),
         lrab_version: env!("CARGO_PKG_VERSION").into(),
-        suite_commit: manifest::suite_commit(),
+        suite_commit: Some(manifest::suite_commit()),
+        host: Some(manifest::host()),
+        pack_hash: Some(
+            p.pack
+                .content_hash()
+                .with_context(|| format!("hash of the task pack {}", p.pack.root.display()))?,
+        ),
         simulated: backend.simulated,
         backend_label: backend.label.clone(),
         backend_url: backend.url.clone(),
         backend_version: backend::version(&backend.url),
-        models: serde_json::to_value(&model_info)?,
-        arms: serde_json::to_value(&arm_status)?,
+        backends: vec![manifest::BackendInfo {
+            label: backend.label.clone(),
+            url: backend.url.clone(),
+            simulated: backend.simulated,
+            version: backend::version(&backend.url),
+        }],
+        models: model_info,
+        arms: p.arms.iter().map(arm_info).collect(),
         skipped_arms: p.skipped_arms.clone(),
         matrix: spec_of(opts, &p, &backend),
         cells_planned: p.cells.len(),
@@ -419,7 +446,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         write_plan(&run_dir.join("plan.jsonl"), &p.cells)?;
     } else {
         // Keep the original manifest; record this session's backend next to it.
-        lrab_scorer::report::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
+        manifest.write_as(&run_dir.join("manifest.resume.json"))?;
     }
     if !p.skipped_arms.is_empty() {
         eprintln!(
