@@ -61,6 +61,9 @@ pub struct CellEnv<'a> {
     pub backend_url: &'a str,
     pub simulated: bool,
     pub config: &'a CellConfig,
+    /// Asked once the arm has finished: `Some(why)` when the backend stopped answering, so the
+    /// attempt is the backend's failure, not the arm's (pool.rs).
+    pub backend_lost: Option<&'a (dyn Fn() -> Option<String> + Sync)>,
 }
 
 /// The outcome of one attempt.
@@ -92,26 +95,6 @@ pub fn budget_seconds(task: &Task, cfg: &CellConfig) -> f64 {
         cfg.budget_minutes
     };
     over.unwrap_or(task.spec.budget_minutes as f64) * 60.0
-}
-
-/// Runs attempts `first..=retries` of a cell until one needs no retry.
-pub fn run_cell(
-    env: &CellEnv<'_>,
-    arm: &Arm,
-    task: &Task,
-    cell: &Cell,
-    first: u32,
-) -> Result<Vec<AttemptResult>> {
-    let mut out = Vec::new();
-    for a in first..=env.config.retries {
-        let r = run_attempt(env, arm, task, cell, a)?;
-        let retry = r.needs_retry();
-        out.push(r);
-        if !retry {
-            break;
-        }
-    }
-    Ok(out)
 }
 
 fn rel(a: &Path, base: &Path) -> String {
@@ -269,6 +252,20 @@ pub fn run_attempt(
     }
     let _ = std::fs::remove_file(&pgid_file);
     drop(proxy);
+    if let Some(reason) = env.backend_lost.and_then(|lost| lost()) {
+        return Err(super::pool::BackendLost {
+            attempt_dir: dir.clone(),
+            command: std::iter::once(program.display().to_string())
+                .chain(args.iter().cloned())
+                .collect(),
+            backend_url: backend_url.clone(),
+            phases: (phases.iter())
+                .map(|e| (e.wall.as_secs_f64(), e.code, e.timed_out, e.survivors))
+                .collect(),
+            reason,
+        }
+        .into());
+    }
 
     // Transcript: stdout, then stderr, per phase; phases joined by upstream's separator.
     let mut transcript = String::new();
@@ -386,7 +383,7 @@ pub fn run_attempt(
             "cell": cell.index, "arm": arm.name, "model": cell.model, "task": task.spec.id,
             "repeat": cell.repeat, "attempt": attempt, "attempt_dir": record.attempt_dir,
             "command": std::iter::once(program.display().to_string()).chain(args.iter().cloned()).collect::<Vec<_>>(),
-            "backend_url": backend_url, "phases": phases.iter().map(|e| json!({
+            "backend": env.backend_label, "backend_url": backend_url, "phases": phases.iter().map(|e| json!({
                 "wall": round3(e.wall.as_secs_f64()), "code": e.code, "timed_out": e.timed_out, "survivors": e.survivors
             })).collect::<Vec<_>>(),
             "quiet_wait_seconds": round3(quiet_waited.as_secs_f64()),

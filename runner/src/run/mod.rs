@@ -10,6 +10,7 @@ pub mod install;
 pub mod manifest;
 pub mod matrix;
 pub mod merge;
+pub mod pool;
 pub mod process;
 pub mod progress;
 pub mod proxy;
@@ -56,6 +57,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     pub jobs: usize,
     pub fresh_backend: bool,
+    /// Cells one real backend serves at once (the simulator: any number); caps `jobs`.
+    pub backend_slots: usize,
     /// Start (and with `fresh_backend` restart) `ollama serve` when Ollama does not answer.
     pub ollama_serve: bool,
     pub quiet: bool,
@@ -263,6 +266,7 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         shard: opts.shard.map(|s| format!("{}/{}", s.k, s.n)),
         backend: match &opts.backend {
             BackendSpec::Url(u) => u.clone(),
+            BackendSpec::Urls(v) => v.join(","),
             _ => backend.label.clone(),
         },
         budget_minutes: opts.cell.budget_minutes,
@@ -326,6 +330,7 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
             .map_err(anyhow::Error::msg)?,
         jobs: 1,
         fresh_backend: false,
+        backend_slots: 1,
         ollama_serve: false,
         quiet,
         sim_seed: s.sim_seed,
@@ -348,6 +353,71 @@ fn arm_info(a: &Arm) -> manifest::ArmInfo {
     }
 }
 
+/// Every backend serves every model of the matrix, and a model is the same everywhere: a tag
+/// with different digests on two backends is two models, so the run refuses it.
+fn same_models(backends: &[Backend], models: &[String]) -> Result<Vec<backend::ModelInfo>> {
+    let mut first: Option<(String, Vec<backend::ModelInfo>)> = None;
+    for b in backends {
+        let info = backend::check_models(&b.url, models)?;
+        if let Some((u0, i0)) = &first {
+            for (x, y) in i0.iter().zip(&info) {
+                if x.digest != y.digest {
+                    bail!(
+                        "model {} differs between backends: digest {} at {u0}, {} at {}",
+                        x.name,
+                        x.digest.as_deref().unwrap_or("(none)"),
+                        y.digest.as_deref().unwrap_or("(none)"),
+                        b.url
+                    );
+                }
+            }
+        } else {
+            first = Some((b.url.clone(), info));
+        }
+    }
+    Ok(first.map(|f| f.1).unwrap_or_default())
+}
+
+/// Journals an attempt the backend broke (`attempts.jsonl`, `backend_failure` set) and moves
+/// its folder to `lost/`; it has no `cells.csv` row and is rerun under the same number.
+fn record_lost(
+    env: &CellEnv<'_>,
+    c: &Cell,
+    attempt: u32,
+    e: &anyhow::Error,
+    why: &str,
+) -> Result<()> {
+    let dir = env.run_dir.join(c.rel_dir()).join(format!("a{attempt}"));
+    let l = e.downcast_ref::<pool::BackendLost>();
+    let moved = pool::set_aside(env.run_dir, &dir)?;
+    let phases: Vec<serde_json::Value> = l
+        .map(|l| {
+            l.phases
+                .iter()
+                .map(|(wall, code, timed_out, survivors)| {
+                    serde_json::json!({"wall": (wall * 1000.0).round() / 1000.0, "code": code,
+                        "timed_out": timed_out, "survivors": survivors})
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    cell::append_jsonl(
+        &env.run_dir.join("attempts.jsonl"),
+        &serde_json::json!({
+            "schema_version": lrab_records::SCHEMA_VERSION,
+            "cell": c.index, "arm": c.arm, "model": c.model, "task": c.task,
+            "repeat": c.repeat, "attempt": attempt, "attempt_dir": moved,
+            "command": l.map(|l| l.command.clone()).unwrap_or_default(),
+            "backend": env.backend_label,
+            "backend_url": l.map(|l| l.backend_url.clone()).unwrap_or_else(|| env.backend_url.to_string()),
+            "phases": phases,
+            "backend_failure": why,
+            "error": l.is_none().then(|| format!("{e:#}")),
+            "counted": false, "retry": true,
+        }),
+    )
+}
+
 /// Writes `plan.jsonl` (one cell per line, in plan order).
 pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
     let mut text = String::new();
@@ -361,18 +431,21 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
 
 /// Runs (or resumes, when `run_dir` already holds a manifest) a matrix.
 pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary> {
-    // The backend first: its kind decides the default models.
-    let mut backend = Backend::start_with(
+    // The backends first: their kind decides the default models.
+    let backends = Backend::start_all(
         &opts.backend,
         opts.backend_wait,
         opts.sim_seed,
         opts.ollama_serve,
     )?;
+    let backend = &backends[0];
     let p = prepare(opts, backend.simulated, true)?;
-    if let Some(b) = backend.banner() {
-        eprintln!("{b}");
+    for b in &backends {
+        if let Some(b) = b.banner() {
+            eprintln!("{b}");
+        }
     }
-    let model_info = backend::check_models(&backend.url, &p.models)?;
+    let model_info = same_models(&backends, &p.models)?;
     for id in &p.tasks {
         // Every task must materialize before any cell starts (bad generator, manifest…).
         let t = p.pack.get(id).expect("validated");
@@ -424,16 +497,19 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         backend_label: backend.label.clone(),
         backend_url: backend.url.clone(),
         backend_version: backend::version(&backend.url),
-        backends: vec![manifest::BackendInfo {
-            label: backend.label.clone(),
-            url: backend.url.clone(),
-            simulated: backend.simulated,
-            version: backend::version(&backend.url),
-        }],
+        backends: backends
+            .iter()
+            .map(|b| manifest::BackendInfo {
+                label: b.label.clone(),
+                url: b.url.clone(),
+                simulated: b.simulated,
+                version: backend::version(&b.url),
+            })
+            .collect(),
         models: model_info,
         arms: p.arms.iter().map(arm_info).collect(),
         skipped_arms: p.skipped_arms.clone(),
-        matrix: spec_of(opts, &p, &backend),
+        matrix: spec_of(opts, &p, backend),
         cells_planned: p.cells.len(),
         note: if backend.simulated {
             "SIMULATED backend: these numbers are not results of real models".into()
@@ -460,67 +536,109 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
     let arm_map: BTreeMap<String, Arm> =
         p.arms.iter().map(|a| (a.name.clone(), a.clone())).collect();
     let queue = Arc::new(Mutex::new(
-        todo.into_iter().collect::<std::collections::VecDeque<_>>(),
+        todo.into_iter()
+            .map(|(c, first)| (c, first, 0u32))
+            .collect::<std::collections::VecDeque<_>>(),
     ));
     let overheads = Arc::new(Mutex::new(Vec::<Duration>::new()));
     let attempts_run = Arc::new(Mutex::new(0usize));
     let first_error: Arc<Mutex<Option<anyhow::Error>>> = Arc::new(Mutex::new(None));
-    let jobs = if opts.fresh_backend {
+    // `--fresh-backend` restarts or unloads a backend between cells: it needs it to itself.
+    let slots = if opts.fresh_backend {
         1
     } else {
-        opts.jobs.max(1)
+        opts.backend_slots
     };
+    let flags: Vec<bool> = backends
+        .iter()
+        .map(|b| b.simulated && !opts.fresh_backend)
+        .collect();
+    let (jobs, capped) = pool::cap_jobs(&flags, slots, opts.jobs);
+    if let Some(note) = capped {
+        eprintln!("note: {note}");
+    }
     let simulated_run = backend.simulated;
-    let backend_cell = Mutex::new(&mut backend);
+    let fresh_slots = if opts.fresh_backend { 1 } else { jobs };
+    let pool = pool::Pool::new(backends, slots, fresh_slots);
+    let fail = |e: anyhow::Error| {
+        let mut f = first_error.lock().unwrap();
+        if f.is_none() {
+            *f = Some(e);
+        }
+    };
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 if first_error.lock().unwrap().is_some() {
                     return;
                 }
-                let Some((c, first)) = queue.lock().unwrap().pop_front() else {
+                let Some((c, first, losses)) = queue.lock().unwrap().pop_front() else {
                     return;
                 };
-                let (label, url, simulated) = {
-                    let mut b = backend_cell.lock().unwrap();
+                let lease = match pool.acquire(opts.cell_backend_wait) {
+                    Ok(l) => l,
+                    Err(e) => return fail(e.context(format!("cell {}", c.label()))),
+                };
+                let i = lease.index();
+                let (url, simulated) = {
+                    let mut b = lease.backend();
                     if opts.fresh_backend {
                         if let Err(e) = b.refresh(&p.models) {
-                            *first_error.lock().unwrap() = Some(e);
-                            return;
+                            return fail(e);
                         }
                     }
-                    if let Err(e) = backend::wait_healthy(&b.url, opts.cell_backend_wait) {
-                        *first_error.lock().unwrap() =
-                            Some(e.context(format!("backend {} stopped answering", b.url)));
-                        return;
-                    }
-                    (b.label.clone(), b.url.clone(), b.simulated)
+                    (b.url.clone(), b.simulated)
                 };
+                let lost = || pool.lost(i);
                 let env = CellEnv {
                     run_dir: &run_dir,
                     run_id: &run_id,
                     pack: &p.pack,
-                    backend_label: &label,
+                    backend_label: pool.label(i),
                     backend_url: &url,
                     simulated,
                     config: &opts.cell,
+                    backend_lost: Some(&lost),
                 };
                 progress.start_cell(&c.label());
                 let task = p.pack.get(&c.task).expect("validated");
                 let arm = &arm_map[&c.arm];
-                match cell::run_cell(&env, arm, task, &c, first) {
-                    Ok(results) => {
-                        let n = results.len();
-                        for (i, r) in results.iter().enumerate() {
-                            progress.attempt(&r.record, i + 1 == n);
+                let mut a = first;
+                loop {
+                    match cell::run_attempt(&env, arm, task, &c, a) {
+                        Ok(r) => {
+                            let last = !r.needs_retry() || a >= opts.cell.retries;
+                            progress.attempt(&r.record, last);
                             overheads.lock().unwrap().push(r.overhead);
+                            *attempts_run.lock().unwrap() += 1;
+                            if last {
+                                break;
+                            }
+                            a += 1;
                         }
-                        *attempts_run.lock().unwrap() += n;
-                    }
-                    Err(e) => {
-                        *first_error.lock().unwrap() =
-                            Some(e.context(format!("cell {}", c.label())));
-                        return;
+                        Err(e) => {
+                            // the backend broke the attempt: not the arm's failure, rerun elsewhere
+                            let why = match e.downcast_ref::<pool::BackendLost>() {
+                                Some(l) => Some(l.reason.clone()),
+                                None => pool.lost(i),
+                            };
+                            let Some(why) = why else {
+                                return fail(e.context(format!("cell {}", c.label())));
+                            };
+                            pool.mark_down(i, &why);
+                            if let Err(e2) = record_lost(&env, &c, a, &e, &why) {
+                                return fail(e2);
+                            }
+                            if losses + 1 >= pool::MAX_BACKEND_LOSSES {
+                                return fail(anyhow::anyhow!(
+                                    "cell {}: {} backends stopped answering during it ({why}); stopping",
+                                    c.label(),
+                                    losses + 1
+                                ));
+                            }
+                            queue.lock().unwrap().push_front((c.clone(), a, losses + 1));
+                            break;
+                        }
                     }
                 }
             });
