@@ -6,12 +6,13 @@ use std::path::Path;
 
 pub use lrab_records::{ArmInfo, BackendInfo, Manifest, MatrixSpec, UNKNOWN_COMMIT};
 
-/// The suite's git commit: the one baked in at build time (`LRAB_SUITE_COMMIT`, for builds
-/// from a tarball or in an image without `.git`), else `git rev-parse HEAD` of the source tree
-/// the binary was built from, else [`UNKNOWN_COMMIT`].
+/// The suite's git commit: `LRAB_SUITE_COMMIT` given at build time (for builds from a tarball
+/// or in an image without `.git`), else the commit the build script found (`build.rs`), else
+/// `git rev-parse HEAD` of the source tree the binary was built from, else [`UNKNOWN_COMMIT`].
 pub fn suite_commit() -> String {
-    if let Some(c) = option_env!("LRAB_SUITE_COMMIT").filter(|c| !c.trim().is_empty()) {
-        return c.trim().to_string();
+    let baked = option_env!("LRAB_SUITE_COMMIT").or(option_env!("LRAB_BUILD_COMMIT"));
+    if let Some(c) = baked.map(str::trim).filter(|c| !c.is_empty()) {
+        return c.to_string();
     }
     git_head(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|| UNKNOWN_COMMIT.into())
 }
