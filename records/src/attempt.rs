@@ -41,8 +41,16 @@ pub struct AttemptRecord {
     pub attempt_dir: String,
     /// The launched command line (program first).
     pub command: Vec<String>,
+    /// The backend the attempt ran on, as in the cells.csv `backend` column; absent in lines
+    /// written before runs could use several backends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// The backend URL the arm was given (the proxy's, when it had one).
     pub backend_url: String,
+    /// Set when the backend stopped answering during the attempt (why): the attempt is not the
+    /// arm's, has no cells.csv row, lies under `lost/`, and runs again on another backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_failure: Option<String>,
     /// Every launch, in order.
     pub phases: Vec<PhaseRecord>,
     /// Seconds waited for the workdir to go quiet (3 decimals).
@@ -74,6 +82,7 @@ mod tests {
         assert_eq!(r.schema_version, 1);
         assert_eq!(r.phases[0].code, Some(0));
         assert_eq!(r.failure_mode, FailureMode::Completed);
+        assert_eq!((r.backend.clone(), r.backend_failure.clone()), (None, None));
         let text = serde_json::to_string(&r).unwrap();
         assert!(
             text.starts_with("{\"schema_version\":1,\"cell\":3,"),

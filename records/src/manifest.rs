@@ -379,7 +379,8 @@ mod tests {
     #[test]
     fn each_recorded_difference_is_named_with_both_values() {
         let a = current();
-        let cases: Vec<(&str, Box<dyn Fn(&mut Manifest)>)> = vec![
+        type Change = Box<dyn Fn(&mut Manifest)>;
+        let cases: Vec<(&str, Change)> = vec![
             (
                 "suite_commit",
                 Box::new(|m| m.suite_commit = Some("def456".into())),

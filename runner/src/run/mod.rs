@@ -390,31 +390,47 @@ fn record_lost(
     let dir = env.run_dir.join(c.rel_dir()).join(format!("a{attempt}"));
     let l = e.downcast_ref::<pool::BackendLost>();
     let moved = pool::set_aside(env.run_dir, &dir)?;
-    let phases: Vec<serde_json::Value> = l
-        .map(|l| {
-            l.phases
-                .iter()
-                .map(|(wall, code, timed_out, survivors)| {
-                    serde_json::json!({"wall": (wall * 1000.0).round() / 1000.0, "code": code,
-                        "timed_out": timed_out, "survivors": survivors})
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let rec = lrab_records::AttemptRecord {
+        schema_version: lrab_records::SCHEMA_VERSION,
+        cell: c.index,
+        arm: c.arm.clone(),
+        model: c.model.clone(),
+        task: c.task.clone(),
+        repeat: c.repeat,
+        attempt,
+        attempt_dir: moved,
+        command: l.map(|l| l.command.clone()).unwrap_or_default(),
+        backend: Some(env.backend_label.to_string()),
+        backend_url: l.map_or_else(|| env.backend_url.to_string(), |l| l.backend_url.clone()),
+        backend_failure: Some(match l {
+            Some(_) => why.to_string(),
+            None => format!("{why} (the attempt failed: {e:#})"),
+        }),
+        phases: l
+            .map(|l| {
+                (l.phases.iter())
+                    .map(
+                        |&(wall, code, timed_out, survivors)| lrab_records::PhaseRecord {
+                            wall: (wall * 1000.0).round() / 1000.0,
+                            code,
+                            timed_out,
+                            survivors,
+                        },
+                    )
+                    .collect()
+            })
+            .unwrap_or_default(),
+        quiet_wait_seconds: 0.0,
+        runner_overhead_seconds: 0.0,
+        scoring_seconds: 0.0,
+        failure_mode: lrab_records::FailureMode::Error,
+        score: 0.0,
+        score_error: None,
+        retry: true,
+    };
     cell::append_jsonl(
         &env.run_dir.join("attempts.jsonl"),
-        &serde_json::json!({
-            "schema_version": lrab_records::SCHEMA_VERSION,
-            "cell": c.index, "arm": c.arm, "model": c.model, "task": c.task,
-            "repeat": c.repeat, "attempt": attempt, "attempt_dir": moved,
-            "command": l.map(|l| l.command.clone()).unwrap_or_default(),
-            "backend": env.backend_label,
-            "backend_url": l.map(|l| l.backend_url.clone()).unwrap_or_else(|| env.backend_url.to_string()),
-            "phases": phases,
-            "backend_failure": why,
-            "error": l.is_none().then(|| format!("{e:#}")),
-            "counted": false, "retry": true,
-        }),
+        &serde_json::to_value(&rec)?,
     )
 }
 
