@@ -463,6 +463,31 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
     Ok(out)
 }
 
+/// Every backend serves every model of the matrix, and a model is the same everywhere: a tag
+/// with different digests on two backends is two models, so the run refuses it.
+pub fn same_models(backends: &[Backend], models: &[String]) -> Result<Vec<ModelInfo>> {
+    let mut first: Option<(String, Vec<ModelInfo>)> = None;
+    for b in backends {
+        let info = check_models(&b.url, models)?;
+        if let Some((u0, i0)) = &first {
+            for (x, y) in i0.iter().zip(&info) {
+                if x.digest != y.digest {
+                    bail!(
+                        "model {} differs between backends: digest {} at {u0}, {} at {}",
+                        x.name,
+                        x.digest.as_deref().unwrap_or("(none)"),
+                        y.digest.as_deref().unwrap_or("(none)"),
+                        b.url
+                    );
+                }
+            }
+        } else {
+            first = Some((b.url.clone(), info));
+        }
+    }
+    Ok(first.map(|f| f.1).unwrap_or_default())
+}
+
 /// `GET /api/version`, if the backend has it.
 pub fn version(url: &str) -> Option<String> {
     agent(Duration::from_secs(5))

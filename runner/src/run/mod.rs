@@ -353,87 +353,6 @@ fn arm_info(a: &Arm) -> manifest::ArmInfo {
     }
 }
 
-/// Every backend serves every model of the matrix, and a model is the same everywhere: a tag
-/// with different digests on two backends is two models, so the run refuses it.
-fn same_models(backends: &[Backend], models: &[String]) -> Result<Vec<backend::ModelInfo>> {
-    let mut first: Option<(String, Vec<backend::ModelInfo>)> = None;
-    for b in backends {
-        let info = backend::check_models(&b.url, models)?;
-        if let Some((u0, i0)) = &first {
-            for (x, y) in i0.iter().zip(&info) {
-                if x.digest != y.digest {
-                    bail!(
-                        "model {} differs between backends: digest {} at {u0}, {} at {}",
-                        x.name,
-                        x.digest.as_deref().unwrap_or("(none)"),
-                        y.digest.as_deref().unwrap_or("(none)"),
-                        b.url
-                    );
-                }
-            }
-        } else {
-            first = Some((b.url.clone(), info));
-        }
-    }
-    Ok(first.map(|f| f.1).unwrap_or_default())
-}
-
-/// Journals an attempt the backend broke (`attempts.jsonl`, `backend_failure` set) and moves
-/// its folder to `lost/`; it has no `cells.csv` row and is rerun under the same number.
-fn record_lost(
-    env: &CellEnv<'_>,
-    c: &Cell,
-    attempt: u32,
-    e: &anyhow::Error,
-    why: &str,
-) -> Result<()> {
-    let dir = env.run_dir.join(c.rel_dir()).join(format!("a{attempt}"));
-    let l = e.downcast_ref::<pool::BackendLost>();
-    let moved = pool::set_aside(env.run_dir, &dir)?;
-    let rec = lrab_records::AttemptRecord {
-        schema_version: lrab_records::SCHEMA_VERSION,
-        cell: c.index,
-        arm: c.arm.clone(),
-        model: c.model.clone(),
-        task: c.task.clone(),
-        repeat: c.repeat,
-        attempt,
-        attempt_dir: moved,
-        command: l.map(|l| l.command.clone()).unwrap_or_default(),
-        backend: Some(env.backend_label.to_string()),
-        backend_url: l.map_or_else(|| env.backend_url.to_string(), |l| l.backend_url.clone()),
-        backend_failure: Some(match l {
-            Some(_) => why.to_string(),
-            None => format!("{why} (the attempt failed: {e:#})"),
-        }),
-        phases: l
-            .map(|l| {
-                (l.phases.iter())
-                    .map(
-                        |&(wall, code, timed_out, survivors)| lrab_records::PhaseRecord {
-                            wall: (wall * 1000.0).round() / 1000.0,
-                            code,
-                            timed_out,
-                            survivors,
-                        },
-                    )
-                    .collect()
-            })
-            .unwrap_or_default(),
-        quiet_wait_seconds: 0.0,
-        runner_overhead_seconds: 0.0,
-        scoring_seconds: 0.0,
-        failure_mode: lrab_records::FailureMode::Error,
-        score: 0.0,
-        score_error: None,
-        retry: true,
-    };
-    cell::append_jsonl(
-        &env.run_dir.join("attempts.jsonl"),
-        &serde_json::to_value(&rec)?,
-    )
-}
-
 /// Writes `plan.jsonl` (one cell per line, in plan order).
 pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
     let mut text = String::new();
@@ -461,7 +380,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
             eprintln!("{b}");
         }
     }
-    let model_info = same_models(&backends, &p.models)?;
+    let model_info = backend::same_models(&backends, &p.models)?;
     for id in &p.tasks {
         // Every task must materialize before any cell starts (bad generator, manifest…).
         let t = p.pack.get(id).expect("validated");
@@ -642,7 +561,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                                 return fail(e.context(format!("cell {}", c.label())));
                             };
                             pool.mark_down(i, &why);
-                            if let Err(e2) = record_lost(&env, &c, a, &e, &why) {
+                            if let Err(e2) = pool::record_lost(&env, &c, a, &e, &why) {
                                 return fail(e2);
                             }
                             if losses + 1 >= pool::MAX_BACKEND_LOSSES {

@@ -330,6 +330,62 @@ pub fn set_aside(run_dir: &Path, attempt_dir: &Path) -> Result<String> {
         .into_owned())
 }
 
+/// Journals an attempt the backend broke (`attempts.jsonl`, `backend_failure` set) and moves
+/// its folder to `lost/`; it has no `cells.csv` row and is rerun under the same number.
+pub fn record_lost(
+    env: &super::cell::CellEnv<'_>,
+    c: &super::matrix::Cell,
+    attempt: u32,
+    e: &anyhow::Error,
+    why: &str,
+) -> Result<()> {
+    let dir = env.run_dir.join(c.rel_dir()).join(format!("a{attempt}"));
+    let l = e.downcast_ref::<BackendLost>();
+    let moved = set_aside(env.run_dir, &dir)?;
+    let rec = lrab_records::AttemptRecord {
+        schema_version: lrab_records::SCHEMA_VERSION,
+        cell: c.index,
+        arm: c.arm.clone(),
+        model: c.model.clone(),
+        task: c.task.clone(),
+        repeat: c.repeat,
+        attempt,
+        attempt_dir: moved,
+        command: l.map(|l| l.command.clone()).unwrap_or_default(),
+        backend: Some(env.backend_label.to_string()),
+        backend_url: l.map_or_else(|| env.backend_url.to_string(), |l| l.backend_url.clone()),
+        backend_failure: Some(match l {
+            Some(_) => why.to_string(),
+            None => format!("{why} (the attempt failed: {e:#})"),
+        }),
+        phases: l
+            .map(|l| {
+                (l.phases.iter())
+                    .map(
+                        |&(wall, code, timed_out, survivors)| lrab_records::PhaseRecord {
+                            wall: (wall * 1000.0).round() / 1000.0,
+                            code,
+                            timed_out,
+                            survivors,
+                        },
+                    )
+                    .collect()
+            })
+            .unwrap_or_default(),
+        quiet_wait_seconds: 0.0,
+        runner_overhead_seconds: 0.0,
+        scoring_seconds: 0.0,
+        failure_mode: lrab_records::FailureMode::Error,
+        score: 0.0,
+        score_error: None,
+        retry: true,
+    };
+    super::cell::append_jsonl(
+        &env.run_dir.join("attempts.jsonl"),
+        &serde_json::to_value(&rec)?,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
