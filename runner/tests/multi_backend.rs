@@ -181,7 +181,7 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
     let urls: Vec<String> = sims.iter().map(|s| s.url.clone()).collect();
     let gate = d.path().join("gate");
     std::fs::create_dir_all(&gate).unwrap();
-    let child = run_cmd(d.path(), &gate, &urls.join(","), "multi", "3")
+    let mut child = run_cmd(d.path(), &gate, &urls.join(","), "multi", "3")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -198,8 +198,15 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
         if s.len() >= 3 && s.iter().all(|u| !u.is_empty()) {
             break s;
         }
+        if let Some(st) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the run ended ({st}) before its cells started: {}",
+                text(&o)
+            );
+        }
         assert!(
-            t0.elapsed() < Duration::from_secs(60),
+            t0.elapsed() < Duration::from_secs(120),
             "cells did not start: {s:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
