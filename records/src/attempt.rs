@@ -19,6 +19,21 @@ pub struct PhaseRecord {
     pub survivors: bool,
 }
 
+/// What the simulated backend's ledger counted for one attempt (sim runs only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimLedgerRecord {
+    /// Requests the sim answered.
+    pub requests: u64,
+    /// Modelled model time in seconds (3 decimals).
+    pub model_seconds: f64,
+    /// Time the sim actually slept for it, in seconds (3 decimals).
+    pub paced_seconds: f64,
+    /// Tool calls the arm received.
+    pub tool_calls: u64,
+    /// Replies that were HTTP errors.
+    pub errors: u64,
+}
+
 /// One line of `attempts.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
@@ -55,6 +70,13 @@ pub struct AttemptRecord {
     pub phases: Vec<PhaseRecord>,
     /// Seconds waited for the workdir to go quiet (3 decimals).
     pub quiet_wait_seconds: f64,
+    /// On the simulator: the wall seconds the attempt would have taken on the modelled machine
+    /// (1 decimal); `null` elsewhere.
+    #[serde(default)]
+    pub modelled_wall_seconds: Option<f64>,
+    /// On the simulator: its ledger for the attempt; `null` elsewhere.
+    #[serde(default)]
+    pub sim_ledger: Option<SimLedgerRecord>,
     /// Runner time outside the arm's launches (3 decimals).
     pub runner_overhead_seconds: f64,
     /// Scoring time (3 decimals).
@@ -83,6 +105,9 @@ mod tests {
         assert_eq!(r.phases[0].code, Some(0));
         assert_eq!(r.failure_mode, FailureMode::Completed);
         assert_eq!((r.backend.clone(), r.backend_failure.clone()), (None, None));
+        // lines from before the simulator's fields existed have them empty
+        assert_eq!(r.modelled_wall_seconds, None);
+        assert_eq!(r.sim_ledger, None);
         let text = serde_json::to_string(&r).unwrap();
         assert!(
             text.starts_with("{\"schema_version\":1,\"cell\":3,"),

@@ -27,7 +27,7 @@ mod plan;
 mod score;
 mod trajectory;
 
-pub use attempt::{AttemptRecord, PhaseRecord};
+pub use attempt::{AttemptRecord, PhaseRecord, SimLedgerRecord};
 pub use cells::{column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, LEGACY_HEADER};
 pub use error::RecordError;
 pub use events::{

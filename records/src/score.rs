@@ -143,6 +143,10 @@ pub struct RunInfo {
     pub backend: String,
     /// Whether the backend was simulated.
     pub simulated: bool,
+    /// On the simulator: the wall seconds the attempt would have taken on the modelled machine
+    /// (1 decimal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modelled_wall_seconds: Option<f64>,
     /// Why a timed-out attempt has no score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_note: Option<String>,
@@ -264,6 +268,7 @@ mod tests {
             exit_code: None,
             backend: "sim".into(),
             simulated: true,
+            modelled_wall_seconds: Some(612.5),
             failure_note: Some("killed at the budget of 600 s".into()),
             score_error: None,
             resume: None,

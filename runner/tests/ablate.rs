@@ -68,7 +68,10 @@ fn csv_rows(run: &Path) -> Vec<Vec<String>> {
 }
 
 fn col(name: &str) -> usize {
-    lrab_scorer::HEADER.iter().position(|h| *h == name).unwrap()
+    lrab_records::HEADER
+        .iter()
+        .position(|h| *h == name)
+        .unwrap()
 }
 
 #[test]

@@ -127,7 +127,7 @@ struct Ran {
 fn rows(run: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(run.join("cells.csv")).unwrap();
     let mut r = csv_lines(&text);
-    assert_eq!(r.remove(0), lrab_scorer::HEADER, "cells.csv header");
+    assert_eq!(r.remove(0), lrab_records::HEADER, "cells.csv header");
     r
 }
 
@@ -138,7 +138,10 @@ fn csv_lines(text: &str) -> Vec<Vec<String>> {
 }
 
 fn col(name: &str) -> usize {
-    lrab_scorer::HEADER.iter().position(|c| *c == name).unwrap()
+    lrab_records::HEADER
+        .iter()
+        .position(|c| *c == name)
+        .unwrap()
 }
 
 /// The pid written into `file`.

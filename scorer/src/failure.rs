@@ -1,39 +1,7 @@
-//! Failure-mode classification of an attempt (reference §3.1), as a pure function.
+//! Failure-mode classification of an attempt (docs/scoring.md, *Failure modes*), as a pure
+//! function; the mode itself is `lrab_records::FailureMode`, the name every file uses.
 
-use serde::{Deserialize, Serialize};
-
-/// Why an attempt ended the way it did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureMode {
-    Crash,
-    Error,
-    Timeout,
-    Stall,
-    EarlyFinish,
-    NoArtifacts,
-    Completed,
-}
-
-impl FailureMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureMode::Crash => "crash",
-            FailureMode::Error => "error",
-            FailureMode::Timeout => "timeout",
-            FailureMode::Stall => "stall",
-            FailureMode::EarlyFinish => "early_finish",
-            FailureMode::NoArtifacts => "no_artifacts",
-            FailureMode::Completed => "completed",
-        }
-    }
-}
-
-impl std::fmt::Display for FailureMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use lrab_records::FailureMode;
 
 /// The facts the classification needs about one attempt.
 #[derive(Debug, Clone, PartialEq)]

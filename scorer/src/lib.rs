@@ -1,20 +1,18 @@
-//! Deterministic artifact scorer: the 14 LRAB check kinds, score formula, failure modes, cell
-//! records. Scores depend only on the files in a workdir (and the pack's seed files).
+//! Deterministic artifact scorer: the 14 LRAB check kinds, score formula and failure-mode
+//! classification. Scores depend only on the files in a workdir (and the pack's seed files); the
+//! records they end up in (`score.json`, `cells.csv`) are `lrab_records`' types.
 
 pub mod checks;
 pub mod command;
 pub mod failure;
 pub mod formula;
-pub mod record;
-pub mod report;
 
 use std::path::Path;
 
 use lrab_tasks::{CheckSpec, ResolvedChecks, Task};
 
-pub use failure::{classify, AttemptFacts, FailureMode};
-pub use record::{append_row, CellRecord, HEADER};
-pub use report::{write_score_json, CheckDetail, ScoreReport, TaskScore};
+pub use failure::{classify, AttemptFacts};
+use lrab_records::{CheckDetail, TaskScore};
 
 /// Errors that prevent scoring at all.
 #[derive(Debug, thiserror::Error)]

@@ -4,6 +4,7 @@
 use super::table::Table;
 use crate::error::{input, Result};
 use crate::model::{normalize_task, tier_of, Cell};
+use lrab_records::column;
 use std::collections::BTreeMap;
 
 /// What a timed-out attempt without a score counts as.
@@ -151,49 +152,58 @@ fn score_or_timeout(t: &Table, col: &str, i: usize) -> Result<Option<f64>> {
 pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
     for i in 0..t.rows {
         let origin = t.origin(i);
-        let task = normalize_task(t.req("task", i)?);
-        let tier = match t.get("tier", i) {
+        let task = normalize_task(t.req(column::TASK, i)?);
+        let tier = match t.get(column::TIER, i) {
             Some(s) => s
                 .parse::<u8>()
                 .ok()
                 .filter(|x| (1..=4).contains(x))
-                .ok_or_else(|| input!("{origin}: column `tier`: `{s}` is not a tier 1..4"))?,
+                .ok_or_else(|| {
+                    input!(
+                        "{origin}: column `{}`: `{s}` is not a tier 1..4",
+                        column::TIER
+                    )
+                })?,
             None => tier_of(&task),
         };
-        let simulated = match t.get("simulated", i) {
+        let simulated = match t.get(column::SIMULATED, i) {
             None => false,
             Some(s) => match s.to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" => true,
                 "false" | "0" | "no" => false,
                 _ => {
                     return Err(input!(
-                        "{origin}: column `simulated`: `{s}` is not true/false"
+                        "{origin}: column `{}`: `{s}` is not true/false",
+                        column::SIMULATED
                     ))
                 }
             },
         };
         let rep = Repeat {
             tier,
-            score: score_or_timeout(t, "score", i)?,
-            wall: t.num("wall_seconds", i)?,
-            failure_mode: t.get("failure_mode", i).map(str::to_string),
+            score: score_or_timeout(t, column::SCORE, i)?,
+            wall: t.num(column::WALL_SECONDS, i)?,
+            failure_mode: t.get(column::FAILURE_MODE, i).map(str::to_string),
             simulated,
             tokens: [
-                t.num("prompt_tokens", i)?,
-                t.num("completion_tokens", i)?,
-                t.num("model_calls", i)?,
-                t.num("tool_calls", i)?,
+                t.num(column::PROMPT_TOKENS, i)?,
+                t.num(column::COMPLETION_TOKENS, i)?,
+                t.num(column::MODEL_CALLS, i)?,
+                t.num(column::TOOL_CALLS, i)?,
             ],
-            attempt: t.int("attempt", i)?,
+            attempt: t.int(column::ATTEMPT, i)?,
             origin: origin.clone(),
-            attempt_dir: t.get("attempt_dir", i).map(|d| t.dir.join(d)),
+            attempt_dir: t.get(column::ATTEMPT_DIR, i).map(|d| t.dir.join(d)),
         };
         let key = (
-            t.req("arm", i)?.to_string(),
-            t.req("model", i)?.to_string(),
+            t.req(column::ARM, i)?.to_string(),
+            t.req(column::MODEL, i)?.to_string(),
             task,
         );
-        let rkey = (t.req("run_id", i)?.to_string(), t.int("repeat", i)?);
+        let rkey = (
+            t.req(column::RUN_ID, i)?.to_string(),
+            t.int(column::REPEAT, i)?,
+        );
         b.add(key, rkey, rep)?;
     }
     Ok(())

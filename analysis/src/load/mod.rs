@@ -18,11 +18,19 @@ pub use cells::TimeoutPolicy;
 
 use crate::error::Error;
 use crate::model::Dataset;
+use lrab_records::column;
 use table::Table;
 
-/// Columns of our cells.csv that the analysis needs (the others are optional).
+/// Columns of our cells.csv (`lrab_records::CellRow`) that the analysis needs (the others are
+/// optional, so hand-made files load).
 pub const CELLS_REQUIRED: &[&str] = &[
-    "run_id", "arm", "model", "task", "repeat", "attempt", "score",
+    column::RUN_ID,
+    column::ARM,
+    column::MODEL,
+    column::TASK,
+    column::REPEAT,
+    column::ATTEMPT,
+    column::SCORE,
 ];
 /// Columns of a published per-cell CSV (`arm` may stand for `harness`; `model` may be absent).
 pub const UPSTREAM_REQUIRED: &[&str] = &["harness", "task", "model", "score"];

@@ -211,7 +211,7 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
         }
     }
     // latest attempt per cell
-    let mut latest: BTreeMap<(String, String, String), &lrab_scorer::CellRecord> = BTreeMap::new();
+    let mut latest: BTreeMap<(String, String, String), &lrab_records::CellRow> = BTreeMap::new();
     for r in &rows {
         let k = (r.arm.clone(), r.model.clone(), r.task.clone());
         if latest.get(&k).is_none_or(|p| p.attempt <= r.attempt) {
@@ -443,11 +443,11 @@ pub fn calibrate(opts: &Options) -> Result<String> {
     let text = report::render(opts, &pubd, &fitted, &sim_runs, &cross_runs, &run_dirs);
     std::fs::create_dir_all(&opts.profiles_out)?;
     for (name, t) in &files {
-        lrab_scorer::report::write_atomic(&opts.profiles_out.join(name), t.as_bytes())?;
+        lrab_util::write_atomic(&opts.profiles_out.join(name), t.as_bytes())?;
     }
     if let Some(d) = opts.report_out.parent() {
         std::fs::create_dir_all(d)?;
     }
-    lrab_scorer::report::write_atomic(&opts.report_out, text.as_bytes())?;
+    lrab_util::write_atomic(&opts.report_out, text.as_bytes())?;
     Ok(text)
 }

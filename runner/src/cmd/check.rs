@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use lrab_scorer::TaskScore;
+use lrab_records::TaskScore;
 use lrab_tasks::{apply_solution, materialize, Pack, SolutionKind, Task};
 
 use super::{problems_of, Exit};

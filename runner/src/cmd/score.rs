@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use lrab_scorer::{classify, report, AttemptFacts, ScoreReport, TaskScore};
+use lrab_records::{ScoreReport, TaskScore};
+use lrab_scorer::{classify, AttemptFacts};
 
 use super::{load_task, Exit};
 
@@ -51,7 +52,7 @@ pub fn run(a: Args) -> Result<Exit> {
     let rep = ScoreReport::scored(s, classify(&facts));
     println!("failure_mode: {}", rep.failure_mode);
     if !a.no_write {
-        report::write_score_json(&a.workdir, &rep)
+        lrab_records::write_score_json(&a.workdir, &rep)
             .with_context(|| format!("writing {}/score.json", a.workdir.display()))?;
         eprintln!("wrote {}", a.workdir.join("score.json").display());
     }

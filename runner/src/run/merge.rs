@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use lrab_scorer::CellRecord;
+use lrab_records::CellRow;
 
 use super::manifest::Manifest;
 use super::matrix;
@@ -33,7 +33,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         bail!("merge: output {} exists and is not empty", out.display());
     }
     let mut manifests = Vec::new();
-    let mut all: Vec<(PathBuf, CellRecord)> = Vec::new();
+    let mut all: Vec<(PathBuf, CellRow)> = Vec::new();
     let mut seen = std::collections::BTreeMap::new();
     for dir in inputs {
         let m = Manifest::read(dir)
@@ -117,7 +117,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
             .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", r.attempt_dir))?;
         let mut r = r.clone();
         r.run_id = out_id.clone();
-        lrab_scorer::append_row(&out.join("cells.csv"), &r)?;
+        r.append_to(&out.join("cells.csv"))?;
     }
     let mut journal = String::new();
     for dir in inputs {
@@ -171,7 +171,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
     );
     m.write(out)?;
     super::write_plan(&out.join("plan.jsonl"), &cells)?;
-    let rows: Vec<CellRecord> = all.into_iter().map(|(_, r)| r).collect();
+    let rows: Vec<CellRow> = all.into_iter().map(|(_, r)| r).collect();
     let missing = resume::pending(&cells, &rows, m.matrix.retries).len();
     Ok(MergeReport {
         out: out.to_path_buf(),

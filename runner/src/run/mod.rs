@@ -3,6 +3,7 @@
 //! manifest and plan, then run the pending cells (serially or with `jobs` workers).
 
 pub mod arms;
+pub mod attempt;
 pub mod backend;
 pub mod cell;
 pub mod doctor;
@@ -360,7 +361,7 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
         text.push_str(&serde_json::to_string(c)?);
         text.push('\n');
     }
-    lrab_scorer::report::write_atomic(path, text.as_bytes())
+    lrab_util::write_atomic(path, text.as_bytes())
         .with_context(|| format!("write {}", path.display()))
 }
 
@@ -540,7 +541,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                 let arm = &arm_map[&c.arm];
                 let mut a = first;
                 loop {
-                    match cell::run_attempt(&env, arm, task, &c, a) {
+                    match attempt::run_attempt(&env, arm, task, &c, a) {
                         Ok(r) => {
                             let last = !r.needs_retry() || a >= opts.cell.retries;
                             progress.attempt(&r.record, last);
@@ -593,7 +594,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
     md.push_str(&format!(
         "# Run {run_id}\n\nMean score (latest attempt per cell) by arm × model.\n\n{table}"
     ));
-    lrab_scorer::report::write_atomic(&run_dir.join("summary.md"), md.as_bytes())?;
+    lrab_util::write_atomic(&run_dir.join("summary.md"), md.as_bytes())?;
     let ov = overheads.lock().unwrap();
     let mean_overhead = (!ov.is_empty()).then(|| ov.iter().sum::<Duration>() / ov.len() as u32);
     let attempts_run = *attempts_run.lock().unwrap();

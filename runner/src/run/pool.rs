@@ -373,6 +373,8 @@ pub fn record_lost(
             })
             .unwrap_or_default(),
         quiet_wait_seconds: 0.0,
+        modelled_wall_seconds: None,
+        sim_ledger: None,
         runner_overhead_seconds: 0.0,
         scoring_seconds: 0.0,
         failure_mode: lrab_records::FailureMode::Error,
@@ -380,10 +382,8 @@ pub fn record_lost(
         score_error: None,
         retry: true,
     };
-    super::cell::append_jsonl(
-        &env.run_dir.join("attempts.jsonl"),
-        &serde_json::to_value(&rec)?,
-    )
+    lrab_records::append_jsonl(&env.run_dir.join("attempts.jsonl"), &rec)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lrab_scorer::CellRecord;
+use lrab_records::CellRow;
 
 /// The progress display of one run.
 pub struct Progress {
@@ -42,7 +42,7 @@ impl Progress {
     }
 
     /// One finished attempt.
-    pub fn attempt(&self, r: &CellRecord, final_attempt: bool) {
+    pub fn attempt(&self, r: &CellRow, final_attempt: bool) {
         let line = format!(
             "{} × {} × {} #{} a{} → {:.3} {} ({:.1} s){}",
             r.arm,
@@ -77,7 +77,7 @@ impl Progress {
 /// Markdown table of mean scores (latest attempt per cell) by arm (rows) × model (columns),
 /// with the number of cells in each. Arms and models appear in `order` (the matrix order);
 /// any others follow alphabetically, so the table never depends on completion order.
-pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[String]) -> String {
+pub fn summary_table(rows: &[CellRow], arm_order: &[String], model_order: &[String]) -> String {
     let latest = super::resume::latest(rows);
     let mut by: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     let mut models: Vec<String> = model_order.to_vec();
@@ -123,8 +123,8 @@ pub fn summary_table(rows: &[CellRecord], arm_order: &[String], model_order: &[S
 mod tests {
     use super::*;
 
-    fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRecord {
-        CellRecord {
+    fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRow {
+        CellRow {
             run_id: "r".into(),
             arm: arm.into(),
             model: model.into(),
@@ -137,7 +137,7 @@ mod tests {
             final_score: Some(score),
             wall_seconds: 1.0,
             exit_code: Some(0),
-            failure_mode: "completed".into(),
+            failure_mode: lrab_records::FailureMode::Completed,
             backend: "sim".into(),
             simulated: true,
             prompt_tokens: None,
@@ -145,6 +145,7 @@ mod tests {
             model_calls: None,
             tool_calls: None,
             attempt_dir: String::new(),
+            schema_version: lrab_records::SCHEMA_VERSION,
         }
     }
 

@@ -615,7 +615,7 @@ fn forward(
                     final_obj["eval_count"].as_u64(),
                 )
             };
-            let _ = super::cell::append_jsonl(
+            let _ = lrab_records::append_jsonl(
                 log,
                 &json!({"path": plain, "model": model, "status": status, "stream": stream,
                         "rewritten_to_native": mode == "v1" || mode == "responses", "prompt_tokens": p, "completion_tokens": c}),

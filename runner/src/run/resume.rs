@@ -6,43 +6,21 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use lrab_scorer::CellRecord;
+use anyhow::Result;
+use lrab_records::CellRow;
 
 use super::cell::needs_retry;
 use super::matrix::Cell;
 
-/// Reads the rows of a `cells.csv`, skipping a torn line left by a writer that died mid-row.
-/// A missing file is an empty run.
-pub fn read_rows_lenient(path: &Path) -> Result<Vec<CellRecord>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut r = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let headers = r.headers()?.clone();
-    let want = lrab_scorer::HEADER.join(",");
-    if headers.iter().collect::<Vec<_>>().join(",") != want {
-        anyhow::bail!("{}: header is not the cells.csv format", path.display());
-    }
-    let mut out = Vec::new();
-    for rec in r.records() {
-        let Ok(rec) = rec else { continue };
-        if rec.len() != lrab_scorer::HEADER.len() {
-            continue;
-        }
-        if let Ok(row) = rec.deserialize::<CellRecord>(Some(&headers)) {
-            out.push(row);
-        }
-    }
-    Ok(out)
+/// Reads the rows of a `cells.csv` (either layout), skipping a torn line left by a writer that
+/// died mid-row. A missing file is an empty run.
+pub fn read_rows_lenient(path: &Path) -> Result<Vec<CellRow>> {
+    Ok(lrab_records::read_cell_rows_lenient(path)?)
 }
 
 /// Latest attempt row per (arm, model, task, repeat).
-pub fn latest(rows: &[CellRecord]) -> BTreeMap<(String, String, String, u32), CellRecord> {
-    let mut m: BTreeMap<_, CellRecord> = BTreeMap::new();
+pub fn latest(rows: &[CellRow]) -> BTreeMap<(String, String, String, u32), CellRow> {
+    let mut m: BTreeMap<_, CellRow> = BTreeMap::new();
     for r in rows {
         let k = (r.arm.clone(), r.model.clone(), r.task.clone(), r.repeat);
         match m.get(&k) {
@@ -56,7 +34,7 @@ pub fn latest(rows: &[CellRecord]) -> BTreeMap<(String, String, String, u32), Ce
 }
 
 /// For each planned cell still to do: the first attempt to run. Done cells are left out.
-pub fn pending(cells: &[Cell], rows: &[CellRecord], retries: u32) -> Vec<(Cell, u32)> {
+pub fn pending(cells: &[Cell], rows: &[CellRow], retries: u32) -> Vec<(Cell, u32)> {
     let last = latest(rows);
     cells
         .iter()
@@ -72,9 +50,10 @@ pub fn pending(cells: &[Cell], rows: &[CellRecord], retries: u32) -> Vec<(Cell, 
 mod tests {
     use super::*;
     use crate::run::matrix::expand;
+    use lrab_records::FailureMode;
 
-    fn row(task: &str, attempt: u32, fm: &str) -> CellRecord {
-        CellRecord {
+    fn row(task: &str, attempt: u32, fm: FailureMode) -> CellRow {
+        CellRow {
             run_id: "r".into(),
             arm: "a".into(),
             model: "m".into(),
@@ -83,11 +62,11 @@ mod tests {
             repeat: 0,
             attempt,
             score: 0.0,
-            milestone_score: (fm != "timeout").then_some(0.0),
-            final_score: (fm != "timeout").then_some(0.0),
+            milestone_score: (fm != FailureMode::Timeout).then_some(0.0),
+            final_score: (fm != FailureMode::Timeout).then_some(0.0),
             wall_seconds: 1.0,
             exit_code: Some(0),
-            failure_mode: fm.into(),
+            failure_mode: fm,
             backend: "sim".into(),
             simulated: true,
             prompt_tokens: None,
@@ -95,6 +74,7 @@ mod tests {
             model_calls: None,
             tool_calls: None,
             attempt_dir: "x".into(),
+            schema_version: lrab_records::SCHEMA_VERSION,
         }
     }
 
@@ -107,10 +87,10 @@ mod tests {
             1,
         );
         let rows = vec![
-            row("T1", 0, "completed"),
-            row("T2", 0, "timeout"),
-            row("T3", 0, "timeout"),
-            row("T3", 1, "timeout"),
+            row("T1", 0, FailureMode::Completed),
+            row("T2", 0, FailureMode::Timeout),
+            row("T3", 0, FailureMode::Timeout),
+            row("T3", 1, FailureMode::Timeout),
         ];
         let p = pending(&cells, &rows, 1);
         let got: Vec<(String, u32)> = p.iter().map(|(c, a)| (c.task.clone(), *a)).collect();
@@ -121,7 +101,7 @@ mod tests {
     fn torn_lines_are_skipped() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("cells.csv");
-        lrab_scorer::append_row(&p, &row("T1", 0, "completed")).unwrap();
+        row("T1", 0, FailureMode::Completed).append_to(&p).unwrap();
         use std::io::Write;
         std::fs::OpenOptions::new()
             .append(true)
@@ -130,7 +110,7 @@ mod tests {
             .write_all(b"r,a,m,T2,1")
             .unwrap();
         assert_eq!(read_rows_lenient(&p).unwrap().len(), 1);
-        lrab_scorer::append_row(&p, &row("T3", 0, "completed")).unwrap();
+        row("T3", 0, FailureMode::Completed).append_to(&p).unwrap();
         assert_eq!(read_rows_lenient(&p).unwrap().len(), 2);
     }
 }

@@ -1,0 +1,85 @@
+//! `lrab`: the LRAB command line as a library, so the binary (`main.rs`) is one call to [`main`].
+//! This file only dispatches; each subcommand is a module under `cmd/`, the run machinery is
+//! under `run/`. Exit codes: 0 ok, 1 check failures, 2 usage or validation errors.
+
+mod calibrate;
+mod cmd;
+mod probe_harness;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "lrab",
+    version,
+    about = "Local Real-task Agent Benchmark suite"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect, materialize, check and import task packs.
+    Tasks(cmd::tasks::Args),
+    /// Score a workdir against a task and write score.json into it.
+    Score(cmd::score::Args),
+    /// Write a held-out variant of a generated task for another seed.
+    Generate(cmd::generate::Args),
+    /// Run (or resume) a matrix of arms × models × tasks into results/<run-id>/.
+    Run(cmd::run::Args),
+    /// Run (or resume) a batch-matched ablation: an arm and its variants interleaved cell by
+    /// cell within each of k repeats.
+    Ablate(cmd::ablate::Args),
+    /// Write the cell list of a matrix (what --shard k/n slices).
+    Plan(cmd::plan::Args),
+    /// Merge run folders of one matrix (e.g. shards) into one.
+    Merge(cmd::merge::Args),
+    /// Run the normalizing proxy (temperature 0, thinking off, fixed context).
+    Proxy(cmd::proxy::Args),
+    /// List the arm files and check which arms are installed.
+    Arms(cmd::arms::Args),
+    /// Check backend, models, arms, python and pytest.
+    Doctor(cmd::doctor::Args),
+    /// The simulated backend (simulated models behind the Ollama API).
+    Sim(cmd::sim::Args),
+    /// Run the safety-ring probe suite; non-zero exit on any leak.
+    Safety(cmd::safety::Args),
+    /// Statistics, tables, figures and report.md/report.html from cells.csv and upstream CSVs.
+    Analyze(cmd::analyze::Args),
+    /// τ²-bench airline/retail/mock: run conversations, replay gold actions, grade results.
+    Tau2(cmd::tau2::Args),
+}
+
+/// Parses the process's command line and runs the subcommand; the exit code follows the table
+/// above.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tasks(a) => cmd::tasks::run(a),
+        Command::Score(a) => cmd::score::run(a),
+        Command::Generate(a) => cmd::generate::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Ablate(a) => cmd::ablate::run(a),
+        Command::Plan(a) => cmd::plan::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
+        Command::Proxy(a) => cmd::proxy::run(a),
+        Command::Arms(a) => cmd::arms::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Safety(a) => cmd::safety::run(a),
+        Command::Tau2(a) => cmd::tau2::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            cmd::Exit::Usage.into()
+        }
+    }
+}
