@@ -296,6 +296,23 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
     assert_eq!(m["matrix"]["backend"], urls.join(",").as_str());
     // the analysis reads the rows of several backends (the run's own report)
     assert!(run.join("report/report.md").is_file(), "{}", text(&o));
+    // and a merge keeps each row's backend and the set-aside attempt with its journal line
+    let merged = d.path().join("results/merged");
+    let o = lrab()
+        .arg("merge")
+        .arg("--out")
+        .arg(&merged)
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let back: BTreeMap<_, _> = rows(&merged)
+        .into_iter()
+        .map(|r| (key(&r), r["backend"].clone()))
+        .collect();
+    let orig: BTreeMap<_, _> = got.iter().map(|r| (key(r), r["backend"].clone())).collect();
+    assert_eq!(back, orig);
+    assert!(merged.join(moved).is_dir(), "{moved}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `lrab merge`: combines run folders of one matrix (typically the shards of a distributed run)
-//! into one. Attempt folders are copied, rows re-labelled with the merged run id. A cell that
+//! into one. Attempt folders (and the `lost/` attempts a backend broke) are copied, rows
+//! re-labelled with the merged run id. A cell that
 //! appears in two inputs is an error, and so are inputs whose manifests disagree on the work
 //! or the code (`Manifest::disagreements`: matrix and knobs, suite commit, task-pack hash, arm
 //! versions, model digests, simulated or real) — the error names the field, both values and
@@ -118,6 +119,14 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         let mut r = r.clone();
         r.run_id = out_id.clone();
         r.append_to(&out.join("cells.csv"))?;
+    }
+    // attempts a backend broke stay with the journal lines that name them
+    for dir in inputs {
+        let lost = dir.join("lost");
+        if lost.is_dir() {
+            lrab_tasks::fsutil::copy_tree(&lost, &out.join("lost"))
+                .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", lost.display()))?;
+        }
     }
     let mut journal = String::new();
     for dir in inputs {
