@@ -40,6 +40,10 @@ pub struct Cell {
     pub model_calls: Option<f64>,
     /// Mean tool calls.
     pub tool_calls: Option<f64>,
+    /// Mean prompt tokens served from the backend's KV cache (our cells.csv, version 2).
+    pub cached_prompt_tokens: Option<f64>,
+    /// Mean prompt tokens the backend evaluated (our cells.csv, version 2).
+    pub uncached_prompt_tokens: Option<f64>,
     /// Mean mechanism firings per repeat (repeats with an event log), by mechanism name.
     pub mechanisms: BTreeMap<String, f64>,
     /// Repeats whose event log was found.
@@ -82,6 +86,8 @@ pub struct Dataset {
     pub tau_errors: Vec<String>,
     /// τ² rows whose reward needs an NL judge that was not configured (never counted as passes).
     pub tau_ungraded: Vec<String>,
+    /// τ² rows that ran on the simulated backend (`simulated` column of our results CSV).
+    pub tau_simulated: usize,
     /// Input files and the format each was read as.
     pub sources: Vec<(String, String)>,
     /// Attempt rows superseded by a later attempt (count).

@@ -75,3 +75,67 @@ fn analyze_prints_the_278_task_tables() {
     let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(report.contains("- pooled (278 tasks): "));
 }
+
+/// Writes one arm's τ² CSV for the mock domain with a `simulated` column value per row.
+fn labelled_csv(dir: &std::path::Path, arm: &str, simulated: &str) -> std::path::PathBuf {
+    let mut csv =
+        String::from("domain,task,arm,trial,reward,components,steps,termination,simulated\n");
+    for t in 0..6 {
+        let r = pass(arm, 0, t) as u8;
+        csv.push_str(&format!(
+            "mock,{t},{arm},0,{r},DB={r},4,user_stop,{simulated}\n"
+        ));
+    }
+    let p = dir.join(format!("{arm}.csv"));
+    std::fs::write(&p, csv).unwrap();
+    p
+}
+
+#[test]
+fn simulated_tau_rows_are_labelled_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = vec![
+        labelled_csv(dir.path(), "harness", "true"),
+        labelled_csv(dir.path(), "plain", "false"),
+    ];
+    let mut args = AnalyzeArgs::new(inputs, dir.path().join("out"));
+    args.quiet = true;
+    args.no_figures = true;
+    args.resamples = 10;
+    let out = run(&args).unwrap();
+    let banner = "6 τ² rows ran on the simulated model server";
+    assert!(out.summary.contains(banner), "{}", out.summary);
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains(banner), "{report}");
+    assert!(report.contains("6 τ² rows ran against the simulated model server"));
+
+    // rows of a real backend carry no label
+    let d2 = tempfile::tempdir().unwrap();
+    let inputs = vec![
+        labelled_csv(d2.path(), "harness", "false"),
+        labelled_csv(d2.path(), "plain", "false"),
+    ];
+    let mut args = AnalyzeArgs::new(inputs, d2.path().join("out"));
+    args.quiet = true;
+    args.no_figures = true;
+    args.resamples = 10;
+    let out = run(&args).unwrap();
+    assert!(!out.summary.contains("SIMULATED"), "{}", out.summary);
+}
+
+#[test]
+fn a_bad_simulated_value_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = vec![
+        labelled_csv(dir.path(), "harness", "maybe"),
+        labelled_csv(dir.path(), "plain", "false"),
+    ];
+    let mut args = AnalyzeArgs::new(inputs, dir.path().join("out"));
+    args.quiet = true;
+    args.no_figures = true;
+    let e = run(&args).unwrap_err().to_string();
+    assert!(
+        e.contains("harness.csv:2") && e.contains("simulated") && e.contains("maybe"),
+        "{e}"
+    );
+}

@@ -186,6 +186,10 @@ pub struct Metrics {
     pub load_duration: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_count: Option<u64>,
+    /// Prompt tokens served from the KV cache (`prompt_eval_count` still counts them): newer
+    /// Ollama servers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_eval_cached_count: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_duration: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -510,6 +514,7 @@ mod tests {
                 total_duration: Some(10),
                 load_duration: Some(1),
                 prompt_eval_count: Some(26),
+                prompt_eval_cached_count: None,
                 prompt_eval_duration: Some(2),
                 eval_count: Some(3),
                 eval_duration: Some(4),

@@ -223,7 +223,7 @@ impl ResponsesTranslator {
             let p = last["prompt_eval_count"].as_u64().unwrap_or(0);
             let c = last["eval_count"].as_u64().unwrap_or(0);
             r["usage"] = json!({
-                "input_tokens": p, "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens": p, "input_tokens_details": {"cached_tokens": last["prompt_eval_cached_count"].as_u64().unwrap_or(0)},
                 "output_tokens": c, "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": p + c,
             });

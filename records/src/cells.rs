@@ -54,6 +54,12 @@ pub mod column {
     pub const ATTEMPT_DIR: &str = "attempt_dir";
     /// The record's schema version.
     pub const SCHEMA_VERSION: &str = "schema_version";
+    /// Model requests answered with a reply.
+    pub const TURNS: &str = "turns";
+    /// Prompt tokens served from the backend's KV cache.
+    pub const CACHED_PROMPT_TOKENS: &str = "cached_prompt_tokens";
+    /// Prompt tokens the backend evaluated.
+    pub const UNCACHED_PROMPT_TOKENS: &str = "uncached_prompt_tokens";
 }
 
 /// The header of `cells.csv` files written before `schema_version` existed (still read, and
@@ -81,15 +87,35 @@ pub const LEGACY_HEADER: [&str; 20] = [
     column::ATTEMPT_DIR,
 ];
 
-/// The exact header of `cells.csv` as written now: the legacy columns plus `schema_version`.
-pub const HEADER: [&str; 21] = with_schema_version(LEGACY_HEADER);
+/// The header of schema version 1: the legacy columns plus `schema_version` (still read, and
+/// appended to in that layout).
+pub const HEADER_V1: [&str; 21] = extended(LEGACY_HEADER, [column::SCHEMA_VERSION]);
 
-/// `legacy` with `schema_version` appended (derived, so the two headers cannot drift apart).
-const fn with_schema_version(legacy: [&'static str; 20]) -> [&'static str; 21] {
-    let mut out = [column::SCHEMA_VERSION; 21];
+/// The exact header of `cells.csv` as written now: version 1's columns plus the turn and
+/// prompt-cache counts taken from the trajectory.
+pub const HEADER: [&str; 24] = extended(
+    HEADER_V1,
+    [
+        column::TURNS,
+        column::CACHED_PROMPT_TOKENS,
+        column::UNCACHED_PROMPT_TOKENS,
+    ],
+);
+
+/// `base` with `more` appended (derived, so the headers cannot drift apart).
+const fn extended<const A: usize, const B: usize, const C: usize>(
+    base: [&'static str; A],
+    more: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C);
+    let mut out = [""; C];
     let mut i = 0;
-    while i < legacy.len() {
-        out[i] = legacy[i];
+    while i < A {
+        out[i] = base[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = more[i - A];
         i += 1;
     }
     out
@@ -145,6 +171,15 @@ pub struct CellRow {
     /// Schema version of the row.
     #[serde(default = "crate::legacy_version")]
     pub schema_version: u32,
+    /// Model requests answered with a reply, when a trajectory told them.
+    #[serde(default)]
+    pub turns: Option<u64>,
+    /// Prompt tokens served from the KV cache, when the backend said for every request.
+    #[serde(default)]
+    pub cached_prompt_tokens: Option<u64>,
+    /// Prompt tokens the backend evaluated, when it said for every request.
+    #[serde(default)]
+    pub uncached_prompt_tokens: Option<u64>,
 }
 
 fn ser3<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -160,34 +195,40 @@ fn ser_wall<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{x:.1}"))
 }
 
-/// Which of the two layouts a file's first line is.
+/// Which of the layouts a file's first line is.
 fn layout(first_line: &str) -> Option<Layout> {
     let first = first_line.trim_end_matches('\r');
-    if first == HEADER.join(",") {
-        Some(Layout::Current)
-    } else if first == LEGACY_HEADER.join(",") {
-        Some(Layout::Legacy)
-    } else {
-        None
-    }
+    [Layout::Current, Layout::V1, Layout::Legacy]
+        .into_iter()
+        .find(|l| first == l.header().join(","))
 }
 
+/// The layouts, each a prefix of the current one.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Layout {
     Current,
+    V1,
     Legacy,
 }
 
 impl Layout {
-    fn columns(self) -> usize {
+    fn header(self) -> &'static [&'static str] {
         match self {
-            Layout::Current => HEADER.len(),
-            Layout::Legacy => LEGACY_HEADER.len(),
+            Layout::Current => &HEADER,
+            Layout::V1 => &HEADER_V1,
+            Layout::Legacy => &LEGACY_HEADER,
         }
+    }
+    fn columns(self) -> usize {
+        self.header().len()
     }
 }
 
 impl CellRow {
+    /// The version of rows in the current layout (2: the trajectory's turn and prompt-cache
+    /// counts); rows of the older layouts are version 1.
+    pub const SCHEMA_VERSION: u32 = 2;
+
     /// The row as one CSV line (with trailing newline), in the current layout.
     pub fn to_csv_line(&self) -> Result<String, csv::Error> {
         let mut w = csv::WriterBuilder::new()
@@ -200,19 +241,28 @@ impl CellRow {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    /// The line in the legacy layout: the same fields without the last column (an unquoted
-    /// number, so cutting it is exact).
-    fn to_legacy_line(&self) -> Result<String, csv::Error> {
-        let line = self.to_csv_line()?;
-        let body = line.trim_end_matches('\n');
-        let cut = body.rfind(',').unwrap_or(body.len());
-        Ok(format!("{}\n", &body[..cut]))
+    /// The line in an older layout: a version-1 row with the columns that layout lacks cut
+    /// off the end (unquoted numbers or empty, so cutting at commas is exact).
+    fn to_layout_line(&self, l: Layout) -> Result<String, csv::Error> {
+        let mut old = self.clone();
+        if l == Layout::Current {
+            // the layout fixes the version: a row built with an older number is still version 2
+            old.schema_version = old.schema_version.max(Self::SCHEMA_VERSION);
+            return old.to_csv_line();
+        }
+        old.schema_version = 1;
+        let line = old.to_csv_line()?;
+        let mut body = line.trim_end_matches('\n');
+        for _ in l.columns()..HEADER.len() {
+            body = &body[..body.rfind(',').unwrap_or(body.len())];
+        }
+        Ok(format!("{body}\n"))
     }
 
     /// Appends the row to `path`, writing the header first when the file is new or empty. An
     /// exclusive `flock` serialises writers; the row goes out in a single `write` on an
     /// `O_APPEND` descriptor; a torn last line from a crashed writer is terminated first. A file
-    /// in the legacy layout gets a legacy row; a file of any other format is refused untouched.
+    /// in an older layout gets a row in that layout; a file of any other format is refused untouched.
     pub fn append_to(&self, path: &Path) -> Result<(), RecordError> {
         append_locked(path, |f, _len| {
             let io = |e| RecordError::io(path, e);
@@ -238,15 +288,24 @@ impl CellRow {
                 }
                 l
             };
-            let line = match layout_now {
-                Layout::Current => self.to_csv_line(),
-                Layout::Legacy => self.to_legacy_line(),
-            }
-            .map_err(|e| RecordError::invalid(path, None, e.to_string()))?;
+            let line = self
+                .to_layout_line(layout_now)
+                .map_err(|e| RecordError::invalid(path, None, e.to_string()))?;
             out.push_str(&line);
             Ok(out.into_bytes())
         })
     }
+}
+
+/// Refuse rows from a newer suite: their meaning may have changed.
+fn check_version(found: u32) -> Result<(), String> {
+    if found > CellRow::SCHEMA_VERSION {
+        return Err(format!(
+            "the row has schema_version {found}; this lrab reads up to {} (upgrade lrab)",
+            CellRow::SCHEMA_VERSION
+        ));
+    }
+    Ok(())
 }
 
 fn open_reader(path: &Path) -> Result<(csv::Reader<std::fs::File>, Layout), RecordError> {
@@ -278,8 +337,7 @@ pub fn read_cell_rows(path: &Path) -> Result<Vec<CellRow>, RecordError> {
         let row: CellRow = rec
             .deserialize(Some(&headers))
             .map_err(|e| RecordError::invalid(path, Some(line), e.to_string()))?;
-        crate::check_version(row.schema_version, "the row")
-            .map_err(|m| RecordError::invalid(path, Some(line), m))?;
+        check_version(row.schema_version).map_err(|m| RecordError::invalid(path, Some(line), m))?;
         out.push(row);
     }
     Ok(out)
@@ -300,7 +358,7 @@ pub fn read_cell_rows_lenient(path: &Path) -> Result<Vec<CellRow>, RecordError> 
             continue;
         }
         if let Ok(row) = rec.deserialize::<CellRow>(Some(&headers)) {
-            crate::check_version(row.schema_version, "the row")
+            check_version(row.schema_version)
                 .map_err(|m| RecordError::invalid(path, Some(i + 2), m))?;
             out.push(row);
         }
@@ -335,7 +393,10 @@ mod tests {
             model_calls: Some(3),
             tool_calls: Some(2),
             attempt_dir: "cells/x, \"quoted\"".into(),
-            schema_version: crate::SCHEMA_VERSION,
+            schema_version: CellRow::SCHEMA_VERSION,
+            turns: Some(3),
+            cached_prompt_tokens: None,
+            uncached_prompt_tokens: Some(4),
         }
     }
 
@@ -358,7 +419,7 @@ mod tests {
         assert!(lines[1].starts_with(
             "r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"
         ));
-        assert!(lines[1].ends_with(",1"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",2,3,,4"), "{}", lines[1]);
         assert_eq!(lines[2], "torn,row");
         assert!(lines[3].starts_with("r1,harness,sim-4b,WF-04,2,1,"));
         assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 2);
@@ -423,12 +484,51 @@ run-20261129-101500,goose,sim-2b,LH-03,4,0,1,0.000,,,600.0,,timeout,sim,true,,,,
         assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 3);
     }
 
+    /// A cells.csv as version 1 wrote it (with `schema_version`, without the trajectory counts).
+    const V1_FILE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version
+run-20261130-090000,opencode,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,completed,sim,true,5000,300,6,,cells/opencode/sim-4b/WF-02/r0/a0,1
+";
+
+    #[test]
+    fn files_of_version_1_load_and_stay_consistent() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        std::fs::write(&p, V1_FILE).unwrap();
+        let rows = read_cell_rows(&p).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].schema_version, 1);
+        assert_eq!(rows[0].prompt_tokens, Some(5000));
+        assert_eq!(rows[0].tool_calls, None);
+        assert_eq!(
+            (
+                rows[0].turns,
+                rows[0].cached_prompt_tokens,
+                rows[0].uncached_prompt_tokens
+            ),
+            (None, None, None)
+        );
+        rec(7).append_to(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(last.ends_with("\"cells/x, \"\"quoted\"\"\",1"), "{last}");
+        let rows = read_cell_rows_lenient(&p).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].schema_version, 1);
+        assert_eq!(rows[1].uncached_prompt_tokens, None);
+        // a fresh file gets the current layout, whose counts read back
+        let q = d.path().join("new.csv");
+        rec(8).append_to(&q).unwrap();
+        let r = &read_cell_rows(&q).unwrap()[0];
+        assert_eq!(r.schema_version, CellRow::SCHEMA_VERSION);
+        assert_eq!((r.turns, r.uncached_prompt_tokens), (Some(3), Some(4)));
+    }
+
     #[test]
     fn rows_from_a_newer_suite_are_refused() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("cells.csv");
         let mut r = rec(0);
-        r.schema_version = crate::SCHEMA_VERSION + 1;
+        r.schema_version = CellRow::SCHEMA_VERSION + 1;
         r.append_to(&p).unwrap();
         let e = read_cell_rows(&p).unwrap_err().to_string();
         assert!(

@@ -9,7 +9,7 @@
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, shards |
 //! | `<workdir>/.lrab/events.jsonl` | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
-//! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (tokens of other arms) |
+//! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
 //! existed have the same content without it and are read as version 1; a file from a newer
@@ -28,7 +28,9 @@ mod score;
 mod trajectory;
 
 pub use attempt::{AttemptRecord, PhaseRecord, SimLedgerRecord};
-pub use cells::{column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, LEGACY_HEADER};
+pub use cells::{
+    column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, HEADER_V1, LEGACY_HEADER,
+};
 pub use error::RecordError;
 pub use events::{
     read_events, CallOutcome, Event, EventLine, EventLog, MechanismFiring, ModelCall, Refusal,
@@ -42,9 +44,13 @@ pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };
-pub use trajectory::{read_trajectory, TrajectoryEntry};
+pub use trajectory::{
+    read_trajectory, TrajectoryEntry, TrajectoryMessage, TrajectoryReply, TrajectoryToolCall,
+};
 
 /// The schema version this build writes into every record. Readers accept it and older ones.
+/// `cells.csv` rows ([`CellRow::SCHEMA_VERSION`]) and trajectory lines
+/// ([`TrajectoryEntry::SCHEMA_VERSION`]) are at version 2: they gained columns and fields.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Default for records written before `schema_version` existed.

@@ -39,7 +39,8 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Merge run folders of one matrix (e.g. shards) into one.
     Merge(cmd::merge::Args),
-    /// Run the normalizing proxy (temperature 0, thinking off, fixed context).
+    /// Run the proxy: records every model request (proxy.jsonl) and, unless --record-only,
+    /// normalizes sampling (temperature 0, thinking off, fixed context).
     Proxy(cmd::proxy::Args),
     /// List the arm files and check which arms are installed.
     Arms(cmd::arms::Args),

@@ -114,6 +114,77 @@ fn bad_profiles_and_bad_models_are_clear_errors() {
     assert!(!o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("sim-9b"));
     assert!(!d.path().join("profiles").exists() && !d.path().join("report.md").exists());
+    // a residual file out of range: error naming file and entry, nothing written
+    let r = d.path().join("residuals.toml");
+    std::fs::write(
+        &r,
+        "origin = \"x\"\n[[residual]]\narm = \"opencode\"\nmodel = \"sim-2b\"\nverified = 2.0\npredicted = 0.1\n",
+    )
+    .unwrap();
+    let o = lrab()
+        .args([
+            "sim",
+            "calibrate",
+            "--no-verify",
+            "--models",
+            "sim-2b",
+            "--residuals",
+        ])
+        .arg(&r)
+        .arg("--profiles-out")
+        .arg(d.path().join("profiles"))
+        .arg("--report")
+        .arg(d.path().join("report.md"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(
+        !o.status.success() && t.contains("residuals.toml") && t.contains("residual #1"),
+        "{t}"
+    );
+    assert!(!d.path().join("profiles").exists() && !d.path().join("report.md").exists());
+}
+
+#[test]
+fn a_corrected_round_moves_the_targets_by_the_residuals() {
+    // the same fit with and without the committed residuals: the corrected round's report
+    // names its residuals and the targets it fitted, the first round's does not
+    let d = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str], name: &str| {
+        lrab()
+            .args(["sim", "calibrate", "--no-verify", "--models", "sim-4b"])
+            .args(extra)
+            .arg("--profiles-out")
+            .arg(d.path().join(name))
+            .arg("--report")
+            .arg(d.path().join(format!("{name}.md")))
+            .arg("--cache")
+            .arg(d.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--no-residuals"], "first");
+    if !o.status.success() && text(&o).contains("failure_forms_2609.csv") {
+        eprintln!("skipped: the published data is not present\n{}", text(&o));
+        return;
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&[], "corrected");
+    assert!(o.status.success(), "{}", text(&o));
+    let first = std::fs::read_to_string(d.path().join("first.md")).unwrap();
+    let corrected = std::fs::read_to_string(d.path().join("corrected.md")).unwrap();
+    assert!(!first.contains("## Corrected round"), "{first}");
+    let sec = section(&corrected, "## Corrected round");
+    // published 0.465, first-round gap 0.349 - 0.472 = -0.123 -> target 0.588
+    assert!(
+        sec.contains("| opencode | sim-4b | 0.465 | -0.123 | 0.588 |"),
+        "{sec}"
+    );
+    assert_ne!(
+        std::fs::read(d.path().join("first/sim-4b.toml")).unwrap(),
+        std::fs::read(d.path().join("corrected/sim-4b.toml")).unwrap(),
+        "the residuals change the fitted profile"
+    );
 }
 
 /// The section of a report that starts with `heading`, up to the next `## `.

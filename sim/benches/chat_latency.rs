@@ -34,14 +34,33 @@ fn long_body(tokens: usize) -> String {
     .to_string()
 }
 
+/// `body` with one more tool call and a result unique to `n` at the end.
+fn with_new_result(body: &str, n: u64) -> String {
+    let mut v: Value = serde_json::from_str(body).expect("body");
+    let msgs = v["messages"].as_array_mut().expect("messages");
+    msgs.push(json!({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "run_shell", "arguments": {"command": format!("python3 check.py --round {n}")}}}]}));
+    msgs.push(json!({"role": "tool", "content": format!("round {n}: 3 passed, 1 failed\nFAILED test_report.py::test_totals - assert {n} == 7"), "tool_name": "run_shell"}));
+    v.to_string()
+}
+
 fn bench(c: &mut Criterion) {
     let (state, _) = build_state(SimConfig::default());
     let body = long_body(30_000);
     assert!(!server_side_chat(&state, body.as_bytes())
         .expect("chat")
         .is_empty());
+    // Each iteration's conversation ends in a tool result the server has not seen, as on a
+    // real agent turn (earlier blocks were read by earlier requests).
+    let mut n = 0u64;
     c.bench_function("chat_30k_context_server_side", |b| {
-        b.iter(|| server_side_chat(&state, body.as_bytes()).expect("chat"))
+        b.iter_batched(
+            || {
+                n += 1;
+                with_new_result(&body, n)
+            },
+            |body| server_side_chat(&state, body.as_bytes()).expect("chat"),
+            criterion::BatchSize::SmallInput,
+        )
     });
     let sim = lrab_sim::serve("127.0.0.1:0", SimConfig::default()).expect("serve");
     let url = format!("{}/api/chat", sim.url());

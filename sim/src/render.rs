@@ -50,6 +50,8 @@ pub struct Frame {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Timing {
     pub prompt_tokens: u64,
+    /// Of the prompt tokens, those the KV cache served.
+    pub cached_tokens: u64,
     pub eval_tokens: u64,
     pub load_ns: u64,
     pub prompt_ns: u64,
@@ -81,6 +83,7 @@ impl Frame {
                 total_duration: Some(t.total_ns()),
                 load_duration: Some(t.load_ns),
                 prompt_eval_count: Some(t.prompt_tokens),
+                prompt_eval_cached_count: Some(t.cached_tokens),
                 prompt_eval_duration: Some(t.prompt_ns),
                 eval_count: Some(t.eval_tokens),
                 eval_duration: Some(t.eval_ns),

@@ -296,7 +296,12 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
     }
     summarize(&records, out)?;
     if let Some(p) = &g.csv {
-        results::write_csv(p, domain.kind.name(), &g.arm, &records)?;
+        // a results.json our own run labelled simulated stays labelled in the re-graded CSV
+        let simulated = v
+            .pointer("/info/simulated")
+            .and_then(|s| s.as_bool())
+            .unwrap_or(false);
+        results::write_csv(p, domain.kind.name(), &g.arm, &records, simulated)?;
         writeln!(out, "wrote {}", p.display())?;
     }
     Ok(())
@@ -541,7 +546,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     let rpath = r.out.join("results.json");
     results::write_atomic(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
     let cpath = r.out.join("tau2.csv");
-    results::write_csv(&cpath, domain.kind.name(), &r.agent, &records)?;
+    results::write_csv(&cpath, domain.kind.name(), &r.agent, &records, simulated)?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
     Ok(())
 }

@@ -93,10 +93,12 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination";
+/// `simulated` is `true` when the run used the simulated backend (lrab-sim) anywhere, so the
+/// label travels with the rows into `lrab analyze`.
+pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination,simulated";
 
 /// One CSV row; reward is `1`/`0`, or `ungraded` when a gating NL assertion had no judge.
-pub fn csv_row(domain: &str, arm: &str, s: &SimRecord) -> String {
+pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> String {
     let reward = match s.eval.reward {
         Some(r) => format!("{}", if (r - 1.0).abs() < 1e-6 { 1 } else { 0 }),
         None => "ungraded".into(),
@@ -110,6 +112,7 @@ pub fn csv_row(domain: &str, arm: &str, s: &SimRecord) -> String {
         csv_field(&s.eval.components_text()),
         s.outcome.steps.to_string(),
         csv_field(&s.outcome.termination),
+        simulated.to_string(),
     ]
     .join(",")
 }
@@ -131,11 +134,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub fn write_csv(path: &Path, domain: &str, arm: &str, sims: &[SimRecord]) -> Result<()> {
+pub fn write_csv(
+    path: &Path,
+    domain: &str,
+    arm: &str,
+    sims: &[SimRecord],
+    simulated: bool,
+) -> Result<()> {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
     for s in sims {
-        out.push_str(&csv_row(domain, arm, s));
+        out.push_str(&csv_row(domain, arm, s, simulated));
         out.push('\n');
     }
     write_atomic(path, out.as_bytes())

@@ -116,9 +116,13 @@ fn run_writes_results_and_csv_deterministically_and_grade_agrees() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "domain,task,arm,trial,reward,components,steps,termination"
+        "domain,task,arm,trial,reward,components,steps,termination,simulated"
     );
     assert_eq!(lines.len(), 5);
+    assert!(
+        lines[1..].iter().all(|l| l.ends_with(",false")),
+        "a backend that is not the sim is not labelled: {csv}"
+    );
     assert!(
         lines[1].starts_with("mock,update_task_1,plain,0,1,DB=1;"),
         "{csv}"

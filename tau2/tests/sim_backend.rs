@@ -70,6 +70,10 @@ fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
         }
         let csv = std::fs::read_to_string(tmp.path().join("tau2.csv")).unwrap();
         assert_eq!(csv.lines().count(), 3, "{csv}");
+        assert!(
+            csv.lines().skip(1).all(|l| l.ends_with(",true")),
+            "{arm}: every tau2.csv row labelled simulated: {csv}"
+        );
     }
     sim.shutdown();
 }

@@ -16,6 +16,13 @@ pub(crate) fn caveats(ds: &Dataset, a: &Analysis) -> Vec<String> {
             ds.cells.len()
         ));
     }
+    if a.simulated_tau_rows > 0 {
+        out.push(format!(
+            "SIMULATED BACKEND: {} τ² rows ran against the simulated model server. \
+             Their rewards measure the pipeline, not any real model, and must never be reported as model results.",
+            a.simulated_tau_rows
+        ));
+    }
     let n_tasks: BTreeSet<&str> = ds.cells.iter().map(|c| c.task.as_str()).collect();
     if !ds.cells.is_empty() {
         out.push(format!(

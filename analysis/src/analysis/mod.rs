@@ -8,6 +8,7 @@ mod caveats;
 mod compare;
 mod design;
 mod means;
+pub mod prompt_cache;
 
 pub use ablation::{AblationRow, BimodalTask, NoiseFloor, PowerRow, RepeatDelta};
 
@@ -265,12 +266,16 @@ pub struct Analysis {
     pub mechanisms: Vec<MechanismRow>,
     /// Extra per-cell columns from annotation files.
     pub extras: Option<Extras>,
+    /// Prompt-cache use per arm and model, on the same cells.
+    pub prompt_cache: Vec<prompt_cache::CacheRow>,
     /// Ablations: each variant against its baseline, with repeats.
     pub ablations: Vec<AblationRow>,
     /// τ².
     pub tau: Option<TauSummary>,
     /// Cells on the simulated backend.
     pub simulated_cells: usize,
+    /// τ² rows on the simulated backend.
+    pub simulated_tau_rows: usize,
     /// Total cells.
     pub total_cells: usize,
     /// Caveats to print.
@@ -330,6 +335,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
         .map(|(i, d)| ablation::analyse(d, cfg, i as u64))
         .collect();
 
+    let prompt_cache = prompt_cache::rows(ds, &arms, &models);
     let mut a = Analysis {
         config: cfg.clone(),
         focal,
@@ -343,9 +349,11 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
         resources,
         mechanisms,
         extras,
+        prompt_cache,
         ablations,
         tau: tau_summary(ds, cfg.focal.as_deref()),
         simulated_cells: ds.cells.iter().filter(|c| c.simulated).count(),
+        simulated_tau_rows: ds.tau_simulated,
         total_cells: ds.cells.len(),
         caveats: Vec::new(),
     };

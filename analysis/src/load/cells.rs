@@ -27,7 +27,7 @@ struct Repeat {
     wall: Option<f64>,
     failure_mode: Option<String>,
     simulated: bool,
-    tokens: [Option<f64>; 4],
+    tokens: [Option<f64>; 6],
     attempt: u64,
     origin: String,
     /// Where the attempt's event log may be (our cells.csv only).
@@ -118,6 +118,8 @@ impl Builder {
                 completion_tokens: tok(1),
                 model_calls: tok(2),
                 tool_calls: tok(3),
+                cached_prompt_tokens: tok(4),
+                uncached_prompt_tokens: tok(5),
                 batches: reps
                     .iter()
                     .map(|((run, rep), _)| format!("{run}/r{rep}"))
@@ -190,6 +192,8 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
                 t.num(column::COMPLETION_TOKENS, i)?,
                 t.num(column::MODEL_CALLS, i)?,
                 t.num(column::TOOL_CALLS, i)?,
+                t.num(column::CACHED_PROMPT_TOKENS, i)?,
+                t.num(column::UNCACHED_PROMPT_TOKENS, i)?,
             ],
             attempt: t.int(column::ATTEMPT, i)?,
             origin: origin.clone(),
@@ -231,7 +235,7 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             wall: t.num("wall_seconds", i)?,
             failure_mode: t.get("failure_mode", i).map(str::to_string),
             simulated: false,
-            tokens: [None, None, None, t.num("tool_calls", i)?],
+            tokens: [None, None, None, t.num("tool_calls", i)?, None, None],
             attempt: 0,
             origin: t.origin(i),
             attempt_dir: None,

@@ -20,6 +20,18 @@ pub(crate) fn read_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
         let domain = t.req("domain", i)?.to_string();
         let task = t.req("task", i)?.to_string();
         let arm = t.req("arm", i)?.to_string();
+        // absent in files written before the column existed: those runs were not labelled
+        match t.get("simulated", i) {
+            None | Some("") | Some("false") => {}
+            Some("true") => ds.tau_simulated += 1,
+            Some(s) => {
+                return Err(input!(
+                    "{}:{}: column `simulated`: `{s}` is not true/false",
+                    t.path,
+                    Table::line(i)
+                ))
+            }
+        }
         if t.get("reward", i) == Some("ungraded") {
             ds.tau_ungraded.push(format!(
                 "{}:{} ({domain}/{task}/{arm})",

@@ -15,6 +15,14 @@ pub fn tables_markdown(a: &Analysis) -> String {
             a.simulated_cells, a.total_cells
         );
     }
+    if a.simulated_tau_rows > 0 {
+        let _ = writeln!(
+            out,
+            "> **WARNING — SIMULATED BACKEND.** {} τ² rows ran on the simulated model server. \
+             These numbers test the pipeline only; they are not results of any real model.\n",
+            a.simulated_tau_rows
+        );
+    }
     if !a.rows.is_empty() {
         let _ = writeln!(out, "## Mean score by arm and model\n");
         let mut h = vec![s("arm")];
@@ -283,6 +291,7 @@ pub fn tables_markdown(a: &Analysis) -> String {
         );
     }
     out.push_str(&extras(a));
+    out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
             continue;

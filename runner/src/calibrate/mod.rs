@@ -19,6 +19,7 @@ mod prefix;
 mod profiles;
 pub mod published;
 mod report;
+pub mod residuals;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,11 @@ pub struct Options {
     /// Where evaluations are cached.
     pub cache: PathBuf,
     pub time_scale: f64,
+    /// Residuals of an earlier verification: the main fit then targets
+    /// `published − (verified − predicted)` (`residuals.rs`).
+    pub residuals: Option<residuals::Residuals>,
+    /// Where to write the residuals this run's verification measured (for the next round).
+    pub residuals_out: Option<PathBuf>,
 }
 
 /// One fitted model.
@@ -101,6 +107,7 @@ fn targets_of(
     model: &str,
     arms: &[&str],
     keep_excluded: bool,
+    residuals: Option<&residuals::Residuals>,
 ) -> BTreeMap<String, Target> {
     let mut t = BTreeMap::new();
     for arm in arms {
@@ -109,10 +116,11 @@ fn targets_of(
         }
         if let Some(cells) = pubd.get(&(arm.to_string(), model.to_string())) {
             let s = published::summarize(cells);
+            let gap = residuals.and_then(|r| r.gap(arm, model)).unwrap_or(0.0);
             t.insert(
                 arm.to_string(),
                 Target {
-                    mean: s.mean,
+                    mean: residuals::corrected(s.mean, gap),
                     never_engaged: s.forms["never_engaged"],
                     early_stop: s.forms["early_stop"],
                 },
@@ -130,7 +138,7 @@ pub fn fit_all(
 ) -> Vec<Fitted> {
     let mut out = Vec::new();
     for model in &opts.models {
-        let targets = targets_of(pubd, model, &FIT_ARMS, false);
+        let targets = targets_of(pubd, model, &FIT_ARMS, false, opts.residuals.as_ref());
         let (params, loss) = analytic::fit(tasks, &targets);
         let mut predicted = BTreeMap::new();
         for arm in FIT_ARMS {
@@ -143,7 +151,9 @@ pub fn fit_all(
         // as it is
         let mut cross = BTreeMap::new();
         for (a, b) in [("opencode", "agent-mini"), ("agent-mini", "opencode")] {
-            let one = targets_of(pubd, model, &[a], true);
+            // the residuals were measured on the joint profiles: the one-arm fits use the
+            // published numbers as they are
+            let one = targets_of(pubd, model, &[a], true, None);
             if one.is_empty() {
                 continue;
             }
@@ -441,6 +451,7 @@ pub fn calibrate(opts: &Options) -> Result<String> {
         }
     }
     let text = report::render(opts, &pubd, &fitted, &sim_runs, &cross_runs, &run_dirs);
+    let next = measured_residuals(&fitted, &sim_runs, &run_dirs, opts);
     std::fs::create_dir_all(&opts.profiles_out)?;
     for (name, t) in &files {
         lrab_util::write_atomic(&opts.profiles_out.join(name), t.as_bytes())?;
@@ -449,5 +460,66 @@ pub fn calibrate(opts: &Options) -> Result<String> {
         std::fs::create_dir_all(d)?;
     }
     lrab_util::write_atomic(&opts.report_out, text.as_bytes())?;
+    if let Some(out) = &opts.residuals_out {
+        match next {
+            Some(r) => {
+                if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(d)?;
+                }
+                lrab_util::write_atomic(out, r.render().as_bytes())?;
+                eprintln!("calibrate: residuals for the next round: {}", out.display());
+            }
+            None => eprintln!(
+                "calibrate: no complete verification of the fitted arms, {} not written",
+                out.display()
+            ),
+        }
+    }
     Ok(text)
+}
+
+/// The residuals of this run's verification (every fitted (arm, model) over all its tasks),
+/// or `None` when the verification is missing or partial.
+fn measured_residuals(
+    fitted: &[Fitted],
+    sim_runs: &BTreeMap<(String, String), Summary>,
+    run_dirs: &[PathBuf],
+    opts: &Options,
+) -> Option<residuals::Residuals> {
+    let mut out = Vec::new();
+    let n_tasks = opts.tasks.as_ref().map_or(18, |t| t.len());
+    for f in fitted {
+        for arm in &f.fit_arms {
+            if f.excluded.contains(arm) {
+                continue;
+            }
+            let s = sim_runs.get(&(arm.clone(), f.model.clone()))?;
+            if s.n < n_tasks {
+                return None;
+            }
+            out.push(residuals::Residual {
+                arm: arm.clone(),
+                model: f.model.clone(),
+                verified: (s.mean * 1000.0).round() / 1000.0,
+                predicted: (f.predicted.get(arm)?.score * 1000.0).round() / 1000.0,
+            });
+        }
+    }
+    let eval = run_dirs
+        .first()
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(residuals::Residuals {
+        origin: format!(
+            "lrab sim calibrate verification (seed {}, {n_tasks} tasks, evaluation {eval}{})",
+            opts.seed,
+            if opts.residuals.is_some() {
+                ", itself a corrected round"
+            } else {
+                ""
+            }
+        ),
+        residuals: out,
+    })
 }

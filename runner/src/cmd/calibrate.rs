@@ -52,6 +52,45 @@ pub struct Args {
     /// Evaluation cache (default: ~/.cache/lrab/calibrate).
     #[arg(long)]
     pub cache: Option<PathBuf>,
+    /// Residuals of an earlier verification for a corrected fit round (the committed
+    /// profiles use sim/calibration/residuals.toml; see docs/sim.md, "Calibration").
+    #[arg(long, conflicts_with = "no_residuals")]
+    pub residuals: Option<PathBuf>,
+    /// Fit the published means as they are (a first round).
+    #[arg(long)]
+    pub no_residuals: bool,
+    /// Write the residuals this verification measures (input of the next round).
+    #[arg(long)]
+    pub residuals_out: Option<PathBuf>,
+}
+
+/// The committed residual file, relative to the repository root.
+pub const RESIDUALS: &str = "sim/calibration/residuals.toml";
+
+/// The residuals of `--residuals`, else the committed file found from the task pack's
+/// repository (so the committed profiles are reproduced from any working directory), else none.
+fn residuals(a: &Args) -> Result<Option<calibrate::residuals::Residuals>> {
+    if a.no_residuals {
+        return Ok(None);
+    }
+    let path = match &a.residuals {
+        Some(p) => p.clone(),
+        None => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let p = root.join(RESIDUALS);
+            if !p.exists() {
+                return Ok(None);
+            }
+            p
+        }
+    };
+    let r = calibrate::residuals::Residuals::load(&path)?;
+    eprintln!(
+        "calibrate: corrected round, residuals from {} ({})",
+        path.display(),
+        r.origin
+    );
+    Ok(Some(r))
 }
 
 pub fn run(a: Args) -> Result<Exit> {
@@ -89,6 +128,8 @@ pub fn run(a: Args) -> Result<Exit> {
             .clone()
             .unwrap_or_else(|| home.join(".cache/lrab/calibrate")),
         time_scale: a.time_scale,
+        residuals: residuals(&a)?,
+        residuals_out: a.residuals_out.clone(),
     };
     let text = calibrate::calibrate(&opts)?;
     println!("{text}");

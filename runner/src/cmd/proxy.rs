@@ -1,5 +1,5 @@
 //! `lrab proxy`: the normalizing proxy as a standalone server (the runner starts one per
-//! attempt by itself for arms whose file says `proxy = true`).
+//! attempt by itself, for every arm).
 
 use std::path::PathBuf;
 
@@ -20,12 +20,15 @@ pub struct Args {
     /// Context length pinned on every chat request.
     #[arg(long, default_value_t = 32768)]
     pub num_ctx: u64,
-    /// Per-request token log (JSON lines).
+    /// The trajectory: one JSON line per model request (proxy.jsonl).
     #[arg(long)]
     pub log: Option<PathBuf>,
     /// Forward /v1/chat/completions as /v1 (temperature and thinking normalized, no num_ctx).
     #[arg(long)]
     pub v1_passthrough: bool,
+    /// Record only: forward every request byte for byte (arms with their own sampling knobs).
+    #[arg(long)]
+    pub record_only: bool,
 }
 
 pub fn run(a: Args) -> Result<Exit> {
@@ -36,14 +39,19 @@ pub fn run(a: Args) -> Result<Exit> {
             upstream: upstream.clone(),
             num_ctx: a.num_ctx,
             log: a.log,
+            normalize: !a.record_only,
             v1_to_native: !a.v1_passthrough,
         },
     )?;
-    println!(
-        "lrab proxy on {} → {upstream} (temperature 0, think off, num_ctx {})",
-        h.url(),
-        a.num_ctx
-    );
+    if a.record_only {
+        println!("lrab proxy on {} → {upstream} (recording only)", h.url());
+    } else {
+        println!(
+            "lrab proxy on {} → {upstream} (temperature 0, think off, num_ctx {})",
+            h.url(),
+            a.num_ctx
+        );
+    }
     loop {
         std::thread::park();
     }

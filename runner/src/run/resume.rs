@@ -74,7 +74,10 @@ mod tests {
             model_calls: None,
             tool_calls: None,
             attempt_dir: "x".into(),
-            schema_version: lrab_records::SCHEMA_VERSION,
+            schema_version: CellRow::SCHEMA_VERSION,
+            turns: None,
+            cached_prompt_tokens: None,
+            uncached_prompt_tokens: None,
         }
     }
 

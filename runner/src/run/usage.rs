@@ -1,65 +1,102 @@
-//! Token and call counts of an attempt: from our harness's event log (`lrab_records::EventLog`:
-//! `model_call` and `tool_call` events) or, for other arms, from the normalizing proxy's
-//! trajectory (`lrab_records::TrajectoryEntry`). Absent logs give empty columns, never zeros.
+//! Token, call and turn counts of an attempt, from its trajectory (`proxy.jsonl`, written by
+//! the proxy every arm talks through), so every arm is measured the same way. Our harness's
+//! event log adds only its mechanism firings (read by the analysis).
 
-use std::path::Path;
+use lrab_records::TrajectoryEntry;
 
 /// Counts for the cells.csv columns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    /// Prompt tokens served from the KV cache; only when every counted request said.
+    pub cached_prompt_tokens: Option<u64>,
+    /// Prompt tokens evaluated; only when every counted request said.
+    pub uncached_prompt_tokens: Option<u64>,
+    /// Chat requests, failed ones included.
     pub model_calls: Option<u64>,
+    /// Tool calls in the replies.
     pub tool_calls: Option<u64>,
+    /// Requests answered with a reply.
+    pub turns: Option<u64>,
 }
 
-/// From the harness event log.
-pub fn from_events(path: &Path) -> Option<Usage> {
-    let log = lrab_records::read_events(path)?;
-    let calls: Vec<_> = log.model_calls().collect();
-    Some(Usage {
-        prompt_tokens: Some(calls.iter().map(|c| c.prompt_tokens.unwrap_or(0)).sum()),
-        completion_tokens: Some(calls.iter().map(|c| c.completion_tokens.unwrap_or(0)).sum()),
-        model_calls: Some(calls.len() as u64),
-        tool_calls: Some(log.tool_calls().count() as u64),
-    })
+/// A sum over the requests that report `f`; `None` when none does, or — with `all` — when one
+/// that counted prompt tokens does not (a partial sum would pass for a total).
+fn sum(
+    t: &[TrajectoryEntry],
+    f: impl Fn(&TrajectoryEntry) -> Option<u64>,
+    all: bool,
+) -> Option<u64> {
+    let counted = t.iter().filter(|e| e.prompt_tokens.is_some());
+    if all && counted.clone().any(|e| f(e).is_none()) {
+        return None;
+    }
+    let known: Vec<u64> = t.iter().filter_map(&f).collect();
+    if known.is_empty() && t.iter().any(|e| e.is_turn()) {
+        return None;
+    }
+    Some(known.iter().sum())
 }
 
-/// From the proxy's trajectory; tool calls are not visible there.
-pub fn from_proxy_log(path: &Path) -> Option<Usage> {
-    let t = lrab_records::read_trajectory(path)?;
-    Some(Usage {
-        prompt_tokens: Some(t.iter().map(|e| e.prompt_tokens.unwrap_or(0)).sum()),
-        completion_tokens: Some(t.iter().map(|e| e.completion_tokens.unwrap_or(0)).sum()),
+/// From the trajectory (an attempt without requests has zero of everything).
+pub fn from_trajectory(t: &[TrajectoryEntry]) -> Usage {
+    Usage {
+        prompt_tokens: sum(t, |e| e.prompt_tokens, false),
+        completion_tokens: sum(t, |e| e.completion_tokens, false),
+        cached_prompt_tokens: sum(t, |e| e.cached_prompt_tokens, true),
+        uncached_prompt_tokens: sum(t, |e| e.uncached_prompt_tokens, true),
         model_calls: Some(t.len() as u64),
-        tool_calls: None,
-    })
+        tool_calls: Some(t.iter().map(|e| e.reply_tool_calls() as u64).sum()),
+        turns: Some(t.iter().filter(|e| e.is_turn()).count() as u64),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lrab_records::{TrajectoryReply, TrajectoryToolCall};
+
+    fn e(p: Option<u64>, cached: Option<u64>, calls: usize, ok: bool) -> TrajectoryEntry {
+        TrajectoryEntry {
+            status: if ok { 200 } else { 500 },
+            reply: ok.then(|| TrajectoryReply {
+                tool_calls: vec![TrajectoryToolCall::default(); calls],
+                ..Default::default()
+            }),
+            prompt_tokens: p,
+            completion_tokens: p.map(|_| 5),
+            cached_prompt_tokens: cached,
+            uncached_prompt_tokens: p.zip(cached).map(|(p, c)| p - c),
+            ..Default::default()
+        }
+    }
 
     #[test]
-    fn sums_event_log() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("events.jsonl");
-        std::fs::write(
-            &p,
-            concat!(
-                "{\"kind\":\"run_start\"}\n",
-                "{\"kind\":\"model_call\",\"prompt_tokens\":100,\"completion_tokens\":7}\n",
-                "{\"kind\":\"tool_call\",\"name\":\"write_file\"}\n",
-                "{\"kind\":\"model_call\",\"prompt_tokens\":150,\"completion_tokens\":null}\n",
-                "torn line"
-            ),
-        )
-        .unwrap();
-        let u = from_events(&p).unwrap();
+    fn counts_every_request_the_same_way() {
+        let t = vec![
+            e(Some(100), Some(0), 1, true),
+            e(None, None, 0, false),
+            e(Some(150), Some(100), 2, true),
+        ];
+        let u = from_trajectory(&t);
         assert_eq!(u.prompt_tokens, Some(250));
-        assert_eq!(u.completion_tokens, Some(7));
-        assert_eq!(u.model_calls, Some(2));
-        assert_eq!(u.tool_calls, Some(1));
-        assert!(from_events(&d.path().join("none")).is_none());
+        assert_eq!(u.completion_tokens, Some(10));
+        assert_eq!(u.cached_prompt_tokens, Some(100));
+        assert_eq!(u.uncached_prompt_tokens, Some(150));
+        assert_eq!(u.model_calls, Some(3));
+        assert_eq!(u.turns, Some(2));
+        assert_eq!(u.tool_calls, Some(3));
+        // one request without a cache count: no cached total rather than a partial one
+        let t = vec![e(Some(100), Some(0), 0, true), e(Some(80), None, 0, true)];
+        let u = from_trajectory(&t);
+        assert_eq!(u.prompt_tokens, Some(180));
+        assert_eq!(u.cached_prompt_tokens, None);
+        assert_eq!(u.uncached_prompt_tokens, None);
+        // a backend that reports no tokens at all: unknown, not zero
+        let u = from_trajectory(&[e(None, None, 1, true)]);
+        assert_eq!((u.prompt_tokens, u.tool_calls), (None, Some(1)));
+        let u = from_trajectory(&[]);
+        assert_eq!((u.prompt_tokens, u.model_calls), (Some(0), Some(0)));
     }
 }

@@ -62,8 +62,36 @@ pub fn clip(text: &str, n: usize) -> String {
 }
 
 /// Classifies the text of one feedback block (the signals the task policy acts on; the same
-/// evidence as [`read`]).
+/// evidence as [`read`]). Memoized: every request re-reads its conversation from the start,
+/// and all blocks but the newest were classified on earlier requests; the memo holds the
+/// pure function's results only, so answers are the same with or without it.
 pub fn classify(text: &str) -> Feedback {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    /// Bounded so a long-running server does not grow without limit.
+    const MEMO_MAX: usize = 100_000;
+    static MEMO: OnceLock<Mutex<HashMap<(u64, usize), Feedback>>> = OnceLock::new();
+    // SipHash with fixed keys: the same key on every run and machine
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    text.hash(&mut h);
+    let key = (h.finish(), text.len());
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(f) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
+        return f;
+    }
+    let f = classify_uncached(text);
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= MEMO_MAX {
+            m.clear();
+        }
+        m.insert(key, f);
+    }
+    f
+}
+
+fn classify_uncached(text: &str) -> Feedback {
     if text.trim().is_empty() {
         return Feedback {
             present: !text.is_empty(),
@@ -178,6 +206,22 @@ pub fn mentions(text: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memo_answers_as_the_function() {
+        let texts = [
+            "Traceback (most recent call last):\n  File \"a.py\", line 3\nNameError: x",
+            "Wrote 12 bytes",
+            "",
+            " ",
+            "1 failed, 3 passed",
+        ];
+        for _ in 0..2 {
+            for t in texts {
+                assert_eq!(classify(t), classify_uncached(t), "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn classify_signals() {

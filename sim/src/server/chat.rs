@@ -67,6 +67,7 @@ fn compute(
     let eval = turn.eval_tokens();
     let timing = Timing {
         prompt_tokens: served.prompt_tokens,
+        cached_tokens: served.cached_tokens,
         eval_tokens: eval,
         load_ns: served.load_ns,
         prompt_ns: served.prompt_ns,

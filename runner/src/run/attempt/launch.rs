@@ -87,17 +87,16 @@ pub(super) fn launch(
         Some(_) => sim_clock::cell_url(env.backend_url, &sim_key),
         None => env.backend_url.to_string(),
     };
-    let proxy = if arm.proxy {
-        Some(proxy::start(proxy::ProxyConfig {
-            upstream: upstream.clone(),
-            num_ctx: env.config.num_ctx,
-            log: Some(proxy_log.clone()),
-            v1_to_native: true,
-        })?)
-    } else {
-        None
-    };
-    let backend_url = proxy.as_ref().map(|p| p.url()).unwrap_or(upstream);
+    // Every arm talks through a proxy of its own, which records the trajectory; arms with
+    // `proxy = true` also get their sampling normalized, the others are forwarded untouched.
+    let proxy = proxy::start(proxy::ProxyConfig {
+        upstream,
+        num_ctx: env.config.num_ctx,
+        log: Some(proxy_log.clone()),
+        normalize: arm.proxy,
+        v1_to_native: arm.proxy,
+    })?;
+    let backend_url = proxy.url();
     let budget = budget_seconds(task, env.config);
     // an arm's own clock runs on real time: on a paced sim it sees the budget scaled
     let arm_budget = match sim {

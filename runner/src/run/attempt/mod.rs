@@ -49,7 +49,8 @@ pub fn run_attempt(
         }
         .into());
     }
-    let text = transcript::collect(&l.dir, l.phases.len(), l.kill_pct)?;
+    let trajectory = lrab_records::read_trajectory(&l.proxy_log).unwrap_or_default();
+    let text = transcript::collect(&l.dir, l.phases.len(), l.kill_pct, &trajectory)?;
     let timed_out = l.last().timed_out;
     let wall_seconds = l.phases.iter().map(|e| e.wall.as_secs_f64()).sum::<f64>();
     let scored = scoring::score(
@@ -63,9 +64,7 @@ pub fn run_attempt(
             transcript: &text,
         },
     );
-    let mut usage = usage::from_events(&l.workdir.join(".lrab/events.jsonl"))
-        .or_else(|| usage::from_proxy_log(&l.proxy_log))
-        .unwrap_or_default();
+    let mut usage = usage::from_trajectory(&trajectory);
     if let (None, Some(ledger)) = (usage.tool_calls, l.sim_ledger) {
         usage.tool_calls = Some(ledger.tool_calls);
     }

@@ -148,7 +148,10 @@ impl Facts {
             model_calls: self.usage.model_calls,
             tool_calls: self.usage.tool_calls,
             attempt_dir: self.attempt_dir.clone(),
-            schema_version: lrab_records::SCHEMA_VERSION,
+            schema_version: CellRow::SCHEMA_VERSION,
+            turns: self.usage.turns,
+            cached_prompt_tokens: self.usage.cached_prompt_tokens,
+            uncached_prompt_tokens: self.usage.uncached_prompt_tokens,
         }
     }
 

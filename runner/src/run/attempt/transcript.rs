@@ -1,14 +1,21 @@
-//! The attempt's transcript: each phase's stdout, then its stderr, phases joined by the
-//! protocol's relaunch separator, written to `transcript.txt` (the per-phase files are removed).
-//! The failure-mode rules read it for the stall signal.
+//! The attempt's transcript: the conversation rendered from the trajectory, turn by turn
+//! (`proxy::transcript`), then each phase's stdout and stderr, phases joined by the protocol's
+//! relaunch separator, written to `transcript.txt` (the per-phase files are removed). The
+//! failure-mode rules read the arm's own output for the stall signal.
 
 use std::path::Path;
 
 use anyhow::Result;
 
-/// Joins the output files of `phases` launches in `dir` into `dir/transcript.txt` and returns
-/// the text. `kill_pct` is named in the separator before a relaunch.
-pub(super) fn collect(dir: &Path, phases: usize, kill_pct: Option<u8>) -> Result<String> {
+/// Writes `dir/transcript.txt`: the rendered `trajectory` (when there is one), then the output
+/// files of `phases` launches in `dir`, whose joined text is returned. `kill_pct` is named in
+/// the separator before a relaunch.
+pub(super) fn collect(
+    dir: &Path,
+    phases: usize,
+    kill_pct: Option<u8>,
+    trajectory: &[lrab_records::TrajectoryEntry],
+) -> Result<String> {
     let mut transcript = String::new();
     for n in 1..=phases {
         if n == 2 {
@@ -25,7 +32,15 @@ pub(super) fn collect(dir: &Path, phases: usize, kill_pct: Option<u8>) -> Result
             let _ = std::fs::remove_file(&p);
         }
     }
-    std::fs::write(dir.join("transcript.txt"), &transcript)?;
+    let conversation = super::super::proxy::transcript::render(trajectory);
+    if conversation.is_empty() {
+        std::fs::write(dir.join("transcript.txt"), &transcript)?;
+    } else {
+        std::fs::write(
+            dir.join("transcript.txt"),
+            format!("{conversation}=== ARM OUTPUT ===\n{transcript}"),
+        )?;
+    }
     Ok(transcript)
 }
 
@@ -43,7 +58,7 @@ mod tests {
         ] {
             std::fs::write(d.path().join(f), t).unwrap();
         }
-        let t = collect(d.path(), 2, Some(50)).unwrap();
+        let t = collect(d.path(), 2, Some(50), &[]).unwrap();
         assert_eq!(
             t,
             "out1\n--- STDERR ---\nerr1\n--- KILLED AT 50%, RELAUNCHED ---\nout2\n--- STDERR ---\n"
@@ -54,6 +69,9 @@ mod tests {
         );
         let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "phase files are removed");
-        assert_eq!(collect(d.path(), 1, None).unwrap(), "\n--- STDERR ---\n");
+        assert_eq!(
+            collect(d.path(), 1, None, &[]).unwrap(),
+            "\n--- STDERR ---\n"
+        );
     }
 }

@@ -1,0 +1,212 @@
+//! What the runner's proxy adds per model request, against a local fake Ollama that answers at
+//! once: the same request sent straight to the fake and through `lrab proxy`, in the two modes
+//! the runner uses (record-only for our harness, normalizing with the OpenAI→native rewrite for
+//! opencode-like arms), with a 40-message conversation and a 60-line streamed reply. Prints the
+//! p50/p99 latency of each and the added p50. Then streaming: the fake holds its last line for
+//! 300 ms, and the time to the first line through the proxy shows that nothing is buffered.
+//! `cargo bench -p lrab-runner --bench proxy_overhead` (figures in docs/runner.md).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+const N: usize = 400;
+
+/// A fake `/api/chat`: 60 content lines and a final line; with `hold`, the final line waits.
+fn fake(hold: Option<Duration>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut len = 0usize;
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; len];
+                let _ = r.read_exact(&mut body);
+                let mut out = String::new();
+                for i in 0..60 {
+                    out.push_str(&json!({"model": "m", "message": {"role": "assistant", "content": format!("word{i} ")}, "done": false}).to_string());
+                    out.push('\n');
+                }
+                let last = json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
+                    "prompt_eval_count": 4000, "prompt_eval_cached_count": 3900, "eval_count": 60,
+                    "prompt_eval_duration": 1, "eval_duration": 1, "load_duration": 0, "total_duration": 2});
+                let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n");
+                let _ = c.write_all(out.as_bytes());
+                let _ = c.flush();
+                if let Some(h) = hold {
+                    std::thread::sleep(h);
+                }
+                let _ = c.write_all(format!("{last}\n").as_bytes());
+            });
+        }
+    });
+    url
+}
+
+struct Proxy(std::process::Child);
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn proxy(upstream: &str, log: &std::path::Path, extra: &[&str]) -> (Proxy, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    drop(l);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
+        .args(["proxy", "--upstream", upstream, "--listen", &addr, "--log"])
+        .arg(log)
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while TcpStream::connect(&addr).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (Proxy(child), format!("http://{addr}"))
+}
+
+fn conversation(openai: bool) -> String {
+    let mut msgs =
+        vec![json!({"role": "system", "content": "You are a careful agent. ".repeat(40)})];
+    for i in 0..20 {
+        msgs.push(
+            json!({"role": "user", "content": format!("step {i}: {}", "details ".repeat(30))}),
+        );
+        msgs.push(
+            json!({"role": "assistant", "content": format!("done {i} {}", "text ".repeat(30))}),
+        );
+    }
+    let tools = json!([{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]);
+    if openai {
+        json!({"model": "m", "stream": true, "messages": msgs, "tools": tools}).to_string()
+    } else {
+        json!({"model": "m", "stream": true, "messages": msgs, "tools": tools, "options": {"temperature": 0.2}}).to_string()
+    }
+}
+
+/// One request over a fresh connection; (time to the first body byte, time to the end).
+fn request(base: &str, path: &str, body: &str) -> (Duration, Duration) {
+    let hostport = base.trim_start_matches("http://");
+    let t0 = Instant::now();
+    let mut s = TcpStream::connect(hostport).unwrap();
+    s.set_nodelay(true).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nhost: {hostport}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut first = [0u8; 1];
+    r.read_exact(&mut first).unwrap();
+    let t_first = t0.elapsed();
+    let mut rest = Vec::new();
+    r.read_to_end(&mut rest).unwrap();
+    assert!(
+        String::from_utf8_lossy(&rest).contains("done") || rest.windows(6).any(|w| w == b"[DONE]")
+    );
+    (t_first, t0.elapsed())
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn series(base: &str, path: &str, body: &str) -> Vec<f64> {
+    for _ in 0..20 {
+        request(base, path, body);
+    }
+    (0..N)
+        .map(|_| request(base, path, body).1.as_secs_f64() * 1e3)
+        .collect()
+}
+
+fn main() {
+    let d = tempfile::tempdir().unwrap();
+    let up = fake(None);
+    let native = conversation(false);
+    let openai = conversation(true);
+    let mut direct = series(&up, "/api/chat", &native);
+    let (d50, d99) = (pct(&mut direct, 0.5), pct(&mut direct, 0.99));
+    println!("direct to the fake backend   p50 {d50:.3} ms  p99 {d99:.3} ms  ({N} requests, {} B bodies)", native.len());
+    for (label, extra, path, body) in [
+        (
+            "record-only, /api/chat",
+            vec!["--record-only"],
+            "/api/chat",
+            &native,
+        ),
+        (
+            "normalizing, /v1 → native",
+            vec![],
+            "/v1/chat/completions",
+            &openai,
+        ),
+    ] {
+        let log = d.path().join(format!("{}.jsonl", label.len()));
+        let (_p, url) = proxy(&up, &log, &extra);
+        let mut v = series(&url, path, body);
+        let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
+        // the last record follows the last answer
+        let lines = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+        let t = Instant::now();
+        while lines() < N + 20 && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(lines(), N + 20, "one trajectory line per request");
+        println!(
+            "through the proxy ({label:<26}) p50 {p50:.3} ms  p99 {p99:.3} ms  added p50 {:.3} ms",
+            p50 - d50
+        );
+    }
+    // Streaming: the first line must arrive long before the held last one.
+    let held = fake(Some(Duration::from_millis(300)));
+    let log = d.path().join("stream.jsonl");
+    let (_p, url) = proxy(&held, &log, &["--record-only"]);
+    let mut firsts = Vec::new();
+    let mut ends = Vec::new();
+    for _ in 0..5 {
+        let (f, e) = request(&url, "/api/chat", &native);
+        firsts.push(f.as_secs_f64() * 1e3);
+        ends.push(e.as_secs_f64() * 1e3);
+    }
+    let (f50, e50) = (pct(&mut firsts, 0.5), pct(&mut ends, 0.5));
+    println!(
+        "streaming through the proxy (last line held 300 ms): first byte p50 {f50:.1} ms, end p50 {e50:.1} ms"
+    );
+    assert!(
+        f50 < 150.0,
+        "the reply was buffered: first byte after {f50:.1} ms"
+    );
+}
