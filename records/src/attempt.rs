@@ -56,11 +56,19 @@ pub struct AttemptRecord {
     pub attempt_dir: String,
     /// The launched command line (program first).
     pub command: Vec<String>,
+    /// The backend the attempt ran on, as in the cells.csv `backend` column; absent in lines
+    /// written before runs could use several backends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// The backend URL the arm was given (the proxy's, when it had one).
     pub backend_url: String,
     /// Whether the arm ran confined by the runner (absent in records written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confined: Option<bool>,
+    /// Set when the backend stopped answering during the attempt (why): the attempt is not the
+    /// arm's, has no cells.csv row, lies under `lost/`, and runs again on another backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_failure: Option<String>,
     /// Every launch, in order.
     pub phases: Vec<PhaseRecord>,
     /// Seconds waited for the workdir to go quiet (3 decimals).
@@ -99,6 +107,7 @@ mod tests {
         assert_eq!(r.schema_version, 1);
         assert_eq!(r.phases[0].code, Some(0));
         assert_eq!(r.failure_mode, FailureMode::Completed);
+        assert_eq!((r.backend.clone(), r.backend_failure.clone()), (None, None));
         // lines from before the simulator's fields existed have them empty
         assert_eq!(r.modelled_wall_seconds, None);
         assert_eq!(r.sim_ledger, None);

@@ -38,7 +38,9 @@ pub use events::{
     RunEnd, RunStart, ToolCall,
 };
 pub use jsonl::{append_jsonl, read_jsonl_lenient};
-pub use manifest::{ArmInfo, Manifest, MatrixSpec, ModelInfo};
+pub use manifest::{
+    ArmInfo, BackendInfo, Disagreement, Manifest, MatrixSpec, ModelInfo, Order, UNKNOWN_COMMIT,
+};
 pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,

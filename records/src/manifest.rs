@@ -1,14 +1,30 @@
 //! The run manifest (`manifest.json`): everything needed to interpret and to resume a run — the
-//! resolved matrix and knobs, the backend (and whether it is simulated), model digests, arm
-//! versions, the suite's git commit. `--resume` reads the matrix back from it, so a resumed run
-//! is the same run. A resumed session writes its own backend facts to `manifest.resume.json`
-//! in the same format.
+//! resolved matrix and knobs, the backends (and whether they are simulated), model digests, arm
+//! versions, the host, the suite's git commit and the task pack's hash. `--resume` reads the
+//! matrix back from it, so a resumed run is the same run. A resumed session writes its own
+//! backend facts to `manifest.resume.json` in the same format. `lrab merge` compares the
+//! manifests of its inputs with [`Manifest::disagreements`] so shards built from different
+//! code, tasks, arms or knobs are never mixed.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::RecordError;
+
+/// The order the cells of a matrix run in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Arm, model, task, repeat (upstream's serial driver order).
+    #[default]
+    Matrix,
+    /// Repeat, model, task, then every arm: the arms of an ablation run cell by cell next to
+    /// each other within each repeat, so they see the same backend state and machine load
+    /// ("batch matched"). The arm order rotates from one task to the next so no arm always
+    /// runs first.
+    Interleaved,
+}
 
 /// The part of the manifest that defines the work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,10 +61,16 @@ pub struct MatrixSpec {
     pub grace_ms: u64,
     /// Seed of the simulated backend.
     pub sim_seed: u64,
+    /// `--unconfined-arms`: arms ran without kernel confinement (absent in older manifests).
+    #[serde(default)]
+    pub unconfined_arms: bool,
     /// Task pack folder.
     pub pack: String,
     /// Arm files folder.
     pub arms_dir: String,
+    /// Cell order; absent in manifests written before ablation runs existed (= matrix).
+    #[serde(default)]
+    pub order: Order,
 }
 
 /// Facts about one model recorded in the manifest (from the backend's `/api/tags`).
@@ -77,9 +99,29 @@ pub struct ArmInfo {
     pub version: Option<String>,
     /// The version the published benchmark used.
     pub upstream_version: String,
+    /// The version the arm file pins (its install's, else the upstream one); absent in
+    /// manifests written before it was recorded.
+    #[serde(default)]
+    pub pinned_version: Option<String>,
     /// How to install it.
     pub install_hint: String,
 }
+
+/// One model backend of a run (a run may use several, one per GPU).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// The label of its attempts in the cells.csv `backend` column (`sim`, `ollama` or the URL).
+    pub label: String,
+    /// Where the runner reached it.
+    pub url: String,
+    /// It is the simulator.
+    pub simulated: bool,
+    /// Its `/api/version`.
+    pub version: Option<String>,
+}
+
+/// The suite commit recorded when neither the build nor the run could tell it.
+pub const UNKNOWN_COMMIT: &str = "unknown";
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,22 +133,37 @@ pub struct Manifest {
     pub run_id: String,
     /// Version of the `lrab` that wrote it.
     pub lrab_version: String,
-    /// Git commit of the suite's source tree, when known.
+    /// Git commit of the suite's source, or [`UNKNOWN_COMMIT`]; null in old manifests.
     pub suite_commit: Option<String>,
+    /// Host name of the machine that ran it; absent in old manifests.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// `sha256:<hex>` over the task pack's files (`lrab_tasks::Pack::content_hash`); absent in
+    /// old manifests.
+    #[serde(default)]
+    pub pack_hash: Option<String>,
     /// The backend is simulated: nothing in the run is a result of a real model.
     pub simulated: bool,
-    /// Backend label.
+    /// Label of the first backend (the only one of most runs).
     pub backend_label: String,
-    /// Backend URL.
+    /// URL of the first backend.
     pub backend_url: String,
-    /// Backend version (`/api/version`).
+    /// Version of the first backend (`/api/version`).
     pub backend_version: Option<String>,
+    /// Every backend of the run, in `--backend` order; absent in manifests written before runs
+    /// could use several (then the single backend is the three fields above).
+    #[serde(default)]
+    pub backends: Vec<BackendInfo>,
     /// Every model of the matrix.
     pub models: Vec<ModelInfo>,
     /// Every arm of the matrix.
     pub arms: Vec<ArmInfo>,
     /// Arms left out because they are not installed.
     pub skipped_arms: Vec<String>,
+    /// How the arms were confined (the line `lrab run` printed at start; absent in older
+    /// manifests).
+    #[serde(default)]
+    pub arm_confinement: String,
     /// The work.
     pub matrix: MatrixSpec,
     /// Cells in the plan.
@@ -137,6 +194,110 @@ impl Manifest {
             .map_err(|msg| RecordError::invalid(&p, None, msg))?;
         Ok(m)
     }
+}
+
+/// One field on which two manifests disagree, with both values as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The field (`suite_commit`, `matrix.sim_seed`, `arms[opencode].version`, …).
+    pub field: String,
+    /// Its value in the first manifest.
+    pub left: String,
+    /// Its value in the second.
+    pub right: String,
+}
+
+impl Manifest {
+    /// The fields on which `other` describes different work or different code than `self`, so
+    /// their results must not be merged: the suite (lrab version, commit), the task pack's hash,
+    /// simulated or real, every matrix knob but the shard and the backend, the model digests and
+    /// the arm versions. What legitimately differs between shards on different hosts (run id,
+    /// host, backend URLs and versions, paths, planned cells) is not compared. A field an older
+    /// manifest lacks (null host, commit or pack hash; no detected arm version) is not
+    /// compared either: only recorded values can disagree.
+    pub fn disagreements(&self, other: &Manifest) -> Vec<Disagreement> {
+        let mut out = Vec::new();
+        let mut cmp = |field: &str, a: serde_json::Value, b: serde_json::Value| {
+            if a != b {
+                out.push(Disagreement {
+                    field: field.to_string(),
+                    left: a.to_string(),
+                    right: b.to_string(),
+                });
+            }
+        };
+        cmp(
+            "lrab_version",
+            j(&self.lrab_version),
+            j(&other.lrab_version),
+        );
+        if let (Some(a), Some(b)) = (&self.suite_commit, &other.suite_commit) {
+            cmp("suite_commit", j(a), j(b));
+        }
+        if let (Some(a), Some(b)) = (&self.pack_hash, &other.pack_hash) {
+            cmp("pack_hash", j(a), j(b));
+        }
+        cmp("simulated", j(&self.simulated), j(&other.simulated));
+        let (m, n) = (&self.matrix, &other.matrix);
+        cmp("matrix.arms", j(&m.arms), j(&n.arms));
+        cmp("matrix.models", j(&m.models), j(&n.models));
+        cmp("matrix.tasks", j(&m.tasks), j(&n.tasks));
+        cmp("matrix.repeats", j(&m.repeats), j(&n.repeats));
+        cmp("matrix.order", j(&m.order), j(&n.order));
+        cmp(
+            "matrix.budget_minutes",
+            j(&m.budget_minutes),
+            j(&n.budget_minutes),
+        );
+        cmp(
+            "matrix.budget_minutes_lh",
+            j(&m.budget_minutes_lh),
+            j(&n.budget_minutes_lh),
+        );
+        cmp("matrix.kill_at_pct", j(&m.kill_at_pct), j(&n.kill_at_pct));
+        cmp("matrix.retries", j(&m.retries), j(&n.retries));
+        cmp("matrix.num_ctx", j(&m.num_ctx), j(&n.num_ctx));
+        cmp(
+            "matrix.quiet_poll_ms",
+            j(&m.quiet_poll_ms),
+            j(&n.quiet_poll_ms),
+        );
+        cmp(
+            "matrix.quiet_stable_ms",
+            j(&m.quiet_stable_ms),
+            j(&n.quiet_stable_ms),
+        );
+        cmp(
+            "matrix.quiet_max_ms",
+            j(&m.quiet_max_ms),
+            j(&n.quiet_max_ms),
+        );
+        cmp("matrix.grace_ms", j(&m.grace_ms), j(&n.grace_ms));
+        cmp("matrix.sim_seed", j(&m.sim_seed), j(&n.sim_seed));
+        for a in &self.models {
+            if let Some(b) = other.models.iter().find(|b| b.name == a.name) {
+                if let (Some(x), Some(y)) = (&a.digest, &b.digest) {
+                    cmp(&format!("models[{}].digest", a.name), j(x), j(y));
+                }
+            }
+        }
+        for a in &self.arms {
+            if let Some(b) = other.arms.iter().find(|b| b.name == a.name) {
+                if let (Some(x), Some(y)) = (&a.pinned_version, &b.pinned_version) {
+                    cmp(&format!("arms[{}].pinned_version", a.name), j(x), j(y));
+                }
+                if let (Some(x), Some(y)) = (&a.version, &b.version) {
+                    cmp(&format!("arms[{}].version", a.name), j(x), j(y));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A field's value as JSON (for comparing and for the message).
+fn j<T: Serialize + ?Sized>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]
@@ -177,5 +338,104 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("manifest.json"), "{e}");
+    }
+
+    #[test]
+    fn legacy_manifest_has_no_new_fields_and_defaults_the_order() {
+        let m: Manifest = serde_json::from_str(LEGACY).unwrap();
+        assert_eq!(m.matrix.order, Order::Matrix);
+        assert_eq!((m.host.clone(), m.pack_hash.clone()), (None, None));
+        assert!(m.backends.is_empty() && m.arms[0].pinned_version.is_none());
+        // an ablation manifest (interleaved order) reads back as such
+        let t = LEGACY.replace(
+            r#""arms_dir": "arms""#,
+            r#""arms_dir": "arms", "order": "interleaved""#,
+        );
+        let m: Manifest = serde_json::from_str(&t).unwrap();
+        assert_eq!(m.matrix.order, Order::Interleaved);
+    }
+
+    fn current() -> Manifest {
+        let mut m: Manifest = serde_json::from_str(LEGACY).unwrap();
+        m.suite_commit = Some("abc123".into());
+        m.host = Some("node-a".into());
+        m.pack_hash = Some("sha256:00ff".into());
+        m.arms[0].pinned_version = Some("0.1.0".into());
+        m
+    }
+
+    #[test]
+    fn manifests_of_one_matrix_on_two_hosts_agree() {
+        let a = current();
+        let mut b = current();
+        b.run_id = "other".into();
+        b.host = Some("node-b".into());
+        b.backend_url = "http://10.0.0.2:11434".into();
+        b.backend_version = Some("0.30.1".into());
+        b.matrix.shard = Some("2/4".into());
+        b.matrix.pack = "/elsewhere/tasks/lrab".into();
+        b.cells_planned = 7;
+        assert_eq!(a.disagreements(&b), vec![]);
+        // a legacy manifest lacks host, commit and hash: only what it records is compared
+        let legacy: Manifest = serde_json::from_str(LEGACY).unwrap();
+        let mut a2 = a.clone();
+        a2.arms[0].pinned_version = None;
+        assert_eq!(a2.disagreements(&legacy), vec![]);
+    }
+
+    #[test]
+    fn each_recorded_difference_is_named_with_both_values() {
+        let a = current();
+        type Change = Box<dyn Fn(&mut Manifest)>;
+        let cases: Vec<(&str, Change)> = vec![
+            (
+                "suite_commit",
+                Box::new(|m| m.suite_commit = Some("def456".into())),
+            ),
+            (
+                "pack_hash",
+                Box::new(|m| m.pack_hash = Some("sha256:11ee".into())),
+            ),
+            (
+                "lrab_version",
+                Box::new(|m| m.lrab_version = "0.2.0".into()),
+            ),
+            ("simulated", Box::new(|m| m.simulated = false)),
+            ("matrix.sim_seed", Box::new(|m| m.matrix.sim_seed = 9)),
+            (
+                "matrix.order",
+                Box::new(|m| m.matrix.order = Order::Interleaved),
+            ),
+            (
+                "matrix.tasks",
+                Box::new(|m| m.matrix.tasks.push("WF-02".into())),
+            ),
+            ("matrix.num_ctx", Box::new(|m| m.matrix.num_ctx = 8192)),
+            (
+                "models[sim-4b].digest",
+                Box::new(|m| m.models[0].digest = Some("sha256:cd".into())),
+            ),
+            (
+                "arms[harness].pinned_version",
+                Box::new(|m| m.arms[0].pinned_version = Some("0.2.0".into())),
+            ),
+            (
+                "arms[harness].version",
+                Box::new(|m| m.arms[0].version = Some("0.2.0".into())),
+            ),
+        ];
+        for (field, change) in cases {
+            let mut b = a.clone();
+            change(&mut b);
+            let d = a.disagreements(&b);
+            assert_eq!(d.len(), 1, "{field}: {d:?}");
+            assert_eq!(d[0].field, field);
+            assert_ne!(d[0].left, d[0].right);
+        }
+        let mut b = a.clone();
+        b.suite_commit = Some(UNKNOWN_COMMIT.into());
+        let d = a.disagreements(&b);
+        assert_eq!(d[0].left, "\"abc123\"");
+        assert_eq!(d[0].right, "\"unknown\"");
     }
 }

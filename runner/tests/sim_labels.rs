@@ -237,6 +237,37 @@ fn a_backend_that_is_not_the_sim_is_not_labelled_simulated() {
     h.join().unwrap();
 }
 
+#[test]
+fn several_backends_are_labelled_each_and_sim_never_mixes_with_real() {
+    let d = tempfile::tempdir().unwrap();
+    let a = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).unwrap();
+    let b = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).unwrap();
+    let run = run(
+        d.path(),
+        &format!("{},{}", a.url(), b.url()),
+        "two",
+        &["--jobs", "2"],
+    );
+    assert_simulated(&run, true);
+    let (h, url, stop) = fake_ollama();
+    let out = d.path().join("results");
+    let o = lrab()
+        .args(["run", "--arms-dir"])
+        .arg(arms(d.path()))
+        .arg("--out")
+        .arg(&out)
+        .args(["--backend", &format!("{},{url}", a.url()), "--no-progress"])
+        .args(["--arms", "good", "--models", "sim-2b", "--tasks", "WF-01"])
+        .args(["--run-id", "mixed"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("mixes the simulator"), "{}", text(&o));
+    assert!(!out.join("mixed").exists());
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    h.join().unwrap();
+}
+
 /// An arm that keeps asking the model for the next step (python, stdlib only) for up to 20 s.
 const CHATTY: &str = r#"import json, os, sys, time, urllib.request
 prompt = open(sys.argv[1]).read()

@@ -119,6 +119,36 @@ impl Pack {
     pub fn fixtures_dir(&self) -> PathBuf {
         self.root.join("fixtures")
     }
+
+    /// `sha256:<hex>` identifying the pack's content, so runs on different hosts can tell
+    /// whether they scored against the same tasks: the sha256 of the `sha256sum`-style listing
+    /// (`<file hash>  <relative path>` lines, sorted by path) of every file under the root.
+    /// Caches that running checks may leave behind (`__pycache__/`, `*.pyc`) and hidden
+    /// entries (`.pytest_cache/`, `.git/`) are not content and are left out.
+    pub fn content_hash(&self) -> Result<String, crate::TaskError> {
+        content_hash(&self.root)
+    }
+}
+
+/// [`Pack::content_hash`] of the folder `root`.
+pub fn content_hash(root: &Path) -> Result<String, crate::TaskError> {
+    let mut files = BTreeMap::new();
+    for rel in fsutil::walk_files(root)? {
+        let skip = rel.ends_with(".pyc")
+            || rel
+                .split('/')
+                .any(|c| c.starts_with('.') || c == "__pycache__");
+        if skip {
+            continue;
+        }
+        let p = root.join(&rel);
+        let bytes = std::fs::read(&p).map_err(|e| crate::TaskError::io(&p, e))?;
+        files.insert(rel, bytes);
+    }
+    Ok(format!(
+        "sha256:{}",
+        fsutil::sha256_hex(fsutil::format_manifest(&files).as_bytes())
+    ))
 }
 
 /// Loads one task folder; returns the task only when it has no problems.

@@ -362,6 +362,7 @@ pub fn evaluate(
         shard: None,
         jobs: opts.jobs,
         fresh_backend: false,
+        backend_slots: 1,
         ollama_serve: false,
         quiet: false,
         sim_seed: opts.seed,

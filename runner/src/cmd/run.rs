@@ -33,7 +33,8 @@ pub struct MatrixArgs {
     /// Repeats of every (arm, model, task).
     #[arg(long)]
     pub repeats: Option<u32>,
-    /// ollama, sim, auto (Ollama if it answers, else sim) or a URL.
+    /// ollama, sim, auto (Ollama if it answers, else sim), a URL, or a comma list of URLs (one
+    /// Ollama per GPU: cells go to the healthy ones, see docs/runner.md).
     #[arg(long)]
     pub backend: Option<String>,
     /// Run only slice k of n (cells whose plan index ≡ k-1 mod n).
@@ -79,9 +80,14 @@ pub struct Args {
     /// Continue the run in this folder (matrix and knobs come from its manifest).
     #[arg(long)]
     pub resume: Option<PathBuf>,
-    /// Cells run in parallel (each arm process is separate; default 1 like upstream).
+    /// Cells run in parallel (each arm process is separate; default 1 like upstream); capped
+    /// at what the backends serve (--backend-slots per real backend).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Cells one real backend serves at once (Ollama's OLLAMA_NUM_PARALLEL is 1 by default;
+    /// the simulator serves any number).
+    #[arg(long, default_value_t = 1)]
+    pub backend_slots: usize,
     /// Between cells: restart the simulated backend, or unload the models of a real one.
     #[arg(long)]
     pub fresh_backend: bool,
@@ -158,6 +164,7 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
         shard,
         jobs: file.jobs.unwrap_or(1),
         fresh_backend: false,
+        backend_slots: 1,
         ollama_serve: false,
         quiet: false,
         sim_seed: file.seed.unwrap_or(0),
@@ -209,6 +216,10 @@ pub fn run(a: Args) -> Result<Exit> {
     // on --resume too: the cells this session runs are unconfined (each score.json says so)
     opts.cell.unconfined_arms |= a.unconfined_arms;
     opts.fresh_backend = a.fresh_backend;
+    if a.backend_slots == 0 {
+        bail!("--backend-slots must be at least 1");
+    }
+    opts.backend_slots = a.backend_slots;
     opts.ollama_serve = a.ollama_serve;
     opts.quiet = a.no_progress;
     opts.backend_wait = Duration::from_secs(a.backend_wait_secs);

@@ -1,11 +1,11 @@
-//! The model backend of a run: a real Ollama (`OLLAMA_HOST`), the simulated one started
-//! in-process (`lrab-sim` on a free port), or any URL speaking the Ollama API. Health checks,
-//! model presence and digests go through the public HTTP API only.
+//! The model backends of a run: a real Ollama (`OLLAMA_HOST`), the simulated one started
+//! in-process (`lrab-sim` on a free port), or one or more URLs speaking the Ollama API (one
+//! Ollama per GPU; pool.rs shares the cells among them). Health checks, model presence and
+//! digests go through the public HTTP API only.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use serde_json::Value;
 
 /// What the user asked for.
@@ -16,6 +16,49 @@ pub enum BackendSpec {
     Ollama,
     Sim,
     Url(String),
+    /// Two or more URLs (`--backend URL1,URL2,…`), each checked well-formed and distinct.
+    Urls(Vec<String>),
+}
+
+/// Checks one backend URL: `http://` or `https://`, a host (name, IPv4 or `[IPv6]`), an
+/// optional port 1–65535, an optional path; no spaces, query or fragment. Returns it without a
+/// trailing `/`.
+pub fn parse_url(u: &str) -> Result<String, String> {
+    let rest = u
+        .strip_prefix("http://")
+        .or_else(|| u.strip_prefix("https://"))
+        .ok_or_else(|| format!("'{u}' is not an http:// or https:// URL"))?;
+    if u.chars()
+        .any(|c| c.is_whitespace() || c == '?' || c == '#' || c == '@')
+    {
+        return Err(format!("'{u}' has a space, query, fragment or user part"));
+    }
+    let authority = rest.split('/').next().unwrap_or("");
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("'{u}': unclosed '[' in the host"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    let v6 = authority.starts_with('[');
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') || (v6 && c == ':'));
+    if !host_ok {
+        return Err(format!("'{u}' has no valid host"));
+    }
+    if let Some(p) = port {
+        if !matches!(p.parse::<u32>(), Ok(1..=65535)) {
+            return Err(format!("'{u}': port '{p}' is not a number from 1 to 65535"));
+        }
+    }
+    Ok(u.trim_end_matches('/').to_string())
 }
 
 impl std::str::FromStr for BackendSpec {
@@ -25,11 +68,29 @@ impl std::str::FromStr for BackendSpec {
             "auto" => Ok(BackendSpec::Auto),
             "ollama" => Ok(BackendSpec::Ollama),
             "sim" => Ok(BackendSpec::Sim),
-            u if u.starts_with("http://") || u.starts_with("https://") => {
-                Ok(BackendSpec::Url(u.trim_end_matches('/').to_string()))
+            list if list.contains(',') => {
+                let parts: Vec<&str> = list.split(',').map(str::trim).collect();
+                let mut urls: Vec<String> = Vec::new();
+                for (i, p) in parts.iter().enumerate() {
+                    let at = format!("element {} of {}", i + 1, parts.len());
+                    if p.is_empty() {
+                        return Err(format!("--backend '{list}': {at} is empty"));
+                    }
+                    let u = parse_url(p).map_err(|e| {
+                        format!("--backend '{list}': {at}: {e} (a list holds URLs only)")
+                    })?;
+                    if urls.contains(&u) {
+                        return Err(format!("--backend '{list}': {u} is listed twice"));
+                    }
+                    urls.push(u);
+                }
+                Ok(BackendSpec::Urls(urls))
             }
+            u if u.starts_with("http://") || u.starts_with("https://") => parse_url(u)
+                .map(BackendSpec::Url)
+                .map_err(|e| format!("--backend {e}")),
             other => Err(format!(
-                "--backend '{other}': expected ollama, sim, auto or an http:// URL"
+                "--backend '{other}': expected ollama, sim, auto, an http:// URL or a comma list of URLs"
             )),
         }
     }
@@ -157,6 +218,7 @@ impl Backend {
                 wait_healthy(u, wait).with_context(|| format!("backend {u} is unreachable"))?;
                 Ok(Backend::plain(u, u.clone()))
             }
+            BackendSpec::Urls(_) => bail!("a list of backends is started with start_all"),
             BackendSpec::Auto => {
                 let url = ollama_url();
                 if health(&url, Duration::from_secs(2)).is_ok() {
@@ -168,7 +230,7 @@ impl Backend {
         }
     }
 
-    fn plain(label: &str, url: String) -> Backend {
+    pub(super) fn plain(label: &str, url: String) -> Backend {
         Backend {
             label: label.to_string(),
             url,
@@ -187,6 +249,64 @@ impl Backend {
         self.sim_info = lrab_sim::client::detect(&self.url);
         self.simulated |= self.sim_info.is_some();
         self
+    }
+
+    /// Every backend of the spec: the one of a single spec, or each URL of a list, all waited
+    /// for at once; any that does not answer within `wait` is an error naming each such URL.
+    pub fn start_all(
+        spec: &BackendSpec,
+        wait: Duration,
+        sim_seed: u64,
+        serve: bool,
+    ) -> Result<Vec<Backend>> {
+        let BackendSpec::Urls(urls) = spec else {
+            return Ok(vec![Backend::start_with(spec, wait, sim_seed, serve)?]);
+        };
+        let results: Vec<Result<Backend>> = std::thread::scope(|s| {
+            let hs: Vec<_> = urls
+                .iter()
+                .map(|u| {
+                    s.spawn(move || {
+                        Backend::start_with(&BackendSpec::Url(u.clone()), wait, sim_seed, false)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("backend check panicked")))
+                })
+                .collect()
+        });
+        let mut out = Vec::new();
+        let mut bad = Vec::new();
+        for r in results {
+            match r {
+                Ok(b) => out.push(b),
+                Err(e) => bad.push(format!("{e:#}")),
+            }
+        }
+        if !bad.is_empty() {
+            bail!("{}", bad.join("; "));
+        }
+        let sims: Vec<&str> = out
+            .iter()
+            .filter(|b| b.simulated)
+            .map(|b| b.url.as_str())
+            .collect();
+        if !sims.is_empty() && sims.len() < out.len() {
+            let real: Vec<&str> = out
+                .iter()
+                .filter(|b| !b.simulated)
+                .map(|b| b.url.as_str())
+                .collect();
+            bail!(
+                "--backend mixes the simulator ({}) with real backends ({}): a run is either simulated or real",
+                sims.join(", "),
+                real.join(", ")
+            );
+        }
+        Ok(out)
     }
 
     fn sim(seed: u64) -> Result<Backend> {
@@ -290,14 +410,7 @@ pub fn wait_healthy(url: &str, wait: Duration) -> Result<Value> {
     }
 }
 
-/// Facts about one model recorded in the manifest.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ModelInfo {
-    pub name: String,
-    pub digest: Option<String>,
-    pub parameter_size: Option<String>,
-    pub quantization: Option<String>,
-}
+pub use lrab_records::ModelInfo;
 
 /// Normalises a tag: `m` → `m:latest`.
 fn full_tag(m: &str) -> String {
@@ -350,6 +463,31 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
     Ok(out)
 }
 
+/// Every backend serves every model of the matrix, and a model is the same everywhere: a tag
+/// with different digests on two backends is two models, so the run refuses it.
+pub fn same_models(backends: &[Backend], models: &[String]) -> Result<Vec<ModelInfo>> {
+    let mut first: Option<(String, Vec<ModelInfo>)> = None;
+    for b in backends {
+        let info = check_models(&b.url, models)?;
+        if let Some((u0, i0)) = &first {
+            for (x, y) in i0.iter().zip(&info) {
+                if x.digest != y.digest {
+                    bail!(
+                        "model {} differs between backends: digest {} at {u0}, {} at {}",
+                        x.name,
+                        x.digest.as_deref().unwrap_or("(none)"),
+                        y.digest.as_deref().unwrap_or("(none)"),
+                        b.url
+                    );
+                }
+            }
+        } else {
+            first = Some((b.url.clone(), info));
+        }
+    }
+    Ok(first.map(|f| f.1).unwrap_or_default())
+}
+
 /// `GET /api/version`, if the backend has it.
 pub fn version(url: &str) -> Option<String> {
     agent(Duration::from_secs(5))
@@ -398,5 +536,33 @@ mod tests {
             .unwrap();
         assert!(format!("{e:#}").contains("unreachable"));
         assert!("ftp://x".parse::<BackendSpec>().is_err());
+    }
+
+    #[test]
+    fn backend_lists_are_checked_element_by_element() {
+        let s: BackendSpec = "http://10.0.0.1:11434, http://gpu2:11435/".parse().unwrap();
+        assert_eq!(
+            s,
+            BackendSpec::Urls(vec![
+                "http://10.0.0.1:11434".into(),
+                "http://gpu2:11435".into()
+            ])
+        );
+        let s: BackendSpec = "https://[::1]:8080/ollama".parse().unwrap();
+        assert_eq!(s, BackendSpec::Url("https://[::1]:8080/ollama".into()));
+        for (bad, says) in [
+            ("http://a:1,,http://b:2", "element 2 of 3 is empty"),
+            ("http://a:1,", "element 2 of 2 is empty"),
+            ("http://a:1,htp:/b", "'htp:/b' is not an http"),
+            ("http://a:1,sim", "'sim' is not an http"),
+            ("http://a:1,http://b:99999", "port '99999'"),
+            ("http://a:1,http://:80", "no valid host"),
+            ("http://a:1,http://b c:80", "space"),
+            ("http://a:1,http://a:1/", "listed twice"),
+            ("http://a:x", "port 'x'"),
+        ] {
+            let e = bad.parse::<BackendSpec>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -54,6 +54,9 @@ pub struct CellEnv<'a> {
     pub backend_url: &'a str,
     pub simulated: bool,
     pub config: &'a CellConfig,
+    /// Asked once the arm has finished: `Some(why)` when the backend stopped answering, so the
+    /// attempt is the backend's failure, not the arm's (pool.rs).
+    pub backend_lost: Option<&'a (dyn Fn() -> Option<String> + Sync)>,
 }
 
 /// The outcome of one attempt.

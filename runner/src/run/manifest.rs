@@ -1,84 +1,26 @@
-//! The run manifest (`manifest.json`): everything needed to interpret and to resume a run —
-//! the resolved matrix and knobs, the backend (and whether it is simulated), model digests,
-//! arm versions, the suite's git commit. `--resume` reads the matrix back from it, so a
-//! resumed run is the same run.
+//! The run manifest (`manifest.json`, typed in `lrab_records::manifest`) and the facts about
+//! the machine and the code it records: the host, the suite's git commit and the task pack's
+//! hash, so `lrab merge` can tell shards of one run from shards built from different code.
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
+pub use lrab_records::{ArmInfo, BackendInfo, Manifest, MatrixSpec, UNKNOWN_COMMIT};
 
-/// The part of the manifest that defines the work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MatrixSpec {
-    pub arms: Vec<String>,
-    pub models: Vec<String>,
-    pub tasks: Vec<String>,
-    pub repeats: u32,
-    /// `k/n` or null.
-    pub shard: Option<String>,
-    pub backend: String,
-    pub budget_minutes: Option<f64>,
-    pub budget_minutes_lh: Option<f64>,
-    pub kill_at_pct: Option<u8>,
-    pub retries: u32,
-    pub num_ctx: u64,
-    pub quiet_poll_ms: u64,
-    pub quiet_stable_ms: u64,
-    pub quiet_max_ms: u64,
-    pub grace_ms: u64,
-    pub sim_seed: u64,
-    /// `--unconfined-arms`: arms ran without kernel confinement (absent in older manifests).
-    #[serde(default)]
-    pub unconfined_arms: bool,
-    pub pack: String,
-    pub arms_dir: String,
-    /// Cell order; absent in manifests written before ablation runs existed (= matrix).
-    #[serde(default)]
-    pub order: super::matrix::Order,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Manifest {
-    pub run_id: String,
-    pub lrab_version: String,
-    pub suite_commit: Option<String>,
-    pub simulated: bool,
-    pub backend_label: String,
-    pub backend_url: String,
-    pub backend_version: Option<String>,
-    pub models: serde_json::Value,
-    pub arms: serde_json::Value,
-    pub skipped_arms: Vec<String>,
-    /// How the arms were confined (the line `lrab run` printed at start).
-    #[serde(default)]
-    pub arm_confinement: String,
-    pub matrix: MatrixSpec,
-    pub cells_planned: usize,
-    pub note: String,
-}
-
-impl Manifest {
-    pub fn write(&self, run_dir: &Path) -> Result<()> {
-        lrab_util::write_json_atomic(&run_dir.join("manifest.json"), self)
-            .with_context(|| format!("write {}/manifest.json", run_dir.display()))
+/// The suite's git commit: `LRAB_SUITE_COMMIT` given at build time (for builds from a tarball
+/// or in an image without `.git`), else the commit the build script found (`build.rs`), else
+/// `git rev-parse HEAD` of the source tree the binary was built from, else [`UNKNOWN_COMMIT`].
+pub fn suite_commit() -> String {
+    let baked = option_env!("LRAB_SUITE_COMMIT").or(option_env!("LRAB_BUILD_COMMIT"));
+    if let Some(c) = baked.map(str::trim).filter(|c| !c.is_empty()) {
+        return c.to_string();
     }
-
-    pub fn read(run_dir: &Path) -> Result<Manifest> {
-        let p = run_dir.join("manifest.json");
-        let text = std::fs::read_to_string(&p).with_context(|| {
-            format!(
-                "{} is not a run folder (no manifest.json)",
-                run_dir.display()
-            )
-        })?;
-        serde_json::from_str(&text).with_context(|| format!("{}: invalid manifest", p.display()))
-    }
+    git_head(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_or_else(|| UNKNOWN_COMMIT.into())
 }
 
-/// `git rev-parse HEAD` of the suite's source tree, when it is a git checkout.
-pub fn suite_commit() -> Option<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+fn git_head(dir: &Path) -> Option<String> {
+    if !dir.is_dir() {
+        return None;
+    }
     let o = lrab_tasks::process::run_argv(
         "git",
         &["rev-parse", "HEAD"],
@@ -86,5 +28,38 @@ pub fn suite_commit() -> Option<String> {
         std::time::Duration::from_secs(5),
     )
     .ok()?;
-    o.success().then(|| o.stdout.trim().to_string())
+    let c = o.stdout.trim();
+    (o.success() && !c.is_empty()).then(|| c.to_string())
+}
+
+/// This machine's host name (`gethostname`), or `unknown`.
+pub fn host() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is ours and its length is passed; the result is NUL-terminated or
+    // truncated, and we stop at the first NUL either way.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(h) if rc == 0 && !h.is_empty() => h.to_string(),
+        _ => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_commit_are_recorded() {
+        assert!(!host().is_empty());
+        let c = suite_commit();
+        // built from this checkout: a full hex commit (or a baked-in one), never empty
+        assert!(
+            c == UNKNOWN_COMMIT || c.chars().all(|x| x.is_ascii_hexdigit()),
+            "{c}"
+        );
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(git_head(d.path()), None, "not a git checkout");
+        assert_eq!(git_head(&d.path().join("gone")), None);
+    }
 }

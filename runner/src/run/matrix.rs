@@ -95,19 +95,9 @@ impl MatrixFile {
     }
 }
 
-/// The order the cells of a matrix run in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    /// Arm, model, task, repeat (upstream's serial driver order).
-    #[default]
-    Matrix,
-    /// Repeat, model, task, then every arm: the arms of an ablation run cell by cell next to
-    /// each other within each repeat, so they see the same backend state and machine load
-    /// ("batch matched"). The arm order rotates from one task to the next so no arm always
-    /// runs first. See docs/statistics.md, "Ablations".
-    Interleaved,
-}
+/// The order the cells of a matrix run in (a manifest field, so typed in `lrab_records`;
+/// docs/statistics.md, "Ablations", explains the interleaved one).
+pub use lrab_records::Order;
 
 /// Expands the matrix in the given order.
 pub fn expand_in(

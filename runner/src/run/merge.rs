@@ -1,7 +1,11 @@
 //! `lrab merge`: combines run folders of one matrix (typically the shards of a distributed run)
-//! into one. Attempt folders are copied, rows re-labelled with the merged run id; a cell that
-//! appears in two inputs, inputs of different matrices, or simulated mixed with real results
-//! are errors, and the output is only written when every input checks out.
+//! into one. Attempt folders (and the `lost/` attempts a backend broke) are copied, rows
+//! re-labelled with the merged run id. A cell that
+//! appears in two inputs is an error, and so are inputs whose manifests disagree on the work
+//! or the code (`Manifest::disagreements`: matrix and knobs, suite commit, task-pack hash, arm
+//! versions, model digests, simulated or real) — the error names the field, both values and
+//! both files. Shards that differ only in what differs between hosts (host, backend, paths)
+//! merge. The output is only written when every input checks out.
 
 use std::path::{Path, PathBuf};
 
@@ -33,24 +37,34 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
     let mut all: Vec<(PathBuf, CellRow)> = Vec::new();
     let mut seen = std::collections::BTreeMap::new();
     for dir in inputs {
-        let m = Manifest::read(dir)?;
+        let m = Manifest::read(dir)
+            .with_context(|| format!("merge: {} is not a run folder", dir.display()))?;
         if let Some(first) = manifests.first() {
-            let f: &Manifest = first;
-            let same = f.matrix.arms == m.matrix.arms
-                && f.matrix.models == m.matrix.models
-                && f.matrix.tasks == m.matrix.tasks
-                && f.matrix.repeats == m.matrix.repeats;
-            if !same {
+            let d = Manifest::disagreements(first, &m);
+            if !d.is_empty() {
+                let (a, b) = (inputs[0].join("manifest.json"), dir.join("manifest.json"));
+                let lines: Vec<String> = d
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "  {}: {} in {}, {} in {}",
+                            x.field,
+                            x.left,
+                            a.display(),
+                            x.right,
+                            b.display()
+                        )
+                    })
+                    .collect();
                 bail!(
-                    "merge: {} is a different matrix than {} (arms/models/tasks/repeats differ)",
+                    "merge: {} and {} are not shards of one run; they disagree on {}:\n{}",
+                    inputs[0].display(),
                     dir.display(),
-                    inputs[0].display()
-                );
-            }
-            if f.simulated != m.simulated {
-                bail!(
-                    "merge: {} mixes simulated and real-backend results",
-                    dir.display()
+                    d.iter()
+                        .map(|x| x.field.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    lines.join("\n")
                 );
             }
         }
@@ -106,6 +120,14 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         r.run_id = out_id.clone();
         r.append_to(&out.join("cells.csv"))?;
     }
+    // attempts a backend broke stay with the journal lines that name them
+    for dir in inputs {
+        let lost = dir.join("lost");
+        if lost.is_dir() {
+            lrab_tasks::fsutil::copy_tree(&lost, &out.join("lost"))
+                .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", lost.display()))?;
+        }
+    }
     let mut journal = String::new();
     for dir in inputs {
         if let Ok(t) = std::fs::read_to_string(dir.join("attempts.jsonl")) {
@@ -120,6 +142,18 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
     }
     std::fs::write(out.join("attempts.jsonl"), journal)?;
     let mut m = manifests[0].clone();
+    // the merged run ran on every input's host and backends
+    let mut hosts: Vec<String> = manifests.iter().filter_map(|x| x.host.clone()).collect();
+    hosts.dedup();
+    hosts.sort();
+    hosts.dedup();
+    m.host = (!hosts.is_empty()).then(|| hosts.join(","));
+    m.backends = Vec::new();
+    for b in manifests.iter().flat_map(|x| x.backends.iter()) {
+        if !m.backends.contains(b) {
+            m.backends.push(b.clone());
+        }
+    }
     // a shard whose rows ran on the simulator keeps the merged run labelled simulated
     m.simulated |= all.iter().any(|(_, r)| r.simulated);
     let cells = matrix::expand(

@@ -12,6 +12,7 @@ pub mod install;
 pub mod manifest;
 pub mod matrix;
 pub mod merge;
+pub mod pool;
 pub mod process;
 pub mod progress;
 pub mod proxy;
@@ -58,6 +59,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     pub jobs: usize,
     pub fresh_backend: bool,
+    /// Cells one real backend serves at once (the simulator: any number); caps `jobs`.
+    pub backend_slots: usize,
     /// Start (and with `fresh_backend` restart) `ollama serve` when Ollama does not answer.
     pub ollama_serve: bool,
     pub quiet: bool,
@@ -265,6 +268,7 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         shard: opts.shard.map(|s| format!("{}/{}", s.k, s.n)),
         backend: match &opts.backend {
             BackendSpec::Url(u) => u.clone(),
+            BackendSpec::Urls(v) => v.join(","),
             _ => backend.label.clone(),
         },
         budget_minutes: opts.cell.budget_minutes,
@@ -330,11 +334,27 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
             .map_err(anyhow::Error::msg)?,
         jobs: 1,
         fresh_backend: false,
+        backend_slots: 1,
         ollama_serve: false,
         quiet,
         sim_seed: s.sim_seed,
         order: s.order,
     })
+}
+
+/// What the manifest records about an arm: where it is, the version it reports and the one its
+/// file pins.
+fn arm_info(a: &Arm) -> manifest::ArmInfo {
+    let s = arms::status(a);
+    manifest::ArmInfo {
+        name: s.name,
+        installed: s.installed,
+        path: s.path,
+        version: s.version,
+        upstream_version: s.upstream_version,
+        pinned_version: Some(a.pinned_version().to_string()),
+        install_hint: s.install_hint,
+    }
 }
 
 /// Writes `plan.jsonl` (one cell per line, in plan order).
@@ -386,20 +406,23 @@ fn scorer_preflight(p: &Prepared) -> Result<()> {
 
 /// Runs (or resumes, when `run_dir` already holds a manifest) a matrix.
 pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary> {
-    // The backend first: its kind decides the default models.
-    let mut backend = Backend::start_with(
+    // The backends first: their kind decides the default models.
+    let backends = Backend::start_all(
         &opts.backend,
         opts.backend_wait,
         opts.sim_seed,
         opts.ollama_serve,
     )?;
+    let backend = &backends[0];
     let p = prepare(opts, backend.simulated, true)?;
     let confinement = confine::check(opts.cell.unconfined_arms)?;
-    if let Some(b) = backend.banner() {
-        eprintln!("{b}");
+    for b in &backends {
+        if let Some(b) = b.banner() {
+            eprintln!("{b}");
+        }
     }
     eprintln!("{confinement}");
-    let model_info = backend::check_models(&backend.url, &p.models)?;
+    let model_info = backend::same_models(&backends, &p.models)?;
     for id in &p.tasks {
         // Every task must materialize before any cell starts (bad generator, manifest…).
         let t = p.pack.get(id).expect("validated");
@@ -437,20 +460,35 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let arm_status: Vec<arms::ArmStatus> = p.arms.iter().map(arms::status).collect();
     let manifest = Manifest {
+        schema_version: lrab_records::SCHEMA_VERSION,
         run_id: run_id.clone(),
         lrab_version: env!("CARGO_PKG_VERSION").into(),
-        suite_commit: manifest::suite_commit(),
+        suite_commit: Some(manifest::suite_commit()),
+        host: Some(manifest::host()),
+        pack_hash: Some(
+            p.pack
+                .content_hash()
+                .with_context(|| format!("hash of the task pack {}", p.pack.root.display()))?,
+        ),
         simulated: backend.simulated,
         backend_label: backend.label.clone(),
         backend_url: backend.url.clone(),
         backend_version: backend::version(&backend.url),
-        models: serde_json::to_value(&model_info)?,
-        arms: serde_json::to_value(&arm_status)?,
+        backends: backends
+            .iter()
+            .map(|b| manifest::BackendInfo {
+                label: b.label.clone(),
+                url: b.url.clone(),
+                simulated: b.simulated,
+                version: backend::version(&b.url),
+            })
+            .collect(),
+        models: model_info,
+        arms: p.arms.iter().map(arm_info).collect(),
         skipped_arms: p.skipped_arms.clone(),
         arm_confinement: confinement.clone(),
-        matrix: spec_of(opts, &p, &backend),
+        matrix: spec_of(opts, &p, backend),
         cells_planned: p.cells.len(),
         note: if backend.simulated {
             "SIMULATED backend: these numbers are not results of real models".into()
@@ -463,7 +501,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         write_plan(&run_dir.join("plan.jsonl"), &p.cells)?;
     } else {
         // Keep the original manifest; record this session's backend next to it.
-        lrab_util::write_json_atomic(&run_dir.join("manifest.resume.json"), &manifest)?;
+        manifest.write_as(&run_dir.join("manifest.resume.json"))?;
     }
     if !p.skipped_arms.is_empty() {
         eprintln!(
@@ -477,67 +515,109 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
     let arm_map: BTreeMap<String, Arm> =
         p.arms.iter().map(|a| (a.name.clone(), a.clone())).collect();
     let queue = Arc::new(Mutex::new(
-        todo.into_iter().collect::<std::collections::VecDeque<_>>(),
+        todo.into_iter()
+            .map(|(c, first)| (c, first, 0u32))
+            .collect::<std::collections::VecDeque<_>>(),
     ));
     let overheads = Arc::new(Mutex::new(Vec::<Duration>::new()));
     let attempts_run = Arc::new(Mutex::new(0usize));
     let first_error: Arc<Mutex<Option<anyhow::Error>>> = Arc::new(Mutex::new(None));
-    let jobs = if opts.fresh_backend {
+    // `--fresh-backend` restarts or unloads a backend between cells: it needs it to itself.
+    let slots = if opts.fresh_backend {
         1
     } else {
-        opts.jobs.max(1)
+        opts.backend_slots
     };
+    let flags: Vec<bool> = backends
+        .iter()
+        .map(|b| b.simulated && !opts.fresh_backend)
+        .collect();
+    let (jobs, capped) = pool::cap_jobs(&flags, slots, opts.jobs);
+    if let Some(note) = capped {
+        eprintln!("note: {note}");
+    }
     let simulated_run = backend.simulated;
-    let backend_cell = Mutex::new(&mut backend);
+    let fresh_slots = if opts.fresh_backend { 1 } else { jobs };
+    let pool = pool::Pool::new(backends, slots, fresh_slots);
+    let fail = |e: anyhow::Error| {
+        let mut f = first_error.lock().unwrap();
+        if f.is_none() {
+            *f = Some(e);
+        }
+    };
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 if first_error.lock().unwrap().is_some() {
                     return;
                 }
-                let Some((c, first)) = queue.lock().unwrap().pop_front() else {
+                let Some((c, first, losses)) = queue.lock().unwrap().pop_front() else {
                     return;
                 };
-                let (label, url, simulated) = {
-                    let mut b = backend_cell.lock().unwrap();
+                let lease = match pool.acquire(opts.cell_backend_wait) {
+                    Ok(l) => l,
+                    Err(e) => return fail(e.context(format!("cell {}", c.label()))),
+                };
+                let i = lease.index();
+                let (url, simulated) = {
+                    let mut b = lease.backend();
                     if opts.fresh_backend {
                         if let Err(e) = b.refresh(&p.models) {
-                            *first_error.lock().unwrap() = Some(e);
-                            return;
+                            return fail(e);
                         }
                     }
-                    if let Err(e) = backend::wait_healthy(&b.url, opts.cell_backend_wait) {
-                        *first_error.lock().unwrap() =
-                            Some(e.context(format!("backend {} stopped answering", b.url)));
-                        return;
-                    }
-                    (b.label.clone(), b.url.clone(), b.simulated)
+                    (b.url.clone(), b.simulated)
                 };
+                let lost = || pool.lost(i);
                 let env = CellEnv {
                     run_dir: &run_dir,
                     run_id: &run_id,
                     pack: &p.pack,
-                    backend_label: &label,
+                    backend_label: pool.label(i),
                     backend_url: &url,
                     simulated,
                     config: &opts.cell,
+                    backend_lost: Some(&lost),
                 };
                 progress.start_cell(&c.label());
                 let task = p.pack.get(&c.task).expect("validated");
                 let arm = &arm_map[&c.arm];
-                match attempt::run_cell(&env, arm, task, &c, first) {
-                    Ok(results) => {
-                        let n = results.len();
-                        for (i, r) in results.iter().enumerate() {
-                            progress.attempt(&r.record, i + 1 == n);
+                let mut a = first;
+                loop {
+                    match attempt::run_attempt(&env, arm, task, &c, a) {
+                        Ok(r) => {
+                            let last = !r.needs_retry() || a >= opts.cell.retries;
+                            progress.attempt(&r.record, last);
                             overheads.lock().unwrap().push(r.overhead);
+                            *attempts_run.lock().unwrap() += 1;
+                            if last {
+                                break;
+                            }
+                            a += 1;
                         }
-                        *attempts_run.lock().unwrap() += n;
-                    }
-                    Err(e) => {
-                        *first_error.lock().unwrap() =
-                            Some(e.context(format!("cell {}", c.label())));
-                        return;
+                        Err(e) => {
+                            // the backend broke the attempt: not the arm's failure, rerun elsewhere
+                            let why = match e.downcast_ref::<pool::BackendLost>() {
+                                Some(l) => Some(l.reason.clone()),
+                                None => pool.lost(i),
+                            };
+                            let Some(why) = why else {
+                                return fail(e.context(format!("cell {}", c.label())));
+                            };
+                            pool.mark_down(i, &why);
+                            if let Err(e2) = pool::record_lost(&env, &c, a, &e, &why) {
+                                return fail(e2);
+                            }
+                            if losses + 1 >= pool::MAX_BACKEND_LOSSES {
+                                return fail(anyhow::anyhow!(
+                                    "cell {}: {} backends stopped answering during it ({why}); stopping",
+                                    c.label(),
+                                    losses + 1
+                                ));
+                            }
+                            queue.lock().unwrap().push_front((c.clone(), a, losses + 1));
+                            break;
+                        }
                     }
                 }
             });

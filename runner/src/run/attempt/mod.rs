@@ -1,5 +1,5 @@
-//! The attempts of a cell ([`run_cell`], under the retry rule) and one attempt
-//! ([`run_attempt`]) in four steps that each own one concern: `launch` (attempt folder,
+//! One attempt of a cell ([`run_attempt`]; the scheduler in `super` applies the retry rule and
+//! reruns attempts a backend broke) in four steps that each own one concern: `launch` (attempt folder,
 //! workdir, proxy, template variables, the arm's phases including kill-and-resume, quiet-wait),
 //! `transcript` (the phases' output joined into `transcript.txt`), `scoring` (score and failure
 //! mode) and `record` (the attempt's [`Facts`] and the three records built from them:
@@ -26,26 +26,6 @@ use super::usage;
 
 pub use record::Facts;
 
-/// Runs attempts `first..=retries` of a cell until one needs no retry.
-pub fn run_cell(
-    env: &CellEnv<'_>,
-    arm: &Arm,
-    task: &Task,
-    cell: &Cell,
-    first: u32,
-) -> Result<Vec<AttemptResult>> {
-    let mut out = Vec::new();
-    for a in first..=env.config.retries {
-        let r = run_attempt(env, arm, task, cell, a)?;
-        let retry = r.needs_retry();
-        out.push(r);
-        if !retry {
-            break;
-        }
-    }
-    Ok(out)
-}
-
 /// One attempt in a fresh attempt folder, recorded in `score.json`, `cells.csv` and
 /// `attempts.jsonl`.
 pub fn run_attempt(
@@ -57,6 +37,18 @@ pub fn run_attempt(
 ) -> Result<AttemptResult> {
     let t0 = Instant::now();
     let l = launch::launch(env, arm, task, cell, attempt)?;
+    if let Some(reason) = env.backend_lost.and_then(|lost| lost()) {
+        return Err(super::pool::BackendLost {
+            attempt_dir: l.dir.clone(),
+            command: l.command.clone(),
+            backend_url: l.backend_url.clone(),
+            phases: (l.phases.iter())
+                .map(|e| (e.wall.as_secs_f64(), e.code, e.timed_out, e.survivors))
+                .collect(),
+            reason,
+        }
+        .into());
+    }
     let trajectory = lrab_records::read_trajectory(&l.proxy_log).unwrap_or_default();
     let text = transcript::collect(&l.dir, l.phases.len(), l.kill_pct, &trajectory)?;
     let timed_out = l.last().timed_out;

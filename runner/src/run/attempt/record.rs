@@ -171,8 +171,10 @@ impl Facts {
             attempt: self.attempt,
             attempt_dir: self.attempt_dir.clone(),
             command: self.command.clone(),
+            backend: Some(self.backend.clone()),
             backend_url: self.backend_url.clone(),
             confined: self.confined,
+            backend_failure: None,
             phases: self
                 .phases
                 .iter()

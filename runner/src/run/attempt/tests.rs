@@ -190,7 +190,7 @@ const RESUMED_SCORE_JSON: &str = r#"{
 
 const HEADER_LINE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens\n";
 
-const RESUMED_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":7,"arm":"harness","model":"sim-4b","task":"LH-03","repeat":1,"attempt":0,"attempt_dir":"cells/harness/sim-4b/LH-03/r1/a0","command":["/bin/lrab-harness","run","--x"],"backend_url":"http://127.0.0.1:4000","phases":[{"wall":1800.0,"code":null,"timed_out":true,"survivors":false},{"wall":95.556,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":1.25,"modelled_wall_seconds":1935.3,"sim_ledger":{"requests":12,"model_seconds":40.123,"paced_seconds":0.401,"tool_calls":9,"errors":1},"runner_overhead_seconds":0.31,"scoring_seconds":0.051,"failure_mode":"completed","score":0.6666,"score_error":null,"retry":false}
+const RESUMED_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":7,"arm":"harness","model":"sim-4b","task":"LH-03","repeat":1,"attempt":0,"attempt_dir":"cells/harness/sim-4b/LH-03/r1/a0","command":["/bin/lrab-harness","run","--x"],"backend":"sim","backend_url":"http://127.0.0.1:4000","phases":[{"wall":1800.0,"code":null,"timed_out":true,"survivors":false},{"wall":95.556,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":1.25,"modelled_wall_seconds":1935.3,"sim_ledger":{"requests":12,"model_seconds":40.123,"paced_seconds":0.401,"tool_calls":9,"errors":1},"runner_overhead_seconds":0.31,"scoring_seconds":0.051,"failure_mode":"completed","score":0.6666,"score_error":null,"retry":false}
 "#;
 
 #[test]
@@ -226,7 +226,7 @@ const TIMED_OUT_SCORE_JSON: &str = r#"{
 }
 "#;
 
-const TIMED_OUT_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":0,"arm":"goose","model":"qwen3:4b","task":"WF-01","repeat":0,"attempt":0,"attempt_dir":"cells/goose/qwen3_4b/WF-01/r0/a0","command":["goose"],"backend_url":"http://127.0.0.1:5000","phases":[{"wall":600.03,"code":null,"timed_out":true,"survivors":false}],"quiet_wait_seconds":0.0,"modelled_wall_seconds":null,"sim_ledger":null,"runner_overhead_seconds":0.02,"scoring_seconds":0.0,"failure_mode":"timeout","score":0.0,"score_error":null,"retry":true}
+const TIMED_OUT_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":0,"arm":"goose","model":"qwen3:4b","task":"WF-01","repeat":0,"attempt":0,"attempt_dir":"cells/goose/qwen3_4b/WF-01/r0/a0","command":["goose"],"backend":"ollama","backend_url":"http://127.0.0.1:5000","phases":[{"wall":600.03,"code":null,"timed_out":true,"survivors":false}],"quiet_wait_seconds":0.0,"modelled_wall_seconds":null,"sim_ledger":null,"runner_overhead_seconds":0.02,"scoring_seconds":0.0,"failure_mode":"timeout","score":0.0,"score_error":null,"retry":true}
 "#;
 
 #[test]
