@@ -44,7 +44,7 @@ pub fn read(attempt_dir: &Path) -> Option<Activations> {
 
 /// The first existing log for `attempt_dir`, whole (the cell pages show every event).
 pub fn read_log(attempt_dir: &Path) -> Option<lrab_records::EventLog> {
-    candidates(attempt_dir)
+    lrab_records::layout::event_candidates(attempt_dir)
         .iter()
         .find_map(|p| lrab_records::read_events(p))
 }

@@ -16,9 +16,10 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// A small agent (python, stdlib only): it offers write_file and finish, writes what the model
-/// asks for, and stops on finish. After its first reply it records the backend it talks to in
-/// `<gate>/started-<pid>` and waits (at most 60 s) for `<gate>/go`, so the test can kill that
-/// backend while the cell is in flight. A failed request ends it with exit 1.
+/// asks for, and stops on finish. After its first reply it records its working directory in
+/// `<gate>/started-<pid>` and waits (at most 60 s) for `<gate>/go`, so the test can find the
+/// backend behind its proxy and kill it while the cell is in flight. A failed request ends it
+/// with exit 1.
 const AGENT: &str = r#"import json, os, sys, time, urllib.request
 prompt, model, gate = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 url = os.environ["OLLAMA_HOST"].rstrip("/") + "/api/chat"
@@ -34,7 +35,7 @@ for turn in range(8):
     req = urllib.request.Request(url, body, {"content-type": "application/json"})
     m = json.loads(urllib.request.urlopen(req, timeout=30).read())["message"]
     if turn == 0:
-        open(os.path.join(gate, "started-%d" % os.getpid()), "w").write(os.environ["OLLAMA_HOST"])
+        open(os.path.join(gate, "started-%d" % os.getpid()), "w").write(os.getcwd())
         t = time.time()
         while not os.path.exists(os.path.join(gate, "go")) and time.time() - t < 60:
             time.sleep(0.05)
@@ -129,6 +130,9 @@ fn run_cmd(dir: &Path, gate: &Path, backend: &str, id: &str, jobs: &str) -> std:
         .args(["--quiet-poll-ms", "20", "--quiet-stable-ms", "100"])
         .args(["--quiet-max-ms", "1000", "--grace-ms", "200"])
         .args(["--cell-backend-wait-secs", "5", "--run-id", id])
+        // the test's agent signals through a gate folder outside its workdir, which a confined
+        // arm can neither read nor write (arm confinement is tested in hostile_arm.rs)
+        .arg("--unconfined-arms")
         .args(MATRIX);
     c
 }
@@ -146,6 +150,31 @@ fn rows(run: &Path) -> Vec<BTreeMap<String, String>> {
                 .collect()
         })
         .collect()
+}
+
+/// The backend a cell in flight talks to: every arm talks through a proxy of its own, so the
+/// arm cannot see it; the sim counts each attempt's requests in a ledger keyed by the attempt
+/// folder (FNV-1a of its path, as the runner keys it), and exactly one backend has them.
+fn backend_of(workdir: &str, urls: &[String]) -> Option<String> {
+    let attempt = Path::new(workdir).parent()?;
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in attempt.to_string_lossy().as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    let key = format!("{h:016x}");
+    let with: Vec<&String> = urls
+        .iter()
+        .filter(|u| {
+            ureq::get(&format!("{u}/lrab-sim/ledger/{key}"))
+                .call()
+                .ok()
+                .and_then(|r| r.into_json::<serde_json::Value>().ok())
+                .and_then(|v| v["requests"].as_u64())
+                .is_some_and(|n| n > 0)
+        })
+        .collect();
+    (with.len() == 1).then(|| with[0].clone())
 }
 
 fn key(r: &BTreeMap<String, String>) -> (String, String, String) {
@@ -211,11 +240,12 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
         );
         std::thread::sleep(Duration::from_millis(50));
     };
+    let on: Vec<Option<String>> = started.iter().map(|w| backend_of(w, &urls)).collect();
     for u in &urls {
         assert_eq!(
-            started.iter().filter(|s| s.starts_with(u.as_str())).count(),
+            on.iter().filter(|b| b.as_deref() == Some(u.as_str())).count(),
             1,
-            "one cell per backend at first: {started:?}"
+            "one cell per backend at first: {started:?} on {on:?}"
         );
     }
     sims[0].kill();

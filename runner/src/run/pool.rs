@@ -354,6 +354,7 @@ pub fn record_lost(
         command: l.map(|l| l.command.clone()).unwrap_or_default(),
         backend: Some(env.backend_label.to_string()),
         backend_url: l.map_or_else(|| env.backend_url.to_string(), |l| l.backend_url.clone()),
+        confined: Some(!env.config.unconfined_arms),
         backend_failure: Some(match l {
             Some(_) => why.to_string(),
             None => format!("{why} (the attempt failed: {e:#})"),
