@@ -118,16 +118,21 @@ pub fn port_of(url: &str) -> Option<u16> {
 pub struct AttemptDirs {
     pub home: PathBuf,
     pub tmp: PathBuf,
+    /// The attempt's harness state folder (`lrab_records::layout::attempt_state`): our harness
+    /// keeps its checkpoint and logs there, outside the workdir, so a confined harness arm must
+    /// be able to write it (its own sandbox keeps model-chosen commands out of it).
+    pub state: PathBuf,
 }
 
 impl AttemptDirs {
-    /// Makes `home/` and `tmp/` in the attempt folder.
+    /// Makes `home/`, `tmp/` and the state folder in the attempt folder.
     pub fn create(attempt_dir: &Path) -> Result<AttemptDirs> {
         let d = AttemptDirs {
             home: attempt_dir.join("home"),
             tmp: attempt_dir.join("tmp"),
+            state: lrab_records::layout::attempt_state(attempt_dir),
         };
-        for p in [&d.home, &d.tmp] {
+        for p in [&d.home, &d.tmp, &d.state] {
             std::fs::create_dir_all(p)?;
         }
         Ok(d)
@@ -202,7 +207,12 @@ pub fn policy(
     }
     Ok(Confinement {
         policy: ArmPolicy {
-            writable: vec![workdir.to_path_buf(), dirs.home.clone(), dirs.tmp.clone()],
+            writable: vec![
+                workdir.to_path_buf(),
+                dirs.home.clone(),
+                dirs.tmp.clone(),
+                dirs.state.clone(),
+            ],
             readable,
             executable: exec,
             connect_port: port,
