@@ -243,7 +243,9 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
     let on: Vec<Option<String>> = started.iter().map(|w| backend_of(w, &urls)).collect();
     for u in &urls {
         assert_eq!(
-            on.iter().filter(|b| b.as_deref() == Some(u.as_str())).count(),
+            on.iter()
+                .filter(|b| b.as_deref() == Some(u.as_str()))
+                .count(),
             1,
             "one cell per backend at first: {started:?} on {on:?}"
         );
