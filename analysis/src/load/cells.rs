@@ -204,19 +204,7 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
                 })?,
             None => tier_of(&task),
         };
-        let simulated = match t.get(column::SIMULATED, i) {
-            None => false,
-            Some(s) => match s.to_ascii_lowercase().as_str() {
-                "true" | "1" | "yes" => true,
-                "false" | "0" | "no" => false,
-                _ => {
-                    return Err(input!(
-                        "{origin}: column `{}`: `{s}` is not true/false",
-                        column::SIMULATED
-                    ))
-                }
-            },
-        };
+        let simulated = t.flag(column::SIMULATED, i)?;
         let rep = Repeat {
             tier,
             score: score_or_timeout(t, column::SCORE, i)?,

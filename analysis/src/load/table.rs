@@ -123,6 +123,22 @@ impl Table {
         Ok(v)
     }
 
+    /// A true/false column (`true`/`false`, `1`/`0`, `yes`/`no`, any case); empty or absent is
+    /// false.
+    pub(crate) fn flag(&self, col: &str, i: usize) -> Result<bool> {
+        match self.get(col, i) {
+            None => Ok(false),
+            Some(s) => match s.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Ok(true),
+                "false" | "0" | "no" => Ok(false),
+                _ => Err(input!(
+                    "{}: column `{col}`: `{s}` is not true/false",
+                    self.origin(i)
+                )),
+            },
+        }
+    }
+
     pub(crate) fn int(&self, col: &str, i: usize) -> Result<u64> {
         let s = self.req(col, i)?;
         s.parse().map_err(|_| {

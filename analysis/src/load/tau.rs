@@ -21,16 +21,8 @@ pub(crate) fn read_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
         let task = t.req("task", i)?.to_string();
         let arm = t.req("arm", i)?.to_string();
         // absent in files written before the column existed: those runs were not labelled
-        match t.get("simulated", i) {
-            None | Some("") | Some("false") => {}
-            Some("true") => ds.tau_simulated += 1,
-            Some(s) => {
-                return Err(input!(
-                    "{}:{}: column `simulated`: `{s}` is not true/false",
-                    t.path,
-                    Table::line(i)
-                ))
-            }
+        if t.flag("simulated", i)? {
+            ds.tau_simulated += 1;
         }
         if t.get("reward", i) == Some("ungraded") {
             ds.tau_ungraded.push(format!(
