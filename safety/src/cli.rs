@@ -87,7 +87,7 @@ pub fn run_with<E: ProbeExecutor>(
     let mut exec = make(force)?;
     eprintln!("lrab safety: executor: {}", exec.name());
     let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
-    print!("{}", report.render());
+    lrab_util::out!("{}", report.render());
     if let Some(p) = &args.json {
         lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
