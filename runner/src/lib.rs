@@ -6,7 +6,6 @@ mod attack_env;
 mod attack_harness;
 mod calibrate;
 mod cmd;
-mod probe_harness;
 mod run;
 
 use std::process::ExitCode;

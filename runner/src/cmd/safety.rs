@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::Exit;
 use crate::attack_harness::AttackRunner;
-use crate::probe_harness::HarnessExecutor;
+use crate::run::probe_harness::HarnessExecutor;
 
 #[derive(Parser, Debug)]
 pub struct Args {
