@@ -155,9 +155,7 @@ const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
 /// Entry point used by the `lrab` binary.
 pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
     match &args.cmd {
-        Tau2Cmd::ReplayGold { domain } => {
-            replay_gold_cmd(args.tau2_data.as_deref(), *domain, out)
-        }
+        Tau2Cmd::ReplayGold { domain } => replay_gold_cmd(args.tau2_data.as_deref(), *domain, out),
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
         Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
     }
@@ -574,7 +572,13 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     let rpath = r.out.join("results.json");
     results::write_output(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
     let cpath = r.out.join("tau2.csv");
-    results::write_csv(&cpath, domain.kind.name(), r.agent.name(), &records, simulated)?;
+    results::write_csv(
+        &cpath,
+        domain.kind.name(),
+        r.agent.name(),
+        &records,
+        simulated,
+    )?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
     Ok(())
 }

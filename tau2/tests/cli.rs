@@ -369,7 +369,9 @@ fn fixed_value_options_take_only_their_values() {
         .unwrap()
         .render_long_help()
         .to_string();
-    for v in ["airline", "telecom", "plain", "harness", "gold", "llm", "scripted"] {
+    for v in [
+        "airline", "telecom", "plain", "harness", "gold", "llm", "scripted",
+    ] {
         assert!(help.contains(v), "{v} missing from\n{help}");
     }
 }
