@@ -10,6 +10,11 @@ mod run;
 
 use std::process::ExitCode;
 
+/// The key the simulated backend keeps an attempt's ledger under (each attempt talks to the sim
+/// under `/lrab-cell/<key>/`; the ledger is `/lrab-sim/ledger/<key>`), from the attempt folder:
+/// how a test or a tool finds which backend served an attempt.
+pub use run::sim_clock::cell_key as sim_cell_key;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

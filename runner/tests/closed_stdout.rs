@@ -92,7 +92,8 @@ fn a_failing_check_still_fails() {
     assert!(text.contains("untouched = 0.0"));
     std::fs::write(&toml, text.replace("untouched = 0.0", "untouched = 0.5")).unwrap();
     let mut c = common::lrab();
-    c.args(["tasks", "check", "T-01"]).env("LRAB_PACK", tmp.path());
+    c.args(["tasks", "check", "T-01"])
+        .env("LRAB_PACK", tmp.path());
     assert_eq!(into_closed_pipe(c), Some(1));
 }
 
@@ -117,20 +118,10 @@ fn tau2_commands_end_quietly_and_finish_their_work() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().to_str().unwrap();
-    let run = tau2(&[
-        "run",
-        "--domain",
-        "mock",
-        "--agent",
-        "gold",
-        "--user",
-        "scripted",
-        "--tasks",
-        "update_task_1",
-        "--fixed-clock",
-        "--out",
-        out,
-    ]);
+    let gold = "run --domain mock --agent gold --user scripted --tasks update_task_1 --fixed-clock";
+    let mut args: Vec<&str> = gold.split(' ').collect();
+    args.extend(["--out", out]);
+    let run = tau2(&args);
     assert_eq!(into_closed_pipe(run), Some(0));
     assert!(tmp.path().join("results.json").is_file());
     assert!(tmp.path().join("tau2.csv").is_file());

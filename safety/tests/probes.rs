@@ -229,7 +229,10 @@ fn backend_option_takes_only_known_backends() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("landlock") && help.contains("namespaces"), "{help}");
+    assert!(
+        help.contains("landlock") && help.contains("namespaces"),
+        "{help}"
+    );
     use clap::Parser;
     #[derive(clap::Parser)]
     struct Cli {

@@ -41,7 +41,10 @@ pub fn run(a: Args) -> Result<Exit> {
         Sub::List => {
             lrab_util::outln!(
                 "{:<28} {:<16} {:<6} {:<10} program",
-                "arm", "api", "proxy", "installed"
+                "arm",
+                "api",
+                "proxy",
+                "installed"
             );
             for x in &all {
                 let api = serde_json::to_value(x.api)
@@ -107,14 +110,16 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
                     skipped += 1;
                     lrab_util::outln!(
                         "skipped  {:<28} no [install] table: {}",
-                        arm.name, arm.install_hint
+                        arm.name,
+                        arm.install_hint
                     );
                 }
                 None => {
                     failed += 1;
                     lrab_util::outln!(
                         "failed   {:<28} no [install] table and not found: {}",
-                        arm.name, arm.install_hint
+                        arm.name,
+                        arm.install_hint
                     );
                 }
             }

@@ -57,7 +57,10 @@ pub fn run(root: &Path, ids: &[String]) -> Result<Exit> {
     let tmp = tempfile::tempdir().context("creating a temporary folder")?;
     lrab_util::outln!(
         "{:<10} {:<15} {:<15} {:<10} result",
-        "id", "untouched", "partial", "reference"
+        "id",
+        "untouched",
+        "partial",
+        "reference"
     );
     let (mut passed, mut failed, mut invalid) = (0, 0, 0);
     let mut notes: Vec<String> = Vec::new();

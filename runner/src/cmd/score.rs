@@ -97,7 +97,10 @@ pub fn print_breakdown(s: &TaskScore) {
             let mark = if d.ok { "ok " } else { "NO " };
             lrab_util::outln!(
                 "  {mark} {:.3}  {:<16} {:<28} {}",
-                d.score, d.check, d.artifact, d.detail
+                d.score,
+                d.check,
+                d.artifact,
+                d.detail
             );
         }
     }

@@ -55,14 +55,21 @@ pub fn run(a: Args) -> Result<Exit> {
             let (pack, problems) = Pack::load_lenient(pack_dir(pack_opt));
             lrab_util::outln!(
                 "{:<8} {:>4}  {:<36} {:>6}  title",
-                "id", "tier", "domain", "checks"
+                "id",
+                "tier",
+                "domain",
+                "checks"
             );
             for t in &pack.tasks {
                 let s = &t.spec;
                 let n = s.milestones.len() + s.finals.len();
                 lrab_util::outln!(
                     "{:<8} {:>4}  {:<36} {:>6}  {}",
-                    s.id, s.tier, s.domain, n, s.title
+                    s.id,
+                    s.tier,
+                    s.domain,
+                    n,
+                    s.title
                 );
             }
             print_problems(&problems);
@@ -77,7 +84,10 @@ pub fn run(a: Args) -> Result<Exit> {
             let s = &t.spec;
             lrab_util::outln!(
                 "id: {}\ntier: {}\ndomain: {}\ntitle: {}",
-                s.id, s.tier, s.domain, s.title
+                s.id,
+                s.tier,
+                s.domain,
+                s.title
             );
             lrab_util::outln!("budget_minutes: {}", s.budget_minutes);
             if let Some(k) = s.kill_at_pct {
