@@ -126,3 +126,32 @@ fn tau2_commands_end_quietly_and_finish_their_work() {
     assert!(tmp.path().join("results.json").is_file());
     assert!(tmp.path().join("tau2.csv").is_file());
 }
+
+/// `lrab-harness run` prints each turn: with no one reading, it still does the whole task
+/// (on the simulated backend) and exits with the run's own status. Needs the `lrab-harness`
+/// sibling binary (`cargo test --workspace` builds it; alone: `cargo build -p lrab-harness`).
+#[test]
+fn a_harness_run_finishes_its_task_with_no_one_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wd = tmp.path().join("wd");
+    let o = common::lrab()
+        .args(["tasks", "materialize", "WF-01", "--out"])
+        .arg(&wd)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o));
+    let prompt = tmp.path().join("prompt.md");
+    std::fs::copy(wd.join("task_input.txt"), &prompt).unwrap();
+    let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).unwrap();
+    let harness = Path::new(env!("CARGO_BIN_EXE_lrab")).with_file_name("lrab-harness");
+    let mut c = Command::new(harness);
+    c.args(["run", "--model", "sim-oracle", "--prompt-file"])
+        .arg(&prompt)
+        .arg("--workdir")
+        .arg(&wd)
+        .args(["--backend-url", &sim.url()]);
+    assert_eq!(into_closed_pipe(c), Some(0));
+    for f in ["shortlist.md", "review_report.md", "references.md"] {
+        assert!(wd.join(f).is_file(), "{f} not written");
+    }
+}
