@@ -227,11 +227,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         );
     }
     if !args.quiet {
-        print!("{summary}");
+        lrab_util::out!("{summary}");
         for c in &a.caveats {
-            println!("caveat: {c}");
+            lrab_util::outln!("caveat: {c}");
         }
-        println!("wrote {}", args.out.display());
+        lrab_util::outln!("wrote {}", args.out.display());
     }
     Ok(Outcome { summary, files })
 }

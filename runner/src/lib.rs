@@ -6,10 +6,14 @@ mod attack_env;
 mod attack_harness;
 mod calibrate;
 mod cmd;
-mod probe_harness;
 mod run;
 
 use std::process::ExitCode;
+
+/// The key the simulated backend keeps an attempt's ledger under (each attempt talks to the sim
+/// under `/lrab-cell/<key>/`; the ledger is `/lrab-sim/ledger/<key>`), from the attempt folder:
+/// how a test or a tool finds which backend served an attempt.
+pub use run::sim_clock::cell_key as sim_cell_key;
 
 use clap::{Parser, Subcommand};
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{col, csv_lines, fast, lrab, sh_arm, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,16 +23,7 @@ fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let arms = dir.path().join("arms");
     std::fs::create_dir(&arms).unwrap();
-    let sp = arms.join("slow.sh");
-    std::fs::write(&sp, ARM).unwrap();
-    std::fs::write(
-        arms.join("slow.toml"),
-        format!(
-            "name = \"slow\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo fake 1.0\"]\n",
-            sp.display()
-        ),
-    )
-    .unwrap();
+    sh_arm(&arms, "slow", ARM);
     std::fs::write(
         arms.join("slow-no-x.toml"),
         "name = \"slow-no-x\"\nextends = \"slow\"\nextra_args = [\"x\"]\n",
@@ -61,17 +52,7 @@ impl World {
 
 fn csv_rows(run: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(run.join("cells.csv")).unwrap_or_default();
-    text.lines()
-        .skip(1)
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn col(name: &str) -> usize {
-    lrab_records::HEADER
-        .iter()
-        .position(|h| *h == name)
-        .unwrap()
+    csv_lines(&text).into_iter().skip(1).collect()
 }
 
 #[test]
@@ -102,10 +83,7 @@ fn ablation_run_is_interleaved_survives_sigkill_and_resumes() {
     while csv_rows(&run).len() < 3 && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: SIGKILL to the runner we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGKILL);
-    }
+    child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = csv_rows(&run).len();
     assert!((3..8).contains(&before), "killed mid-way: {before} rows");

@@ -3,13 +3,7 @@
 
 mod common;
 
-use common::{lrab, text};
-
-use std::path::{Path, PathBuf};
-
-fn shipped_arms() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../arms")
-}
+use common::{harness_on_sim, lrab, shipped_arms, text};
 
 #[test]
 fn shipped_arm_files_load_and_goose_is_reported_missing() {
@@ -96,29 +90,8 @@ fn doctor_reports_backend_models_arms_and_python() {
 #[test]
 fn harness_cell_on_sim_end_to_end() {
     let d = tempfile::tempdir().unwrap();
-    let o = lrab()
-        .args([
-            "run",
-            "--arms",
-            "harness",
-            "--models",
-            "sim-oracle",
-            "--tasks",
-            "WF-01",
-            "--backend",
-            "sim",
-            "--no-progress",
-            "--run-id",
-            "h",
-            "--arms-dir",
-        ])
-        .arg(shipped_arms())
-        .arg("--out")
-        .arg(d.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let csv = std::fs::read_to_string(d.path().join("h/cells.csv")).unwrap();
+    let run = harness_on_sim("sim-oracle", "WF-01", "h", d.path());
+    let csv = std::fs::read_to_string(run.join("cells.csv")).unwrap();
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(row[7], "1.000", "{csv}");
     assert!(

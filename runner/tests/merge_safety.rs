@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 fn arm(dir: &Path, version: &str) -> PathBuf {
     let a = dir.join(format!("arms-{version}"));
     std::fs::create_dir_all(&a).unwrap();
-    std::fs::write(a.join("good.sh"), "printf 'S001\\n' > shortlist.md\n").unwrap();
-    std::fs::write(
-        a.join("good.toml"),
-        format!(
-            "name = \"good\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo good {version}\"]\nupstream_version = \"1.0\"\n",
-            a.join("good.sh").display()
-        ),
-    )
-    .unwrap();
+    common::script_arm(
+        &a,
+        "good",
+        "/bin/sh",
+        "sh",
+        "printf 'S001\\n' > shortlist.md\n",
+        &format!("echo good {version}"),
+        "upstream_version = \"1.0\"\n",
+    );
     a
 }
 

@@ -154,15 +154,9 @@ fn rows(run: &Path) -> Vec<BTreeMap<String, String>> {
 
 /// The backend a cell in flight talks to: every arm talks through a proxy of its own, so the
 /// arm cannot see it; the sim counts each attempt's requests in a ledger keyed by the attempt
-/// folder (FNV-1a of its path, as the runner keys it), and exactly one backend has them.
+/// folder (the runner's own key for it), and exactly one backend has them.
 fn backend_of(workdir: &str, urls: &[String]) -> Option<String> {
-    let attempt = Path::new(workdir).parent()?;
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in attempt.to_string_lossy().as_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    let key = format!("{h:016x}");
+    let key = lrab_runner::sim_cell_key(Path::new(workdir).parent()?);
     let with: Vec<&String> = urls
         .iter()
         .filter(|u| {

@@ -3,6 +3,8 @@
 //! trajectory line per request (new messages, tools, reply, tokens, cache counts, durations);
 //! a proxy killed mid-request leaves a file readable up to its last complete record.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
@@ -39,22 +41,7 @@ fn backend(scripts: Vec<Script>, go: mpsc::Receiver<()>) -> (String, Seen, Arc<M
     std::thread::spawn(move || {
         for sc in scripts {
             let Ok((mut c, _)) = l.accept() else { return };
-            let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                r.read_line(&mut h).unwrap();
-                if h.trim().is_empty() {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0u8; len];
-            r.read_exact(&mut body).unwrap();
+            let (_, body) = common::read_request(&c);
             s2.lock().unwrap().push(body);
             let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n");
             let n = sc.lines.len();

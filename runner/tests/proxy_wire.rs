@@ -1,6 +1,8 @@
 //! The normalizing proxy on the wire: a fake upstream records the exact bodies it receives;
 //! `lrab proxy` sits between it and a client.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -18,23 +20,7 @@ fn fake_upstream(n: usize) -> (String, Seen) {
     std::thread::spawn(move || {
         for _ in 0..n {
             let Ok((mut c, _)) = l.accept() else { return };
-            let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                r.read_line(&mut h).unwrap();
-                if h.trim().is_empty() {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0u8; len];
-            r.read_exact(&mut body).unwrap();
+            let (path, body) = common::read_request(&c);
             let v = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
             s2.lock().unwrap().push((path.clone(), v));
             if path == "/api/chat" {

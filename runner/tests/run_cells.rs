@@ -4,24 +4,10 @@
 
 mod common;
 
-use common::{fast, lrab, running_below_after, text};
+use common::{col, csv_lines, fast, lrab, running_below_after, sh_arm as arm, text};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Writes an arm file running `script` (sh) with the prompt file as $1.
-fn arm(dir: &Path, name: &str, script: &str) {
-    let sp = dir.join(format!("{name}.sh"));
-    std::fs::write(&sp, script).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo fake 1.0\"]\n",
-            sp.display()
-        ),
-    )
-    .unwrap();
-}
 
 /// A shell arm that does a partial job of WF-01 (one milestone artifact).
 const GOOD: &str = "cat \"$1\" > /dev/null; echo read task_input.txt; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n";
@@ -134,19 +120,6 @@ fn rows(run: &Path) -> Vec<Vec<String>> {
     let mut r = csv_lines(&text);
     assert_eq!(r.remove(0), lrab_records::HEADER, "cells.csv header");
     r
-}
-
-fn csv_lines(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn col(name: &str) -> usize {
-    lrab_records::HEADER
-        .iter()
-        .position(|c| *c == name)
-        .unwrap()
 }
 
 #[test]
@@ -390,10 +363,7 @@ fn resume_after_sigkill_completes_without_loss_or_duplicates() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: SIGKILL to the runner we spawned.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGKILL);
-    }
+    child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = rows(&run).len();
     assert!((2..8).contains(&before), "killed mid-way: {before} rows");

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{lrab, text};
+use common::{leaky_harness, lrab, lrab_json, text};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
@@ -15,23 +15,13 @@ fn corpus() -> PathBuf {
 
 #[test]
 fn the_whole_corpus_through_the_harness_leaks_nothing() {
-    let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("attacks.json");
-    let o = lrab()
-        .args(["safety", "--attacks"])
-        .arg(corpus())
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let mut args = vec![std::ffi::OsString::from("safety"), "--attacks".into()];
+    args.push(corpus().into());
+    let (t, v) = lrab_json(args);
     assert!(
         t.contains("RESULT: PASS") && t.contains("| **total** | 178 | 0 |"),
         "{t}"
     );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let attacks = v["attacks"].as_array().unwrap();
     assert_eq!(attacks.len(), 178);
     for k in [
@@ -65,7 +55,7 @@ fn the_whole_corpus_through_the_harness_leaks_nothing() {
 
 #[test]
 fn a_harness_without_rings_fails_the_corpus() {
-    let leaky = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaky_harness.py");
+    let leaky = leaky_harness();
     let o = lrab()
         .args(["safety", "--attacks"])
         .arg(corpus())

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{lrab, text};
+use common::{leaky_harness, lrab, lrab_json, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,17 +16,9 @@ fn prompts() -> PathBuf {
 
 #[test]
 fn the_whole_suite_through_the_harness_meets_the_target() {
-    let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("report.json");
-    let o = lrab()
-        .args(["safety", "--prompts"])
-        .arg(prompts())
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let mut args = vec![std::ffi::OsString::from("safety"), "--prompts".into()];
+    args.push(prompts().into());
+    let (t, v) = lrab_json(args);
     assert!(
         t.contains(
             "executor: harness (lrab-harness driven by the simulated adversary 'sim-adversary'"
@@ -35,8 +27,6 @@ fn the_whole_suite_through_the_harness_meets_the_target() {
     );
     assert!(t.contains("leaks: 0") && t.contains("RESULT: PASS"), "{t}");
     assert!(t.contains("probes: 134"), "{t}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let results = v["results"].as_array().unwrap();
     let irr: u64 = results
         .iter()
@@ -98,7 +88,7 @@ fn the_namespace_fallback_through_the_harness() {
 
 #[test]
 fn a_harness_without_rings_fails_the_suite() {
-    let leaky = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaky_harness.py");
+    let leaky = leaky_harness();
     // only probes whose damage stays inside the probe's own canary folders
     let o = lrab()
         .args(["safety", "--harness-bin"])

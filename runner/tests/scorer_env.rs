@@ -37,16 +37,7 @@ fn python_dir(root: &Path, condition: &str) -> PathBuf {
 
 fn arm(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let sp = dir.join(format!("{name}.sh"));
-    std::fs::write(&sp, script).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.toml")),
-        format!(
-            "name = \"{name}\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo fake 1.0\"]\n",
-            sp.display()
-        ),
-    )
-    .unwrap();
+    common::sh_arm(dir, name, script);
 }
 
 fn run(root: &Path, bin: &Path, tasks: &str) -> std::process::Output {

@@ -15,20 +15,11 @@ use std::process::{Child, Stdio};
 fn arms(dir: &Path) -> std::path::PathBuf {
     let a = dir.join("arms");
     std::fs::create_dir_all(&a).unwrap();
-    let sp = a.join("good.sh");
-    std::fs::write(
-        &sp,
+    common::sh_arm(
+        &a,
+        "good",
         "cat \"$1\" > /dev/null; printf 'S001 Ti aging\\n' > shortlist.md; exit 0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        a.join("good.toml"),
-        format!(
-            "name = \"good\"\nprogram = \"/bin/sh\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"echo fake 1.0\"]\n",
-            sp.display()
-        ),
-    )
-    .unwrap();
+    );
     a
 }
 
@@ -285,34 +276,14 @@ while time.time() - start < 20:
 fn chatty_run(dir: &Path, task: &str, budget: &[&str]) -> std::path::PathBuf {
     let a = dir.join("arms");
     std::fs::create_dir_all(&a).unwrap();
-    std::fs::write(a.join("chatty.py"), CHATTY).unwrap();
-    std::fs::write(
-        a.join("chatty.toml"),
-        format!(
-            "name = \"chatty\"\nprogram = \"python3\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"print(1)\"]\n",
-            a.join("chatty.py").display()
-        ),
-    )
-    .unwrap();
+    common::script_arm(&a, "chatty", "python3", "py", CHATTY, "print(1)", "");
     let out = dir.join("results");
     let o = lrab()
         .args(["run", "--arms-dir"])
         .arg(&a)
         .arg("--out")
         .arg(&out)
-        .args([
-            "--backend",
-            "sim",
-            "--no-progress",
-            "--quiet-poll-ms",
-            "20",
-            "--quiet-stable-ms",
-            "100",
-            "--quiet-max-ms",
-            "1000",
-            "--grace-ms",
-            "200",
-        ])
+        .args(common::fast(100, 1000, 200))
         .args([
             "--arms",
             "chatty",

@@ -5,40 +5,13 @@
 
 mod common;
 
-use common::{lrab, text};
+use common::harness_on_sim;
 use lrab_records::{read_cell_rows, TrajectoryEntry};
-use std::path::PathBuf;
-
-fn shipped_arms() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../arms")
-}
 
 #[test]
 fn harness_cells_are_counted_and_told_from_the_wire() {
     let d = tempfile::tempdir().unwrap();
-    let o = lrab()
-        .args([
-            "run",
-            "--arms",
-            "harness",
-            "--models",
-            "sim-4b",
-            "--tasks",
-            "WF-01,WF-04",
-            "--backend",
-            "sim",
-            "--no-progress",
-            "--run-id",
-            "t",
-            "--arms-dir",
-        ])
-        .arg(shipped_arms())
-        .arg("--out")
-        .arg(d.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let run = d.path().join("t");
+    let run = harness_on_sim("sim-4b", "WF-01,WF-04", "t", d.path());
     let rows = read_cell_rows(&run.join("cells.csv")).unwrap();
     assert_eq!(rows.len(), 2);
     for row in &rows {

@@ -17,21 +17,38 @@ pub struct SafetyArgs {
     /// Run only the probes whose id starts with one of these prefixes (comma list).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Force a confinement backend: landlock, namespaces (default: best available).
-    #[arg(long)]
-    pub backend: Option<String>,
+    /// Force a confinement backend (default: the best this kernel has).
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendChoice>,
 }
 
-/// The backend the user forced (None = detect), or an error naming the problem.
+/// A confinement backend the operator can force (`--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// Landlock file rules (ABI 4 or later).
+    Landlock,
+    /// A mount namespace of read-only binds (the fallback without Landlock).
+    Namespaces,
+}
+
+impl BackendChoice {
+    /// The name [`Sandbox::named`] takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendChoice::Landlock => "landlock",
+            BackendChoice::Namespaces => "namespaces",
+        }
+    }
+}
+
+/// The backend the user forced (None = detect), or an error naming the problem (a backend
+/// this kernel cannot provide).
 pub fn forced_backend(args: &SafetyArgs) -> anyhow::Result<Option<Sandbox>> {
-    match args.backend.as_deref() {
+    match args.backend {
         None => Ok(None),
-        Some(name @ ("landlock" | "namespaces")) => Sandbox::named(name)
+        Some(b) => Sandbox::named(b.name())
             .map(Some)
             .map_err(|e| anyhow::anyhow!("--backend: {e}")),
-        Some(o) => {
-            anyhow::bail!("--backend: unknown backend '{o}' (expected landlock or namespaces)")
-        }
     }
 }
 
@@ -70,7 +87,7 @@ pub fn run_with<E: ProbeExecutor>(
     let mut exec = make(force)?;
     eprintln!("lrab safety: executor: {}", exec.name());
     let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
-    print!("{}", report.render());
+    lrab_util::out!("{}", report.render());
     if let Some(p) = &args.json {
         lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;

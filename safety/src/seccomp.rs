@@ -101,6 +101,32 @@ fn deny(nr: libc::c_long, e: i32) -> Vec<Insn> {
     on(nr, vec![errno(e)])
 }
 
+/// Syscall `nr` fails with `e` when its first argument (the flags) has any bit of `mask` set.
+fn deny_flags(nr: libc::c_long, mask: u32, e: i32) -> Vec<Insn> {
+    on(
+        nr,
+        vec![
+            stmt(LD_W_ABS, arg_lo(0)),
+            jump(JSET_K, mask, 0, 1),
+            errno(e),
+            ret(RET_ALLOW),
+        ],
+    )
+}
+
+/// Syscall `nr` fails with `e` when its argument `arg` (low 32 bits) is one of `values`.
+fn deny_arg_in(nr: libc::c_long, arg: u32, values: &[u32], e: i32) -> Vec<Insn> {
+    let mut body = vec![stmt(LD_W_ABS, arg_lo(arg))];
+    for (i, v) in values.iter().enumerate() {
+        // a match jumps to the errno past the remaining tests; the last miss skips it
+        let rest = (values.len() - 1 - i) as u8;
+        body.push(jump(JEQ_K, *v, rest, u8::from(rest == 0)));
+    }
+    body.push(errno(e));
+    body.push(ret(RET_ALLOW));
+    on(nr, body)
+}
+
 impl Filter {
     /// The sandbox's filter (see the module documentation for what it refuses and why).
     pub fn confined() -> Filter {
@@ -188,35 +214,15 @@ impl Filter {
             ],
         ));
         if !arm {
-            p.extend(on(
-                libc::SYS_unshare,
-                vec![
-                    stmt(LD_W_ABS, arg_lo(0)),
-                    jump(JSET_K, DENY_UNSHARE, 0, 1),
-                    errno(libc::EPERM),
-                    ret(RET_ALLOW),
-                ],
-            ));
-            p.extend(on(
-                libc::SYS_clone,
-                vec![
-                    stmt(LD_W_ABS, arg_lo(0)),
-                    jump(JSET_K, DENY_CLONE, 0, 1),
-                    errno(libc::EPERM),
-                    ret(RET_ALLOW),
-                ],
-            ));
+            p.extend(deny_flags(libc::SYS_unshare, DENY_UNSHARE, libc::EPERM));
+            p.extend(deny_flags(libc::SYS_clone, DENY_CLONE, libc::EPERM));
         }
         // ioctl(fd, cmd): no keystrokes pushed into a terminal's input queue
-        p.extend(on(
+        p.extend(deny_arg_in(
             libc::SYS_ioctl,
-            vec![
-                stmt(LD_W_ABS, arg_lo(1)),
-                jump(JEQ_K, libc::TIOCSTI as u32, 1, 0),
-                jump(JEQ_K, libc::TIOCLINUX as u32, 0, 1),
-                errno(libc::EPERM),
-                ret(RET_ALLOW),
-            ],
+            1,
+            &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32],
+            libc::EPERM,
         ));
         // clone3 takes its flags in memory the filter cannot read: callers fall back to clone
         for nr in [

@@ -186,13 +186,6 @@ fn cli_runs_and_writes_json() {
         std::fs::read(&json).unwrap(),
         std::fs::read(&json2).unwrap()
     );
-    let bad = lrab_safety::cli::SafetyArgs {
-        prompts: None,
-        json: None,
-        backend: Some("chroot".into()),
-        only: vec![],
-    };
-    assert!(lrab_safety::cli::run(&bad).is_err());
     // a filter that matches nothing is an error, not an empty pass
     let typo = lrab_safety::cli::SafetyArgs {
         prompts: None,
@@ -212,4 +205,43 @@ fn cli_runs_and_writes_json() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 2);
+}
+
+/// `--backend` takes only the backends there are: anything else is clap's usage error (exit
+/// 2, the values listed) before any probe runs; the help lists them too.
+#[test]
+fn backend_option_takes_only_known_backends() {
+    let bin = env!("CARGO_BIN_EXE_lrab-safety");
+    let o = std::process::Command::new(bin)
+        .args(["--backend", "chroot"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("invalid value 'chroot' for '--backend <BACKEND>'")
+            && err.contains("[possible values: landlock, namespaces]"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    let help = std::process::Command::new(bin)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("landlock") && help.contains("namespaces"),
+        "{help}"
+    );
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: lrab_safety::cli::SafetyArgs,
+    }
+    let c = Cli::try_parse_from(["x", "--backend", "namespaces"]).unwrap();
+    assert_eq!(
+        c.args.backend,
+        Some(lrab_safety::cli::BackendChoice::Namespaces)
+    );
 }

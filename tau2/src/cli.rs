@@ -35,28 +35,59 @@ pub enum Tau2Cmd {
     /// Replay every task's gold actions, compare DB hashes with test_vectors.json and check
     /// the env assertions (telecom)
     ReplayGold {
-        /// airline, retail, telecom or mock (default: airline, retail and telecom)
-        #[arg(long)]
-        domain: Option<String>,
+        /// the one domain to replay (default: airline, retail and telecom)
+        #[arg(long, value_enum)]
+        domain: Option<DomainKind>,
     },
     /// Re-grade a tau2-format results.json
     Grade(GradeArgs),
 }
 
+/// The agent of `lrab tau2 run --agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentKind {
+    /// The reference LLM agent (upstream's prompt and tool loop)
+    Plain,
+    /// Our harness's loop and mechanisms (lrab-harness) driving the model
+    Harness,
+    /// The task's gold actions, scripted (no model)
+    Gold,
+}
+
+impl AgentKind {
+    /// The value as typed on the command line (also the arm name in the results).
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentKind::Plain => "plain",
+            AgentKind::Harness => "harness",
+            AgentKind::Gold => "gold",
+        }
+    }
+}
+
+/// The user of `lrab tau2 run --user`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UserKind {
+    /// Upstream's LLM user simulator (needs --user-model)
+    Llm,
+    /// One opening line, then `###STOP###` after the agent's next text: ends gold runs with
+    /// user_stop, no model needed
+    Scripted,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    #[arg(long)]
-    pub domain: String,
-    /// plain (reference LLM agent), harness (our loop; needs lrab-harness), gold (scripted)
-    #[arg(long, default_value = "plain")]
-    pub agent: String,
+    #[arg(long, value_enum)]
+    pub domain: DomainKind,
+    /// which agent talks to the user
+    #[arg(long, value_enum, default_value_t = AgentKind::Plain)]
+    pub agent: AgentKind,
     /// agent model (not needed for --agent gold)
     #[arg(long, default_value = "")]
     pub model: String,
-    /// llm (upstream's LLM user simulator) or scripted (one opening line, then `###STOP###`
-    /// after the agent's next text: ends gold runs with user_stop, no model needed)
-    #[arg(long, default_value = "llm")]
-    pub user: String,
+    /// who plays the customer
+    #[arg(long, value_enum, default_value_t = UserKind::Llm)]
+    pub user: UserKind,
     /// user-simulator model (required for --user llm)
     #[arg(long, default_value = "")]
     pub user_model: String,
@@ -124,15 +155,17 @@ const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
 /// Entry point used by the `lrab` binary.
 pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
     match &args.cmd {
-        Tau2Cmd::ReplayGold { domain } => {
-            replay_gold_cmd(args.tau2_data.as_deref(), domain.as_deref(), out)
-        }
+        Tau2Cmd::ReplayGold { domain } => replay_gold_cmd(args.tau2_data.as_deref(), *domain, out),
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
         Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
     }
 }
 
-fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Write) -> Result<()> {
+fn replay_gold_cmd(
+    data: Option<&Path>,
+    domain: Option<DomainKind>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let dir = resolve_data_dir(data)?;
     let vpath = dir.join("test_vectors.json");
     let vectors: Value = serde_json::from_str(
@@ -141,7 +174,7 @@ fn replay_gold_cmd(data: Option<&Path>, domain: Option<&str>, out: &mut dyn Writ
     )
     .map_err(|e| anyhow!("{}: {e}", vpath.display()))?;
     let kinds = match domain {
-        Some(d) => vec![DomainKind::parse(d)?],
+        Some(d) => vec![d],
         None => vec![DomainKind::Airline, DomainKind::Retail, DomainKind::Telecom],
     };
     let started = Instant::now();
@@ -385,21 +418,15 @@ pub fn iso_time(t: SystemTime) -> String {
 
 fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> {
     let dir = resolve_data_dir(data)?;
-    let domain = Domain::load(&dir, DomainKind::parse(&r.domain)?)?;
+    let domain = Domain::load(&dir, r.domain)?;
     if r.trials == 0 {
         bail!("--trials must be at least 1");
     }
-    match r.agent.as_str() {
-        "plain" | "gold" | "harness" => {}
-        other => bail!("unknown agent {other:?} (expected plain, harness or gold)"),
+    if r.agent != AgentKind::Gold && r.model.is_empty() {
+        bail!("--model is required for --agent {}", r.agent.name());
     }
-    if r.agent != "gold" && r.model.is_empty() {
-        bail!("--model is required for --agent {}", r.agent);
-    }
-    match r.user.as_str() {
-        "llm" if r.user_model.is_empty() => bail!("--user-model is required for --user llm"),
-        "llm" | "scripted" => {}
-        other => bail!("unknown user {other:?} (expected llm or scripted)"),
+    if r.user == UserKind::Llm && r.user_model.is_empty() {
+        bail!("--user-model is required for --user llm");
     }
     let tasks: Vec<&Task> = if r.tasks.is_empty() {
         domain.tasks.iter().collect()
@@ -419,10 +446,10 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     );
     // a simulated backend (lrab-sim) anywhere in the run labels the whole results.json
     let mut used: Vec<&str> = Vec::new();
-    if r.agent != "gold" {
+    if r.agent != AgentKind::Gold {
         used.push(&r.backend);
     }
-    if r.user != "scripted" {
+    if r.user != UserKind::Scripted {
         used.push(&user_url);
     }
     if r.judge_model.is_some() {
@@ -481,7 +508,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
                 continue;
             }
             let (mut agent, mut user): (Box<dyn Agent>, Box<dyn User>) =
-                if r.agent == "gold" && r.user == "scripted" {
+                if r.agent == AgentKind::Gold && r.user == UserKind::Scripted {
                     let (a, u) = gold_pair(task, SCRIPTED_OPENING);
                     (Box::new(a), Box::new(u))
                 } else {
@@ -522,13 +549,13 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     let info = RunInfo {
         domain: domain.kind.name().into(),
         policy: domain.policy.clone(),
-        arm: r.agent.clone(),
-        agent_model: if r.agent == "gold" {
+        arm: r.agent.name().into(),
+        agent_model: if r.agent == AgentKind::Gold {
             "gold-actions".into()
         } else {
             r.model.clone()
         },
-        user: if r.user == "scripted" {
+        user: if r.user == UserKind::Scripted {
             "lrab_scripted_user".into()
         } else {
             "user_simulator".into()
@@ -545,7 +572,13 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     let rpath = r.out.join("results.json");
     results::write_output(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
     let cpath = r.out.join("tau2.csv");
-    results::write_csv(&cpath, domain.kind.name(), &r.agent, &records, simulated)?;
+    results::write_csv(
+        &cpath,
+        domain.kind.name(),
+        r.agent.name(),
+        &records,
+        simulated,
+    )?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
     Ok(())
 }
@@ -559,10 +592,10 @@ fn agent_for(
     env: &crate::Env,
     task: &Task,
 ) -> Result<Box<dyn Agent>> {
-    Ok(match r.agent.as_str() {
-        "gold" => Box::new(GoldAgent::new(task)),
-        "harness" => harness_agent(r, api, seed, domain, env)?,
-        _ => {
+    Ok(match r.agent {
+        AgentKind::Gold => Box::new(GoldAgent::new(task)),
+        AgentKind::Harness => harness_agent(r, api, seed, domain, env)?,
+        AgentKind::Plain => {
             let mut ab = Backend::new(&r.backend, api, &r.model);
             ab.seed = Some(seed);
             ab.num_ctx = Some(r.num_ctx);
@@ -586,7 +619,7 @@ fn user_for(
     env: &crate::Env,
     task: &Task,
 ) -> Result<Box<dyn User>> {
-    if r.user == "scripted" {
+    if r.user == UserKind::Scripted {
         return Ok(Box::new(ScriptedUser::new(vec![SCRIPTED_OPENING.into()])));
     }
     let mut tools = if env.has_user_tools() {

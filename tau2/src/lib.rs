@@ -23,7 +23,9 @@ mod task;
 
 pub use args::{Out, ToolError, ToolResult};
 pub use canon::sha256_hex;
-pub use cli::{iso_time, run as run_cli, GradeArgs, RunArgs, Tau2Args, Tau2Cmd};
+pub use cli::{
+    iso_time, run as run_cli, AgentKind, GradeArgs, RunArgs, Tau2Args, Tau2Cmd, UserKind,
+};
 pub use domains::telecom::{LoadError as TelecomLoadError, TelecomDb, TelecomState, UserDb};
 pub use domains::{as_bool, deep_merge, resolve_data_dir, Domain, DomainKind, Env, ToolKind};
 pub use evaluate::{

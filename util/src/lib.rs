@@ -20,5 +20,7 @@ pub use digest::sha256_hex;
 pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
 #[cfg(feature = "serve")]
 pub use serve::{serve_in_background, BackgroundServer};
-pub use stdout::treat_closed_stdout_as_end;
+#[doc(hidden)]
+pub use stdout::print_fmt;
+pub use stdout::{stdout, stdout_closed, treat_closed_stdout_as_end, Stdout};
 pub use text::{clip_chars, head_tail};

@@ -181,7 +181,7 @@ impl<M: Model> Agent<M> {
 
     fn say(&self, line: &str) {
         if self.cfg.verbose {
-            println!("{line}");
+            lrab_util::outln!("{line}");
         }
     }
 

@@ -519,7 +519,7 @@ impl<M: Model> Agent<M> {
         ));
         if self.state.tier == Tier::Chat {
             // the answer is the product of a chat run: always printed
-            println!("{content}");
+            lrab_util::outln!("{content}");
             return Some(RunStatus::Answered);
         }
         if claims_completion(&content) {

@@ -199,7 +199,7 @@ pub fn run(a: &RunArgs) -> i32 {
         eprintln!("lrab-harness: warning: {w}");
     }
     if !a.quiet {
-        println!(
+        lrab_util::outln!(
             "[lrab-harness] model {} via {} ({:?} API, {} tool protocol), tier {:?}, context {} ({}), static prefill {} tokens, ablated: [{}]",
             a.model,
             a.backend_url,
@@ -217,7 +217,7 @@ pub fn run(a: &RunArgs) -> i32 {
         );
     }
     if agent.resumed {
-        println!(
+        lrab_util::outln!(
             "[lrab-harness] resumed checkpoint: {} messages, turn {}",
             agent.state.messages.len(),
             agent.state.turn

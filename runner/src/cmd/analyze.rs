@@ -15,6 +15,6 @@ pub struct Args {
 pub fn run(a: Args) -> Result<Exit> {
     // `run` prints the summary tables itself unless --quiet.
     lrab_analysis::run(&a.inner)?;
-    println!("report: {}", a.inner.out.join("report.md").display());
+    lrab_util::outln!("report: {}", a.inner.out.join("report.md").display());
     Ok(Exit::Ok)
 }

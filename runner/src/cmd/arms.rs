@@ -39,16 +39,19 @@ pub fn run(a: Args) -> Result<Exit> {
     let all = arms::load_dir(&dir)?;
     match a.command {
         Sub::List => {
-            println!(
+            lrab_util::outln!(
                 "{:<28} {:<16} {:<6} {:<10} program",
-                "arm", "api", "proxy", "installed"
+                "arm",
+                "api",
+                "proxy",
+                "installed"
             );
             for x in &all {
                 let api = serde_json::to_value(x.api)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default();
-                println!(
+                lrab_util::outln!(
                     "{:<28} {:<16} {:<6} {:<10} {}",
                     x.name,
                     api,
@@ -71,7 +74,7 @@ pub fn run(a: Args) -> Result<Exit> {
                 if c.verdict != check::Verdict::Ok {
                     bad += 1;
                 }
-                println!("{:<8} {:<28} {}", c.verdict.tag(), c.name, c.detail);
+                lrab_util::outln!("{:<8} {:<28} {}", c.verdict.tag(), c.name, c.detail);
             }
             Ok(if bad == 0 { Exit::Ok } else { Exit::Failures })
         }
@@ -98,23 +101,25 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
             // Built with the suite, or on no registry: say so; an explicit name that cannot
             // be found is a failure, `all` just skips it.
             match arm.locate() {
-                Some(p) => println!(
+                Some(p) => lrab_util::outln!(
                     "ok       {:<28} nothing to install (found {})",
                     arm.name,
                     p.display()
                 ),
                 None if everything => {
                     skipped += 1;
-                    println!(
+                    lrab_util::outln!(
                         "skipped  {:<28} no [install] table: {}",
-                        arm.name, arm.install_hint
+                        arm.name,
+                        arm.install_hint
                     );
                 }
                 None => {
                     failed += 1;
-                    println!(
+                    lrab_util::outln!(
                         "failed   {:<28} no [install] table and not found: {}",
-                        arm.name, arm.install_hint
+                        arm.name,
+                        arm.install_hint
                     );
                 }
             }
@@ -122,7 +127,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
         };
         let key = spec.dir(&root).display().to_string();
         if let Some((other, _)) = done.iter().find(|(_, k)| *k == key) {
-            println!("ok       {:<28} same install as {other}", arm.name);
+            lrab_util::outln!("ok       {:<28} same install as {other}", arm.name);
             continue;
         }
         done.push((arm.name.clone(), key));
@@ -134,7 +139,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
         match out {
             steps::Outcome::Already(bin) => {
                 already += 1;
-                println!(
+                lrab_util::outln!(
                     "ok       {:<28} already installed: {} ({})",
                     arm.name,
                     spec.requirement(),
@@ -143,7 +148,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
             }
             steps::Outcome::Installed(bin) => {
                 new += 1;
-                println!(
+                lrab_util::outln!(
                     "ok       {:<28} installed {} in {:.0} s ({})",
                     arm.name,
                     spec.requirement(),
@@ -153,7 +158,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
             }
             steps::Outcome::Failed { step, error, log } => {
                 failed += 1;
-                println!(
+                lrab_util::outln!(
                     "failed   {:<28} install of {} failed at step '{step}': {error} (log: {})",
                     arm.name,
                     spec.requirement(),
@@ -172,7 +177,7 @@ fn install_cmd(all: &[Arm], names: &[String]) -> Result<Exit> {
     if new == 0 && failed == 0 {
         summary.push_str(" — nothing to do");
     }
-    println!("{summary}");
+    lrab_util::outln!("{summary}");
     Ok(if failed == 0 {
         Exit::Ok
     } else {

@@ -132,7 +132,7 @@ pub fn run(a: Args) -> Result<Exit> {
         residuals_out: a.residuals_out.clone(),
     };
     let text = calibrate::calibrate(&opts)?;
-    println!("{text}");
+    lrab_util::outln!("{text}");
     eprintln!(
         "profiles: {}\nreport: {}",
         opts.profiles_out.display(),

@@ -55,16 +55,19 @@ pub fn run(root: &Path, ids: &[String]) -> Result<Exit> {
     };
 
     let tmp = tempfile::tempdir().context("creating a temporary folder")?;
-    println!(
+    lrab_util::outln!(
         "{:<10} {:<15} {:<15} {:<10} result",
-        "id", "untouched", "partial", "reference"
+        "id",
+        "untouched",
+        "partial",
+        "reference"
     );
     let (mut passed, mut failed, mut invalid) = (0, 0, 0);
     let mut notes: Vec<String> = Vec::new();
     for id in &selected {
         let Some(task) = pack.get(id) else {
             invalid += 1;
-            println!("{id:<10} {:<15} {:<15} {:<10} INVALID", "-", "-", "-");
+            lrab_util::outln!("{id:<10} {:<15} {:<15} {:<10} INVALID", "-", "-", "-");
             for p in problems_of(root, id, &problems) {
                 notes.push(format!("{id}: invalid: {p}"));
             }
@@ -103,7 +106,7 @@ pub fn run(root: &Path, ids: &[String]) -> Result<Exit> {
             &mut task_notes,
         );
         let ok = u.ok && p.ok && r.ok;
-        println!(
+        lrab_util::outln!(
             "{id:<10} {:<15} {:<15} {:<10} {}",
             u.text,
             p.text,
@@ -118,9 +121,9 @@ pub fn run(root: &Path, ids: &[String]) -> Result<Exit> {
         notes.extend(task_notes.into_iter().map(|n| format!("{id}: {n}")));
     }
     for n in &notes {
-        println!("{n}");
+        lrab_util::outln!("{n}");
     }
-    println!("{passed} passed, {failed} failed, {invalid} invalid");
+    lrab_util::outln!("{passed} passed, {failed} failed, {invalid} invalid");
     Ok(if invalid > 0 || !global.is_empty() {
         Exit::Usage
     } else if failed > 0 {

@@ -41,7 +41,7 @@ pub fn run(a: Args) -> Result<Exit> {
             }
             (false, false) => "warn",
         };
-        println!("{tag}  {:<22} {}", c.name, c.detail);
+        lrab_util::outln!("{tag}  {:<22} {}", c.name, c.detail);
     }
     Ok(if bad { Exit::Failures } else { Exit::Ok })
 }

@@ -80,7 +80,7 @@ pub fn run(a: Args) -> Result<Exit> {
         }
         return Ok(Exit::Usage);
     }
-    println!(
+    lrab_util::outln!(
         "wrote {} ({} seed {}, {} generated files)",
         a.out.display(),
         g.name,

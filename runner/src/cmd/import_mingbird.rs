@@ -49,7 +49,7 @@ pub fn run(dir: &Path, out: &Path) -> Result<Exit> {
                     &task.toml_path(),
                     lrab_tasks::to_toml_string(&spec).as_bytes(),
                 )?;
-                println!("imported {id} (untouched floor {f:.3})");
+                lrab_util::outln!("imported {id} (untouched floor {f:.3})");
             }
             Err(e) => errors.push(format!("{id}: measuring the floor: {e:#}")),
         }

@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<Exit> {
     let r = crate::run::merge::merge(&a.out, &a.inputs)?;
-    println!(
+    lrab_util::outln!(
         "merged {} rows into {} ({} cells planned, {} missing)",
         r.rows,
         r.out.display(),

@@ -44,9 +44,9 @@ pub fn run(a: Args) -> Result<Exit> {
         },
     )?;
     if a.record_only {
-        println!("lrab proxy on {} → {upstream} (recording only)", h.url());
+        lrab_util::outln!("lrab proxy on {} → {upstream} (recording only)", h.url());
     } else {
-        println!(
+        lrab_util::outln!(
             "lrab proxy on {} → {upstream} (temperature 0, think off, num_ctx {})",
             h.url(),
             a.num_ctx

@@ -226,10 +226,10 @@ pub fn run(a: Args) -> Result<Exit> {
     opts.cell_backend_wait = Duration::from_secs(a.cell_backend_wait_secs);
     let s = run::execute(&opts, a.resume.as_deref())?;
     if s.simulated {
-        println!("*** SIMULATED backend: these scores are NOT results of real models ***");
+        lrab_util::outln!("*** SIMULATED backend: these scores are NOT results of real models ***");
     }
-    println!("{}", s.table);
-    println!(
+    lrab_util::outln!("{}", s.table);
+    lrab_util::outln!(
         "{} attempts run; {} cells in the plan{}",
         s.attempts_run,
         s.cells_total,
@@ -237,8 +237,8 @@ pub fn run(a: Args) -> Result<Exit> {
             .map(|d| format!("; mean runner overhead {:.3} s/attempt", d.as_secs_f64()))
             .unwrap_or_default()
     );
-    println!("results: {}", s.run_dir.display());
-    println!("report: {}", report(&s.run_dir).display());
+    lrab_util::outln!("results: {}", s.run_dir.display());
+    lrab_util::outln!("report: {}", report(&s.run_dir).display());
     Ok(Exit::Ok)
 }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::Exit;
 use crate::attack_harness::AttackRunner;
-use crate::probe_harness::HarnessExecutor;
+use crate::run::probe_harness::HarnessExecutor;
 
 #[derive(Parser, Debug)]
 pub struct Args {
@@ -112,7 +112,7 @@ fn run_attacks(a: &Args, dir: &std::path::Path) -> Result<Exit> {
     let mut r = AttackRunner::new(harness_bin(a)?, force)?;
     eprintln!("lrab safety: {} attacks via {}", chosen.len(), r.describe());
     let report = r.run_all(&chosen, true)?;
-    print!("{}", report.render());
+    lrab_util::out!("{}", report.render());
     if let Some(p) = &a.inner.json {
         lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;

@@ -56,7 +56,7 @@ pub fn run(a: Args) -> Result<Exit> {
     };
     print_breakdown(&s);
     let rep = ScoreReport::scored(s, classify(&facts));
-    println!("failure_mode: {}", rep.failure_mode);
+    lrab_util::outln!("failure_mode: {}", rep.failure_mode);
     if !a.no_write {
         lrab_records::write_score_json(&a.workdir, &rep)
             .with_context(|| format!("writing {}/score.json", a.workdir.display()))?;
@@ -87,19 +87,22 @@ fn input_names(pack: &lrab_tasks::Pack, task: &lrab_tasks::Task, seed: Option<u6
 
 /// Human-readable breakdown of a score.
 pub fn print_breakdown(s: &TaskScore) {
-    println!("task {} (tier {}, {})", s.task_id, s.tier, s.domain);
+    lrab_util::outln!("task {} (tier {}, {})", s.task_id, s.tier, s.domain);
     for (name, group, details) in [
         ("milestones", s.milestone_score, &s.milestone_details),
         ("finals", s.final_score, &s.final_details),
     ] {
-        println!("{name}: {group:.3}");
+        lrab_util::outln!("{name}: {group:.3}");
         for d in details {
             let mark = if d.ok { "ok " } else { "NO " };
-            println!(
+            lrab_util::outln!(
                 "  {mark} {:.3}  {:<16} {:<28} {}",
-                d.score, d.check, d.artifact, d.detail
+                d.score,
+                d.check,
+                d.artifact,
+                d.detail
             );
         }
     }
-    println!("total: {:.3}", s.total);
+    lrab_util::outln!("total: {:.3}", s.total);
 }

@@ -53,16 +53,23 @@ pub fn run(a: Args) -> Result<Exit> {
     match a.command {
         Cmd::List => {
             let (pack, problems) = Pack::load_lenient(pack_dir(pack_opt));
-            println!(
+            lrab_util::outln!(
                 "{:<8} {:>4}  {:<36} {:>6}  title",
-                "id", "tier", "domain", "checks"
+                "id",
+                "tier",
+                "domain",
+                "checks"
             );
             for t in &pack.tasks {
                 let s = &t.spec;
                 let n = s.milestones.len() + s.finals.len();
-                println!(
+                lrab_util::outln!(
                     "{:<8} {:>4}  {:<36} {:>6}  {}",
-                    s.id, s.tier, s.domain, n, s.title
+                    s.id,
+                    s.tier,
+                    s.domain,
+                    n,
+                    s.title
                 );
             }
             print_problems(&problems);
@@ -75,23 +82,26 @@ pub fn run(a: Args) -> Result<Exit> {
         Cmd::Show { id } => {
             let (_, t) = load_task(pack_opt, &id)?;
             let s = &t.spec;
-            println!(
+            lrab_util::outln!(
                 "id: {}\ntier: {}\ndomain: {}\ntitle: {}",
-                s.id, s.tier, s.domain, s.title
+                s.id,
+                s.tier,
+                s.domain,
+                s.title
             );
-            println!("budget_minutes: {}", s.budget_minutes);
+            lrab_util::outln!("budget_minutes: {}", s.budget_minutes);
             if let Some(k) = s.kill_at_pct {
-                println!("kill_at_pct: {k}");
+                lrab_util::outln!("kill_at_pct: {k}");
             }
-            println!("inputs: {}", s.inputs.join(", "));
+            lrab_util::outln!("inputs: {}", s.inputs.join(", "));
             if let Some(g) = &s.generator {
-                println!("generator: {} (seed {})", g.name, g.seed);
+                lrab_util::outln!("generator: {} (seed {})", g.name, g.seed);
             }
             for (group, c) in t.all_checks() {
                 let params = serde_json::to_string(&c.check).unwrap_or_default();
-                println!("{group:<10} {:<28} {params}", c.artifact);
+                lrab_util::outln!("{group:<10} {:<28} {params}", c.artifact);
             }
-            println!(
+            lrab_util::outln!(
                 "expect: untouched {}{}",
                 s.expect.untouched,
                 s.expect
@@ -99,7 +109,7 @@ pub fn run(a: Args) -> Result<Exit> {
                     .map(|p| format!(", partial {p}"))
                     .unwrap_or_default()
             );
-            println!("\n--- prompt ---\n{}", t.render_prompt());
+            lrab_util::outln!("\n--- prompt ---\n{}", t.render_prompt());
             Ok(Exit::Ok)
         }
         Cmd::Materialize {
@@ -112,7 +122,7 @@ pub fn run(a: Args) -> Result<Exit> {
             let m = materialize_with(&pack, &t, &out, seed, wipe)
                 .with_context(|| format!("materializing {id} into {}", out.display()))?;
             for f in &m.files {
-                println!("{f}");
+                lrab_util::outln!("{f}");
             }
             eprintln!(
                 "materialized {id}{} into {} ({} files)",

@@ -48,7 +48,7 @@ fn start_sim_if_asked(args: &mut Tau2Args) -> Result<Option<lrab_sim::SimHandle>
 
 pub fn run(mut a: Args) -> Result<Exit> {
     let sim = start_sim_if_asked(&mut a.inner)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = lrab_util::stdout();
     let result = lrab_tau2::run_cli(&a.inner, &mut out);
     drop(sim);
     result.map(|()| Exit::Ok)

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-/// Upstream's four models (lrab-mingbird.md §4.3), small first.
+/// Upstream's four models (docs/runner.md, `--models`), small first.
 pub const UPSTREAM_MODELS: [&str; 4] = ["gemma4:e2b", "qwen3.5:4b", "gemma4:12b", "ornith-1.5:35b"];
 /// Upstream's four arms (`--arms upstream`); ours is `harness`.
 pub const UPSTREAM_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goose"];

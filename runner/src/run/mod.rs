@@ -1,6 +1,7 @@
-//! The run machinery behind `lrab run`, `plan`, `merge`, `proxy`, `arms` and `doctor`: one
-//! module per mechanism. [`execute`] is the orchestration: validate everything, write the
-//! manifest and plan, then run the pending cells (serially or with `jobs` workers).
+//! The run machinery behind `lrab run`, `plan`, `merge`, `proxy`, `arms`, `doctor` and the
+//! harness-backed probes of `lrab safety`: one module per mechanism. [`execute`] is the
+//! orchestration: validate everything, write the manifest and plan, then run the pending cells
+//! (serially or with `jobs` workers).
 
 pub mod arms;
 pub mod attempt;
@@ -13,6 +14,7 @@ pub mod manifest;
 pub mod matrix;
 pub mod merge;
 pub mod pool;
+pub mod probe_harness;
 pub mod process;
 pub mod progress;
 pub mod proxy;

@@ -1,6 +1,9 @@
 //! Helpers shared by the runner's integration tests that run the real `lrab` binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `lrab` binary of this build, blind to the caller's `LRAB_PACK`, `LRAB_ARMS`,
@@ -79,4 +82,118 @@ pub fn running_below_after(dir: &std::path::Path, wait: std::time::Duration) -> 
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     running_below(dir)
+}
+
+/// Writes the arm `<name>.toml` into `dir`: it runs `script` (saved beside it as
+/// `<name>.<ext>`) with `program`, given the script, the prompt file and the model; `lrab arms
+/// check` runs `program -c <version_code>`. `extra` (more TOML keys) ends the file. Returns
+/// the arm file.
+pub fn script_arm(
+    dir: &Path,
+    name: &str,
+    program: &str,
+    ext: &str,
+    script: &str,
+    version_code: &str,
+    extra: &str,
+) -> PathBuf {
+    let sp = dir.join(format!("{name}.{ext}"));
+    std::fs::write(&sp, script).unwrap();
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"{name}\"\nprogram = \"{program}\"\nargs = [\"{}\", \"{{prompt_file}}\", \"{{model}}\"]\napi = \"ollama\"\nversion_args = [\"-c\", \"{version_code}\"]\n{extra}",
+            sp.display()
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// A `/bin/sh` arm running `script` with the prompt file as `$1` (see [`script_arm`]); its
+/// version is `fake 1.0`.
+pub fn sh_arm(dir: &Path, name: &str, script: &str) -> PathBuf {
+    script_arm(dir, name, "/bin/sh", "sh", script, "echo fake 1.0", "")
+}
+
+/// The index of a cells.csv column.
+pub fn col(name: &str) -> usize {
+    lrab_records::HEADER
+        .iter()
+        .position(|c| *c == name)
+        .unwrap_or_else(|| panic!("no cells.csv column {name}"))
+}
+
+/// The fields of each line of `text` (a cells.csv: no field holds a comma).
+pub fn csv_lines(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// Reads one HTTP/1.1 request from a test backend's connection: its path and its body.
+pub fn read_request(c: &TcpStream) -> (String, Vec<u8>) {
+    let mut r = BufReader::new(c.try_clone().unwrap());
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+    let mut len = 0usize;
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).unwrap();
+        if h.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).unwrap();
+    (path, body)
+}
+
+/// Runs `lrab <args> --json <file>`, which must succeed: what it printed and the JSON report.
+pub fn lrab_json<I, S>(args: I) -> (String, serde_json::Value)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("report.json");
+    let o = lrab().args(args).arg("--json").arg(&json).output().unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let v = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (t, v)
+}
+
+/// The stand-in harness with no safety rings (a script that runs whatever it is asked).
+pub fn leaky_harness() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/leaky_harness.py")
+}
+
+/// The arm definitions the suite ships (`arms/`).
+pub fn shipped_arms() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../arms")
+}
+
+/// Runs the shipped `harness` arm on the simulated backend (`model` × `tasks`, run id `id`)
+/// into `out`, which must succeed; returns the run folder. Needs the `lrab-harness` sibling
+/// binary (`cargo test --workspace` builds it; alone: `cargo build -p lrab-harness` first).
+pub fn harness_on_sim(model: &str, tasks: &str, id: &str, out: &Path) -> PathBuf {
+    let o = lrab()
+        .args([
+            "run", "--arms", "harness", "--models", model, "--tasks", tasks,
+        ])
+        .args(["--backend", "sim", "--no-progress", "--run-id", id])
+        .arg("--arms-dir")
+        .arg(shipped_arms())
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    out.join(id)
 }

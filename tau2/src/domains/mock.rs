@@ -3,8 +3,8 @@
 //! their behaviour is inferred from the task files and checked against every mock hash
 //! vector (see docs/tau2.md).
 
-use super::{to_json, transfer_to_human_agents};
-use crate::args::{terr, Args, Out, ToolResult};
+use super::{to_json, Invocation};
+use crate::args::{terr, Out, ToolResult};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -56,12 +56,10 @@ const USER_CLASS: &str = "MockUserTools";
 
 /// Agent-side tools plus the non-tool functions tasks may call (`assert_task_status`).
 pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
-    let args =
-        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
+    let call = Invocation::new(CLASS, name, kw);
     match name {
         "create_task" => {
-            let a = args(&["user_id", "title"], &["description"])?;
+            let a = call.args(&["user_id", "title"], &["description"])?;
             let uid = a.str("user_id")?;
             let title = a.str("title")?;
             let description = a.opt_str("description")?;
@@ -81,7 +79,7 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             Ok(Out::Json(out))
         }
         "update_task_status" => {
-            let a = args(&["task_id", "status"], &[])?;
+            let a = call.args(&["task_id", "status"], &[])?;
             let id = a.str("task_id")?;
             let status = a.str("status")?;
             if status != "pending" && status != "completed" {
@@ -95,14 +93,13 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
             Ok(Out::Json(to_json(&*t)))
         }
         "get_users" => {
-            args(&[], &[])?;
+            call.args(&[], &[])?;
             Ok(Out::Json(Value::Array(
                 db.users.values().map(to_json).collect(),
             )))
         }
-        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
         "assert_task_status" => {
-            let a = args(&["task_id", "expected_status"], &[])?;
+            let a = call.args(&["task_id", "expected_status"], &[])?;
             let id = a.str("task_id")?;
             let want = a.str("expected_status")?;
             let t = db
@@ -111,24 +108,22 @@ pub fn call(db: &mut MockDb, name: &str, kw: &Map<String, Value>) -> ToolResult 
                 .ok_or_else(|| terr!("Task {id} not found"))?;
             Ok(Out::Json(Value::Bool(t.status == want)))
         }
-        _ => Err(terr!("Tool '{name}' not found.")),
+        _ => call.other(GENERIC_TOOLS),
     }
 }
 
 /// User-side tools plus `add_notification` / `assert_notification_status`.
 pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
-    let args =
-        |required: &[&str], optional: &[&str]| Args::new(USER_CLASS, name, kw, required, optional);
+    let call = Invocation::new(USER_CLASS, name, kw);
     match name {
         "check_notifications" => {
-            args(&[], &[])?;
+            call.args(&[], &[])?;
             Ok(Out::Json(Value::Array(
                 db.notifications.values().map(to_json).collect(),
             )))
         }
         "dismiss_notification" => {
-            let a = args(&["notification_id"], &[])?;
+            let a = call.args(&["notification_id"], &[])?;
             let id = a.str("notification_id")?;
             let n = db
                 .notifications
@@ -138,7 +133,7 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             Ok(Out::Json(to_json(&*n)))
         }
         "add_notification" => {
-            let a = args(&["notification_id", "message"], &["task_id"])?;
+            let a = call.args(&["notification_id", "message"], &["task_id"])?;
             let id = a.str("notification_id")?;
             let n = Notification {
                 notification_id: id.clone(),
@@ -151,7 +146,7 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
             Ok(Out::Json(out))
         }
         "assert_notification_status" => {
-            let a = args(&["notification_id", "expected_status"], &[])?;
+            let a = call.args(&["notification_id", "expected_status"], &[])?;
             let id = a.str("notification_id")?;
             let want = a.str("expected_status")?;
             let n = db
@@ -160,6 +155,6 @@ pub fn call_user(db: &mut MockUserDb, name: &str, kw: &Map<String, Value>) -> To
                 .ok_or_else(|| terr!("Notification {id} not found"))?;
             Ok(Out::Json(Value::Bool(n.status == want)))
         }
-        _ => Err(terr!("Tool '{name}' not found.")),
+        _ => call.other(&[]),
     }
 }

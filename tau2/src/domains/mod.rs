@@ -10,14 +10,15 @@ pub mod telecom;
 use env::State;
 pub use env::{Env, ToolKind};
 
-use crate::args::{terr, Out, ToolError, ToolResult};
+use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::task::{parse_tasks, Task};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A τ² domain; also the value of `--domain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DomainKind {
     Airline,
     Retail,
@@ -218,17 +219,43 @@ fn to_json<T: serde::Serialize>(x: &T) -> Value {
     serde_json::to_value(x).expect("serialisable")
 }
 
-/// The `calculate` tool, identical in the airline and retail toolkits (`class` names the
-/// toolkit in argument errors).
-fn calculate(class: &str, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    let a = crate::args::Args::new(class, name, kw, &["expression"], &[])?;
-    crate::calc::calculate(&a.str("expression")?).map(Out::Str)
+/// One call into a toolkit, dispatched as upstream's toolkits are: keyword names checked like
+/// the Python call `<class>.<name>(...)`, the generic tools a toolkit lists answered alike in
+/// every domain, and any other name "not found". Each domain's `call` matches its own tools
+/// and hands the rest to [`Invocation::other`].
+struct Invocation<'a> {
+    /// The Python class named in argument errors (`AirlineTools`, …).
+    class: &'static str,
+    name: &'a str,
+    kw: &'a Map<String, Value>,
 }
 
-/// The `transfer_to_human_agents` tool every toolkit has.
-fn transfer_to_human_agents(class: &str, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    crate::args::Args::new(class, name, kw, &["summary"], &[])?;
-    Ok(Out::Str("Transfer successful".into()))
+impl<'a> Invocation<'a> {
+    fn new(class: &'static str, name: &'a str, kw: &'a Map<String, Value>) -> Self {
+        Invocation { class, name, kw }
+    }
+
+    /// The call's arguments, checked against the tool's `required` and `optional` names.
+    fn args(&self, required: &[&str], optional: &[&str]) -> Result<Args<'a>, ToolError> {
+        Args::new(self.class, self.name, self.kw, required, optional)
+    }
+
+    /// A name the domain's own tools do not answer: one of the toolkit's `generic` tools
+    /// (`calculate`, `transfer_to_human_agents`), else "not found".
+    fn other(&self, generic: &[&str]) -> ToolResult {
+        match self.name {
+            n if !generic.contains(&n) => Err(terr!("Tool '{n}' not found.")),
+            "calculate" => {
+                let a = self.args(&["expression"], &[])?;
+                crate::calc::calculate(&a.str("expression")?).map(Out::Str)
+            }
+            "transfer_to_human_agents" => {
+                self.args(&["summary"], &[])?;
+                Ok(Out::Str("Transfer successful".into()))
+            }
+            n => Err(terr!("Tool '{n}' not found.")),
+        }
+    }
 }
 
 /// Result of a function used as an assertion: it must be a boolean.

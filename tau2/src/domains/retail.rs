@@ -2,7 +2,7 @@
 //! mutation semantics, including the last-variant quirk of `modify_pending_order_items`.
 
 use super::tables::table_db;
-use super::{calculate, to_json, transfer_to_human_agents};
+use super::{to_json, Invocation};
 use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::pyjson::{self, round2};
 use indexmap::IndexMap;
@@ -228,14 +228,10 @@ const ADDRESS: &[&str] = &["address1", "address2", "city", "state", "country", "
 
 /// Run one agent tool. `Err` carries the exception text (sent as `"Error: <text>"`).
 pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
-    let args =
-        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
+    let call = Invocation::new(CLASS, name, kw);
     match name {
-        "calculate" => calculate(CLASS, name, kw),
-        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
         "find_user_id_by_email" => {
-            let a = args(&["email"], &[])?;
+            let a = call.args(&["email"], &[])?;
             let email = a.str("email")?;
             db.users
                 .iter()
@@ -244,7 +240,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| ToolError::from("User not found"))
         }
         "find_user_id_by_name_zip" => {
-            let a = args(&["first_name", "last_name", "zip"], &[])?;
+            let a = call.args(&["first_name", "last_name", "zip"], &[])?;
             let (f, l, z) = (a.str("first_name")?, a.str("last_name")?, a.str("zip")?);
             db.users
                 .iter()
@@ -255,11 +251,11 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| ToolError::from("User not found"))
         }
         "get_order_details" => {
-            let a = args(&["order_id"], &[])?;
+            let a = call.args(&["order_id"], &[])?;
             Ok(Out::Json(to_json(order(db, &a.str("order_id")?)?.as_ref())))
         }
         "get_product_details" => {
-            let a = args(&["product_id"], &[])?;
+            let a = call.args(&["product_id"], &[])?;
             let id = a.str("product_id")?;
             let p = db
                 .products
@@ -268,7 +264,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(p.as_ref())))
         }
         "get_item_details" => {
-            let a = args(&["item_id"], &[])?;
+            let a = call.args(&["item_id"], &[])?;
             let id = a.str("item_id")?;
             db.products
                 .values()
@@ -277,11 +273,11 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
                 .ok_or_else(|| ToolError::from("Item not found"))
         }
         "get_user_details" => {
-            let a = args(&["user_id"], &[])?;
+            let a = call.args(&["user_id"], &[])?;
             Ok(Out::Json(to_json(user(db, &a.str("user_id")?)?.as_ref())))
         }
         "list_all_product_types" => {
-            args(&[], &[])?;
+            call.args(&[], &[])?;
             let mut m = Map::new();
             for p in db.products.values() {
                 m.insert(p.name.clone(), Value::String(p.product_id.clone()));
@@ -289,7 +285,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Str(pyjson::dumps_sorted(&Value::Object(m))))
         }
         "cancel_pending_order" => {
-            let a = args(&["order_id", "reason"], &[])?;
+            let a = call.args(&["order_id", "reason"], &[])?;
             let id = a.str("order_id")?;
             let reason = a.str("reason")?;
             let o = order(db, &id)?.clone();
@@ -318,7 +314,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "exchange_delivered_order_items" => {
-            let a = args(
+            let a = call.args(
                 &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
                 &[],
             )?;
@@ -371,7 +367,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
         "modify_pending_order_address" => {
             let mut req = vec!["order_id"];
             req.extend_from_slice(ADDRESS);
-            let a = args(&req, &[])?;
+            let a = call.args(&req, &[])?;
             let id = a.str("order_id")?;
             let addr = address_args(&a)?;
             if !order(db, &id)?.status.contains("pending") {
@@ -382,14 +378,14 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*o)))
         }
         "modify_pending_order_items" => {
-            let a = args(
+            let a = call.args(
                 &["order_id", "item_ids", "new_item_ids", "payment_method_id"],
                 &[],
             )?;
             modify_items(db, &a)
         }
         "modify_pending_order_payment" => {
-            let a = args(&["order_id", "payment_method_id"], &[])?;
+            let a = call.args(&["order_id", "payment_method_id"], &[])?;
             let id = a.str("order_id")?;
             let pm_id = a.str("payment_method_id")?;
             let o = order(db, &id)?.clone();
@@ -436,7 +432,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
         "modify_user_address" => {
             let mut req = vec!["user_id"];
             req.extend_from_slice(ADDRESS);
-            let a = args(&req, &[])?;
+            let a = call.args(&req, &[])?;
             let uid = a.str("user_id")?;
             let addr = address_args(&a)?;
             user(db, &uid)?;
@@ -445,7 +441,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             Ok(Out::Json(to_json(&*u)))
         }
         "return_delivered_order_items" => {
-            let a = args(&["order_id", "item_ids", "payment_method_id"], &[])?;
+            let a = call.args(&["order_id", "item_ids", "payment_method_id"], &[])?;
             let id = a.str("order_id")?;
             let item_ids = a.str_list("item_ids")?;
             let pm_id = a.str("payment_method_id")?;
@@ -482,7 +478,7 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             o.return_payment_method_id = Some(pm_id);
             Ok(Out::Json(to_json(&*o)))
         }
-        _ => Err(terr!("Tool '{name}' not found.")),
+        _ => call.other(GENERIC_TOOLS),
     }
 }
 

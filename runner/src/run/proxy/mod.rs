@@ -4,7 +4,7 @@
 //! reply, the token counts and durations. Answers are relayed as they arrive and read while
 //! relayed ([`tap`]), never buffered whole.
 //!
-//! Normalizing (arms without sampling knobs, upstream §4.5, arms-and-ollama-api.md §C.6): every
+//! Normalizing (arms without sampling knobs; docs/runner.md, "The proxy"; docs/arms.md): every
 //! `/api/chat` and `/v1/chat/completions` request leaves with temperature 0, thinking off and a
 //! fixed context length. Ollama's `/v1` cannot carry `num_ctx`, so `/v1/chat/completions` is
 //! rewritten onto `/api/chat` and the answer translated back (JSON or SSE); `/v1/responses`

@@ -4,10 +4,8 @@
 mod booking;
 
 use super::tables::table_db;
-use super::{calculate, to_json, transfer_to_human_agents};
-use crate::args::{
-    field_error, obj_str, terr, value_float, value_int, Args, Out, ToolError, ToolResult,
-};
+use super::{to_json, Invocation};
+use crate::args::{field_error, obj_str, terr, value_float, value_int, Out, ToolError, ToolResult};
 use crate::pyjson;
 use booking::{book_reservation, payment_for_update, update_reservation_flights};
 use indexmap::IndexMap;
@@ -251,12 +249,10 @@ fn literal(model: &str, field: &str, v: &str, allowed: &[&str]) -> Result<(), To
 
 /// Run one agent tool. `Err` carries the exception text (sent as `"Error: <text>"`).
 pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
-    // Every tool checks its keyword names like the Python call `<class>.<name>(...)`.
-    let args =
-        |required: &[&str], optional: &[&str]| Args::new(CLASS, name, kw, required, optional);
+    let call = Invocation::new(CLASS, name, kw);
     match name {
         "book_reservation" => {
-            let a = args(
+            let a = call.args(
                 &[
                     "user_id",
                     "origin",
@@ -275,7 +271,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             book_reservation(db, &a)
         }
         "cancel_reservation" => {
-            let a = args(&["reservation_id"], &[])?;
+            let a = call.args(&["reservation_id"], &[])?;
             let id = a.str("reservation_id")?;
             reservation(db, &id)?;
             let r = Arc::make_mut(db.reservations.get_mut(&id).expect("checked"));
@@ -292,7 +288,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_baggages" => {
-            let a = args(
+            let a = call.args(
                 &[
                     "reservation_id",
                     "total_baggages",
@@ -318,11 +314,11 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "update_reservation_flights" => {
-            let a = args(&["reservation_id", "cabin", "flights", "payment_id"], &[])?;
+            let a = call.args(&["reservation_id", "cabin", "flights", "payment_id"], &[])?;
             update_reservation_flights(db, &a)
         }
         "update_reservation_passengers" => {
-            let a = args(&["reservation_id", "passengers"], &[])?;
+            let a = call.args(&["reservation_id", "passengers"], &[])?;
             let list = a.obj_list("passengers")?;
             let new = passengers(&list)?;
             let id = a.str("reservation_id")?;
@@ -335,7 +331,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(to_json(&*r)))
         }
         "send_certificate" => {
-            let a = args(&["user_id", "amount"], &[])?;
+            let a = call.args(&["user_id", "amount"], &[])?;
             let uid = a.str("user_id")?;
             let raw = a.raw("amount").expect("required");
             user(db, &uid)?;
@@ -362,22 +358,22 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Err("Too many certificates".into())
         }
         "get_user_details" => {
-            let a = args(&["user_id"], &[])?;
+            let a = call.args(&["user_id"], &[])?;
             Ok(Out::Json(to_json(user(db, &a.str("user_id")?)?.as_ref())))
         }
         "get_reservation_details" => {
-            let a = args(&["reservation_id"], &[])?;
+            let a = call.args(&["reservation_id"], &[])?;
             Ok(Out::Json(to_json(
                 reservation(db, &a.str("reservation_id")?)?.as_ref(),
             )))
         }
         "get_flight_status" => {
-            let a = args(&["flight_number", "date"], &[])?;
+            let a = call.args(&["flight_number", "date"], &[])?;
             let s = flight_instance(db, &a.str("flight_number")?, &a.str("date")?)?;
             Ok(Out::Str(s.status().to_string()))
         }
         "search_direct_flight" => {
-            let a = args(&["origin", "destination", "date"], &[])?;
+            let a = call.args(&["origin", "destination", "date"], &[])?;
             let date = a.str("date")?;
             let res = search_direct(
                 db,
@@ -390,7 +386,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(Value::Array(res)))
         }
         "search_onestop_flight" => {
-            let a = args(&["origin", "destination", "date"], &[])?;
+            let a = call.args(&["origin", "destination", "date"], &[])?;
             let (origin, destination, date) =
                 (a.str("origin")?, a.str("destination")?, a.str("date")?);
             let mut results = Vec::new();
@@ -437,7 +433,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
             Ok(Out::Json(Value::Array(results)))
         }
         "list_all_airports" => {
-            args(&[], &[])?;
+            call.args(&[], &[])?;
             let airports = [
                 ("SFO", "San Francisco"),
                 ("JFK", "New York"),
@@ -467,9 +463,7 @@ pub fn call(db: &mut AirlineDb, name: &str, kw: &Map<String, Value>) -> ToolResu
                     .collect(),
             )))
         }
-        "calculate" => calculate(CLASS, name, kw),
-        "transfer_to_human_agents" => transfer_to_human_agents(CLASS, name, kw),
-        _ => Err(terr!("Tool '{name}' not found.")),
+        _ => call.other(GENERIC_TOOLS),
     }
 }
 

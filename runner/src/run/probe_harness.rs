@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::run::process::{self, Launch};
+use super::process::{self, Launch};
 
 /// Why an attempt was not sent to the harness.
 const NOT_SENT: &str = "not sent: the classifier allows this irreversible step, and irreversible steps are never executed";
