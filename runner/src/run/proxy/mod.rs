@@ -21,7 +21,6 @@ pub use translate::{
 };
 
 use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -61,27 +60,15 @@ struct Shared {
     agent: ureq::Agent,
 }
 
-/// A running proxy; stops when dropped.
+/// A running proxy; stops (gracefully: answers in flight are finished and recorded) when
+/// dropped.
 pub struct ProxyHandle {
-    addr: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: lrab_util::BackgroundServer,
 }
 
 impl ProxyHandle {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for ProxyHandle {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.url()
     }
 }
 
@@ -94,14 +81,6 @@ pub fn start(cfg: ProxyConfig) -> Result<ProxyHandle> {
 pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let listener =
         std::net::TcpListener::bind(addr).with_context(|| format!("proxy: cannot bind {addr}"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .max_blocking_threads(16)
-        .enable_all()
-        .thread_name("lrab-proxy")
-        .build()?;
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(10))
         .timeout_read(Duration::from_secs(3600))
@@ -112,26 +91,9 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
         agent,
     });
     let app = axum::Router::new().fallback(handle).with_state(state);
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("lrab-proxy".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                let _ = axum::serve(l, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        })?;
-    Ok(ProxyHandle {
-        addr: bound,
-        shutdown: Some(tx),
-        thread: Some(thread),
-    })
+    let server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 1)
+        .context("proxy: cannot start its server")?;
+    Ok(ProxyHandle { server })
 }
 
 /// What the blocking upstream call reports before the body.
