@@ -226,6 +226,8 @@ fn shipped_arm_files_validate_with_their_install_tables() {
         "smolagents",
         "opencode",
         "agent-mini",
+        "gptme",
+        "cline",
     ] {
         let line = t
             .lines()

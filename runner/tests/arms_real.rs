@@ -52,6 +52,13 @@ const ARMS: &[(&str, Expect)] = &[
     ),
     // Through the proxy's Responses API translation.
     ("codex", Expect::Perfect),
+    ("gptme", Expect::Perfect),
+    (
+        "cline",
+        Expect::SimLimit(
+            "its run_commands result echoes the command; the sim reads WF-04's \"4 failed\" in it as a failure",
+        ),
+    ),
 ];
 
 /// Whether the registry of `kind` answers for `package` (a plain lookup).

@@ -1,10 +1,11 @@
 //! A hostile arm: its program is a shell script that tries to write outside its workdir (a
 //! canary in the user's HOME, a sibling folder of the run, the host's /tmp), to read the
 //! user's secret, to connect to a TCP listener on another port of 127.0.0.1 and to a unix
-//! socket listener, and leaves `nohup` and `setsid` loops behind. Run by `lrab run` as every
-//! arm is (confined), none of it gets through, nothing of it is left running, and the cell is
-//! still scored. The same arm with `--unconfined-arms` is the control: there every attack
-//! works (so the test can fail).
+//! socket listener, and leaves `nohup` and `setsid` loops behind, and a job that calls its
+//! backend only after the main process has exited. Run by `lrab run` as every arm is
+//! (confined), none of the attacks gets through, the late job still reaches the backend,
+//! nothing of it is left running, and the cell is still scored. The same arm with
+//! `--unconfined-arms` is the control: there every attack works (so the test can fail).
 
 mod common;
 
@@ -53,6 +54,15 @@ except Exception as e:
 EOF
 nohup sh -c 'while :; do echo x >> bg-nohup.txt; sleep 0.2; done' > /dev/null 2>&1 &
 setsid sh -c 'while :; do echo x >> bg-setsid.txt; sleep 0.2; done' > /dev/null 2>&1 &
+# a leftover that needs its backend only after the main process has exited
+(sleep 0.4; python3 -c '
+import os, urllib.request
+try:
+    urllib.request.urlopen(os.environ["OLLAMA_HOST"] + "/api/tags", timeout=5).read()
+    print("late backend reachable")
+except Exception as e:
+    print("late backend unreachable:", e)
+' > late-backend.txt 2>&1) > /dev/null 2>&1 &
 printf 'S001 Ti aging\n' > shortlist.md
 exit 0
 "#;
@@ -237,6 +247,9 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
         "{tr}"
     );
     assert_eq!(w.received(), Vec::<String>::new());
+    // a leftover still reached the backend after the main process had exited
+    let late = std::fs::read_to_string(a.join("workdir/late-backend.txt")).unwrap_or_default();
+    assert_eq!(late.trim(), "late backend reachable");
     // the background loops ran (in the workdir), and nothing is left running
     assert!(a.join("workdir/bg-nohup.txt").exists() && a.join("workdir/bg-setsid.txt").exists());
     assert_eq!(w.settle_running(), Vec::<i32>::new(), "left running");

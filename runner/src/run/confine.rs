@@ -53,7 +53,8 @@ pub struct Confinement {
 
 /// Relays every connection made to the arm's in-namespace listener to the backend on the
 /// host, both directions as bytes arrive (streams are not buffered). Stops accepting when
-/// dropped; relays in flight end when either side closes.
+/// dropped ([`Forwarder::keep_until_exit`]: when the arm's last process is gone); relays in
+/// flight end when either side closes.
 pub struct Forwarder {
     listener: TcpListener,
 }
@@ -70,6 +71,17 @@ impl Forwarder {
             }
         });
         Ok(Forwarder { listener })
+    }
+
+    /// Keeps relaying until `shim` (the confined launch's first process, which lives exactly
+    /// as long as anything of the arm does) has exited, and reaps it; then stops accepting.
+    pub fn keep_until_exit(self, mut shim: std::process::Child) {
+        std::thread::spawn(move || {
+            while let Ok(None) = shim.try_wait() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            drop(self);
+        });
     }
 }
 

@@ -205,8 +205,9 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         .spawn()
         .with_context(|| format!("cannot start {}", l.program.display()))?;
     drop(cmd);
-    // the private network's one port, relayed to the backend for as long as the launch runs
-    let _forwarder = match (&confined, l.confine.as_ref().and_then(|c| c.forward_to)) {
+    // the private network's one port, relayed to the backend for as long as anything of the
+    // launch runs (see below)
+    let forwarder = match (&confined, l.confine.as_ref().and_then(|c| c.forward_to)) {
         (Some(c), Some(to)) => match c.listener(Duration::from_secs(10)) {
             Some(listener) => Some(super::confine::Forwarder::start(listener, to)?),
             None => {
@@ -255,6 +256,12 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
             (None, false)
         }
     };
+    if let (true, Some(f)) = (survivors, forwarder) {
+        // What the main process left behind (a server it started, a background job) keeps
+        // its backend until the last of it is gone: the shim exits with it, at the latest
+        // when the caller ends the group after the quiet-wait.
+        f.keep_until_exit(child);
+    }
     Ok(Exit {
         code: if timed_out { None } else { code },
         timed_out,

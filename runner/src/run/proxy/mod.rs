@@ -21,7 +21,6 @@ pub use translate::{
 };
 
 use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -61,27 +60,15 @@ struct Shared {
     agent: ureq::Agent,
 }
 
-/// A running proxy; stops when dropped.
+/// A running proxy; stops (gracefully: answers in flight are finished and recorded) when
+/// dropped.
 pub struct ProxyHandle {
-    addr: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: lrab_util::BackgroundServer,
 }
 
 impl ProxyHandle {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for ProxyHandle {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.url()
     }
 }
 
@@ -94,14 +81,6 @@ pub fn start(cfg: ProxyConfig) -> Result<ProxyHandle> {
 pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let listener =
         std::net::TcpListener::bind(addr).with_context(|| format!("proxy: cannot bind {addr}"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .max_blocking_threads(16)
-        .enable_all()
-        .thread_name("lrab-proxy")
-        .build()?;
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(10))
         .timeout_read(Duration::from_secs(3600))
@@ -112,26 +91,9 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
         agent,
     });
     let app = axum::Router::new().fallback(handle).with_state(state);
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("lrab-proxy".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                let _ = axum::serve(l, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        })?;
-    Ok(ProxyHandle {
-        addr: bound,
-        shutdown: Some(tx),
-        thread: Some(thread),
-    })
+    let server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 1)
+        .context("proxy: cannot start its server")?;
+    Ok(ProxyHandle { server })
 }
 
 /// What the blocking upstream call reports before the body.
@@ -442,12 +404,15 @@ fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming<'_>, p: &Plan) {
     sh.recorder.write(entry, record::messages_of(recorded));
 }
 
-/// Relays a successful native answer line by line, translated when the arm spoke OpenAI.
-fn relay_lines(
+/// Relays a successful native answer line by line, translated when the arm spoke OpenAI. Each
+/// line is parsed once, for the tap and the translation alike. Lines that have already arrived
+/// together leave together (one hop to the server, one write to the arm); nothing is held back
+/// while the backend is still producing the next line.
+fn relay_lines<R: Read>(
     p: &Plan,
     up_ctype: &str,
     status: u16,
-    reader: &mut impl BufRead,
+    reader: &mut BufReader<R>,
     tap: &mut Tap,
     tx_head: tokio::sync::oneshot::Sender<Head>,
     tx: &mpsc::Sender<bytes::Bytes>,
@@ -464,31 +429,42 @@ fn relay_lines(
     let mut sse = SseTranslator::new(&p.model, now(), p.include_usage);
     let mut rsse = ResponsesTranslator::new(&p.model, p.base, now());
     let mut line = Vec::new();
+    let mut out: Vec<u8> = Vec::new();
     loop {
         line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        tap.bytes(&line);
-        if p.mode == Mode::Native {
-            if tx.blocking_send(bytes::Bytes::from(line.clone())).is_err() {
-                break;
+        let end = matches!(reader.read_until(b'\n', &mut line), Ok(0) | Err(_));
+        if !end {
+            let v = serde_json::from_slice::<Value>(&line).ok();
+            if let Some(v) = &v {
+                tap.object(v);
             }
-            continue;
+            match (p.mode, v) {
+                (Mode::Native, _) => out.extend_from_slice(&line),
+                (_, None) => {}
+                (Mode::V1, Some(v)) if p.stream => out.extend_from_slice(sse.line(&v).as_bytes()),
+                (Mode::V1, Some(v)) => {
+                    out.extend_from_slice(native_to_openai(&v, now()).to_string().as_bytes())
+                }
+                (_, Some(v)) if p.stream => out.extend_from_slice(rsse.line(&v).as_bytes()),
+                (_, Some(v)) => out.extend_from_slice(
+                    ResponsesTranslator::new(&p.model, p.base, now())
+                        .whole(&v)
+                        .to_string()
+                        .as_bytes(),
+                ),
+            }
         }
-        let Ok(v) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
-        let out = match (p.mode, p.stream) {
-            (Mode::V1, true) => sse.line(&v),
-            (Mode::V1, false) => native_to_openai(&v, now()).to_string(),
-            (_, true) => rsse.line(&v),
-            (_, false) => ResponsesTranslator::new(&p.model, p.base, now())
-                .whole(&v)
-                .to_string(),
-        };
-        if tx.blocking_send(bytes::Bytes::from(out)).is_err() {
+        // send what is ready before the next read could wait on the backend
+        let more_ready = reader.buffer().contains(&b'\n');
+        if (end || !more_ready)
+            && !out.is_empty()
+            && tx
+                .blocking_send(bytes::Bytes::from(std::mem::take(&mut out)))
+                .is_err()
+        {
+            break;
+        }
+        if end {
             break;
         }
     }

@@ -1,8 +1,10 @@
 //! Writing the trajectory: each request's messages in the one recorded shape, and one
-//! `proxy.jsonl` line per request holding only what is new since the previous request.
+//! `proxy.jsonl` line per request holding only what is new since the previous request,
+//! written off the request's path by one writer thread.
 
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use lrab_records::{TrajectoryEntry, TrajectoryMessage, TrajectoryToolCall};
 use serde_json::Value;
@@ -58,35 +60,110 @@ pub fn tool_names(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Appends the entries of one proxy; the previous request's messages are kept so a line only
-/// holds the new ones.
-#[derive(Debug, Default)]
+/// Appends the entries of one proxy from a thread of its own, so a slow disk never holds up
+/// an answer: each request hands its entry over and is done. The writer keeps the previous
+/// request's messages so a line only holds the new ones, writes every entry as one whole line
+/// (a killed proxy leaves its file readable to the last complete line), and flushes each
+/// batch of lines to disk with one `fdatasync`, however many requests it holds.
+#[derive(Debug)]
 pub struct Recorder {
-    log: Option<PathBuf>,
-    previous: Mutex<Option<Vec<TrajectoryMessage>>>,
+    tx: Option<mpsc::Sender<(TrajectoryEntry, Vec<TrajectoryMessage>)>>,
+    writer: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Recorder {
     pub fn new(log: Option<PathBuf>) -> Recorder {
+        let Some(log) = log else {
+            return Recorder {
+                tx: None,
+                writer: None,
+            };
+        };
+        let (tx, rx) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("lrab-proxy-record".into())
+            .spawn(move || write_all(&log, rx))
+            .ok();
         Recorder {
-            log,
-            previous: Mutex::new(None),
+            tx: writer.is_some().then_some(tx),
+            writer,
         }
     }
 
-    /// Writes `e` for a request whose whole message list is `messages`. The delta and the
-    /// append happen under one lock, so the file's order is the order the deltas refer to.
-    pub fn write(&self, mut e: TrajectoryEntry, messages: Vec<TrajectoryMessage>) {
-        let Some(log) = &self.log else {
-            return;
-        };
-        let mut prev = self.previous.lock().unwrap_or_else(|p| p.into_inner());
-        let (prefix, new) = TrajectoryEntry::delta(prev.as_deref(), &messages);
-        e.prefix_messages = prefix;
-        e.messages = new;
-        if let Err(err) = lrab_records::append_jsonl(log, &e) {
-            eprintln!("lrab proxy: {err}");
+    /// Queues `e` for a request whose whole message list is `messages`. Entries are written
+    /// in the order they are queued, which is the order their deltas refer to.
+    pub fn write(&self, e: TrajectoryEntry, messages: Vec<TrajectoryMessage>) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send((e, messages));
         }
-        *prev = Some(messages);
     }
+}
+
+impl Drop for Recorder {
+    /// Waits until every queued entry is on disk.
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(w) = self.writer.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The writer thread: one batch = everything queued by the time the last write finished.
+fn write_all(log: &Path, rx: mpsc::Receiver<(TrajectoryEntry, Vec<TrajectoryMessage>)>) {
+    let mut prev: Option<Vec<TrajectoryMessage>> = None;
+    let mut file: Option<std::fs::File> = None;
+    while let Ok(first) = rx.recv() {
+        let mut batch = String::new();
+        for (mut e, messages) in std::iter::once(first).chain(rx.try_iter()) {
+            let (prefix, new) = TrajectoryEntry::delta(prev.as_deref(), &messages);
+            e.prefix_messages = prefix;
+            e.messages = new;
+            match serde_json::to_string(&e) {
+                Ok(line) => {
+                    batch.push_str(&line);
+                    batch.push('\n');
+                }
+                Err(err) => eprintln!("lrab proxy: {}: {err}", log.display()),
+            }
+            prev = Some(messages);
+        }
+        if let Err(err) = append(log, &mut file, batch.as_bytes()) {
+            eprintln!("lrab proxy: {}: {err}", log.display());
+            file = None;
+        }
+    }
+}
+
+/// Appends whole lines in one `write` on an `O_APPEND` descriptor (opened once; a torn last
+/// line left by an earlier, killed writer is terminated first), then syncs them.
+fn append(log: &Path, file: &mut Option<std::fs::File>, lines: &[u8]) -> std::io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let f = match file {
+        Some(f) => f,
+        None => {
+            if let Some(d) = log.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(d)?;
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(log)?;
+            let len = f.metadata()?.len();
+            if len > 0 {
+                let mut last = [0u8; 1];
+                f.seek(SeekFrom::Start(len - 1))?;
+                f.read_exact(&mut last)?;
+                if last[0] != b'\n' {
+                    f.write_all(b"\n")?;
+                }
+            }
+            file.insert(f)
+        }
+    };
+    f.write_all(lines)?;
+    f.sync_data()
 }
