@@ -167,7 +167,12 @@ pub struct Agent<M: Model> {
     prefix: crate::prefix::PrefixTracker,
     /// Why the history was rewritten since the last request (reported with the next).
     rewrite: Option<String>,
+    /// Messages the last request carried: those after it are new and may still be amended.
+    sent: usize,
 }
+
+/// What separates a nudge from the tool result it is appended to.
+pub const NUDGE_SEP: &str = "\n\n";
 
 /// `s` on one line, clipped to `n` characters (for the transcript and the event log).
 fn short(s: &str, n: usize) -> String {
@@ -185,9 +190,21 @@ impl<M: Model> Agent<M> {
         }
     }
 
+    /// Tell the model something. After a round of tool calls the text goes at the end of the
+    /// round's last tool result, which no request has carried yet: the history then only
+    /// grows, and no user message arrives inside the tool loop (templates that re-render the
+    /// earlier assistant turns after each user message would otherwise throw away the
+    /// server's cached prefix). After a reply without a call the answer has to be a user turn.
     fn nudge(&mut self, text: String) {
         self.say(&format!("  [harness] {}", short(&text, 160)));
-        self.state.messages.push(Message::nudge(text));
+        let n = self.state.messages.len();
+        match self.state.messages.last_mut() {
+            Some(last) if last.role == crate::messages::Role::Tool && n > self.sent => {
+                last.content.push_str(NUDGE_SEP);
+                last.content.push_str(&text);
+            }
+            _ => self.state.messages.push(Message::nudge(text)),
+        }
     }
 
     /// Run to the end.

@@ -277,6 +277,7 @@ impl<M: crate::backend::Model> Agent<M> {
             ledger: Default::default(),
             prefix: Default::default(),
             rewrite: None,
+            sent: 0,
         };
         if resumed && agent.state.done.is_none() {
             agent.resolve_inflight();
