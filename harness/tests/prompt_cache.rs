@@ -33,7 +33,7 @@ fn script() -> Vec<Reply> {
             json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
         ),
         c("run_shell", json!({"command": "python3 test_calc.py"})),
-        Reply::text("The fix is in."),
+        Reply::text("The fix is in.\n"),
         notes(),
         notes(),
         notes(),
@@ -106,6 +106,18 @@ fn each_request_starts_with_the_whole_previous_one() {
         shared += p;
         total += b;
     }
+    // the text reply is kept as written (a trimmed copy would not match the server's cache of
+    // the reply's own tokens), and the one nudge answering it is the only user turn
+    let last = &seen[seen.len() - 1].messages;
+    let k = last
+        .iter()
+        .position(|m| m.content.starts_with("The fix is in."))
+        .unwrap();
+    assert_eq!(last[k].content, "The fix is in.\n");
+    let users: Vec<usize> = (2..last.len())
+        .filter(|&i| last[i].role == lrab_harness::Role::User)
+        .collect();
+    assert_eq!(users, vec![k + 1]);
     let share = shared as f64 / total as f64;
     println!("share of prompt bytes in the shared prefix: {share:.3}");
     assert!(

@@ -19,7 +19,7 @@ use crate::mechanisms::report::{FinalReport, Level};
 use crate::mechanisms::resilience;
 use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::{Ablations, Mechanism};
-use crate::messages::Message;
+use crate::messages::{Message, Role};
 use crate::tools::Toolbox;
 use lrab_records::{Event, RunEnd};
 use serde::{Deserialize, Serialize};
@@ -194,12 +194,14 @@ impl<M: Model> Agent<M> {
     /// round's last tool result, which no request has carried yet: the history then only
     /// grows, and no user message arrives inside the tool loop (templates that re-render the
     /// earlier assistant turns after each user message would otherwise throw away the
-    /// server's cached prefix). After a reply without a call the answer has to be a user turn.
+    /// server's cached prefix). After a reply without a call the answer has to be a user turn
+    /// (one per turn: further nudges join it).
     fn nudge(&mut self, text: String) {
         self.say(&format!("  [harness] {}", short(&text, 160)));
         let n = self.state.messages.len();
         match self.state.messages.last_mut() {
-            Some(last) if last.role == crate::messages::Role::Tool && n > self.sent => {
+            // a second nudge for the same turn joins the first
+            Some(last) if n > self.sent && (last.role == Role::Tool || last.injected) => {
                 last.content.push_str(NUDGE_SEP);
                 last.content.push_str(&text);
             }

@@ -441,6 +441,9 @@ impl<M: Model> Agent<M> {
         let content = match &issue {
             Some(i) => bad_input::history_text(&raw, i),
             None if rescued_text => String::new(),
+            // kept as the model wrote it: the server's cache holds the reply's own tokens, and
+            // a trimmed copy would no longer match them on the next request
+            None if visible.len() == raw.len() => raw.clone(),
             None => visible.trim().to_string(),
         };
         if let (Some(issue), true) = (&issue, calls.is_empty()) {
