@@ -226,6 +226,15 @@ pub fn run(a: &RunArgs) -> i32 {
     let out = agent.run();
     match &out.status {
         RunStatus::Finished | RunStatus::Answered => EXIT_OK,
+        // the harness ended the run itself because the model stopped making progress: not a
+        // failure of the process (an arm that gives up exits 0 like any other that stops, and
+        // the files it left are scored); the report and this line say how it ended
+        RunStatus::Stalled => {
+            eprintln!(
+                "lrab-harness: stopped unfinished: the model made no progress (stalled); the workdir holds what was done"
+            );
+            EXIT_OK
+        }
         RunStatus::BackendFailed(msg) => {
             let code = out
                 .backend_error
@@ -236,7 +245,7 @@ pub fn run(a: &RunArgs) -> i32 {
         }
         other => {
             eprintln!(
-                "lrab-harness: stopped unfinished ({}); relaunch the same command to resume",
+                "lrab-harness: stopped unfinished ({}); relaunching the same command reports the same end",
                 other.name()
             );
             EXIT_UNFINISHED
