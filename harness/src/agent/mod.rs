@@ -169,6 +169,8 @@ pub struct Agent<M: Model> {
     rewrite: Option<String>,
     /// Messages the last request carried: those after it are new and may still be amended.
     sent: usize,
+    /// The missing deliverables at a value of the workdir's change counter.
+    missing: std::cell::RefCell<Option<(u64, Vec<String>)>>,
 }
 
 /// What separates a nudge from the tool result it is appended to.
