@@ -304,7 +304,11 @@ fn binary_runs_a_task_end_to_end() {
 fn binary_a_stalled_run_exits_0_and_says_so() {
     let server = serve(Box::new(|path, _| match path {
         "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
-        "/api/chat" => Resp::ndjson(ollama_stream("I have made a start. I will stop here.", &[], 400)),
+        "/api/chat" => Resp::ndjson(ollama_stream(
+            "I have made a start. I will stop here.",
+            &[],
+            400,
+        )),
         _ => Resp::json(404, "{}"),
     }));
     let d = tempfile::tempdir().unwrap();
@@ -313,7 +317,10 @@ fn binary_a_stalled_run_exits_0_and_says_so() {
     let out = run_bin(&server.url, &prompt, d.path());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("stopped unfinished") && err.contains("(stalled)"), "{err}");
+    assert!(
+        err.contains("stopped unfinished") && err.contains("(stalled)"),
+        "{err}"
+    );
     let report: Value = serde_json::from_str(
         &fs::read_to_string(common::state_of(d.path()).join("report.json")).unwrap(),
     )

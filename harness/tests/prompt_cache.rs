@@ -184,7 +184,10 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
 /// Requests `i-1` and `i` of a scripted run: the later one starts with the whole earlier one.
 fn assert_extends(seen: &[lrab_harness::backend::scripted::SeenRequest], i: usize) {
     let prev = &seen[i - 1].messages;
-    assert!(seen[i].messages.len() > prev.len(), "request {i} did not grow");
+    assert!(
+        seen[i].messages.len() > prev.len(),
+        "request {i} did not grow"
+    );
     assert_eq!(
         &seen[i].messages[..prev.len()],
         &prev[..],
@@ -214,11 +217,9 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
     let n = replies.len();
     let mut cfg = config(d.path(), task);
     cfg.time_budget_min = Some(10.0);
-    let mut a = lrab_harness::Agent::new(
-        cfg,
-        lrab_harness::backend::ScriptedModel::replies(replies),
-    )
-    .unwrap();
+    let mut a =
+        lrab_harness::Agent::new(cfg, lrab_harness::backend::ScriptedModel::replies(replies))
+            .unwrap();
     a.sleeper = Box::new(|_| {});
     let times = std::cell::RefCell::new((0..).map(|i| i as f64 * 20.0));
     a.clock_fn = Box::new(move || times.borrow_mut().next().unwrap_or(1e9));
@@ -228,7 +229,16 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
         }
     }
     let seen = &a.model.seen;
-    assert_eq!(seen.len(), n, "{:#?}", a.state.messages.iter().map(|m| (m.role, m.content.clone())).collect::<Vec<_>>());
+    assert_eq!(
+        seen.len(),
+        n,
+        "{:#?}",
+        a.state
+            .messages
+            .iter()
+            .map(|m| (m.role, m.content.clone()))
+            .collect::<Vec<_>>()
+    );
     // every mechanism spoke
     for (name, action) in [
         ("anti_loop", "stall_replan"),
@@ -286,11 +296,9 @@ fn nothing_is_pruned_before_the_rewrite_threshold() {
     let replies: Vec<Reply> = (0..40)
         .map(|i| Reply::call("read_file", json!({"path": format!("part{i:02}.txt")})))
         .collect();
-    let mut a = lrab_harness::Agent::new(
-        cfg,
-        lrab_harness::backend::ScriptedModel::replies(replies),
-    )
-    .unwrap();
+    let mut a =
+        lrab_harness::Agent::new(cfg, lrab_harness::backend::ScriptedModel::replies(replies))
+            .unwrap();
     a.sleeper = Box::new(|_| {});
     for _ in 0..40 {
         a.step();

@@ -493,7 +493,9 @@ mod tests {
         let t = "- `fix_log_m01.md` .. `fix_log_m10.md` — per module.\n1. Check for earlier progress (existing fix_log_mNN.md files); write partN.md or notes_XX.csv.";
         let a = named_artifacts(t);
         assert_eq!(a.len(), 10, "{a:?}");
-        assert!(a.iter().all(|n| n.starts_with("fix_log_m") && !n.contains('N')));
+        assert!(a
+            .iter()
+            .all(|n| n.starts_with("fix_log_m") && !n.contains('N')));
         for (name, pattern) in [
             ("fix_log_mNN.md", true),
             ("report_YYYY-MM-DD.md", true),
@@ -668,7 +670,13 @@ mod tests {
         let d = FinishGate::default().evaluate(&input, &mut e, &mut vec![]);
         // past the file check (the re-read of the task is the last step)
         assert!(
-            matches!(&d, GateDecision::Reject { check: "reread", .. }),
+            matches!(
+                &d,
+                GateDecision::Reject {
+                    check: "reread",
+                    ..
+                }
+            ),
             "{d:?}"
         );
         e.files.remove("fix_log_m02.md");
