@@ -140,8 +140,8 @@ pub fn run(a: &RunArgs) -> i32 {
             ),
         );
     }
-    if let Err((code, e)) = crate::startup::check(&a.workdir) {
-        return fail(code, &e);
+    if let Err(e) = crate::startup::check(&a.workdir) {
+        return fail(e.exit_code(), &e.to_string());
     }
     // the state folder is checked (and made) before the backend is contacted too
     let state = match &a.state_dir {
