@@ -187,9 +187,10 @@ fn open_state(cfg: &AgentConfig) -> Result<StateDir, StartError> {
     check_workdir(&cfg.workdir)?;
     let path = match &cfg.state_dir {
         Some(p) => p.clone(),
-        None => crate::state_dir::default_for(&cfg.workdir).map_err(StartError::Workdir)?,
+        None => crate::state_dir::default_for(&cfg.workdir)
+            .map_err(|e| StartError::Workdir(e.to_string()))?,
     };
-    StateDir::open(&path, &cfg.workdir).map_err(StartError::Workdir)
+    StateDir::open(&path, &cfg.workdir).map_err(|e| StartError::Workdir(e.to_string()))
 }
 
 impl<M: crate::backend::Model> Agent<M> {

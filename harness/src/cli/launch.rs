@@ -149,7 +149,7 @@ pub fn run(a: &RunArgs) -> i32 {
         None => crate::state_dir::default_for(&a.workdir),
     };
     if let Err(e) = state.and_then(|p| crate::state_dir::StateDir::open(&p, &a.workdir)) {
-        return fail(EXIT_WORKDIR, &e);
+        return fail(EXIT_WORKDIR, &e.to_string());
     }
     // checked before contacting the backend: a bad endpoint is a usage error
     let web = match web_endpoint(
