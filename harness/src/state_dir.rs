@@ -32,51 +32,82 @@ pub struct StateDir {
     pub tmp: PathBuf,
 }
 
-/// The standalone default for `workdir` (see `lrab_records::layout::default_state_dir`).
-pub fn default_for(workdir: &Path) -> Result<PathBuf, String> {
-    let wd = workdir
+/// Why a state folder cannot be used (each message one line, naming the folder as given).
+#[derive(Debug, thiserror::Error)]
+pub enum StateDirError {
+    #[error("workdir '{}': {err}", workdir.display())]
+    Workdir {
+        workdir: PathBuf,
+        err: std::io::Error,
+    },
+    #[error("workdir '{}' has no parent folder for the default state folder; pass --state-dir", workdir.display())]
+    NoParent { workdir: PathBuf },
+    #[error("state folder '{}' is a symbolic link", state.display())]
+    Symlink { state: PathBuf },
+    #[error("state folder '{}' cannot be created: {err}", state.display())]
+    Create { state: PathBuf, err: std::io::Error },
+    #[error("state folder '{}': {err}", state.display())]
+    Resolve { state: PathBuf, err: std::io::Error },
+    #[error("state folder '{}' is inside the workdir, where model-chosen commands could change it; choose a folder outside it", state.display())]
+    InsideWorkdir { state: PathBuf },
+    #[error("state folder '{}' contains the workdir; choose a folder beside it", state.display())]
+    ContainsWorkdir { state: PathBuf },
+    #[error("state folder '{}': {err}", state.display())]
+    Open { state: PathBuf, err: BError },
+    #[error("state folder '{}' is not writable: {err}", state.display())]
+    NotWritable { state: PathBuf, err: BError },
+}
+
+fn canonical_workdir(workdir: &Path) -> Result<PathBuf, StateDirError> {
+    workdir
         .canonicalize()
-        .map_err(|e| format!("workdir '{}': {e}", workdir.display()))?;
-    layout::default_state_dir(&wd).ok_or_else(|| {
-        format!(
-            "workdir '{}' has no parent folder for the default state folder; pass --state-dir",
-            wd.display()
-        )
-    })
+        .map_err(|err| StateDirError::Workdir {
+            workdir: workdir.to_path_buf(),
+            err,
+        })
+}
+
+/// The standalone default for `workdir` (see `lrab_records::layout::default_state_dir`).
+pub fn default_for(workdir: &Path) -> Result<PathBuf, StateDirError> {
+    let wd = canonical_workdir(workdir)?;
+    layout::default_state_dir(&wd).ok_or(StateDirError::NoParent { workdir: wd })
 }
 
 impl StateDir {
     /// Create (or reopen, for a resume) the state folder `state` of a run in `workdir`. Refused:
     /// a folder inside the workdir or containing it, a symbolic link, one that cannot be
     /// written.
-    pub fn open(state: &Path, workdir: &Path) -> Result<StateDir, String> {
-        let shown = state.display();
-        let wd = workdir
-            .canonicalize()
-            .map_err(|e| format!("workdir '{}': {e}", workdir.display()))?;
+    pub fn open(state: &Path, workdir: &Path) -> Result<StateDir, StateDirError> {
+        let shown = || state.to_path_buf();
+        let wd = canonical_workdir(workdir)?;
         if state
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
         {
-            return Err(format!("state folder '{shown}' is a symbolic link"));
+            return Err(StateDirError::Symlink { state: shown() });
         }
-        std::fs::create_dir_all(state)
-            .map_err(|e| format!("state folder '{shown}' cannot be created: {e}"))?;
-        let path = state
-            .canonicalize()
-            .map_err(|e| format!("state folder '{shown}': {e}"))?;
+        std::fs::create_dir_all(state).map_err(|err| StateDirError::Create {
+            state: shown(),
+            err,
+        })?;
+        let path = state.canonicalize().map_err(|err| StateDirError::Resolve {
+            state: shown(),
+            err,
+        })?;
         if path.starts_with(&wd) {
-            return Err(format!(
-                "state folder '{shown}' is inside the workdir, where model-chosen commands could change it; choose a folder outside it"
-            ));
+            return Err(StateDirError::InsideWorkdir { state: shown() });
         }
         if wd.starts_with(&path) {
-            return Err(format!(
-                "state folder '{shown}' contains the workdir; choose a folder beside it"
-            ));
+            return Err(StateDirError::ContainsWorkdir { state: shown() });
         }
-        let dir = Beneath::open(&path).map_err(|e| format!("state folder '{shown}': {e}"))?;
-        let err = |e: BError| format!("state folder '{shown}' is not writable: {e}");
+        let dir = Beneath::open(&path).map_err(|err| StateDirError::Open {
+            state: shown(),
+            err,
+        })?;
+        let err = |err: BError| StateDirError::NotWritable {
+            state: shown(),
+            err,
+        };
         for sub in [
             layout::OUTPUTS,
             layout::BACKUPS,
@@ -141,14 +172,22 @@ mod tests {
         let wd = d.path().join("w");
         std::fs::create_dir(&wd).unwrap();
         let e = StateDir::open(&wd.join("state"), &wd).unwrap_err();
-        assert!(e.contains("inside the workdir"), "{e}");
+        assert!(matches!(e, StateDirError::InsideWorkdir { .. }), "{e}");
+        assert!(e.to_string().contains("inside the workdir"), "{e}");
         let e = StateDir::open(d.path(), &wd).unwrap_err();
-        assert!(e.contains("contains the workdir"), "{e}");
+        assert!(matches!(e, StateDirError::ContainsWorkdir { .. }), "{e}");
+        assert!(e.to_string().contains("contains the workdir"), "{e}");
         let real = d.path().join("real");
         std::fs::create_dir(&real).unwrap();
         std::os::unix::fs::symlink(&real, d.path().join("link")).unwrap();
         let e = StateDir::open(&d.path().join("link"), &wd).unwrap_err();
-        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "state folder '{}' is a symbolic link",
+                d.path().join("link").display()
+            )
+        );
         let s = StateDir::open(&d.path().join("state"), &wd).unwrap();
         assert!(s.home.is_dir() && s.tmp.is_dir() && s.path.join("out").is_dir());
         assert_eq!(

@@ -482,13 +482,19 @@ fn clock_warns_at_60_and_85_percent_and_stops_at_the_budget() {
     let out = a.run();
     assert_eq!(out.status, RunStatus::TimeBudget);
     assert_eq!(mech_count(d.path(), "clock", "warning"), 2);
+    // each warning ends the tool result of the round before it (no user turn of its own)
     let warnings: Vec<&str> = a
         .state
         .messages
         .iter()
-        .filter(|m| m.content.starts_with("Time check"))
-        .map(|m| m.content.as_str())
+        .filter_map(|m| m.content.split_once("\n\nTime check").map(|(_, w)| (m, w)))
+        .map(|(m, w)| {
+            assert_eq!(m.role, lrab_harness::Role::Tool, "{}", m.content);
+            w
+        })
         .collect();
+    assert_eq!(warnings.len(), 2);
+    assert!(a.state.messages.iter().all(|m| !m.injected));
     assert!(warnings[0].contains("60%") && warnings[0].contains("Still missing: report.md"));
     assert!(warnings[1].contains("85%"));
 }

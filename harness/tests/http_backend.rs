@@ -297,6 +297,38 @@ fn binary_runs_a_task_end_to_end() {
     );
 }
 
+/// A model that only ever answers with text: the stall watch ends the run, which is the
+/// harness's own decision and not a failure of the process (exit 0, like an arm that stops);
+/// stderr and the report say it stalled.
+#[test]
+fn binary_a_stalled_run_exits_0_and_says_so() {
+    let server = serve(Box::new(|path, _| match path {
+        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
+        "/api/chat" => Resp::ndjson(ollama_stream(
+            "I have made a start. I will stop here.",
+            &[],
+            400,
+        )),
+        _ => Resp::json(404, "{}"),
+    }));
+    let d = tempfile::tempdir().unwrap();
+    let prompt = d.path().join("task_input.txt");
+    fs::write(&prompt, TASK).unwrap();
+    let out = run_bin(&server.url, &prompt, d.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("stopped unfinished") && err.contains("(stalled)"),
+        "{err}"
+    );
+    let report: Value = serde_json::from_str(
+        &fs::read_to_string(common::state_of(d.path()).join("report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["status"], "stalled");
+    assert!(chat_bodies(&server).len() >= 20);
+}
+
 #[test]
 fn binary_bad_input_gives_one_line_errors_and_documented_codes() {
     let d = tempfile::tempdir().unwrap();

@@ -33,7 +33,7 @@ fn script() -> Vec<Reply> {
             json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
         ),
         c("run_shell", json!({"command": "python3 test_calc.py"})),
-        Reply::text("The fix is in."),
+        Reply::text("The fix is in.\n"),
         notes(),
         notes(),
         notes(),
@@ -106,6 +106,18 @@ fn each_request_starts_with_the_whole_previous_one() {
         shared += p;
         total += b;
     }
+    // the text reply is kept as written (a trimmed copy would not match the server's cache of
+    // the reply's own tokens), and the one nudge answering it is the only user turn
+    let last = &seen[seen.len() - 1].messages;
+    let k = last
+        .iter()
+        .position(|m| m.content.starts_with("The fix is in."))
+        .unwrap();
+    assert_eq!(last[k].content, "The fix is in.\n");
+    let users: Vec<usize> = (2..last.len())
+        .filter(|&i| last[i].role == lrab_harness::Role::User)
+        .collect();
+    assert_eq!(users, vec![k + 1]);
     let share = shared as f64 / total as f64;
     println!("share of prompt bytes in the shared prefix: {share:.3}");
     assert!(
@@ -167,4 +179,147 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
             assert_eq!(x.to_string(), y.to_string());
         }
     }
+}
+
+/// Requests `i-1` and `i` of a scripted run: the later one starts with the whole earlier one.
+fn assert_extends(seen: &[lrab_harness::backend::scripted::SeenRequest], i: usize) {
+    let prev = &seen[i - 1].messages;
+    assert!(
+        seen[i].messages.len() > prev.len(),
+        "request {i} did not grow"
+    );
+    assert_eq!(
+        &seen[i].messages[..prev.len()],
+        &prev[..],
+        "request {i} rewrote history"
+    );
+}
+
+/// A tool loop that draws nudges from every mechanism that speaks after a round of calls — the
+/// state line, the stall watch (re-plan, write-it-now), the same-tool nudge, the clock's
+/// warnings — plus one text reply: each nudge ends the round's last tool result, and the only
+/// user turn after the task is the answer to the text reply, which has no tool result to carry
+/// it.
+#[test]
+fn nudges_after_tool_calls_ride_in_the_tool_result() {
+    let d = tempfile::tempdir().unwrap();
+    setup(d.path());
+    let task = "Fix calc.py so that test_calc.py passes, and write report.md about the fix.";
+    // plan calls that fail: no progress, and a tool that is never paused
+    let mut replies: Vec<Reply> = (0..9)
+        .map(|i| Reply::call("todo", json!({"action": format!("bogus{i}")})))
+        .collect();
+    replies.push(Reply::text("I am looking for the right file."));
+    replies.push(Reply::call(
+        "write_file",
+        json!({"path": "report.md", "content": "# Report\n"}),
+    ));
+    let n = replies.len();
+    let mut cfg = config(d.path(), task);
+    cfg.time_budget_min = Some(10.0);
+    let mut a =
+        lrab_harness::Agent::new(cfg, lrab_harness::backend::ScriptedModel::replies(replies))
+            .unwrap();
+    a.sleeper = Box::new(|_| {});
+    let times = std::cell::RefCell::new((0..).map(|i| i as f64 * 20.0));
+    a.clock_fn = Box::new(move || times.borrow_mut().next().unwrap_or(1e9));
+    for _ in 0..n {
+        if a.step().is_some() {
+            break;
+        }
+    }
+    let seen = &a.model.seen;
+    assert_eq!(
+        seen.len(),
+        n,
+        "{:#?}",
+        a.state
+            .messages
+            .iter()
+            .map(|m| (m.role, m.content.clone()))
+            .collect::<Vec<_>>()
+    );
+    // every mechanism spoke
+    for (name, action) in [
+        ("anti_loop", "stall_replan"),
+        ("anti_loop", "stall_escalate"),
+        ("anti_loop", "same_tool_nudge"),
+        ("clock", "warning"),
+        ("false_completion", "text_only"),
+    ] {
+        assert!(mech_count(d.path(), name, action) >= 1, "{name}/{action}");
+    }
+    for i in 1..n {
+        assert_extends(seen, i);
+    }
+    let last = &seen[n - 1].messages;
+    let text_reply = last
+        .iter()
+        .position(|m| m.content == "I am looking for the right file.")
+        .unwrap();
+    for (i, m) in last.iter().enumerate().skip(2) {
+        if m.role == lrab_harness::Role::User {
+            assert_eq!(i, text_reply + 1, "a user turn inside the tool loop: {m:?}");
+            assert!(m.injected);
+        }
+    }
+    // the nudges' texts are in tool results, after the round's own output and state line
+    let tool_text = |needle: &str| {
+        last.iter()
+            .filter(|m| m.role == lrab_harness::Role::Tool)
+            .any(|m| m.content.contains(needle) && m.content.contains("[state:"))
+    };
+    for needle in [
+        "take a different approach",
+        "Still no progress",
+        "times in a row",
+        "Time check",
+    ] {
+        assert!(tool_text(needle), "no tool result carries {needle:?}");
+    }
+}
+
+/// Old tool output is pruned only when the prompt reaches the rewrite threshold (75 % of the
+/// window), never on the way there: up to that request every request extends the previous one.
+#[test]
+fn nothing_is_pruned_before_the_rewrite_threshold() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        fs::write(
+            d.path().join(format!("part{i:02}.txt")),
+            format!("part {i}\n{}", "lorem ipsum dolor sit amet ".repeat(40)),
+        )
+        .unwrap();
+    }
+    let mut cfg = config(d.path(), "Read every part file and write summary.md.");
+    cfg.num_ctx = 8192;
+    let replies: Vec<Reply> = (0..40)
+        .map(|i| Reply::call("read_file", json!({"path": format!("part{i:02}.txt")})))
+        .collect();
+    let mut a =
+        lrab_harness::Agent::new(cfg, lrab_harness::backend::ScriptedModel::replies(replies))
+            .unwrap();
+    a.sleeper = Box::new(|_| {});
+    for _ in 0..40 {
+        a.step();
+    }
+    let calls: Vec<Value> = events(d.path())
+        .into_iter()
+        .filter(|e| e["kind"] == "model_call")
+        .collect();
+    let first = calls
+        .iter()
+        .position(|c| !c["rewrite"].is_null())
+        .expect("the history was rewritten once the window filled");
+    assert_eq!(calls[first]["rewrite"], "prune", "{}", calls[first]);
+    for i in 1..first {
+        assert_extends(&a.model.seen, i);
+    }
+    // the request before the rewrite was past 60 % of the window and nothing was pruned
+    let est = |i: usize| calls[i]["est_tokens"].as_u64().unwrap() as f64;
+    assert!(est(first - 1) >= 0.6 * 8192.0, "{}", est(first - 1));
+    assert!(est(first - 1) < 0.75 * 8192.0);
+    // the rewrite made room: the next requests extend it again for a while
+    assert!(calls[first + 1]["rewrite"].is_null());
+    assert_extends(&a.model.seen, first + 1);
 }

@@ -104,7 +104,7 @@ fn a_parse_failure_never_ends_the_run_as_a_backend_failure() {
     let e = classify_http_error(500, "failed to parse JSON: unexpected end of JSON input");
     let mut a = agent(d.path(), (0..12).map(|_| Err(e.clone())).collect());
     let out = a.run();
-    // stopped resumably (exit 9), not exit 8
+    // stopped as stalled (exit 0), not a backend failure (exit 8)
     assert_eq!(out.status, RunStatus::Stalled);
     assert!(out.backend_error.is_none());
     assert_eq!(mech_count(d.path(), "resilience", "lost_give_up"), 1);

@@ -418,6 +418,8 @@ impl<M: Model> Agent<M> {
 
     /// Run the finish gate: (accepted, rejection message).
     pub(super) fn finish_gate(&mut self) -> (bool, String) {
+        // the gate's test commands may write files without a tool call counting the change
+        *self.missing.get_mut() = None;
         let input = GateInput {
             task: &self.state.task,
             productive: self.state.productive,

@@ -19,7 +19,7 @@ use crate::mechanisms::report::{FinalReport, Level};
 use crate::mechanisms::resilience;
 use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::{Ablations, Mechanism};
-use crate::messages::Message;
+use crate::messages::{Message, Role};
 use crate::tools::Toolbox;
 use lrab_records::{Event, RunEnd};
 use serde::{Deserialize, Serialize};
@@ -167,7 +167,14 @@ pub struct Agent<M: Model> {
     prefix: crate::prefix::PrefixTracker,
     /// Why the history was rewritten since the last request (reported with the next).
     rewrite: Option<String>,
+    /// Messages the last request carried: those after it are new and may still be amended.
+    sent: usize,
+    /// The missing deliverables at a value of the workdir's change counter.
+    missing: std::cell::RefCell<Option<(u64, Vec<String>)>>,
 }
+
+/// What separates a nudge from the tool result it is appended to.
+pub const NUDGE_SEP: &str = "\n\n";
 
 /// `s` on one line, clipped to `n` characters (for the transcript and the event log).
 fn short(s: &str, n: usize) -> String {
@@ -185,9 +192,23 @@ impl<M: Model> Agent<M> {
         }
     }
 
+    /// Tell the model something. After a round of tool calls the text goes at the end of the
+    /// round's last tool result, which no request has carried yet: the history then only
+    /// grows, and no user message arrives inside the tool loop (templates that re-render the
+    /// earlier assistant turns after each user message would otherwise throw away the
+    /// server's cached prefix). After a reply without a call the answer has to be a user turn
+    /// (one per turn: further nudges join it).
     fn nudge(&mut self, text: String) {
         self.say(&format!("  [harness] {}", short(&text, 160)));
-        self.state.messages.push(Message::nudge(text));
+        let n = self.state.messages.len();
+        match self.state.messages.last_mut() {
+            // a second nudge for the same turn joins the first
+            Some(last) if n > self.sent && (last.role == Role::Tool || last.injected) => {
+                last.content.push_str(NUDGE_SEP);
+                last.content.push_str(&text);
+            }
+            _ => self.state.messages.push(Message::nudge(text)),
+        }
     }
 
     /// Run to the end.

@@ -13,7 +13,7 @@ use crate::mechanisms::repeat_guard::RepeatGuard;
 use crate::mechanisms::reply_failures::LostReplies;
 use crate::mechanisms::report::VerificationTracker;
 use crate::mechanisms::resilience::{self, Inflight, Loaded};
-use crate::mechanisms::security::{real_home, Access};
+use crate::mechanisms::security::real_home;
 use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::{classify, Tier};
 use crate::mechanisms::Mechanism;
@@ -187,9 +187,10 @@ fn open_state(cfg: &AgentConfig) -> Result<StateDir, StartError> {
     check_workdir(&cfg.workdir)?;
     let path = match &cfg.state_dir {
         Some(p) => p.clone(),
-        None => crate::state_dir::default_for(&cfg.workdir).map_err(StartError::Workdir)?,
+        None => crate::state_dir::default_for(&cfg.workdir)
+            .map_err(|e| StartError::Workdir(e.to_string()))?,
     };
-    StateDir::open(&path, &cfg.workdir).map_err(StartError::Workdir)
+    StateDir::open(&path, &cfg.workdir).map_err(|e| StartError::Workdir(e.to_string()))
 }
 
 impl<M: crate::backend::Model> Agent<M> {
@@ -277,6 +278,8 @@ impl<M: crate::backend::Model> Agent<M> {
             ledger: Default::default(),
             prefix: Default::default(),
             rewrite: None,
+            sent: 0,
+            missing: Default::default(),
         };
         if resumed && agent.state.done.is_none() {
             agent.resolve_inflight();
@@ -334,22 +337,35 @@ impl<M: crate::backend::Model> Agent<M> {
         }
     }
 
+    /// Whether a named deliverable is missing or empty: one `lstat` beneath the workdir handle
+    /// (this runs for every named file on every turn, for the state line; nothing is read, so
+    /// the file tools' full confinement check is not needed). A name that cannot be in the
+    /// workdir is never asked for.
     fn artifact_missing(&self, a: &str) -> bool {
-        match self.tools.conf.resolve(a, Access::Read) {
-            Ok(p) => std::fs::metadata(p)
-                .map(|m| m.is_file() && m.len() == 0)
-                .unwrap_or(true),
+        use lrab_safety::beneath::{Error, Kind};
+        match self.tools.wd.stat(a.trim()) {
+            Ok(st) => st.kind == Kind::File && st.len == 0,
+            Err(Error::Io { .. }) => true,
             Err(_) => false,
         }
     }
 
-    /// Named artifacts that do not exist (or are empty).
+    /// Named artifacts that do not exist (or are empty). Remembered while the workdir's change
+    /// counter stands still (the state line and every nudge ask, each turn).
     pub fn missing_artifacts(&self) -> Vec<String> {
-        self.named
+        if let Some((w, m)) = &*self.missing.borrow() {
+            if *w == self.state.world {
+                return m.clone();
+            }
+        }
+        let m: Vec<String> = self
+            .named
             .iter()
             .filter(|a| self.artifact_missing(a))
             .cloned()
-            .collect()
+            .collect();
+        *self.missing.borrow_mut() = Some((self.state.world, m.clone()));
+        m
     }
 
     /// The next executable action, named in every rejection and nudge.

@@ -214,8 +214,12 @@ impl<M: Model> Agent<M> {
         }));
     }
 
-    /// The context check before a call: prune old tool output at 60 %, compact at 75 %, and
-    /// never send a prompt that leaves no room for a reply. Returns (raw estimate, corrected).
+    /// The context check before a call. At 75 % the history is rewritten once: old tool
+    /// output is pruned first, and when that does not bring the prompt under 60 % the
+    /// conversation is compacted too. Nothing is rewritten below 75 %, so every request until
+    /// then extends the previous one and the server's cached prefix stays valid; each rewrite
+    /// buys at least 15 % of the window. A prompt that leaves no room for a reply is never
+    /// sent. Returns (raw estimate, corrected).
     fn prepare_context(&mut self, tools: &[ToolSpec]) -> (usize, u64) {
         let measure = |s: &Self| {
             let raw = estimate_request(&s.state.messages, tools);
@@ -225,7 +229,7 @@ impl<M: Model> Agent<M> {
         if !self.on(Mechanism::Context) {
             return (raw, tokens);
         }
-        if self.state.context.needs_pruning(tokens) {
+        if self.state.context.needs_compaction(tokens) {
             let (n, saved) = prune_old_outputs(&mut self.state.messages, PRUNE_KEEP);
             if n > 0 {
                 self.state.context.prunes += 1;
@@ -237,10 +241,10 @@ impl<M: Model> Agent<M> {
                 );
                 (raw, tokens) = measure(self);
             }
-        }
-        if self.state.context.needs_compaction(tokens) {
-            self.compact_now("threshold");
-            (raw, tokens) = measure(self);
+            if self.state.context.needs_pruning(tokens) {
+                self.compact_now("threshold");
+                (raw, tokens) = measure(self);
+            }
         }
         let mut shift = 1;
         while !self.state.context.fits(tokens) && shift <= 3 {
@@ -280,6 +284,7 @@ impl<M: Model> Agent<M> {
                 &self.state.messages
             };
             let stats = self.prefix.observe(messages, tools);
+            self.sent = self.state.messages.len();
             let req = ChatRequest {
                 messages,
                 tools,
@@ -436,6 +441,9 @@ impl<M: Model> Agent<M> {
         let content = match &issue {
             Some(i) => bad_input::history_text(&raw, i),
             None if rescued_text => String::new(),
+            // kept as the model wrote it: the server's cache holds the reply's own tokens, and
+            // a trimmed copy would no longer match them on the next request
+            None if visible.len() == raw.len() => raw.clone(),
             None => visible.trim().to_string(),
         };
         if let (Some(issue), true) = (&issue, calls.is_empty()) {

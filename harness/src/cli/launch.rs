@@ -140,8 +140,8 @@ pub fn run(a: &RunArgs) -> i32 {
             ),
         );
     }
-    if let Err((code, e)) = crate::startup::check(&a.workdir) {
-        return fail(code, &e);
+    if let Err(e) = crate::startup::check(&a.workdir) {
+        return fail(e.exit_code(), &e.to_string());
     }
     // the state folder is checked (and made) before the backend is contacted too
     let state = match &a.state_dir {
@@ -149,7 +149,7 @@ pub fn run(a: &RunArgs) -> i32 {
         None => crate::state_dir::default_for(&a.workdir),
     };
     if let Err(e) = state.and_then(|p| crate::state_dir::StateDir::open(&p, &a.workdir)) {
-        return fail(EXIT_WORKDIR, &e);
+        return fail(EXIT_WORKDIR, &e.to_string());
     }
     // checked before contacting the backend: a bad endpoint is a usage error
     let web = match web_endpoint(
@@ -226,6 +226,15 @@ pub fn run(a: &RunArgs) -> i32 {
     let out = agent.run();
     match &out.status {
         RunStatus::Finished | RunStatus::Answered => EXIT_OK,
+        // the harness ended the run itself because the model stopped making progress: not a
+        // failure of the process (an arm that gives up exits 0 like any other that stops, and
+        // the files it left are scored); the report and this line say how it ended
+        RunStatus::Stalled => {
+            eprintln!(
+                "lrab-harness: stopped unfinished: the model made no progress (stalled); the workdir holds what was done"
+            );
+            EXIT_OK
+        }
         RunStatus::BackendFailed(msg) => {
             let code = out
                 .backend_error
@@ -236,7 +245,7 @@ pub fn run(a: &RunArgs) -> i32 {
         }
         other => {
             eprintln!(
-                "lrab-harness: stopped unfinished ({}); relaunch the same command to resume",
+                "lrab-harness: stopped unfinished ({}); relaunching the same command reports the same end",
                 other.name()
             );
             EXIT_UNFINISHED

@@ -2,11 +2,12 @@
 //! the identical command (same workdir and `--state-dir`) resumes from the checkpoint.
 //!
 //! Exit codes (documented in docs/harness.md):
-//! 0 finished (or a chat question answered) · 2 usage error · 3 prompt file missing/unreadable/
+//! 0 finished (or a chat question answered), or stopped because the model made no progress
+//! (stalled: the report says so) · 2 usage error · 3 prompt file missing/unreadable/
 //! empty · 4 workdir missing or unwritable, or the state folder unusable · 5 backend unreachable · 6 model not found ·
 //! 7 model cannot chat (or lacks tools with `--tool-protocol native`) · 8 backend failed
-//! during the run · 9 stopped unfinished
-//! (max turns, time budget, stalled; resumable) · 128+n terminated by signal n.
+//! during the run · 9 stopped unfinished at a limit (max turns, time budget) · 128+n
+//! terminated by signal n (a relaunch of the identical command resumes).
 //!
 //! One module per concern: `args` turns the command line (and the environment) into a
 //! [`Command`]; `launch` connects the backend and runs the agent loop.

@@ -1,8 +1,9 @@
 //! Context: a token check before every call, corrected by the server's `prompt_eval_count`
 //! (with that count's known failure modes recognized: servers that count only the uncached
-//! tokens, and counts capped by a server that cut the prompt); old tool output pruned at 60 %;
-//! a single compaction at 75 % that keeps the system prompt, the task text verbatim, the plan
-//! and the recent turns, and summarizes the rest deterministically (no extra model call); and
+//! tokens, and counts capped by a server that cut the prompt); one rewrite of the history at
+//! 75 %: old tool output pruned, and when that leaves the prompt above 60 % a single
+//! compaction that keeps the system prompt, the task text verbatim, the plan and the recent
+//! turns, and summarizes the rest deterministically (no extra model call); and
 //! a last resort that clips the largest messages, so a prompt that would not fit is never sent
 //! for the server to cut silently.
 
@@ -11,7 +12,8 @@ use crate::messages::{Message, Role, ToolSpec};
 use serde::{Deserialize, Serialize};
 
 pub const COMPACT_AT: f64 = 0.75;
-/// Old tool output is pruned from this share of the window on.
+/// A rewrite at [`COMPACT_AT`] prunes old tool output first, and compacts as well unless the
+/// prompt is then under this share of the window.
 pub const PRUNE_AT: f64 = 0.60;
 /// The most recent messages are never pruned.
 pub const PRUNE_KEEP: usize = 8;
@@ -118,6 +120,7 @@ impl ContextCheck {
     pub fn needs_compaction(&self, tokens: u64) -> bool {
         tokens as f64 >= COMPACT_AT * self.num_ctx as f64
     }
+    /// Whether a prompt is at or above [`PRUNE_AT`] (after pruning: compact as well).
     pub fn needs_pruning(&self, tokens: u64) -> bool {
         tokens as f64 >= PRUNE_AT * self.num_ctx as f64
     }

@@ -115,12 +115,43 @@ fn optional_sentence(s: &str) -> bool {
     .any(|w| l.contains(w))
 }
 
+/// Whether a file name is a pattern rather than a name: its stem holds a placeholder such as
+/// `NN` (`fix_log_mNN.md`), `XX`, `YYYY-MM-DD` or a lone `N` (`partN.md`) — capitals standing
+/// for digits, next to no other capital (so `README.md` or `RUNNING.md` are names). A task
+/// that writes `fix_log_mNN.md` means the numbered files it names elsewhere; no file of that
+/// name can ever be asked for.
+pub fn is_placeholder_name(name: &str) -> bool {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s).as_bytes();
+    let mut i = 0;
+    while i < stem.len() {
+        let c = stem[i];
+        let mut j = i;
+        while j < stem.len() && stem[j] == c {
+            j += 1;
+        }
+        let run = j - i;
+        let alone = (i == 0 || !stem[i - 1].is_ascii_uppercase())
+            && (j == stem.len() || !stem[j].is_ascii_uppercase());
+        if alone && (run >= 2 && b"NXYMD".contains(&c) || run == 1 && c == b'N') {
+            // a lone N must stand between separators or after a lowercase word (`partN`)
+            let after = stem.get(j).copied();
+            if run >= 2 || matches!(after, None | Some(b'_' | b'-')) {
+                return true;
+            }
+        }
+        i = j;
+    }
+    false
+}
+
 /// Files a task names as deliverables, in order of first mention. Ranges such as
-/// `fix_log_m01..m10.md` are expanded.
+/// `fix_log_m01..m10.md` are expanded; patterns such as `fix_log_mNN.md` are not names
+/// ([`is_placeholder_name`]).
 pub fn named_artifacts(task: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let push = |s: String, out: &mut Vec<String>| {
-        if s != "task_input.txt" && !out.contains(&s) {
+        if s != "task_input.txt" && !is_placeholder_name(&s) && !out.contains(&s) {
             out.push(s);
         }
     };
@@ -458,6 +489,29 @@ mod tests {
         let t = "eight files slice_stats_B01..B08.md";
         assert_eq!(named_artifacts(t).len(), 8);
         assert_eq!(named_artifacts(t)[7], "slice_stats_B08.md");
+        // a pattern next to the range it stands for is not a file to write
+        let t = "- `fix_log_m01.md` .. `fix_log_m10.md` — per module.\n1. Check for earlier progress (existing fix_log_mNN.md files); write partN.md or notes_XX.csv.";
+        let a = named_artifacts(t);
+        assert_eq!(a.len(), 10, "{a:?}");
+        assert!(a
+            .iter()
+            .all(|n| n.starts_with("fix_log_m") && !n.contains('N')));
+        for (name, pattern) in [
+            ("fix_log_mNN.md", true),
+            ("report_YYYY-MM-DD.md", true),
+            ("partN.md", true),
+            ("data_N.csv", true),
+            ("out/run_XX.txt", true),
+            ("README.md", false),
+            ("RUNNING.md", false),
+            ("CHANGELOG_DRAFT.md", false),
+            ("Notes.md", false),
+            ("fix_log_m01.md", false),
+            ("DNA_report.md", false),
+            ("plan_Nov.md", false),
+        ] {
+            assert_eq!(is_placeholder_name(name), pattern, "{name}");
+        }
         let t = "- `slice_stats_B01.md` .. `slice_stats_B08.md` — one summary per batch";
         let a = named_artifacts(t);
         assert_eq!(a.len(), 8, "{a:?}");
@@ -596,5 +650,46 @@ mod tests {
             rejections,
             CAP_FAKE + CAP_ARTIFACTS + CAP_TESTS + CAP_PLAN + 1
         );
+    }
+
+    #[test]
+    fn a_file_name_pattern_is_never_asked_for() {
+        // the numbered logs exist; the pattern the task also mentions is not a missing file
+        let task = "Write `fix_log_m01.md` .. `fix_log_m03.md`.\nCheck the existing fix_log_mNN.md files first.";
+        let mut e = env(&[
+            ("fix_log_m01.md", "one"),
+            ("fix_log_m02.md", "two"),
+            ("fix_log_m03.md", "three"),
+        ]);
+        let input = GateInput {
+            task,
+            productive: true,
+            open_plan_items: vec![],
+            verify_feedback: true,
+        };
+        let d = FinishGate::default().evaluate(&input, &mut e, &mut vec![]);
+        // past the file check (the re-read of the task is the last step)
+        assert!(
+            matches!(
+                &d,
+                GateDecision::Reject {
+                    check: "reread",
+                    ..
+                }
+            ),
+            "{d:?}"
+        );
+        e.files.remove("fix_log_m02.md");
+        match FinishGate::default().evaluate(&input, &mut e, &mut vec![]) {
+            GateDecision::Reject { check, message } => {
+                assert_eq!(check, "artifacts");
+                let first = message.lines().next().unwrap_or("");
+                assert!(
+                    first.contains("names: fix_log_m02.md.") && !first.contains("mNN"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -4,8 +4,8 @@
 //! Resending the identical request at temperature 0 reproduces the failure, so each one
 //! changes the conversation: the first says what went wrong and shows the expected form, the
 //! second asks for a smaller step (a large write split into write_file + append_file), every
-//! third compacts the conversation, and after [`GIVE_UP`] in a row the run stops resumably
-//! (exit 9) — a parse failure never ends the run as a backend failure. Part of `resilience`.
+//! third compacts the conversation, and after [`GIVE_UP`] in a row the run stops (stalled,
+//! exit 0) — a parse failure never ends the run as a backend failure. Part of `resilience`.
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
