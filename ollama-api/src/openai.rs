@@ -191,8 +191,8 @@ impl ChatCompletionRequest {
             .unwrap_or(false)
     }
     /// `reasoning_effort` or `reasoning.effort`, mapped the way Ollama maps it to `think`:
-    /// Ok(None) when absent, Err(value) when the value is not accepted.
-    pub fn think(&self) -> Result<Option<crate::Think>, String> {
+    /// Ok(None) when absent, [`UnknownEffort`] when the value is not accepted.
+    pub fn think(&self) -> Result<Option<crate::Think>, UnknownEffort> {
         let effort = self.reasoning_effort.clone().or_else(|| {
             self.reasoning
                 .as_ref()
@@ -207,10 +207,16 @@ impl ChatCompletionRequest {
             "minimal" => Ok(Some(Think::Level("low".into()))),
             "low" | "medium" | "high" | "max" => Ok(Some(Think::Level(e))),
             "xhigh" | "ultra" => Ok(Some(Think::Level("max".into()))),
-            _ => Err(e),
+            _ => Err(UnknownEffort(e)),
         }
     }
 }
+
+/// A reasoning effort Ollama does not accept. Displays as the value itself, so a server can
+/// quote it in its own message (Ollama answers 400 `invalid reasoning value: '<value>'`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownEffort(pub String);
 
 /// Token counts of an exchange, from the native prompt and eval counts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -446,7 +452,8 @@ mod tests {
         r.reasoning_effort = Some("xhigh".into());
         assert_eq!(r.think(), Ok(Some(crate::Think::Level("max".into()))));
         r.reasoning_effort = Some("weird".into());
-        assert!(r.think().is_err());
+        assert_eq!(r.think(), Err(UnknownEffort("weird".into())));
+        assert_eq!(r.think().unwrap_err().to_string(), "weird");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod beneath;
 pub mod cli;
 pub mod corpus;
 mod decode;
+mod error;
 pub mod fsrules;
 pub mod leakscan;
 mod mountns;
@@ -38,6 +39,7 @@ mod trial;
 
 use std::path::{Path, PathBuf};
 
+pub use error::{ConfineError, HardLinkError, SandboxError};
 pub use shell::classify_shell;
 
 /// The five rings. The number is the ring's position in the model.

@@ -69,30 +69,29 @@ impl Sandbox {
     /// A backend named by the operator (`landlock`, `namespaces`; empty = detect), for forcing
     /// the fallback on a machine that also has Landlock. Naming one the kernel lacks is an
     /// error, never a silent downgrade.
-    pub fn named(name: &str) -> Result<Sandbox, String> {
+    pub fn named(name: &str) -> Result<Sandbox, crate::SandboxError> {
+        use crate::SandboxError;
         let k = KernelSupport::get();
         match name.trim() {
             "" | "auto" => Ok(Sandbox::detect()),
             "landlock" => match Sandbox::detect() {
                 s @ Sandbox::Landlock { .. } => Ok(s),
-                _ => Err(format!(
-                    "sandbox 'landlock' requested but this kernel cannot provide it ({})",
-                    k.summary()
-                )),
+                _ => Err(SandboxError::Unavailable {
+                    name: "landlock",
+                    summary: k.summary(),
+                }),
             },
             "namespaces" => {
                 if k.confines() && k.works("namespaces") {
                     Ok(Sandbox::Namespaces)
                 } else {
-                    Err(format!(
-                        "sandbox 'namespaces' requested but this kernel cannot provide it ({})",
-                        k.summary()
-                    ))
+                    Err(SandboxError::Unavailable {
+                        name: "namespaces",
+                        summary: k.summary(),
+                    })
                 }
             }
-            o => Err(format!(
-                "unknown sandbox '{o}' (expected landlock, namespaces or auto)"
-            )),
+            o => Err(SandboxError::Unknown(o.to_string())),
         }
     }
     /// The name [`Sandbox::named`] takes for this backend (what `LRAB_SANDBOX` is set to).

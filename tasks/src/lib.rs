@@ -16,7 +16,7 @@ pub mod solution;
 pub mod spec;
 pub mod truth;
 
-pub use error::{LoadError, Problem, TaskError};
+pub use error::{CheckTableError, LoadError, ManifestError, MissingTruth, Problem, TaskError};
 pub use materialize::{
     materialize, materialize_with, resolve_checks, Materialized, ResolvedChecks,
 };

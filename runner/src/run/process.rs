@@ -195,7 +195,6 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
     let confined = match &l.confine {
         Some(c) => Some(
             lrab_safety::armbox::confine(&mut cmd, &c.policy)
-                .map_err(anyhow::Error::msg)
                 .with_context(|| format!("cannot confine {}", l.program.display()))?,
         ),
         None => None,
