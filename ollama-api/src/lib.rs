@@ -7,8 +7,11 @@
 //! proxy must forward them, otherwise ignored; tool-call `arguments` accepted as an object or
 //! as a JSON string). Serialisation is exact: optional fields are omitted when absent, the
 //! way Ollama's `omitempty` tags omit them.
+//!
+//! The native API's types are at the root; the two OpenAI-style dialects, whose type names
+//! repeat the native ones, are the [`openai`] and [`responses`] modules.
 
-pub mod native;
+mod native;
 pub mod openai;
 pub mod responses;
 

@@ -1,7 +1,8 @@
 //! `seed_unchanged`: the workdir copy of `basename(seed_rel)` equals the pack's `seed_rel` after
 //! CRLF->LF normalisation (compared by sha256), so line-ending rewrites by editors do not count.
 
-use lrab_tasks::fsutil::{basename, crlf_to_lf, sha256_hex};
+use lrab_tasks::{basename, crlf_to_lf};
+use lrab_util::sha256_hex;
 
 use super::{read_bytes, Ctx, Outcome};
 
