@@ -1,9 +1,9 @@
 //! Kernel confinement for model-chosen commands on Linux. Every confined command runs as the
 //! child of a pid-namespace init (`reaper`: nothing outlives it), in private mount,
 //! IPC and — unless the policy allows the network — network namespaces, under a seccomp
-//! filter ([`crate::seccomp`]: no unix sockets, no new user namespaces, no io_uring), without
-//! capabilities, and limited to a read allow-list ([`crate::allowlist`]) enforced either by
-//! Landlock ([`crate::fsrules`], ABI ≥ 4) or, as the fallback, by a new root holding only
+//! filter (`seccomp`: no unix sockets, no new user namespaces, no io_uring), without
+//! capabilities, and limited to a read allow-list (`allowlist`) enforced either by
+//! Landlock (`fsrules`, ABI ≥ 4) or, as the fallback, by a new root holding only
 //! bind mounts of the allowed paths (`mountns`). Where the kernel cannot do that
 //! ([`KernelSupport::gaps`]), model-chosen commands are refused unless the caller explicitly
 //! accepts running unconfined.

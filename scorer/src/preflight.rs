@@ -283,7 +283,7 @@ pub fn check_in(need: &Need, dir: &Path) -> Result<(), Unmet> {
     }
 }
 
-/// [`check_in`] from a fresh temporary folder.
+/// Whether the machine meets one need, looked up from a fresh temporary folder.
 pub fn check(need: &Need) -> Result<(), Unmet> {
     let tmp = tempfile::tempdir().map_err(Unmet::NoTempDir)?;
     check_in(need, tmp.path())

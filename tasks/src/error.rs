@@ -118,7 +118,7 @@ pub enum TaskError {
     Invalid(String),
 }
 
-/// Why one check table does not type ([`crate::spec::parse_check_table`]); displays as
+/// Why one check table does not type (found while loading a pack); displays as
 /// `<key>: <what is wrong>`, the field-level message a pack problem carries.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CheckTableError {
@@ -147,7 +147,7 @@ pub enum CheckTableError {
     },
 }
 
-/// Why a manifest of generated inputs does not parse ([`crate::fsutil::parse_manifest`]).
+/// Why a manifest of generated inputs does not parse (`parse_manifest`, reading `generated.sha256`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestError {
     /// A line is not `<sha256>  <path>`.
@@ -163,7 +163,7 @@ pub enum ManifestError {
     },
 }
 
-/// A truth placeholder whose key the generator's truth map lacks ([`crate::truth::expand`]).
+/// A truth placeholder (`{{truth:key}}` in a check) whose key the generator's truth map lacks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("truth placeholder '{0}' has no value")]
 pub struct MissingTruth(pub String);

@@ -37,7 +37,7 @@ pub struct Task {
 }
 
 impl Task {
-    /// The prompt every arm receives (see [`crate::prompt`]).
+    /// The prompt every arm receives (header, body, footer: tasks/src/prompt.rs).
     pub fn render_prompt(&self) -> String {
         crate::prompt::render(&self.spec, &self.prompt_body)
     }
