@@ -7,7 +7,7 @@ mod common;
 
 use lrab_harness::backend::{OllamaBackend, OllamaConfig};
 use lrab_harness::{Ablations, Agent, RunStatus};
-use lrab_sim::profile::REACT_ORACLE;
+use lrab_sim::REACT_ORACLE;
 use lrab_sim::{serve, FailureForm, Family, ModelSpec, Profile, SimConfig};
 use std::collections::BTreeMap;
 

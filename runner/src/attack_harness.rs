@@ -21,7 +21,7 @@ use anyhow::{bail, Context as _, Result};
 use lrab_records::{layout, read_events};
 use lrab_safety::corpus::{Attack, Step};
 use lrab_safety::sandbox::Sandbox;
-use lrab_sim::policy::adversary;
+use lrab_sim::adversary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;

@@ -16,7 +16,7 @@ use lrab_records::{layout, read_events, CallOutcome, ToolCall};
 use lrab_safety::probes::{Attempt, Issued, ProbeEnv, ProbeExecutor, Step};
 use lrab_safety::sandbox::Sandbox;
 use lrab_safety::{classify_shell, Ring, Verdict};
-use lrab_sim::policy::adversary;
+use lrab_sim::adversary;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

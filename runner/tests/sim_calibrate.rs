@@ -42,7 +42,7 @@ fn the_analytic_calibration_writes_valid_profiles_and_is_reproducible() {
     }
     assert!(o.status.success(), "{}", text(&o));
     let file = d.path().join("profiles/sim-2b.toml");
-    let p = lrab_sim::profile::load_file(&file).unwrap();
+    let p = lrab_sim::load_profile(&file).unwrap();
     assert_eq!(p.name, "sim-2b");
     assert!(p.origin.contains("fitted by lrab sim calibrate"));
     let report = std::fs::read_to_string(d.path().join("report.md")).unwrap();

@@ -5,12 +5,12 @@ use clap::Parser;
 #[derive(Parser)]
 struct Cli {
     #[command(flatten)]
-    sim: lrab_sim::cli::SimArgs,
+    sim: lrab_sim::SimArgs,
 }
 
 fn main() {
     let cli = Cli::parse();
-    if let Err(e) = lrab_sim::cli::run(&cli.sim) {
+    if let Err(e) = lrab_sim::run_cli(&cli.sim) {
         eprintln!("error: {e:#}");
         std::process::exit(2);
     }

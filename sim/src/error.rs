@@ -31,6 +31,9 @@ pub enum SimError {
     },
     #[error("cannot start the server: {0}")]
     Start(String),
+    /// A chat body the in-process entry point ([`crate::server_side_chat`]) cannot serve.
+    #[error("bad chat request: {0}")]
+    Request(String),
 }
 
 impl SimError {

@@ -7,20 +7,21 @@
 //! message dropping, KV-cache reuse, parser outcomes, modelled durations, optional pacing).
 //! See `docs/sim.md`. **Nothing here is a result of a real model.**
 //!
-//! In-process use: [`serve`] returns a [`SimHandle`]. Standalone: [`cli::run`] (wired into
-//! `lrab sim serve`). Clients recognise the server with [`client::detect`].
+//! In-process use: [`serve`] returns a [`SimHandle`]. Standalone: [`run_cli`] (wired into
+//! `lrab sim serve`). Clients recognise the server with [`detect`]. Modules are private; this
+//! file is the crate's whole surface.
 
 mod catalog;
-pub mod cli;
-pub mod client;
+mod cli;
+mod client;
 mod content;
-pub mod convo;
-pub mod dialect;
+mod convo;
+mod dialect;
 mod error;
 mod faults;
-pub mod feedback;
-pub mod policy;
-pub mod profile;
+mod feedback;
+mod policy;
+mod profile;
 mod render;
 mod server;
 mod serving;
@@ -32,11 +33,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use catalog::ModelSpec;
-pub use dialect::Family;
+pub use cli::{run as run_cli, SimArgs};
+pub use client::{cell_url, detect, fetch_ledger, Ledger, SimInfo};
+pub use convo::{Call, Conv, Msg};
+pub use dialect::{leak_shapes, parse_leak, Family, LeakShape};
 pub use error::SimError;
 pub use faults::FaultConfig;
 pub use feedback::{read as read_feedback, Meaning};
-pub use profile::{FailureForm, Profile, Rate, Reactions};
+/// The scripted adversary model the safety probes drive (its name and script format).
+pub use policy::adversary;
+pub use policy::{respond, Env, Turn};
+pub use profile::{
+    builtin as builtin_profiles, load_dir as load_profile_dir, load_file as load_profile,
+    logistic_from, parse as parse_profile, table_markdown as profile_table, FailureForm, Profile,
+    Rate, Reactions, REACT_ORACLE,
+};
 pub use server::AppState;
 pub use task::{Step, TaskIndex, TaskPlan};
 
@@ -100,85 +111,41 @@ pub fn build_state(config: SimConfig) -> (AppState, Vec<String>) {
 
 /// The server-side work of one `/api/chat` body (parse, serving, policy, render), for the
 /// latency benchmark.
-pub fn server_side_chat(state: &AppState, body: &[u8]) -> Result<Vec<String>, String> {
+pub fn server_side_chat(state: &AppState, body: &[u8]) -> Result<Vec<String>, SimError> {
     server::server_side_chat(state, body)
 }
 
 /// A running simulated server.
 pub struct SimHandle {
-    addr: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: lrab_util::BackgroundServer,
     /// Problems found while loading the task pack.
     pub notes: Vec<String>,
 }
 
 impl SimHandle {
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
     /// Stops the server and waits for its thread.
     pub fn shutdown(mut self) {
-        self.stop();
-    }
-    fn stop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for SimHandle {
-    fn drop(&mut self) {
-        self.stop();
+        self.server.stop();
     }
 }
 
 /// Starts the server on `addr` (e.g. `127.0.0.1:0`) in a background thread with its own
 /// runtime; returns once the socket is bound.
 pub fn serve(addr: &str, config: SimConfig) -> Result<SimHandle, SimError> {
-    let bind = |source| SimError::Bind {
+    let listener = std::net::TcpListener::bind(addr).map_err(|source| SimError::Bind {
         addr: addr.to_string(),
         source,
-    };
-    let listener = std::net::TcpListener::bind(addr).map_err(bind)?;
-    listener.set_nonblocking(true).map_err(bind)?;
-    let bound = listener.local_addr().map_err(bind)?;
+    })?;
     let (state, notes) = build_state(config);
     let app = server::router(Arc::new(state));
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .thread_name("lrab-sim")
-        .build()
+    let server = lrab_util::serve_in_background(listener, app, "lrab-sim", 2)
         .map_err(|e| SimError::Start(e.to_string()))?;
-    let thread = std::thread::Builder::new()
-        .name("lrab-sim".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                let _ = axum::serve(l, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        })
-        .map_err(|e| SimError::Start(e.to_string()))?;
-    Ok(SimHandle {
-        addr: bound,
-        shutdown: Some(tx),
-        thread: Some(thread),
-        notes,
-    })
+    Ok(SimHandle { server, notes })
 }

@@ -64,6 +64,38 @@ fn msg_hash(m: &Msg) -> u64 {
     h
 }
 
+/// Whether the family's renderer counts `m` as a query, the message whose position decides
+/// which assistant turns keep their thinking: every user message for gemma4 (`lastUserIdx`), a
+/// user message that is not only a `<tool_response>` block for qwen3.5 (`lastQueryIndex`).
+/// ollama-serving.md §2.1 (b); the renderers are model/renderers/{gemma4,qwen35}.go.
+fn is_query(family: Family, m: &Msg) -> bool {
+    if m.role != "user" {
+        return false;
+    }
+    let t = m.content.trim();
+    !(family == Family::Qwen35
+        && t.starts_with("<tool_response>")
+        && t.ends_with("</tool_response>"))
+}
+
+/// The prompt element (index in the admit list: tools first, then the messages) from which a
+/// new query re-renders the prompt, if it does: thinking on, the family re-renders, the newest
+/// message is a query, and an assistant turn follows the previous query (or the start).
+fn rerender_cut(family: Family, conv: &Conv) -> Option<usize> {
+    let (last, earlier) = conv.messages.split_last()?;
+    if !(conv.think && family.rerenders_on_user_message() && is_query(family, last)) {
+        return None;
+    }
+    let from = earlier
+        .iter()
+        .rposition(|m| is_query(family, m))
+        .map_or(0, |i| i + 1);
+    earlier[from..]
+        .iter()
+        .position(|m| m.role == "assistant")
+        .map(|i| from + i + 1)
+}
+
 /// Drops the oldest non-system messages until the prompt fits `num_ctx` (tool definitions
 /// always count); if the newest message alone is still too long, keeps its first words and
 /// its tail, about half the window (docs/sim.md, "Serving behaviour").
@@ -163,17 +195,11 @@ impl Serving {
             .zip(&elems)
             .take_while(|(a, b)| a.0 == b.0)
             .count();
-        // a new user message re-renders earlier assistant turns for these families
-        let new_user = visible.messages.last().is_some_and(|m| {
-            m.role == "user" && !m.content.trim_start().starts_with("[Tool result for ")
-        });
-        if family.rerenders_on_user_message() && new_user {
-            let first_assistant = visible
-                .messages
-                .iter()
-                .position(|m| m.role == "assistant")
-                .map_or(elems.len(), |i| i + 1);
-            lcp = lcp.min(first_assistant);
+        // In thinking mode these families print an assistant turn's thinking only while it
+        // follows the last query; a new query therefore re-renders the turns that followed the
+        // previous one, and the cache keeps only what comes before the first of them.
+        if let Some(cut) = rerender_cut(family, &visible) {
+            lcp = lcp.min(cut);
         }
         let cached: u64 = elems[..lcp].iter().map(|e| e.1).sum();
         slot.prefix = elems;
@@ -279,10 +305,10 @@ mod tests {
         conv.messages.push(msg("tool", "done"));
         let b = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
         assert!(b.cached_tokens > 1000 && b.load_ns == 0 && b.prompt_ns < a.prompt_ns);
-        // a new user message re-renders assistant turns: only the prefix before them stays
+        // thinking off: a new user message re-renders nothing, the whole prompt stays cached
         conv.messages.push(msg("user", "go on"));
         let c = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
-        assert!(c.cached_tokens < b.prompt_tokens);
+        assert_eq!(c.cached_tokens, b.prompt_tokens);
         // another num_ctx reloads
         let d = s.admit("k", "m", Family::Gemma4, &sp, &conv, 4096);
         assert!(d.load_ns > 0 && d.cached_tokens == 0);
@@ -292,5 +318,44 @@ mod tests {
                 .cached_tokens,
             0
         );
+    }
+
+    #[test]
+    fn a_new_query_rerenders_only_in_thinking_mode_and_only_after_the_previous_query() {
+        let mut conv = Conv {
+            messages: vec![
+                msg("system", "rules"),
+                msg("user", "task"),
+                msg("assistant", "a1"),
+                msg("tool", "r1"),
+                msg("user", "state line"),
+                msg("assistant", "a2"),
+                msg("tool", "r2"),
+                msg("user", "go on"),
+            ],
+            think: true,
+            ..Default::default()
+        };
+        // elements: tools, system, task, a1, r1, state, a2, r2, go on → cut before a2
+        assert_eq!(rerender_cut(Family::Gemma4, &conv), Some(6));
+        assert_eq!(rerender_cut(Family::Qwen35, &conv), Some(6));
+        // families whose templates do not move thinking keep everything
+        assert_eq!(rerender_cut(Family::Llama, &conv), None);
+        // a tool result the arm sends as a user message is a query for both renderers,
+        // unless qwen3.5 sees it wrapped in <tool_response> tags
+        conv.messages[4].content = "[Tool result for ls]: a.txt".into();
+        assert_eq!(rerender_cut(Family::Gemma4, &conv), Some(6));
+        conv.messages[4].content = "<tool_response>\na.txt\n</tool_response>".into();
+        assert_eq!(rerender_cut(Family::Gemma4, &conv), Some(6));
+        assert_eq!(rerender_cut(Family::Qwen35, &conv), Some(3));
+        conv.messages[7].content = "<tool_response>\nr\n</tool_response>".into();
+        assert_eq!(rerender_cut(Family::Qwen35, &conv), None);
+        // no thinking: nothing is re-rendered
+        conv.think = false;
+        assert_eq!(rerender_cut(Family::Gemma4, &conv), None);
+        // the newest message not a query (a tool result): nothing is re-rendered
+        conv.think = true;
+        conv.messages.push(msg("tool", "r3"));
+        assert_eq!(rerender_cut(Family::Gemma4, &conv), None);
     }
 }

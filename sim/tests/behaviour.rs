@@ -5,9 +5,9 @@ mod common;
 use common::*;
 
 use lrab_ollama::Tool;
-use lrab_sim::convo::{Call, Conv, Msg};
-use lrab_sim::policy::{respond, Env};
-use lrab_sim::profile::Reactions;
+use lrab_sim::Reactions;
+use lrab_sim::{respond, Env};
+use lrab_sim::{Call, Conv, Msg};
 use lrab_sim::{FailureForm, Family, ModelSpec, Profile, Rate, SimConfig, TaskIndex};
 
 /// Reactions of a middling model (the numbers are test inputs, not a profile).
@@ -88,7 +88,7 @@ fn reacting_model() -> ModelSpec {
     ))
 }
 
-fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::policy::Turn) -> bool) -> f64 {
+fn share(idx: &TaskIndex, conv: &Conv, pred: impl Fn(&lrab_sim::Turn) -> bool) -> f64 {
     let model = reacting_model();
     let n = 600;
     let hits = (0..n)
@@ -271,7 +271,7 @@ fn renaming_the_harness_markers_changes_nothing() {
 }
 
 /// The step a turn works on, from its narration (`Step 2/5: …` → 2).
-fn step_of(t: &lrab_sim::policy::Turn) -> Option<usize> {
+fn step_of(t: &lrab_sim::Turn) -> Option<usize> {
     let rest = t.content.strip_prefix("Step ")?;
     rest.split('/').next()?.parse().ok()
 }
@@ -310,7 +310,7 @@ fn an_answer_that_the_earlier_identical_call_succeeded_counts_the_step_as_done()
     ));
     let blocked = answered("[not executed: this call was blocked by the guard.]");
     assert_eq!(
-        step_of(&lrab_sim::policy::Turn {
+        step_of(&lrab_sim::Turn {
             content: first.content.clone(),
             ..Default::default()
         }),

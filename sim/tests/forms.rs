@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use lrab_sim::profile::REACT_ORACLE;
+use lrab_sim::REACT_ORACLE;
 use lrab_sim::{FailureForm, Family, ModelSpec, Profile, SimConfig};
 use serde_json::Value;
 
@@ -70,9 +70,9 @@ fn text_calls_follow_each_familys_leak_shapes_and_a_reader_recovers_them() {
             "{m}: a leaked call is content"
         );
         let c = msg["content"].as_str().unwrap();
-        let call = lrab_sim::dialect::parse_leak(c).unwrap_or_else(|| panic!("{m}: {c}"));
+        let call = lrab_sim::parse_leak(c).unwrap_or_else(|| panic!("{m}: {c}"));
         assert_eq!(call.name, "write_file");
-        let shapes = lrab_sim::dialect::leak_shapes(fam);
+        let shapes = lrab_sim::leak_shapes(fam);
         assert!(!shapes.is_empty());
     }
     // without a reader the first text reply ends the run; with one every step runs

@@ -9,7 +9,7 @@ use common::*;
 use std::path::PathBuf;
 use std::process::Command;
 
-use lrab_sim::profile::REACT_ORACLE;
+use lrab_sim::REACT_ORACLE;
 use lrab_sim::{FailureForm, Family, ModelSpec, Profile, SimConfig};
 
 fn harness_bin() -> PathBuf {

@@ -429,7 +429,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         used.push(r.judge_backend.as_deref().unwrap_or(&r.backend));
     }
     used.dedup();
-    let simulated = used.iter().any(|u| lrab_sim::client::detect(u).is_some());
+    let simulated = used.iter().any(|u| lrab_sim::detect(u).is_some());
     if simulated {
         writeln!(
             out,

@@ -34,7 +34,7 @@ pub struct RunInfo {
     pub max_errors: usize,
     pub seed: u64,
     pub timestamp: String,
-    /// Whether a backend of the run was the simulator (`lrab_sim::client::detect`): its
+    /// Whether a backend of the run was the simulator (`lrab_sim::detect`): its
     /// rewards are not results of real models.
     pub simulated: bool,
 }

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use lrab_sim::profile::logistic_from;
+use lrab_sim::logistic_from;
 use lrab_sim::Step;
 
 /// What one arm sends, as the simulator sees it (tokens, about four characters each).

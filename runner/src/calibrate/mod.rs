@@ -400,7 +400,7 @@ pub fn calibrate(opts: &Options) -> Result<String> {
     for f in &fitted {
         let text = profiles::render(f, opts.seed);
         let p =
-            lrab_sim::profile::parse(&opts.profiles_out.join(format!("{}.toml", f.model)), &text)?;
+            lrab_sim::parse_profile(&opts.profiles_out.join(format!("{}.toml", f.model)), &text)?;
         profs.push(p);
         files.push((format!("{}.toml", f.model), text));
     }
@@ -429,7 +429,7 @@ pub fn calibrate(opts: &Options) -> Result<String> {
             for f in &fitted {
                 if let Some(c) = f.cross.get(on) {
                     let t = profiles::render(&c.fit, opts.seed);
-                    cprofs.push(lrab_sim::profile::parse(
+                    cprofs.push(lrab_sim::parse_profile(
                         Path::new(&format!("{}.toml", f.model)),
                         &t,
                     )?);

@@ -15,7 +15,7 @@ pub struct Args {
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
     /// Serve the simulated models on the Ollama API until Ctrl-C.
-    Serve(lrab_sim::cli::SimArgs),
+    Serve(lrab_sim::SimArgs),
     /// Fit the profiles to the published opencode / agent-mini cells and verify them with the
     /// real binaries (writes sim/profiles/*.toml and docs/sim-calibration.md).
     Calibrate(super::calibrate::Args),
@@ -23,7 +23,7 @@ pub enum SimCommand {
 
 pub fn run(a: Args) -> Result<Exit> {
     match a.command {
-        SimCommand::Serve(s) => lrab_sim::cli::run(&s).map(|()| Exit::Ok),
+        SimCommand::Serve(s) => lrab_sim::run_cli(&s).map(|()| Exit::Ok),
         SimCommand::Calibrate(c) => super::calibrate::run(c),
     }
 }

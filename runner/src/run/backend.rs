@@ -186,7 +186,7 @@ pub struct Backend {
     pub url: String,
     pub simulated: bool,
     /// Set when the backend is `lrab-sim`, however it is reached (its time scale and ledger).
-    pub sim_info: Option<lrab_sim::client::SimInfo>,
+    pub sim_info: Option<lrab_sim::SimInfo>,
     sim: Option<lrab_sim::SimHandle>,
     sim_seed: u64,
     managed: Option<Managed>,
@@ -274,7 +274,7 @@ impl Backend {
     /// Labels the backend simulated when it answers as `lrab-sim` (by its `/api/version` or
     /// its model digests), so a sim reached by URL or through a proxy is never recorded as real.
     fn detected(mut self) -> Backend {
-        self.sim_info = lrab_sim::client::detect(&self.url);
+        self.sim_info = lrab_sim::detect(&self.url);
         self.simulated |= self.sim_info.is_some();
         self
     }
@@ -349,7 +349,7 @@ impl Backend {
         };
         let profiles = match std::env::var_os("LRAB_SIM_PROFILES") {
             Some(d) if !d.is_empty() => {
-                Some(lrab_sim::profile::load_dir(std::path::Path::new(&d))?)
+                Some(lrab_sim::load_profile_dir(std::path::Path::new(&d))?)
             }
             _ => None,
         };
@@ -361,7 +361,7 @@ impl Backend {
         };
         let h =
             lrab_sim::serve("127.0.0.1:0", cfg).context("cannot start the simulated backend")?;
-        let info = lrab_sim::client::detect(&h.url());
+        let info = lrab_sim::detect(&h.url());
         Ok(Backend {
             label: "sim".into(),
             url: h.url(),

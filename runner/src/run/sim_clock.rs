@@ -16,7 +16,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use lrab_sim::client::{cell_url, detect, fetch_ledger as fetch, Ledger};
+pub use lrab_sim::{cell_url, detect, fetch_ledger as fetch, Ledger};
 
 /// A short key for one attempt (its folder), safe in a URL path (FNV-1a, hex).
 pub fn cell_key(attempt_dir: &std::path::Path) -> String {

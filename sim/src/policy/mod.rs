@@ -23,8 +23,6 @@ use crate::dialect::Outcome;
 use crate::profile::FailureForm;
 use crate::task::TaskIndex;
 
-pub use steps::write_command;
-
 /// One generated assistant turn.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Turn {

@@ -7,6 +7,7 @@ use crate::convo::{Conv, Msg};
 use crate::dialect::Outcome;
 use crate::policy::{self, Env, Turn};
 use crate::render::{Frame, Timing};
+use crate::SimError;
 
 pub(super) fn mark_loaded(s: &AppState, m: &ModelSpec, num_ctx: u64) {
     if let Ok(mut l) = s.loaded.lock() {
@@ -98,9 +99,11 @@ fn compute(
 
 /// The server-side work of one native chat request (parse, serving, policy, render) without
 /// HTTP or pacing: what the latency benchmark measures.
-pub fn server_side_chat(s: &AppState, body: &[u8]) -> Result<Vec<String>, String> {
-    let req: ChatRequest = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    let m = catalog::lookup(&s.models, &req.model).ok_or("unknown model")?;
+pub fn server_side_chat(s: &AppState, body: &[u8]) -> Result<Vec<String>, SimError> {
+    let req: ChatRequest =
+        serde_json::from_slice(body).map_err(|e| SimError::Request(e.to_string()))?;
+    let m = catalog::lookup(&s.models, &req.model)
+        .ok_or_else(|| SimError::Request(format!("unknown model `{}`", req.model)))?;
     let conv = Conv::from_native(&req, m.has("thinking"));
     let num_ctx = window(s, m, conv.num_ctx);
     match compute(s, "bench", m, conv, num_ctx, Api::Native).0 {

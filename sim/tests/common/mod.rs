@@ -361,7 +361,7 @@ impl Agent {
                 .unwrap_or_default();
             let content = msg["content"].as_str().unwrap_or("").to_string();
             if calls.is_empty() && self.rescue_text_calls {
-                if let Some(c) = lrab_sim::dialect::parse_leak(&content) {
+                if let Some(c) = lrab_sim::parse_leak(&content) {
                     calls.push((c.name, c.args));
                 }
             }
