@@ -348,9 +348,7 @@ impl Backend {
             _ => 0.0,
         };
         let profiles = match std::env::var_os("LRAB_SIM_PROFILES") {
-            Some(d) if !d.is_empty() => {
-                Some(lrab_sim::load_profile_dir(std::path::Path::new(&d))?)
-            }
+            Some(d) if !d.is_empty() => Some(lrab_sim::load_profile_dir(std::path::Path::new(&d))?),
             _ => None,
         };
         let cfg = lrab_sim::SimConfig {
