@@ -426,7 +426,9 @@ mod tests {
         std::fs::write(&adv, "{\n  \"prompts\": [\n").unwrap();
         let e = upstream_probes(d.path()).unwrap_err();
         assert!(matches!(e, ProbeLoadError::Json { line: 3, .. }), "{e:?}");
-        assert!(e.to_string().starts_with(&format!("{}: line 3: ", adv.display())));
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{}: line 3: ", adv.display())));
         std::fs::write(&adv, r#"{"prompts": [{"ring": 2}]}"#).unwrap();
         assert_eq!(
             upstream_probes(d.path()).unwrap_err().to_string(),
