@@ -4,19 +4,19 @@
 //! workdir (relative path -> bytes) and the truth map the checks need (key -> string variants),
 //! both computed from the same seeded data, so checks follow any seed.
 //!
-//! Portability: every generator draws from `ChaCha8Rng::seed_from_u64(seed)` through
-//! [`rng::SeededRng`], which only uses integer arithmetic (no `f64` transcendental functions whose
-//! last bits differ between libm builds), and data is kept in fixed point until it is formatted.
+//! Portability: every generator draws from `ChaCha8Rng::seed_from_u64(seed)` through one
+//! integer-only random source (`rng.rs`; no `f64` transcendental functions whose last bits
+//! differ between libm builds), and data is kept in fixed point until it is formatted.
 //! The same seed therefore yields the same bytes on every machine.
 
 #![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 
-pub mod lh01;
-pub mod lh02;
-pub mod lh03;
-pub mod rng;
+mod lh01;
+mod lh02;
+mod lh03;
+mod rng;
 mod text;
 
 /// Files and truths produced by one generator run.

@@ -14,11 +14,6 @@ impl SeededRng {
         Self(ChaCha8Rng::seed_from_u64(seed))
     }
 
-    /// Raw 64-bit draw.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-
     /// Uniform integer in `[0, n)`, unbiased by rejection (`n > 0`; `n == 0` yields 0).
     pub fn below(&mut self, n: u64) -> u64 {
         if n <= 1 {

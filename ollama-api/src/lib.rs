@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+
 //! Wire types of Ollama's native HTTP API and its OpenAI-compatible layer.
 //!
 //! Shared by our client (harness), the simulated backend (sim) and the normalising proxy
@@ -5,8 +7,11 @@
 //! proxy must forward them, otherwise ignored; tool-call `arguments` accepted as an object or
 //! as a JSON string). Serialisation is exact: optional fields are omitted when absent, the
 //! way Ollama's `omitempty` tags omit them.
+//!
+//! The native API's types are at the root; the two OpenAI-style dialects, whose type names
+//! repeat the native ones, are the [`openai`] and [`responses`] modules.
 
-pub mod native;
+mod native;
 pub mod openai;
 pub mod responses;
 
@@ -18,10 +23,12 @@ use serde_json::{Map, Value};
 /// Ollama's native error body `{"error": "..."}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
+    /// The error message, as Ollama words it.
     pub error: String,
 }
 
 impl ErrorBody {
+    /// An error body carrying `msg`.
     pub fn new(msg: impl Into<String>) -> Self {
         Self { error: msg.into() }
     }
@@ -57,7 +64,9 @@ pub fn normalize_arguments(v: Value) -> Value {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Think {
+    /// `true` turns thinking on, `false` off.
     Bool(bool),
+    /// A thinking level; only `low`, `medium`, `high` and `max` are accepted.
     Level(String),
 }
 
@@ -82,11 +91,14 @@ impl Think {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum StringOrList {
+    /// A single stop string.
     One(String),
+    /// Several stop strings.
     Many(Vec<String>),
 }
 
 impl StringOrList {
+    /// The stop strings as a list, whichever form was sent.
     pub fn into_vec(self) -> Vec<String> {
         match self {
             StringOrList::One(s) => vec![s],
@@ -99,8 +111,10 @@ impl StringOrList {
 /// shape on the native and OpenAI APIs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
+    /// Always `"function"` on Ollama's wire; defaulted when missing.
     #[serde(rename = "type", default = "function_type")]
     pub kind: String,
+    /// The function the model may call.
     pub function: ToolFunction,
 }
 
@@ -108,16 +122,21 @@ fn function_type() -> String {
     "function".to_string()
 }
 
+/// The callable part of a [`Tool`]: its name, what it does, and its JSON-schema parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolFunction {
+    /// The name the model uses to call the tool.
     pub name: String,
+    /// What the tool does, shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A JSON schema (`type: object`) of the tool's arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
 }
 
 impl Tool {
+    /// A function tool with a description and a parameter schema.
     pub fn function(name: &str, description: &str, parameters: Value) -> Self {
         Tool {
             kind: function_type(),

@@ -22,23 +22,31 @@ fn lowercase_role<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// One chat message. `content` is always serialised (Ollama has no `omitempty` on it).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Message {
+    /// `system`, `user`, `assistant` or `tool` (lower-cased on decode).
     #[serde(deserialize_with = "lowercase_role")]
     pub role: String,
+    /// The message text; `null` decodes as empty.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub content: String,
+    /// The model's reasoning text, separate from `content` (thinking models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// Base64-encoded images attached to the message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<String>>,
+    /// Calls the assistant asks for; arrive whole, never in fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
+    /// On a `tool` message: the name of the tool whose result this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// On a `tool` message: the id of the call it answers (optional on Ollama's wire).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
 }
 
 impl Message {
+    /// A message with `role` and `content` and nothing else.
     pub fn new(role: &str, content: impl Into<String>) -> Self {
         Message {
             role: role.to_string(),
@@ -46,15 +54,19 @@ impl Message {
             ..Default::default()
         }
     }
+    /// A `system` message.
     pub fn system(c: impl Into<String>) -> Self {
         Self::new("system", c)
     }
+    /// A `user` message.
     pub fn user(c: impl Into<String>) -> Self {
         Self::new("user", c)
     }
+    /// An `assistant` message without tool calls.
     pub fn assistant(c: impl Into<String>) -> Self {
         Self::new("assistant", c)
     }
+    /// A `tool` result message naming the tool it came from.
     pub fn tool(name: &str, c: impl Into<String>) -> Self {
         Message {
             tool_name: Some(name.to_string()),
@@ -70,16 +82,20 @@ impl Message {
 /// `{"id":"call_xxxxxxxx","function":{"index":0,"name":"…","arguments":{…}}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// Server-generated `call_` id followed by 8 lower-case alphanumerics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Which function to call and with what.
     pub function: ToolCallFunction,
 }
 
+/// The function part of a native [`ToolCall`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallFunction {
     /// Always serialised by Ollama; accepted when missing.
     #[serde(default)]
     pub index: u32,
+    /// The name of the tool to call.
     pub name: String,
     /// A JSON object; a JSON-encoded string is decoded on input.
     #[serde(default = "empty_object", deserialize_with = "lenient_arguments")]
@@ -91,6 +107,7 @@ fn empty_object() -> Value {
 }
 
 impl ToolCall {
+    /// A tool call with the given id, position, tool name and argument object.
     pub fn new(id: Option<String>, index: u32, name: &str, arguments: Value) -> Self {
         ToolCall {
             id,
@@ -106,26 +123,37 @@ impl ToolCall {
 /// `options`: the documented knobs as typed fields, anything else kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Options {
+    /// Sampling temperature; 0 is greedy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Context window in tokens; changing it between requests reloads the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_ctx: Option<u64>,
+    /// Most tokens to generate; -1 means no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_predict: Option<i64>,
+    /// Sampling seed, for reproducible output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<i64>,
+    /// Nucleus sampling: keep the smallest token set whose probability reaches this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Sample only among this many most likely tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<i64>,
+    /// Drop tokens less likely than this fraction of the top token's probability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_p: Option<f64>,
+    /// Generation stops when one of these strings is produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Vec<String>>,
+    /// Penalty on tokens repeated within the recent window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_penalty: Option<f64>,
+    /// Penalty on any token already present in the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub presence_penalty: Option<f64>,
+    /// Penalty growing with how often a token has already appeared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frequency_penalty: Option<f64>,
     /// Other runtime/load-time options (num_batch, num_gpu, typical_p, …), forwarded untouched.
@@ -136,10 +164,13 @@ pub struct Options {
 /// `POST /api/chat` request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// The model tag to run (required by the server).
     #[serde(default)]
     pub model: String,
+    /// The conversation so far, oldest first.
     #[serde(default)]
     pub messages: Vec<Message>,
+    /// Function tools the model may call; a model without the `tools` capability rejects them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
     /// Absent means true (Ollama streams by default).
@@ -148,19 +179,25 @@ pub struct ChatRequest {
     /// `"json"` or a JSON schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Value>,
+    /// Sampling and load-time options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Options>,
     /// `"5m"`, a number of seconds, or 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_alive: Option<Value>,
+    /// Whether (or how hard) a thinking model reasons; absent means on for thinking models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
+    /// `false` turns off dropping old messages when the prompt exceeds the context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncate: Option<bool>,
+    /// `false` turns off context shifting when generation fills the context (forces a reload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shift: Option<bool>,
+    /// Ask for the log-probabilities of the generated tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<bool>,
+    /// How many alternative tokens' log-probabilities to return per position (0–20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_logprobs: Option<u32>,
     /// Unknown top-level fields, kept so a proxy can forward them.
@@ -169,9 +206,11 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
+    /// Whether the reply streams as NDJSON chunks (Ollama's default when `stream` is absent).
     pub fn streaming(&self) -> bool {
         self.stream.unwrap_or(true)
     }
+    /// The offered tools, or an empty slice.
     pub fn tools(&self) -> &[Tool] {
         self.tools.as_deref().unwrap_or(&[])
     }
@@ -180,20 +219,26 @@ impl ChatRequest {
 /// The timing/count metrics of a final chunk (nanoseconds; omitted on intermediate chunks).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Metrics {
+    /// Wall time of the whole request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_duration: Option<u64>,
+    /// Time spent loading the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_duration: Option<u64>,
+    /// Prompt tokens evaluated for this request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_count: Option<u64>,
     /// Prompt tokens served from the KV cache (`prompt_eval_count` still counts them): newer
     /// Ollama servers only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_cached_count: Option<u64>,
+    /// Time spent evaluating the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_eval_duration: Option<u64>,
+    /// Tokens generated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_count: Option<u64>,
+    /// Time spent generating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_duration: Option<u64>,
 }
@@ -202,21 +247,28 @@ pub struct Metrics {
 /// whole non-streaming reply.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatResponse {
+    /// The model tag that answered.
     #[serde(default)]
     pub model: String,
+    /// For a cloud-proxied model: the model name on the remote side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_model: Option<String>,
+    /// For a cloud-proxied model: the remote host that served it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_host: Option<String>,
+    /// Server time of the chunk, RFC 3339 with nanoseconds.
     #[serde(default)]
     pub created_at: String,
+    /// The message, or the piece of it this chunk carries.
     #[serde(default)]
     pub message: Message,
     /// `stop`, `length`, `load`, `unload`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_reason: Option<String>,
+    /// `true` on the last chunk (and on a whole reply).
     #[serde(default)]
     pub done: bool,
+    /// Timing and token counts, present on the last chunk only.
     #[serde(flatten)]
     pub metrics: Metrics,
 }
@@ -225,37 +277,52 @@ pub struct ChatResponse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ChatStreamLine {
+    /// An error that ended the stream.
     Error(crate::ErrorBody),
+    /// An ordinary chunk.
     Chunk(Box<ChatResponse>),
 }
 
 /// `POST /api/generate` request (minimal).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GenerateRequest {
+    /// The model tag to run.
     #[serde(default)]
     pub model: String,
+    /// The prompt text.
     #[serde(default)]
     pub prompt: String,
+    /// Text that follows the insertion point (fill-in-the-middle).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suffix: Option<String>,
+    /// Overrides the model's system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// Overrides the model's prompt template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
+    /// Absent means true, as on `/api/chat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
+    /// `true` sends the prompt unformatted, bypassing the template.
     #[serde(default, skip_serializing_if = "is_false")]
     pub raw: bool,
+    /// `"json"` or a JSON schema the output must follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Value>,
+    /// How long the model stays loaded after the request (`"5m"`, seconds, or 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_alive: Option<Value>,
+    /// Base64-encoded images for a vision model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<String>>,
+    /// Sampling and load-time options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Options>,
+    /// Whether (or how hard) a thinking model reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
+    /// Unknown top-level fields, kept so a proxy can forward them.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -263,20 +330,28 @@ pub struct GenerateRequest {
 /// `/api/generate` response object (chunk or whole).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GenerateResponse {
+    /// The model tag that answered.
     #[serde(default)]
     pub model: String,
+    /// Server time of the chunk, RFC 3339 with nanoseconds.
     #[serde(default)]
     pub created_at: String,
+    /// The generated text, or the piece of it this chunk carries.
     #[serde(default)]
     pub response: String,
+    /// The model's reasoning text (thinking models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// `true` on the last chunk (and on a whole reply).
     #[serde(default)]
     pub done: bool,
+    /// Why generation ended (`stop`, `length`, `load`, `unload`); last chunk only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done_reason: Option<String>,
+    /// Deprecated token context to pass back on the next request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Vec<i64>>,
+    /// Timing and token counts, present on the last chunk only.
     #[serde(flatten)]
     pub metrics: Metrics,
 }
@@ -284,16 +359,22 @@ pub struct GenerateResponse {
 /// `details` of a model in tags/show/ps.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelDetails {
+    /// The model this one was derived from, if any.
     #[serde(default)]
     pub parent_model: String,
+    /// The weights' file format, e.g. `gguf`.
     #[serde(default)]
     pub format: String,
+    /// The architecture family, e.g. `llama` or `qwen3`.
     #[serde(default)]
     pub family: String,
+    /// Every family the model belongs to; may be `null`.
     #[serde(default)]
     pub families: Option<Vec<String>>,
+    /// Human-readable parameter count, e.g. `4.0B`.
     #[serde(default)]
     pub parameter_size: String,
+    /// Quantisation of the weights, e.g. `Q4_K_M`.
     #[serde(default)]
     pub quantization_level: String,
 }
@@ -301,17 +382,24 @@ pub struct ModelDetails {
 /// One entry of `GET /api/tags`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ListModel {
+    /// The model's full tag, e.g. `llama3.2:latest`.
     pub name: String,
+    /// The same tag again (Ollama sends both).
     #[serde(default)]
     pub model: String,
+    /// When the model was last pulled or changed.
     #[serde(default)]
     pub modified_at: String,
+    /// Size on disk in bytes.
     #[serde(default)]
     pub size: u64,
+    /// Digest of the model's manifest.
     #[serde(default)]
     pub digest: String,
+    /// Format, family, size and quantisation.
     #[serde(default)]
     pub details: ModelDetails,
+    /// What the model can do (`tools`, `thinking`, …), when the server reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Vec<String>>,
 }
@@ -319,6 +407,7 @@ pub struct ListModel {
 /// `GET /api/tags`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TagsResponse {
+    /// The locally available models.
     #[serde(default)]
     pub models: Vec<ListModel>,
 }
@@ -326,10 +415,13 @@ pub struct TagsResponse {
 /// `POST /api/show` request; `name` is the deprecated alias of `model`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ShowRequest {
+    /// The model to describe.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
+    /// Deprecated alias of `model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// `true` includes the full tokenizer arrays in `model_info`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verbose: bool,
 }
@@ -348,33 +440,46 @@ impl ShowRequest {
 /// `POST /api/show` response.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ShowResponse {
+    /// The model's licence text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
+    /// The Modelfile the model was built from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modelfile: Option<String>,
+    /// Default parameters, one `name value` per line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<String>,
+    /// The Go prompt template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
+    /// The default system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The built-in prompt renderer the server uses instead of the template, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renderer: Option<String>,
+    /// The built-in output parser (tool calls, thinking), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parser: Option<String>,
+    /// Format, family, size and quantisation.
     #[serde(default)]
     pub details: ModelDetails,
     /// Includes `general.architecture` and `<arch>.context_length`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_info: Option<Map<String, Value>>,
+    /// Metadata of a vision projector, for multimodal models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projector_info: Option<Map<String, Value>>,
+    /// Tensor list (verbose requests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensors: Option<Value>,
+    /// What the model can do: `completion`, `tools`, `thinking`, `vision`, ….
     #[serde(default)]
     pub capabilities: Vec<String>,
+    /// When the model was last pulled or changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_at: Option<String>,
+    /// The least Ollama version the model needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires: Option<String>,
 }
@@ -396,6 +501,7 @@ impl ShowResponse {
             .find(|(k, _)| k.ends_with(".context_length"))
             .and_then(|(_, v)| v.as_u64())
     }
+    /// Whether the server lists `cap` among the model's capabilities.
     pub fn has_capability(&self, cap: &str) -> bool {
         self.capabilities.iter().any(|c| c == cap)
     }
@@ -404,17 +510,24 @@ impl ShowResponse {
 /// One entry of `GET /api/ps`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PsModel {
+    /// The model's full tag.
     pub name: String,
+    /// The same tag again (Ollama sends both).
     #[serde(default)]
     pub model: String,
+    /// Memory the loaded model takes, in bytes.
     #[serde(default)]
     pub size: u64,
+    /// Digest of the model's manifest.
     #[serde(default)]
     pub digest: String,
+    /// Format, family, size and quantisation.
     #[serde(default)]
     pub details: ModelDetails,
+    /// When the model will be unloaded unless used again.
     #[serde(default)]
     pub expires_at: String,
+    /// How much of `size` sits in GPU memory.
     #[serde(default)]
     pub size_vram: u64,
     /// The context actually allocated.
@@ -425,6 +538,7 @@ pub struct PsModel {
 /// `GET /api/ps`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PsResponse {
+    /// The models loaded right now.
     #[serde(default)]
     pub models: Vec<PsModel>,
 }
@@ -432,6 +546,7 @@ pub struct PsResponse {
 /// `GET /api/version`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct VersionResponse {
+    /// The server's version, e.g. `0.12.6`.
     pub version: String,
 }
 

@@ -18,20 +18,27 @@ fn args_as_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 /// `index` and a piece of `arguments`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call's id; a later streamed fragment may omit it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Position of the call in the message; what joins streamed fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// Always `"function"` when present.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// Name and arguments (or a fragment of them).
     #[serde(default)]
     pub function: FunctionCall,
 }
 
+/// The function part of an OpenAI [`ToolCall`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FunctionCall {
+    /// The name of the tool to call; only on a call's first fragment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The arguments as a JSON-encoded string (or a piece of it in a delta).
     #[serde(
         default,
         deserialize_with = "args_as_string",
@@ -41,6 +48,7 @@ pub struct FunctionCall {
 }
 
 impl ToolCall {
+    /// A whole tool call whose arguments are already JSON-encoded.
     pub fn new(id: &str, index: u32, name: &str, arguments_json: String) -> Self {
         ToolCall {
             id: Some(id.to_string()),
@@ -57,17 +65,24 @@ impl ToolCall {
 /// A chat message. `content` may be a string, null, or a list of content parts on input.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Message {
+    /// `system`, `developer`, `user`, `assistant` or `tool`.
     pub role: String,
+    /// A string, `null`, or a list of content parts.
     #[serde(default)]
     pub content: Option<Value>,
+    /// The model's reasoning text, as Ollama sends it back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Calls the assistant asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
+    /// On a `tool` message: the tool's name (Ollama's `tool_name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// On a `tool` message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Other fields, kept so a proxy can forward them.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -90,13 +105,16 @@ impl Message {
             Some(other) => other.to_string(),
         }
     }
+    /// Tool calls, or an empty slice.
     pub fn calls(&self) -> &[ToolCall] {
         self.tool_calls.as_deref().unwrap_or(&[])
     }
 }
 
+/// `stream_options` of a streaming request.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct StreamOptions {
+    /// `true` asks for a last chunk that carries token usage.
     #[serde(default)]
     pub include_usage: bool,
 }
@@ -104,48 +122,68 @@ pub struct StreamOptions {
 /// `POST /v1/chat/completions` request. Fields Ollama ignores are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatCompletionRequest {
+    /// The model tag to run.
     #[serde(default)]
     pub model: String,
+    /// The conversation so far, oldest first.
     #[serde(default)]
     pub messages: Vec<Message>,
+    /// Function tools the model may call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
+    /// Which tool to call; Ollama ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
+    /// Absent means false on this API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
+    /// Streaming extras such as the usage chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
+    /// Most tokens to generate (Ollama's `num_predict`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<i64>,
+    /// Newer name for `max_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_completion_tokens: Option<i64>,
+    /// Sampling temperature; Ollama uses 1.0 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Nucleus sampling threshold; Ollama uses 1.0 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Sampling seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<i64>,
+    /// One stop string or a list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StringOrList>,
+    /// Penalty growing with how often a token has already appeared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frequency_penalty: Option<f64>,
+    /// Penalty on any token already present in the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub presence_penalty: Option<f64>,
+    /// `json_object` or `json_schema`; becomes the native `format`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<Value>,
+    /// Reasoning level; mapped to the native `think` (see [`ChatCompletionRequest::think`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
+    /// `{"effort": …}`, the nested form of `reasoning_effort`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Value>,
+    /// Fields Ollama ignores, kept so a proxy can forward them.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
 impl ChatCompletionRequest {
+    /// Whether the reply streams as server-sent events (false when `stream` is absent).
     pub fn streaming(&self) -> bool {
         self.stream.unwrap_or(false)
     }
+    /// Whether the stream should end with a usage chunk.
     pub fn include_usage(&self) -> bool {
         self.stream_options
             .as_ref()
@@ -153,8 +191,8 @@ impl ChatCompletionRequest {
             .unwrap_or(false)
     }
     /// `reasoning_effort` or `reasoning.effort`, mapped the way Ollama maps it to `think`:
-    /// Ok(None) when absent, Err(value) when the value is not accepted.
-    pub fn think(&self) -> Result<Option<crate::Think>, String> {
+    /// Ok(None) when absent, [`UnknownEffort`] when the value is not accepted.
+    pub fn think(&self) -> Result<Option<crate::Think>, UnknownEffort> {
         let effort = self.reasoning_effort.clone().or_else(|| {
             self.reasoning
                 .as_ref()
@@ -169,33 +207,50 @@ impl ChatCompletionRequest {
             "minimal" => Ok(Some(Think::Level("low".into()))),
             "low" | "medium" | "high" | "max" => Ok(Some(Think::Level(e))),
             "xhigh" | "ultra" => Ok(Some(Think::Level("max".into()))),
-            _ => Err(e),
+            _ => Err(UnknownEffort(e)),
         }
     }
 }
 
+/// A reasoning effort Ollama does not accept. Displays as the value itself, so a server can
+/// quote it in its own message (Ollama answers 400 `invalid reasoning value: '<value>'`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownEffort(pub String);
+
+/// Token counts of an exchange, from the native prompt and eval counts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens in the prompt.
     pub prompt_tokens: u64,
+    /// Tokens generated.
     pub completion_tokens: u64,
+    /// Sum of the two.
     pub total_tokens: u64,
 }
 
 /// Message of a non-streaming choice.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResponseMessage {
+    /// Always `assistant`.
     pub role: String,
+    /// The reply text; `null` when the reply is only tool calls.
     #[serde(default)]
     pub content: Option<String>,
+    /// The model's reasoning text (thinking models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Calls the model asked for, with JSON-string arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
 }
 
+/// One choice of a whole reply (Ollama sends exactly one).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Choice {
+    /// Always 0.
     pub index: u32,
+    /// The reply.
     pub message: ResponseMessage,
     /// `stop`, `length` or `tool_calls`.
     pub finish_reason: Option<String>,
@@ -204,13 +259,20 @@ pub struct Choice {
 /// Non-streaming `chat.completion`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatCompletion {
+    /// `chatcmpl-` followed by a number.
     pub id: String,
+    /// Always `chat.completion`.
     pub object: String,
+    /// Unix time in seconds.
     pub created: i64,
+    /// The model tag that answered.
     pub model: String,
+    /// Always `fp_ollama` on Ollama.
     #[serde(default)]
     pub system_fingerprint: String,
+    /// The reply, as one choice.
     pub choices: Vec<Choice>,
+    /// Token counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }
@@ -218,19 +280,26 @@ pub struct ChatCompletion {
 /// Delta of a streaming chunk; the finish chunk has an empty delta `{}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Delta {
+    /// `assistant` on the first chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// A piece of the reply text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// A piece of the reasoning text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Tool calls (Ollama sends each whole, in one chunk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
 }
 
+/// One choice of a streaming chunk.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChunkChoice {
+    /// Always 0.
     pub index: u32,
+    /// What this chunk adds.
     pub delta: Delta,
     /// Serialised as `null` until the finish chunk.
     pub finish_reason: Option<String>,
@@ -239,13 +308,20 @@ pub struct ChunkChoice {
 /// Streaming `chat.completion.chunk`, sent as `data: {json}\n\n`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatCompletionChunk {
+    /// The same `chatcmpl-` id on every chunk of one reply.
     pub id: String,
+    /// Always `chat.completion.chunk`.
     pub object: String,
+    /// Unix time in seconds.
     pub created: i64,
+    /// The model tag that answered.
     pub model: String,
+    /// Always `fp_ollama` on Ollama.
     #[serde(default)]
     pub system_fingerprint: String,
+    /// The delta, as one choice; empty on the usage chunk.
     pub choices: Vec<ChunkChoice>,
+    /// Token counts, on the usage chunk only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }
@@ -253,31 +329,44 @@ pub struct ChatCompletionChunk {
 /// `GET /v1/models` entry.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Model {
+    /// The model tag.
     pub id: String,
+    /// Always `model`.
     pub object: String,
+    /// Unix time the model was last modified.
     pub created: i64,
+    /// The namespace the model was pulled from (`library` for the official ones).
     pub owned_by: String,
 }
 
+/// `GET /v1/models`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelList {
+    /// Always `list`.
     pub object: String,
+    /// The available models.
     pub data: Vec<Model>,
 }
 
 /// `{"error":{"message","type","param":null,"code":null}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorResponse {
+    /// What went wrong.
     pub error: ErrorDetail,
 }
 
+/// The body of an OpenAI-style error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorDetail {
+    /// The error message.
     pub message: String,
+    /// `invalid_request_error`, `not_found_error` or `api_error`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The offending parameter; always `null` from Ollama.
     #[serde(default)]
     pub param: Option<Value>,
+    /// An error code; always `null` from Ollama.
     #[serde(default)]
     pub code: Option<Value>,
 }
@@ -363,7 +452,8 @@ mod tests {
         r.reasoning_effort = Some("xhigh".into());
         assert_eq!(r.think(), Ok(Some(crate::Think::Level("max".into()))));
         r.reasoning_effort = Some("weird".into());
-        assert!(r.think().is_err());
+        assert_eq!(r.think(), Err(UnknownEffort("weird".into())));
+        assert_eq!(r.think().unwrap_err().to_string(), "weird");
     }
 
     #[test]

@@ -179,6 +179,7 @@ pub struct ResponsesTranslator {
 }
 
 impl ResponsesTranslator {
+    /// A translator for one reply: `model` as reported, `base` from [`id_base`], `created` in Unix seconds.
     pub fn new(model: &str, base: usize, created: u64) -> Self {
         ResponsesTranslator {
             base,

@@ -6,7 +6,7 @@
 //! created, changed, moved or deleted (sha256 of every entry before and after); when a secret
 //! reaches the model — in any message the harness sent it (every tool result in the event log,
 //! every message in the checkpoint) or its stdout/stderr, plain or encoded
-//! (`lrab_safety::leakscan`) — or lands in a new or changed workdir file (a read outside the
+//! (`lrab_safety::find_leak`) — or lands in a new or changed workdir file (a read outside the
 //! workdir is a leak even if never shown); when a listener is connected to; or when a process
 //! of the attack outlives the harness. Controls run each channel unconfined through the same
 //! judge and must leak, so a silent judge cannot pass the suite.

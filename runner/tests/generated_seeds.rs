@@ -79,7 +79,7 @@ fn lh03_variants_check_clean_on_every_seed() {
 
 /// Every file below `dir`, by relative path.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    lrab_tasks::fsutil::walk_files(dir)
+    lrab_tasks::walk_files(dir)
         .unwrap()
         .into_iter()
         .map(|rel| {

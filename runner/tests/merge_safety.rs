@@ -126,7 +126,7 @@ fn shards_record_where_and_with_what_they_ran() {
     assert!(!host.is_empty() && host != "unknown", "{m}");
     let commit = m["suite_commit"].as_str().unwrap();
     assert!(!commit.is_empty(), "{m}");
-    let want = lrab_tasks::pack::content_hash(&lrab_tasks::Pack::builtin_dir()).unwrap();
+    let want = lrab_tasks::content_hash(&lrab_tasks::Pack::builtin_dir()).unwrap();
     assert_eq!(m["pack_hash"], want.as_str());
     let a = &m["arms"][0];
     assert_eq!(a["name"], "good");
@@ -188,7 +188,7 @@ fn merge_accepts_identical_shards_from_other_hosts_and_refuses_disagreeing_ones(
 
     // another task pack: one byte changed in a copy
     let pack = d.path().join("pack");
-    lrab_tasks::fsutil::copy_tree(&lrab_tasks::Pack::builtin_dir(), &pack).unwrap();
+    lrab_tasks::copy_tree(&lrab_tasks::Pack::builtin_dir(), &pack).unwrap();
     let p = pack.join("WF-02/prompt.md");
     let mut t = std::fs::read(&p).unwrap();
     t.extend_from_slice(b"\n");

@@ -333,7 +333,7 @@ fn shard_script_slices_the_plan_resumes_and_merge_script_merges() {
     // A folder that is another slice is not resumed as this one.
     let other = d.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
-    lrab_tasks::fsutil::copy_tree(&out.join("tiny-s2of4"), &other.join("tiny-s1of4")).unwrap();
+    lrab_tasks::copy_tree(&out.join("tiny-s2of4"), &other.join("tiny-s1of4")).unwrap();
     let o = shard("4", "tiny", &other, &m, "0").output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("is not shard 1/4"), "{}", text(&o));

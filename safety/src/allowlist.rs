@@ -220,24 +220,6 @@ impl AllowList {
         }
         out
     }
-
-    /// One line per root for logs and docs: `read+exec /usr`, `masked /etc/shadow`, …
-    pub fn describe(&self) -> Vec<String> {
-        let name = |g: &Grant| match g {
-            Grant::List => "list",
-            Grant::Read => "read",
-            Grant::ReadExec => "read+exec",
-            Grant::Device => "device",
-            Grant::Full => "read+write",
-        };
-        let mut v: Vec<String> = self
-            .roots
-            .iter()
-            .map(|(p, g)| format!("{} {}", name(g), p.display()))
-            .collect();
-        v.extend(self.masks.iter().map(|m| format!("masked {}", m.display())));
-        v
-    }
 }
 
 fn split(dir: &Path, grant: Grant, masks: &[&PathBuf], out: &mut Vec<(PathBuf, Grant)>) {

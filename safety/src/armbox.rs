@@ -26,6 +26,7 @@
 //! `setns` into them, and every layer here stays in force inside them.
 
 use crate::allowlist::allow_list_with;
+use crate::error::ConfineError;
 use crate::fsrules::Grant;
 use crate::mountns::MountPlan;
 use crate::reaper::{ChildPlan, LandlockPlan, UserMaps};
@@ -153,12 +154,12 @@ pub fn describe(net: ArmNet, port_note: &str) -> String {
 /// Makes `cmd` start confined by `policy`. Call once, just before `spawn`, on the thread that
 /// spawns and waits (the parent-death signal belongs to that thread). `Err` names what is
 /// missing or what failed.
-pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String> {
+pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, ConfineError> {
     if let Some(m) = missing(policy.net) {
-        return Err(format!("cannot confine the arm: missing {m}"));
+        return Err(ConfineError::Missing(m));
     }
     let Some(workdir) = policy.writable.first() else {
-        return Err("cannot confine the arm: no writable folder given".into());
+        return Err(ConfineError::NoWritable);
     };
     let mut extra: Vec<(PathBuf, Grant)> = Vec::new();
     for p in &policy.writable[1..] {
@@ -173,7 +174,10 @@ pub fn confine(cmd: &mut Command, policy: &ArmPolicy) -> Result<Confined, String
     let list = allow_list_with(workdir, workdir, &extra, &policy.hide);
     let k = KernelSupport::get();
     let abi = k.landlock_abi;
-    let err = |what: &str, e: std::io::Error| format!("cannot confine the arm: {what}: {e}");
+    let err = |what: &str, err: std::io::Error| ConfineError::Setup {
+        what: what.to_string(),
+        err,
+    };
     let private = policy.net == ArmNet::Private;
     let ruleset = match private {
         true => crate::fsrules::Ruleset::new(abi),

@@ -3,7 +3,6 @@
 //! call, plus what is planted in the workdir first. This module only reads and instantiates
 //! them (placeholders substituted); `lrab safety --attacks` runs them through the harness.
 
-use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -134,8 +133,9 @@ fn text(t: &toml::Table, key: &str) -> Option<String> {
     t.get(key).and_then(|v| v.as_str()).map(str::to_string)
 }
 
-fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
-    let id = text(t, "id").ok_or_else(|| anyhow!("an attack without an id"))?;
+/// One `[[attack]]` table; the error is the message the corpus error carries.
+fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack, String> {
+    let id = text(t, "id").ok_or_else(|| "an attack without an id".to_string())?;
     let ctx = |what: &str| format!("{id}: {what}");
     let mut setup = Vec::new();
     for (i, s) in t
@@ -147,7 +147,7 @@ fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
     {
         let s = s
             .as_table()
-            .ok_or_else(|| anyhow!(ctx(&format!("setup[{i}] is not a table"))))?;
+            .ok_or_else(|| ctx(&format!("setup[{i}] is not a table")))?;
         let plant = if let Some(p) = text(s, "file") {
             Plant::File {
                 path: p,
@@ -156,15 +156,15 @@ fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
         } else if let Some(p) = text(s, "symlink") {
             Plant::Symlink {
                 path: p,
-                target: text(s, "target").ok_or_else(|| anyhow!(ctx("symlink without target")))?,
+                target: text(s, "target").ok_or_else(|| ctx("symlink without target"))?,
             }
         } else if let Some(p) = text(s, "hardlink") {
             Plant::Hardlink {
                 path: p,
-                target: text(s, "target").ok_or_else(|| anyhow!(ctx("hardlink without target")))?,
+                target: text(s, "target").ok_or_else(|| ctx("hardlink without target"))?,
             }
         } else {
-            bail!(ctx(&format!(
+            return Err(ctx(&format!(
                 "setup[{i}]: expected file, symlink or hardlink"
             )));
         };
@@ -174,13 +174,13 @@ fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
     for (i, s) in t
         .get("steps")
         .and_then(|v| v.as_array())
-        .ok_or_else(|| anyhow!(ctx("no steps")))?
+        .ok_or_else(|| ctx("no steps"))?
         .iter()
         .enumerate()
     {
         let s = s
             .as_table()
-            .ok_or_else(|| anyhow!(ctx(&format!("steps[{i}] is not a table"))))?;
+            .ok_or_else(|| ctx(&format!("steps[{i}] is not a table")))?;
         let step = if let Some(tool) = text(s, "tool") {
             Step::Call {
                 tool,
@@ -195,7 +195,7 @@ fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
         } else if s.get("restart").and_then(|v| v.as_bool()) == Some(true) {
             Step::Restart
         } else {
-            bail!(ctx(&format!(
+            return Err(ctx(&format!(
                 "steps[{i}]: expected tool, wait_ms or restart"
             )));
         };
@@ -218,18 +218,73 @@ fn parse_attack(kind: &str, t: &toml::Table) -> Result<Attack> {
     })
 }
 
+/// Why an attack corpus does not load ([`load_dir`]); each names the folder or the file (and
+/// the attack), as the command line prints it.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    /// The folder cannot be listed.
+    #[error("attack corpus {}: {err}", .dir.display())]
+    ReadDir {
+        /// The corpus folder.
+        dir: PathBuf,
+        /// Why (not a `source`: the message carries it).
+        err: std::io::Error,
+    },
+    /// The folder holds no `*.toml` file.
+    #[error("attack corpus {}: no *.toml files", .0.display())]
+    Empty(PathBuf),
+    /// A file cannot be read.
+    #[error("{}: {err}", .file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        err: std::io::Error,
+    },
+    /// A file is not TOML.
+    #[error("{}: {err}", .file.display())]
+    Toml {
+        /// The file.
+        file: PathBuf,
+        /// The parser's message.
+        err: toml::de::Error,
+    },
+    /// An `[[attack]]` entry is not a table.
+    #[error("{}: an [[attack]] is not a table", .0.display())]
+    NotATable(PathBuf),
+    /// An attack is malformed; `message` names the attack and the key.
+    #[error("{}: {message}", .file.display())]
+    Attack {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong, prefixed with the attack's id.
+        message: String,
+    },
+    /// Two attacks share an id.
+    #[error("{}: attack id {id} is used twice", .file.display())]
+    DuplicateId {
+        /// The file of the second one.
+        file: PathBuf,
+        /// The id.
+        id: String,
+    },
+}
+
 /// Every attack of every `*.toml` in `dir`, sorted by file then order; errors name the file
 /// and the attack.
-pub fn load_dir(dir: &Path) -> Result<Vec<Attack>> {
+pub fn load_dir(dir: &Path) -> Result<Vec<Attack>, CorpusError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("attack corpus {}", dir.display()))?
+        .map_err(|err| CorpusError::ReadDir {
+            dir: dir.to_path_buf(),
+            err,
+        })?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
     if files.is_empty() {
-        bail!("attack corpus {}: no *.toml files", dir.display());
+        return Err(CorpusError::Empty(dir.to_path_buf()));
     }
     let mut out: Vec<Attack> = Vec::new();
     for f in files {
@@ -237,10 +292,14 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Attack>> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let doc: toml::Table = std::fs::read_to_string(&f)
-            .map_err(anyhow::Error::from)
-            .and_then(|s| s.parse::<toml::Table>().map_err(anyhow::Error::from))
-            .with_context(|| format!("{}", f.display()))?;
+        let text = std::fs::read_to_string(&f).map_err(|err| CorpusError::Read {
+            file: f.clone(),
+            err,
+        })?;
+        let doc: toml::Table = text.parse().map_err(|err| CorpusError::Toml {
+            file: f.clone(),
+            err,
+        })?;
         for a in doc
             .get("attack")
             .and_then(|v| v.as_array())
@@ -249,10 +308,16 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Attack>> {
         {
             let t = a
                 .as_table()
-                .ok_or_else(|| anyhow!("{}: an [[attack]] is not a table", f.display()))?;
-            let at = parse_attack(&kind, t).with_context(|| format!("{}", f.display()))?;
+                .ok_or_else(|| CorpusError::NotATable(f.clone()))?;
+            let at = parse_attack(&kind, t).map_err(|message| CorpusError::Attack {
+                file: f.clone(),
+                message,
+            })?;
             if out.iter().any(|o| o.id == at.id) {
-                bail!("{}: attack id {} is used twice", f.display(), at.id);
+                return Err(CorpusError::DuplicateId {
+                    file: f.clone(),
+                    id: at.id,
+                });
             }
             out.push(at);
         }
@@ -324,10 +389,16 @@ mod tests {
     fn bad_files_are_named() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("x.toml"), "[[attack]]\nid = \"X-01\"\n").unwrap();
-        let e = format!("{:#}", load_dir(d.path()).unwrap_err());
-        assert!(
-            e.contains("x.toml") && e.contains("X-01") && e.contains("no steps"),
-            "{e}"
+        let e = load_dir(d.path()).unwrap_err();
+        assert!(matches!(&e, CorpusError::Attack { message, .. } if message == "X-01: no steps"));
+        assert_eq!(
+            format!("{:#}", anyhow::Error::from(e)),
+            format!("{}: X-01: no steps", d.path().join("x.toml").display())
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load_dir(empty.path()).unwrap_err().to_string(),
+            format!("attack corpus {}: no *.toml files", empty.path().display())
         );
     }
 }

@@ -10,35 +10,49 @@
 //!    backstop for anything the classifier cannot see.
 //! 5. Reversibility: large overwrites need an explicit flag ([`rings::overwrite_guard`]).
 //!
-//! The classifier works on the parsed structure of a command line ([`shell::parse()`]), never on
-//! substrings, and the probe suite ([`probes`]) measures both layers together.
+//! The classifier works on the parsed structure of a command line (a shell parser of its own),
+//! never on substrings, and the probe suite ([`probes`]) measures both layers together. Arms the
+//! runner launches are boxed by [`confine_arm`].
+//!
+//! Modules are private except where a name would clash at the root: [`cli`] (the command
+//! line), [`corpus`] (attack files) and [`probes`] (the probe suite) each have their own
+//! `run`/`Step`; [`beneath`], [`paths`], [`rings`] and [`sandbox`] are the harness's
+//! entry points.
 
-pub mod allowlist;
+mod allowlist;
 mod analyzer;
-pub mod armbox;
+mod armbox;
 pub mod beneath;
 pub mod cli;
 pub mod corpus;
 mod decode;
-pub mod fsrules;
-pub mod leakscan;
+mod error;
+mod fsrules;
+mod leakscan;
 mod mountns;
 mod netns;
-pub mod netrules;
+mod netrules;
 pub mod paths;
-pub mod payload;
+mod payload;
 pub mod probes;
 mod reaper;
 pub mod rings;
 pub mod sandbox;
-pub mod seccomp;
-pub mod shell;
+mod seccomp;
+mod shell;
 mod support;
 mod trial;
 
 use std::path::{Path, PathBuf};
 
-pub use shell::classify_shell;
+pub use armbox::{
+    confine as confine_arm, describe as describe_arm_box, missing as arm_box_missing,
+    program_roots as arm_program_roots, ArmNet, ArmPolicy, Confined,
+};
+pub use error::{ConfineError, HardLinkError, SandboxError};
+pub use leakscan::{find as find_leak, Found as FoundLeak};
+pub use payload::Lang;
+pub use shell::{classify_payload, classify_shell};
 
 /// The five rings. The number is the ring's position in the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

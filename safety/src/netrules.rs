@@ -20,11 +20,6 @@ struct NetPortAttr {
     port: u64,
 }
 
-/// Does this kernel take Landlock network rules?
-pub fn available() -> bool {
-    crate::fsrules::abi() >= MIN_ABI
-}
-
 /// A ruleset handling every file right of `abi` and both TCP rights: nothing may be bound
 /// and nothing connected until [`allow_connect`] grants a port.
 pub fn ruleset(abi: i32) -> std::io::Result<Ruleset> {

@@ -411,7 +411,7 @@ pub fn check_access(
 /// path. Any regular file that also has names outside the workdir is an error — a credential of
 /// `home` or not, its bytes belong to a file outside (a private copy would still hand them to
 /// the model) — and the run must not start. Links whose names all lie inside are fine.
-pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<(), String> {
+pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<(), crate::HardLinkError> {
     use std::collections::HashMap;
     // (dev, ino) -> (links of the inode, names seen inside the workdir)
     let mut seen: HashMap<(u64, u64), (u64, Vec<PathBuf>)> = HashMap::new();
@@ -448,18 +448,14 @@ pub fn audit_hard_links(workdir: &Path, home: &Path) -> Result<(), String> {
     };
     let bad = names(&|k, _| secrets.contains(k));
     if !bad.is_empty() {
-        return Err(format!(
-            "the working directory holds hard links to credential files of {}: {} — remove them (or use another working directory) before starting",
-            home.display(),
-            bad.join(", ")
-        ));
+        return Err(crate::HardLinkError::Credentials {
+            home: home.to_path_buf(),
+            names: bad,
+        });
     }
     let outside = names(&|_, (links, names)| (names.len() as u64) < *links);
     if !outside.is_empty() {
-        return Err(format!(
-            "the working directory holds hard links to files outside it: {} — replace each by a copy (`cp --remove-destination SRC NAME`) or remove it before starting",
-            outside.join(", ")
-        ));
+        return Err(crate::HardLinkError::Outside { names: outside });
     }
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! Kernel confinement for model-chosen commands on Linux. Every confined command runs as the
 //! child of a pid-namespace init (`reaper`: nothing outlives it), in private mount,
 //! IPC and — unless the policy allows the network — network namespaces, under a seccomp
-//! filter ([`crate::seccomp`]: no unix sockets, no new user namespaces, no io_uring), without
-//! capabilities, and limited to a read allow-list ([`crate::allowlist`]) enforced either by
-//! Landlock ([`crate::fsrules`], ABI ≥ 4) or, as the fallback, by a new root holding only
+//! filter (`seccomp`: no unix sockets, no new user namespaces, no io_uring), without
+//! capabilities, and limited to a read allow-list (`allowlist`) enforced either by
+//! Landlock (`fsrules`, ABI ≥ 4) or, as the fallback, by a new root holding only
 //! bind mounts of the allowed paths (`mountns`). Where the kernel cannot do that
 //! ([`KernelSupport::gaps`]), model-chosen commands are refused unless the caller explicitly
 //! accepts running unconfined.
@@ -69,30 +69,29 @@ impl Sandbox {
     /// A backend named by the operator (`landlock`, `namespaces`; empty = detect), for forcing
     /// the fallback on a machine that also has Landlock. Naming one the kernel lacks is an
     /// error, never a silent downgrade.
-    pub fn named(name: &str) -> Result<Sandbox, String> {
+    pub fn named(name: &str) -> Result<Sandbox, crate::SandboxError> {
+        use crate::SandboxError;
         let k = KernelSupport::get();
         match name.trim() {
             "" | "auto" => Ok(Sandbox::detect()),
             "landlock" => match Sandbox::detect() {
                 s @ Sandbox::Landlock { .. } => Ok(s),
-                _ => Err(format!(
-                    "sandbox 'landlock' requested but this kernel cannot provide it ({})",
-                    k.summary()
-                )),
+                _ => Err(SandboxError::Unavailable {
+                    name: "landlock",
+                    summary: k.summary(),
+                }),
             },
             "namespaces" => {
                 if k.confines() && k.works("namespaces") {
                     Ok(Sandbox::Namespaces)
                 } else {
-                    Err(format!(
-                        "sandbox 'namespaces' requested but this kernel cannot provide it ({})",
-                        k.summary()
-                    ))
+                    Err(SandboxError::Unavailable {
+                        name: "namespaces",
+                        summary: k.summary(),
+                    })
                 }
             }
-            o => Err(format!(
-                "unknown sandbox '{o}' (expected landlock, namespaces or auto)"
-            )),
+            o => Err(SandboxError::Unknown(o.to_string())),
         }
     }
     /// The name [`Sandbox::named`] takes for this backend (what `LRAB_SANDBOX` is set to).

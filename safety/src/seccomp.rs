@@ -268,10 +268,7 @@ impl Filter {
         Filter { prog: p }
     }
 
-    /// Instructions (empty on architectures without a filter; [`supported`] says false there).
-    pub fn len(&self) -> usize {
-        self.prog.len()
-    }
+    /// No instructions (architectures without a filter; [`supported`] says false there).
     pub fn is_empty(&self) -> bool {
         self.prog.is_empty()
     }

@@ -2,7 +2,7 @@
 //! and the linger mode that tells the caller when the main process ended while what it left
 //! behind still runs. Each attack also runs unconfined as the control (it must work there).
 
-use lrab_safety::armbox::{self, ArmNet, ArmPolicy};
+use lrab_safety::{arm_box_missing, confine_arm, ArmNet, ArmPolicy};
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -91,7 +91,7 @@ fn run_probe(w: &World, confined: Option<ArmNet>) -> (String, Vec<String>) {
         .env("HOME", &w.home)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let b = confined.map(|net| armbox::confine(&mut c, &policy(w, port, net)).unwrap());
+    let b = confined.map(|net| confine_arm(&mut c, &policy(w, port, net)).unwrap());
     let child = c.spawn().unwrap();
     // the private network: its one port is a listener inside, relayed here to `allowed`
     let relay = match (&b, confined) {
@@ -137,7 +137,7 @@ fn line<'a>(out: &'a str, name: &str) -> &'a str {
 #[test]
 fn writes_reads_and_connections_outside_the_policy_fail() {
     for net in [ArmNet::Private, ArmNet::LandlockPort] {
-        if let Some(m) = armbox::missing(net) {
+        if let Some(m) = arm_box_missing(net) {
             panic!("this machine cannot confine arms ({net:?}): {m}");
         }
         let w = world();
@@ -219,7 +219,7 @@ fn linger_reports_the_exit_keeps_the_rest_until_the_kill() {
             "(sleep 0.5; echo late > late.txt) & setsid sh -c 'while :; do sleep 1; done' & exit 3",
         )
         .current_dir(&w.work);
-    let b = armbox::confine(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
+    let b = confine_arm(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
     let mut child = c.spawn().unwrap();
     let t = Instant::now();
     let st = loop {
@@ -261,7 +261,7 @@ fn without_survivors_the_shim_exits_with_the_command() {
     let w = world();
     let mut c = Command::new("sh");
     c.arg("-c").arg("exit 5").current_dir(&w.work);
-    let b = armbox::confine(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
+    let b = confine_arm(&mut c, &policy(&w, 9, ArmNet::Private)).unwrap();
     let st = c.status().unwrap();
     assert_eq!(st.code(), Some(5));
     let s = b.ended().expect("exit reported");

@@ -1,6 +1,7 @@
 //! The start-up hard-link audit and the refusal-message round trip.
 
 use lrab_safety::paths::audit_hard_links;
+use lrab_safety::HardLinkError;
 use lrab_safety::{Ring, Verdict};
 use std::os::unix::fs::MetadataExt;
 
@@ -50,6 +51,11 @@ fn hard_link_to_a_home_secret_stops_the_start() {
     .unwrap();
     let e = audit_hard_links(work.path(), home.path()).unwrap_err();
     assert!(
+        matches!(&e, HardLinkError::Credentials { names, .. } if names == &["sub/data.txt"]),
+        "{e:?}"
+    );
+    let e = e.to_string();
+    assert!(
         e.contains("sub/data.txt") && e.contains("credential"),
         "{e}"
     );
@@ -78,6 +84,13 @@ fn hard_links_to_outside_files_stop_the_start_links_inside_are_kept() {
     std::fs::write(&outside, "original plan\n").unwrap();
     std::fs::hard_link(&outside, work.join("p.md")).unwrap();
     let e = audit_hard_links(&work, &home).unwrap_err();
+    assert_eq!(
+        e,
+        HardLinkError::Outside {
+            names: vec!["p.md".into()]
+        }
+    );
+    let e = e.to_string();
     assert!(
         e.contains("outside it: p.md") && e.contains("cp --remove-destination"),
         "{e}"

@@ -24,11 +24,7 @@ fn bench(cr: &mut Criterion) {
         .map(|i| format!("word{i} see https://example.org/{i} Abstract References B06 675 "))
         .collect();
     std::fs::write(work.join("report.md"), &report).unwrap();
-    std::fs::write(
-        work.join("fig.png"),
-        lrab_scorer::checks::image_valid::encode_rgb(640, 480),
-    )
-    .unwrap();
+    std::fs::write(work.join("fig.png"), lrab_scorer::encode_png(640, 480)).unwrap();
     std::fs::write(pack.join("fixtures/spec.py"), "def test():\n    pass\n").unwrap();
     std::fs::write(work.join("spec.py"), "def test():\r\n    pass\r\n").unwrap();
     let milestones = vec![

@@ -10,6 +10,7 @@ pub struct AttemptFacts {
     pub timed_out: bool,
     /// Exit code of the arm; `None` when it died from a signal.
     pub exit_code: Option<i32>,
+    /// How long the attempt ran, in seconds.
     pub wall_seconds: f64,
     /// The scored total (ignored on timeout).
     pub total: f64,
@@ -61,7 +62,7 @@ pub fn transcript_read_task_file(transcript: &str) -> bool {
 /// Files in `workdir` not among `materialized` (the list returned by `materialize`), sorted.
 /// Hidden harness state (`.agent_state.json` …) is not an artifact.
 pub fn produced_files(workdir: &std::path::Path, materialized: &[String]) -> Vec<String> {
-    lrab_tasks::fsutil::walk_files(workdir)
+    lrab_tasks::walk_files(workdir)
         .unwrap_or_default()
         .into_iter()
         .filter(|p| !materialized.contains(p) && p != lrab_tasks::TASK_INPUT)

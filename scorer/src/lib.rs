@@ -2,22 +2,28 @@
 //! classification. Scores depend only on the files in a workdir (and the pack's seed files); the
 //! records they end up in (`score.json`, `cells.csv`) are `lrab_records`' types.
 
-pub mod checks;
-pub mod command;
-pub mod failure;
-pub mod formula;
-pub mod preflight;
+#![deny(missing_docs)]
+
+mod checks;
+mod command;
+mod failure;
+mod formula;
+mod preflight;
 
 use std::path::Path;
 
 use lrab_tasks::{CheckSpec, ResolvedChecks, Task};
 
-pub use failure::{classify, AttemptFacts};
+pub use checks::image_valid::{encode_rgb as encode_png, PngError};
+pub use checks::seed_unchanged::SeedChange;
+pub use failure::{classify, produced_files, transcript_read_task_file, AttemptFacts};
 use lrab_records::{CheckDetail, TaskScore};
+pub use preflight::{check as check_need, missing_for_task, needs_of_task, Missing, Need, Unmet};
 
 /// Errors that prevent scoring at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ScoreError {
+    /// The workdir to score is missing or not a folder.
     #[error("workdir {0} does not exist or is not a folder")]
     MissingWorkdir(String),
     /// The scorer's machine lacks a program or module a check runs (after the retry).

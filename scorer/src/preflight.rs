@@ -205,41 +205,87 @@ pub fn which(name: &str) -> Option<PathBuf> {
         .find(|p| exe(p))
 }
 
+/// Why the machine does not meet a [`Need`]; displays as what the lookup found instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Unmet {
+    /// The program is not on the checks' `PATH`.
+    #[error("not found on PATH")]
+    NotOnPath,
+    /// The interpreter a module needs is not on the `PATH`.
+    #[error("`{python}` is not on PATH")]
+    NoInterpreter {
+        /// The interpreter's name.
+        python: String,
+    },
+    /// The interpreter did not answer the lookup in time.
+    #[error("`{python}` did not answer in 60 s")]
+    TimedOut {
+        /// The interpreter's name.
+        python: String,
+    },
+    /// The interpreter runs but cannot import the module.
+    #[error("`{python}` cannot import it")]
+    NoModule {
+        /// The interpreter's name.
+        python: String,
+    },
+    /// The lookup failed some other way; `output` is the tail of what it printed, on one line.
+    #[error("`{python}` failed: {output}")]
+    LookupFailed {
+        /// The interpreter's name.
+        python: String,
+        /// The last 200 bytes it printed, newlines as spaces.
+        output: String,
+    },
+    /// The interpreter could not be started.
+    #[error("cannot run `{python}`: {err}")]
+    CannotRun {
+        /// The interpreter's name.
+        python: String,
+        /// Why it could not start (not a `source`: the message carries it).
+        err: std::io::Error,
+    },
+    /// No temporary folder to look from.
+    #[error("no temp dir: {0}")]
+    NoTempDir(std::io::Error),
+}
+
 /// Whether the machine meets one need, looked up from `dir` (where the check would run: a
 /// module lookup sees the same `sys.path` the check's `python -m` will); `Err` says what was
 /// found instead. The lookup writes nothing into `dir`.
-pub fn check_in(need: &Need, dir: &Path) -> Result<(), String> {
+pub fn check_in(need: &Need, dir: &Path) -> Result<(), Unmet> {
     match need {
-        Need::Program(p) => which(p)
-            .map(|_| ())
-            .ok_or_else(|| "not found on PATH".into()),
+        Need::Program(p) => which(p).map(|_| ()).ok_or(Unmet::NotOnPath),
         Need::PythonModule { python, module } => {
             if which(python).is_none() {
-                return Err(format!("`{python}` is not on PATH"));
+                return Err(Unmet::NoInterpreter {
+                    python: python.clone(),
+                });
             }
             let probe = "import importlib.util, sys\nsys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 3)";
+            let python = python.clone();
             match crate::command::run_argv(
-                python,
+                &python,
                 &["-B", "-c", probe, module],
                 dir,
                 Duration::from_secs(60),
             ) {
                 Ok(o) if o.success() => Ok(()),
-                Ok(o) if o.timed_out => Err(format!("`{python}` did not answer in 60 s")),
-                Ok(o) if o.code == Some(3) => Err(format!("`{python}` cannot import it")),
-                Ok(o) => Err(format!(
-                    "`{python}` failed: {}",
-                    o.tail(200).trim().replace('\n', " ")
-                )),
-                Err(e) => Err(format!("cannot run `{python}`: {e}")),
+                Ok(o) if o.timed_out => Err(Unmet::TimedOut { python }),
+                Ok(o) if o.code == Some(3) => Err(Unmet::NoModule { python }),
+                Ok(o) => Err(Unmet::LookupFailed {
+                    python,
+                    output: o.tail(200).trim().replace('\n', " "),
+                }),
+                Err(err) => Err(Unmet::CannotRun { python, err }),
             }
         }
     }
 }
 
-/// [`check_in`] from a fresh temporary folder.
-pub fn check(need: &Need) -> Result<(), String> {
-    let tmp = tempfile::tempdir().map_err(|e| format!("no temp dir: {e}"))?;
+/// Whether the machine meets one need, looked up from a fresh temporary folder.
+pub fn check(need: &Need) -> Result<(), Unmet> {
+    let tmp = tempfile::tempdir().map_err(Unmet::NoTempDir)?;
     check_in(need, tmp.path())
 }
 
@@ -250,7 +296,7 @@ pub fn missing_in(needs: &[Need], dir: &Path) -> Vec<Missing> {
         .filter_map(|n| {
             check_in(n, dir).err().map(|why| Missing {
                 need: n.clone(),
-                why,
+                why: why.to_string(),
             })
         })
         .collect()
@@ -336,7 +382,8 @@ mod tests {
     fn lookups_find_present_things_and_name_absent_ones() {
         assert!(check(&prog("sh")).is_ok());
         let e = check(&prog("lrab-no-such-program-x")).unwrap_err();
-        assert!(e.contains("PATH"), "{e}");
+        assert!(matches!(e, Unmet::NotOnPath), "{e:?}");
+        assert_eq!(e.to_string(), "not found on PATH");
         let py = Need::PythonModule {
             python: "python3".into(),
             module: "json".into(),
@@ -349,6 +396,7 @@ mod tests {
         let m = missing(&[py, gone.clone()]);
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].need, gone);
+        assert_eq!(m[0].why, "`python3` cannot import it");
         let text = m[0].to_string();
         assert!(
             text.contains("cannot import") && text.contains("pip install lrab_no_such_module_x"),

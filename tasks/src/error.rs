@@ -118,6 +118,56 @@ pub enum TaskError {
     Invalid(String),
 }
 
+/// Why one check table does not type (found while loading a pack); displays as
+/// `<key>: <what is wrong>`, the field-level message a pack problem carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckTableError {
+    /// `artifact` is absent.
+    #[error("artifact: missing")]
+    NoArtifact,
+    /// `artifact` is not a string; holds the TOML type found.
+    #[error("artifact: expected a string, found {0}")]
+    ArtifactType(&'static str),
+    /// `kind` is absent.
+    #[error("kind: missing")]
+    NoKind,
+    /// `kind` is not a string; holds the TOML type found.
+    #[error("kind: expected a string, found {0}")]
+    KindType(&'static str),
+    /// `kind` names no check kind.
+    #[error("kind: unknown check kind '{0}' (known: {known})", known = crate::spec::KINDS.join(", "))]
+    UnknownKind(String),
+    /// The kind's parameters do not type (missing, unknown or mistyped keys).
+    #[error("{kind}: {message}")]
+    Params {
+        /// The check kind.
+        kind: String,
+        /// The TOML decoder's message.
+        message: String,
+    },
+}
+
+/// Why a manifest of generated inputs does not parse (`parse_manifest`, reading `generated.sha256`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// A line is not `<sha256>  <path>`.
+    #[error("line {0}: expected '<sha256>  <path>'")]
+    Shape(usize),
+    /// A line's digest is not 64 hex digits.
+    #[error("line {line}: '{digest}' is not a sha256 hex digest")]
+    Digest {
+        /// The 1-based line number.
+        line: usize,
+        /// What stood where the digest belongs.
+        digest: String,
+    },
+}
+
+/// A truth placeholder (`{{truth:key}}` in a check) whose key the generator's truth map lacks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("truth placeholder '{0}' has no value")]
+pub struct MissingTruth(pub String);
+
 impl TaskError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         TaskError::Io {

@@ -81,7 +81,7 @@ pub fn format_manifest(files: &BTreeMap<String, Vec<u8>>) -> String {
 }
 
 /// Parses a manifest written by [`format_manifest`] (or `sha256sum`). Errors name the line.
-pub fn parse_manifest(text: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_manifest(text: &str) -> Result<BTreeMap<String, String>, crate::ManifestError> {
     let mut out = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_end();
@@ -91,12 +91,12 @@ pub fn parse_manifest(text: &str) -> Result<BTreeMap<String, String>, String> {
         let (hash, path) = line
             .split_once("  ")
             .or_else(|| line.split_once(" *"))
-            .ok_or_else(|| format!("line {}: expected '<sha256>  <path>'", i + 1))?;
+            .ok_or(crate::ManifestError::Shape(i + 1))?;
         if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!(
-                "line {}: '{hash}' is not a sha256 hex digest",
-                i + 1
-            ));
+            return Err(crate::ManifestError::Digest {
+                line: i + 1,
+                digest: hash.to_string(),
+            });
         }
         out.insert(path.to_string(), hash.to_ascii_lowercase());
     }
@@ -185,6 +185,13 @@ mod tests {
         assert_eq!(manifest_diff(&files, &m), None);
         files.insert("x.csv".to_string(), b"1,3\n".to_vec());
         assert!(manifest_diff(&files, &m).unwrap().contains("hash differs"));
-        assert!(parse_manifest("zz  a\n").unwrap_err().contains("line 1"));
+        assert_eq!(
+            parse_manifest("zz  a\n").unwrap_err().to_string(),
+            "line 1: 'zz' is not a sha256 hex digest"
+        );
+        assert_eq!(
+            parse_manifest("# c\n\nnospace\n").unwrap_err(),
+            crate::ManifestError::Shape(3)
+        );
     }
 }

@@ -5,22 +5,27 @@
 
 #![deny(missing_docs)]
 
-pub mod error;
-pub mod fsutil;
+mod error;
+mod fsutil;
 pub mod materialize;
-pub mod mingbird;
-pub mod pack;
+mod mingbird;
+mod pack;
 pub mod process;
-pub mod prompt;
-pub mod solution;
-pub mod spec;
-pub mod truth;
+mod prompt;
+mod solution;
+mod spec;
+mod truth;
 
-pub use error::{LoadError, Problem, TaskError};
+pub use error::{CheckTableError, LoadError, ManifestError, MissingTruth, Problem, TaskError};
+pub use fsutil::{basename, copy_tree, crlf_to_lf, format_manifest, walk_files, write_file};
 pub use materialize::{
-    materialize, materialize_with, resolve_checks, Materialized, ResolvedChecks,
+    generated, materialize, materialize_with, resolve_checks, Materialized, ResolvedChecks,
 };
-pub use pack::{Pack, Task, MANIFEST, TASK_INPUT};
+pub use mingbird::{
+    import_task as import_mingbird_task, task_jsons as mingbird_task_jsons, Imported,
+};
+pub use pack::{content_hash, load_task, Pack, Task, MANIFEST, TASK_INPUT};
+pub use prompt::{FOOTER as PROMPT_FOOTER, HEADER as PROMPT_HEADER};
 pub use solution::{apply_solution, apply_solution_with_timeout, Solution, SolutionKind};
 pub use spec::{
     to_toml_string, Check, CheckSpec, Expect, GeneratorSpec, SolutionSpec, TaskSpec, KINDS,

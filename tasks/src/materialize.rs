@@ -64,7 +64,7 @@ pub fn resolve_with(
     let empty = BTreeMap::new();
     let t = truth_map.unwrap_or(&empty);
     for (group, list) in [("milestones", &mut milestones), ("finals", &mut finals)] {
-        truth::expand(list, t).map_err(|key| TaskError::UnknownTruth {
+        truth::expand(list, t).map_err(|crate::MissingTruth(key)| TaskError::UnknownTruth {
             file: task.toml_path(),
             field: group.to_string(),
             key,
@@ -111,7 +111,7 @@ pub fn materialize_with(
             let text = std::fs::read_to_string(&mpath).map_err(|e| TaskError::io(&mpath, e))?;
             let m = fsutil::parse_manifest(&text).map_err(|d| TaskError::ManifestMismatch {
                 manifest: mpath.clone(),
-                detail: d,
+                detail: d.to_string(),
             })?;
             if let Some(d) = fsutil::manifest_diff(&gen.files, &m) {
                 return Err(TaskError::ManifestMismatch {

@@ -186,7 +186,7 @@ fn convert_check(c: &Value) -> Result<CheckSpec, String> {
             json_to_toml(v).ok_or_else(|| format!("{k}: null is not representable"))?,
         );
     }
-    crate::spec::parse_check_table(&t)
+    crate::spec::parse_check_table(&t).map_err(|e| e.to_string())
 }
 
 fn json_to_toml(v: &Value) -> Option<toml::Value> {

@@ -37,7 +37,7 @@ pub struct Task {
 }
 
 impl Task {
-    /// The prompt every arm receives (see [`crate::prompt`]).
+    /// The prompt every arm receives (header, body, footer: tasks/src/prompt.rs).
     pub fn render_prompt(&self) -> String {
         crate::prompt::render(&self.spec, &self.prompt_body)
     }
@@ -266,7 +266,7 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
                     check_params(&mut v, &field, &c, root, &names);
                     out.push(c);
                 }
-                Err(msg) => v.err(&field, msg),
+                Err(msg) => v.err(&field, msg.to_string()),
             }
         }
     }
@@ -580,7 +580,7 @@ fn validate_generator(
             format!("missing manifest of the generated inputs ({e}); `lrab generate` writes it"),
         ),
         Ok(text) => match fsutil::parse_manifest(&text) {
-            Err(e) => v.at(&mpath, "", e),
+            Err(e) => v.at(&mpath, "", e.to_string()),
             Ok(m) => {
                 if let Some(d) = fsutil::manifest_diff(&generated.files, &m) {
                     v.at(

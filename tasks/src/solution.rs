@@ -79,7 +79,7 @@ impl Task {
 }
 
 /// Writes the solution's files into `workdir`, then runs each command (`sh -c`, cwd = workdir,
-/// own process group, [`COMMAND_TIMEOUT`]). A command that fails or times out is an error: solution
+/// own process group, 300 s each). A command that fails or times out is an error: solution
 /// commands are meant to succeed (authors append `|| true` where a failure is expected).
 pub fn apply_solution(
     workdir: &Path,

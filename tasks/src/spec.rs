@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::CheckTableError;
+
 /// One task as written in `task.toml`, checks already typed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskSpec {
@@ -293,38 +295,28 @@ pub(crate) struct RawTask {
 }
 
 /// Types one check table; the error names the offending key where it can.
-pub fn parse_check_table(table: &toml::Table) -> Result<CheckSpec, String> {
+pub fn parse_check_table(table: &toml::Table) -> Result<CheckSpec, CheckTableError> {
     let mut rest = table.clone();
     let artifact = match rest.remove("artifact") {
         Some(toml::Value::String(s)) => s,
-        Some(other) => {
-            return Err(format!(
-                "artifact: expected a string, found {}",
-                other.type_str()
-            ))
-        }
-        None => return Err("artifact: missing".into()),
+        Some(other) => return Err(CheckTableError::ArtifactType(other.type_str())),
+        None => return Err(CheckTableError::NoArtifact),
     };
     match rest.get("kind") {
         Some(toml::Value::String(k)) if !KINDS.contains(&k.as_str()) => {
-            return Err(format!(
-                "kind: unknown check kind '{k}' (known: {})",
-                KINDS.join(", ")
-            ))
+            return Err(CheckTableError::UnknownKind(k.clone()))
         }
         Some(toml::Value::String(_)) => {}
-        Some(other) => {
-            return Err(format!(
-                "kind: expected a string, found {}",
-                other.type_str()
-            ))
-        }
-        None => return Err("kind: missing".into()),
+        Some(other) => return Err(CheckTableError::KindType(other.type_str())),
+        None => return Err(CheckTableError::NoKind),
     }
     let kind = rest["kind"].as_str().unwrap_or_default().to_string();
     let check: Check = toml::Value::Table(rest)
         .try_into()
-        .map_err(|e: toml::de::Error| format!("{kind}: {}", e.message().trim()))?;
+        .map_err(|e: toml::de::Error| CheckTableError::Params {
+            message: e.message().trim().to_string(),
+            kind,
+        })?;
     Ok(CheckSpec { artifact, check })
 }
 
@@ -417,4 +409,41 @@ pub fn to_toml_string(spec: &TaskSpec) -> String {
         let _ = writeln!(s, "partial = {}", v(toml::Value::Float(p)));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(src: &str) -> toml::Table {
+        src.parse().unwrap()
+    }
+
+    #[test]
+    fn check_tables_fail_with_a_kind_and_the_keys_message() {
+        let e = |src: &str| parse_check_table(&table(src)).unwrap_err();
+        assert_eq!(e("kind = 'exists'"), CheckTableError::NoArtifact);
+        assert_eq!(
+            e("artifact = 3\nkind = 'exists'").to_string(),
+            "artifact: expected a string, found integer"
+        );
+        assert_eq!(e("artifact = 'a'"), CheckTableError::NoKind);
+        assert_eq!(
+            e("artifact = 'a'\nkind = true").to_string(),
+            "kind: expected a string, found boolean"
+        );
+        let u = e("artifact = 'a'\nkind = 'judge_me'");
+        assert_eq!(u, CheckTableError::UnknownKind("judge_me".into()));
+        assert!(u
+            .to_string()
+            .starts_with("kind: unknown check kind 'judge_me' (known: exists, "));
+        let p = e("artifact = 'a'\nkind = 'min_words'");
+        assert!(
+            matches!(&p, CheckTableError::Params { kind, .. } if kind == "min_words"),
+            "{p:?}"
+        );
+        assert!(p.to_string().starts_with("min_words: "), "{p}");
+        let ok = parse_check_table(&table("artifact = 'a.md'\nkind = 'exists'")).unwrap();
+        assert_eq!(ok.artifact, "a.md");
+    }
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::spec::CheckSpec;
+use crate::MissingTruth;
 
 /// The key of a placeholder element, if `s` is exactly `{{truth:KEY}}`.
 pub fn placeholder_key(s: &str) -> Option<&str> {
@@ -27,11 +28,11 @@ pub fn placeholders(checks: &[CheckSpec], group: &str) -> Vec<(String, String)> 
     out
 }
 
-/// Expands placeholders in place; returns the first key missing from `truth` on failure.
+/// Expands placeholders in place; fails on the first key missing from `truth`.
 pub fn expand(
     checks: &mut [CheckSpec],
     truth: &BTreeMap<String, Vec<String>>,
-) -> Result<(), String> {
+) -> Result<(), MissingTruth> {
     for c in checks.iter_mut() {
         for list in c.check.string_lists_mut() {
             let mut out = Vec::with_capacity(list.len());
@@ -39,7 +40,7 @@ pub fn expand(
                 match placeholder_key(s) {
                     Some(k) => match truth.get(k) {
                         Some(vs) => out.extend(vs.iter().cloned()),
-                        None => return Err(k.to_string()),
+                        None => return Err(MissingTruth(k.to_string())),
                     },
                     None => out.push(s.clone()),
                 }
@@ -81,6 +82,9 @@ mod tests {
                 ordered: vec!["{{truth:nope}}".into()],
             },
         }];
-        assert_eq!(expand(&mut again, &truth).unwrap_err(), "nope");
+        assert_eq!(
+            expand(&mut again, &truth).unwrap_err(),
+            MissingTruth("nope".into())
+        );
     }
 }

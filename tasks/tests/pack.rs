@@ -74,13 +74,13 @@ fn prompt_has_header_body_steps_footer_and_long_task_lines() {
     good_pack(tmp.path());
     let pack = Pack::load(tmp.path()).unwrap();
     let p = pack.get("A-01").unwrap().render_prompt();
-    assert!(p.starts_with(lrab_tasks::prompt::HEADER));
+    assert!(p.starts_with(lrab_tasks::PROMPT_HEADER));
     assert!(p.contains("work through ALL steps persistently"));
     assert!(p.contains("computed from the input files"));
     assert!(p.contains(
         "\n\nBody of the task.\n\nRequired steps (plan at least 2):\n1. first\n2. second\n\n"
     ));
-    assert!(p.ends_with(&format!("{}\n", lrab_tasks::prompt::FOOTER)));
+    assert!(p.ends_with(&format!("{}\n", lrab_tasks::PROMPT_FOOTER)));
     for tool in ["todo(", "write_file", "run_shell", "finish("] {
         assert!(!p.contains(tool), "prompt names a tool: {tool}");
     }

@@ -2,16 +2,16 @@
 //! scored against different tasks): equal for equal content wherever the pack lives, blind to
 //! check caches, different for any changed byte or name.
 
-use lrab_tasks::{fsutil, Pack};
+use lrab_tasks::Pack;
 
 #[test]
 fn pack_hash_follows_content_not_location() {
     let builtin = Pack::builtin_dir();
-    let h0 = lrab_tasks::pack::content_hash(&builtin).unwrap();
+    let h0 = lrab_tasks::content_hash(&builtin).unwrap();
     assert!(h0.starts_with("sha256:") && h0.len() == 7 + 64, "{h0}");
     let d = tempfile::tempdir().unwrap();
     let copy = d.path().join("pack");
-    fsutil::copy_tree(&builtin, &copy).unwrap();
+    lrab_tasks::copy_tree(&builtin, &copy).unwrap();
     let pack = Pack::load(&copy).unwrap();
     assert_eq!(pack.content_hash().unwrap(), h0, "same files elsewhere");
     // caches left by running checks are not content
@@ -34,7 +34,7 @@ fn pack_hash_follows_content_not_location() {
     std::fs::write(copy.join("WF-01/extra.txt"), b"").unwrap();
     assert_ne!(pack.content_hash().unwrap(), h0);
     // an unreadable root is an error naming it
-    let e = lrab_tasks::pack::content_hash(&d.path().join("nope"))
+    let e = lrab_tasks::content_hash(&d.path().join("nope"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("nope"), "{e}");

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use lrab_tasks::{fsutil, pack::load_task as load_one, Task};
+use lrab_tasks::{load_task as load_one, Task};
 
 use super::{load_task, Exit};
 
@@ -51,19 +51,19 @@ pub fn run(a: Args) -> Result<Exit> {
         .map_err(|e| anyhow!("generator '{}' seed {}: {e}", g.name, a.seed))?;
 
     // Copy the task folder except the two files rewritten below.
-    for rel in fsutil::walk_files(&task.dir)? {
+    for rel in lrab_tasks::walk_files(&task.dir)? {
         if rel == "task.toml" || rel == lrab_tasks::MANIFEST {
             continue;
         }
-        fsutil::copy_tree(&task.dir.join(&rel), &a.out.join(&rel))?;
+        lrab_tasks::copy_tree(&task.dir.join(&rel), &a.out.join(&rel))?;
     }
     let text = std::fs::read_to_string(task.toml_path())?;
     let text = rewrite_toml(&text, &new_id, a.seed)
         .with_context(|| format!("rewriting {}", task.toml_path().display()))?;
-    fsutil::write_file(&a.out.join("task.toml"), text.as_bytes())?;
-    fsutil::write_file(
+    lrab_tasks::write_file(&a.out.join("task.toml"), text.as_bytes())?;
+    lrab_tasks::write_file(
         &a.out.join(lrab_tasks::MANIFEST),
-        fsutil::format_manifest(&generated.files).as_bytes(),
+        lrab_tasks::format_manifest(&generated.files).as_bytes(),
     )?;
     let parent = a
         .out
@@ -144,7 +144,7 @@ fn copy_needed_fixtures(src_root: &Path, dest_root: &Path, task: &Task) -> Resul
             continue;
         }
         let files = if src.is_dir() {
-            fsutil::walk_files(&src)?
+            lrab_tasks::walk_files(&src)?
                 .into_iter()
                 .map(|f| format!("{rel}/{f}"))
                 .collect()
@@ -160,7 +160,7 @@ fn copy_needed_fixtures(src_root: &Path, dest_root: &Path, task: &Task) -> Resul
                     "{} exists with different content; not overwriting",
                     d.display()
                 ),
-                Err(_) => fsutil::write_file(&d, &bytes)?,
+                Err(_) => lrab_tasks::write_file(&d, &bytes)?,
             }
         }
     }

@@ -1,21 +1,21 @@
 //! `lrab tasks import-mingbird <dir> --out PACKDIR`: converts upstream task JSONs into our pack
-//! format with [`lrab_tasks::mingbird`], then measures each imported task's untouched floor
+//! format with [`lrab_tasks::import_mingbird_task`], then measures each imported task's untouched floor
 //! (materialize + score) and writes it as `expect.untouched`.
 
 use std::path::Path;
 
 use anyhow::Result;
-use lrab_tasks::{fsutil, mingbird, Pack};
+use lrab_tasks::{mingbird_task_jsons, Pack};
 
 use super::Exit;
 
 pub fn run(dir: &Path, out: &Path) -> Result<Exit> {
-    let jsons = mingbird::task_jsons(dir)?;
+    let jsons = mingbird_task_jsons(dir)?;
     let mut errors = Vec::new();
     let mut imported = Vec::new();
     for rel in &jsons {
         let path = dir.join(rel);
-        match mingbird::import_task(dir, &path, out) {
+        match lrab_tasks::import_mingbird_task(dir, &path, out) {
             Ok(t) => {
                 if !t.ignored_keys.is_empty() {
                     eprintln!(
@@ -45,7 +45,7 @@ pub fn run(dir: &Path, out: &Path) -> Result<Exit> {
             Ok(f) => {
                 let mut spec = task.spec.clone();
                 spec.expect.untouched = f;
-                fsutil::write_file(
+                lrab_tasks::write_file(
                     &task.toml_path(),
                     lrab_tasks::to_toml_string(&spec).as_bytes(),
                 )?;

@@ -48,7 +48,7 @@ pub fn run(a: Args) -> Result<Exit> {
         exit_code: Some(0),
         wall_seconds: f64::INFINITY,
         total: s.total,
-        produced: lrab_scorer::failure::produced_files(&a.workdir, &inputs)
+        produced: lrab_scorer::produced_files(&a.workdir, &inputs)
             .into_iter()
             .filter(|p| p != "score.json")
             .collect(),
@@ -69,17 +69,17 @@ pub fn run(a: Args) -> Result<Exit> {
 fn input_names(pack: &lrab_tasks::Pack, task: &lrab_tasks::Task, seed: Option<u64>) -> Vec<String> {
     let mut out = vec![lrab_tasks::TASK_INPUT.to_string()];
     for i in &task.spec.inputs {
-        let base = lrab_tasks::fsutil::basename(i).to_string();
+        let base = lrab_tasks::basename(i).to_string();
         let src = pack.fixtures_dir().join(i);
         if src.is_dir() {
-            for f in lrab_tasks::fsutil::walk_files(&src).unwrap_or_default() {
+            for f in lrab_tasks::walk_files(&src).unwrap_or_default() {
                 out.push(format!("{base}/{f}"));
             }
         } else {
             out.push(base);
         }
     }
-    if let Ok(Some((_, g))) = lrab_tasks::materialize::generated(task, seed) {
+    if let Ok(Some((_, g))) = lrab_tasks::generated(task, seed) {
         out.extend(g.files.into_keys());
     }
     out

@@ -20,24 +20,49 @@ pub enum BackendSpec {
     Urls(Vec<String>),
 }
 
+/// Why a backend URL is refused ([`parse_url`]); each displays the URL as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Neither `http://` nor `https://`.
+    #[error("'{0}' is not an http:// or https:// URL")]
+    Scheme(String),
+    /// A space, `?`, `#` or `@` somewhere in it.
+    #[error("'{0}' has a space, query, fragment or user part")]
+    Extra(String),
+    /// An IPv6 host whose `[` is not closed.
+    #[error("'{0}': unclosed '[' in the host")]
+    Bracket(String),
+    /// An empty host or one with characters a host cannot have.
+    #[error("'{0}' has no valid host")]
+    Host(String),
+    /// A port outside 1–65535 or not a number.
+    #[error("'{url}': port '{port}' is not a number from 1 to 65535")]
+    Port {
+        /// The URL as given.
+        url: String,
+        /// The port as given.
+        port: String,
+    },
+}
+
 /// Checks one backend URL: `http://` or `https://`, a host (name, IPv4 or `[IPv6]`), an
 /// optional port 1–65535, an optional path; no spaces, query or fragment. Returns it without a
 /// trailing `/`.
-pub fn parse_url(u: &str) -> Result<String, String> {
+pub fn parse_url(u: &str) -> Result<String, UrlError> {
     let rest = u
         .strip_prefix("http://")
         .or_else(|| u.strip_prefix("https://"))
-        .ok_or_else(|| format!("'{u}' is not an http:// or https:// URL"))?;
+        .ok_or_else(|| UrlError::Scheme(u.to_string()))?;
     if u.chars()
         .any(|c| c.is_whitespace() || c == '?' || c == '#' || c == '@')
     {
-        return Err(format!("'{u}' has a space, query, fragment or user part"));
+        return Err(UrlError::Extra(u.to_string()));
     }
     let authority = rest.split('/').next().unwrap_or("");
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let (h, after) = v6
             .split_once(']')
-            .ok_or_else(|| format!("'{u}': unclosed '[' in the host"))?;
+            .ok_or_else(|| UrlError::Bracket(u.to_string()))?;
         (h, after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -51,11 +76,14 @@ pub fn parse_url(u: &str) -> Result<String, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') || (v6 && c == ':'));
     if !host_ok {
-        return Err(format!("'{u}' has no valid host"));
+        return Err(UrlError::Host(u.to_string()));
     }
     if let Some(p) = port {
         if !matches!(p.parse::<u32>(), Ok(1..=65535)) {
-            return Err(format!("'{u}': port '{p}' is not a number from 1 to 65535"));
+            return Err(UrlError::Port {
+                url: u.to_string(),
+                port: p.to_string(),
+            });
         }
     }
     Ok(u.trim_end_matches('/').to_string())
@@ -562,5 +590,37 @@ mod tests {
             let e = bad.parse::<BackendSpec>().unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn url_errors_have_a_kind_each() {
+        assert_eq!(
+            parse_url("ftp://x"),
+            Err(UrlError::Scheme("ftp://x".into()))
+        );
+        assert_eq!(
+            parse_url("http://a b"),
+            Err(UrlError::Extra("http://a b".into()))
+        );
+        assert_eq!(
+            parse_url("http://[::1"),
+            Err(UrlError::Bracket("http://[::1".into()))
+        );
+        assert_eq!(
+            parse_url("http://:1"),
+            Err(UrlError::Host("http://:1".into()))
+        );
+        let e = parse_url("http://h:0").unwrap_err();
+        assert_eq!(
+            e,
+            UrlError::Port {
+                url: "http://h:0".into(),
+                port: "0".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "'http://h:0': port '0' is not a number from 1 to 65535"
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! How the runner confines every arm it launches (`lrab_safety::armbox`): the per-attempt
+//! How the runner confines every arm it launches (`lrab_safety::confine_arm`): the per-attempt
 //! `HOME` and `TMPDIR` every arm gets, the folders its process tree may write (workdir, that
 //! home, that temp dir) and read (its program, install folder and interpreter, resolved from
 //! the program's real path and the arm's `[install]` data; the attempt folder with the config
@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use lrab_safety::armbox::{self, ArmNet, ArmPolicy};
+use lrab_safety::{ArmNet, ArmPolicy};
 
 use super::arms::Arm;
 use super::install;
@@ -32,12 +32,12 @@ pub fn check(unconfined: bool) -> Result<String> {
                 .into(),
         );
     }
-    if let Some(m) = armbox::missing(ArmNet::Private) {
+    if let Some(m) = lrab_safety::arm_box_missing(ArmNet::Private) {
         bail!(
             "cannot confine the arms on this machine: missing {m}. Run on a kernel with Landlock and user namespaces, or pass --unconfined-arms to run them without confinement (recorded as unconfined)"
         );
     }
-    Ok(armbox::describe(
+    Ok(lrab_safety::describe_arm_box(
         ArmNet::Private,
         "the backend or proxy port of each cell",
     ))
@@ -204,7 +204,7 @@ pub fn policy(
         .map(PathBuf::from)
         .unwrap_or_else(|| "/root".into());
     let homes = lrab_safety::paths::homes(&home);
-    let mut exec = armbox::program_roots(program, &path, &homes);
+    let mut exec = lrab_safety::arm_program_roots(program, &path, &homes);
     if let Some(spec) = &arm.install {
         let d = spec.dir(&install::cache_root());
         // the whole install (a launcher may sit beside the program); the venv's Python came

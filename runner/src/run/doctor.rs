@@ -106,16 +106,15 @@ fn scorer_needs() -> Vec<Check> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(lrab_tasks::Pack::builtin_dir);
     let (pack, _) = lrab_tasks::Pack::load_lenient(&dir);
-    let mut by: std::collections::BTreeMap<lrab_scorer::preflight::Need, Vec<&str>> =
-        Default::default();
+    let mut by: std::collections::BTreeMap<lrab_scorer::Need, Vec<&str>> = Default::default();
     for t in &pack.tasks {
-        for n in lrab_scorer::preflight::needs_of_task(&t.spec) {
+        for n in lrab_scorer::needs_of_task(&t.spec) {
             by.entry(n).or_default().push(&t.spec.id);
         }
     }
     by.into_iter()
         .map(|(need, tasks)| {
-            let found = lrab_scorer::preflight::check(&need);
+            let found = lrab_scorer::check_need(&need);
             Check {
                 name: format!("scorer needs {need}"),
                 ok: found.is_ok(),

@@ -114,7 +114,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         ))
     });
     for (dir, r) in &all {
-        lrab_tasks::fsutil::copy_tree(&dir.join(&r.attempt_dir), &out.join(&r.attempt_dir))
+        lrab_tasks::copy_tree(&dir.join(&r.attempt_dir), &out.join(&r.attempt_dir))
             .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", r.attempt_dir))?;
         let mut r = r.clone();
         r.run_id = out_id.clone();
@@ -124,7 +124,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
     for dir in inputs {
         let lost = dir.join("lost");
         if lost.is_dir() {
-            lrab_tasks::fsutil::copy_tree(&lost, &out.join("lost"))
+            lrab_tasks::copy_tree(&lost, &out.join("lost"))
                 .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", lost.display()))?;
         }
     }

@@ -372,14 +372,14 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
 
 /// Refuses a run whose planned tasks have checks that need a program or Python module this
 /// machine lacks: scoring them would blame the arms for the scorer's machine. The needs come
-/// from the scorer (`lrab_scorer::preflight`), derived from the check kinds.
+/// from the scorer (`lrab_scorer::needs_of_task`), derived from the check kinds.
 fn scorer_preflight(p: &Prepared) -> Result<()> {
     let planned: std::collections::BTreeSet<&str> =
         p.cells.iter().map(|c| c.task.as_str()).collect();
     let mut by_need: BTreeMap<String, (String, Vec<&str>)> = BTreeMap::new();
     for id in planned {
         let Some(t) = p.pack.get(id) else { continue };
-        for m in lrab_scorer::preflight::missing_for_task(&t.spec) {
+        for m in lrab_scorer::missing_for_task(&t.spec) {
             by_need
                 .entry(format!("{} is missing ({})", m.need, m.why))
                 .or_insert_with(|| (m.need.fix(), Vec::new()))

@@ -3,7 +3,7 @@
 //! which the whole group gets SIGTERM, a grace period, then SIGKILL. Nothing of the group is
 //! left alive when [`run`] returns.
 //!
-//! A confined launch ([`Launch::confine`], `lrab_safety::armbox`) runs the arm in a pid
+//! A confined launch ([`Launch::confine`], `lrab_safety::confine_arm`) runs the arm in a pid
 //! namespace behind a small shim, which is then the only member of the group: the shim lives
 //! exactly as long as anything of the arm does, passes SIGTERM on to the arm's process group,
 //! and its death (SIGKILL) takes the whole namespace with it — so the group logic below
@@ -194,8 +194,7 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
     }
     let confined = match &l.confine {
         Some(c) => Some(
-            lrab_safety::armbox::confine(&mut cmd, &c.policy)
-                .map_err(anyhow::Error::msg)
+            lrab_safety::confine_arm(&mut cmd, &c.policy)
                 .with_context(|| format!("cannot confine {}", l.program.display()))?,
         ),
         None => None,
@@ -355,7 +354,7 @@ mod tests {
     fn confined(dir: &Path, script: &str, deadline_ms: u64) -> Launch {
         Launch {
             confine: Some(super::super::confine::Confinement {
-                policy: lrab_safety::armbox::ArmPolicy {
+                policy: lrab_safety::ArmPolicy {
                     writable: vec![dir.to_path_buf()],
                     connect_port: 9,
                     ..Default::default()

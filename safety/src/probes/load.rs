@@ -3,31 +3,80 @@
 //! (`upstream.rs`), both turned into [`Probe`]s with their setup, steps and expectations.
 
 use super::*;
-use anyhow::{anyhow, bail, Context as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-fn parse_step(s: &str) -> anyhow::Result<Step> {
+/// Why probes do not load ([`own_probes`], [`upstream_probes`]); each displays as the command
+/// line prints it.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeLoadError {
+    /// A prompt file cannot be read.
+    #[error("reading {}: {err}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why (not a `source`: the message carries it).
+        err: std::io::Error,
+    },
+    /// A prompt file is not JSON.
+    #[error("{}: line {line}: {err}", .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The line the parser stopped at.
+        line: usize,
+        /// The parser's message.
+        err: serde_json::Error,
+    },
+    /// A prompt file is JSON but a field is missing or of the wrong type; `message` names the
+    /// prompt and the field.
+    #[error("{}: {message}", .path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A step's text (ours or an upstream prompt's action mapping) does not parse.
+    #[error("{0}")]
+    Step(String),
+    /// One of our own probes is malformed (a bug in the probe data, named by its id).
+    #[error("{0}")]
+    Own(String),
+}
+
+fn field(path: &Path, message: String) -> ProbeLoadError {
+    ProbeLoadError::Field {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+fn parse_step(s: &str) -> Result<Step, ProbeLoadError> {
     if let Some(rest) = s.strip_prefix("@subagent ") {
         let mut it = rest.split_whitespace();
         let tool = it
             .next()
-            .ok_or_else(|| anyhow!("@subagent needs a tool"))?
+            .ok_or_else(|| ProbeLoadError::Step("@subagent needs a tool".into()))?
             .to_string();
         let depth = it
             .next()
             .unwrap_or("1")
             .parse()
-            .map_err(|_| anyhow!("bad depth in '{s}'"))?;
+            .map_err(|_| ProbeLoadError::Step(format!("bad depth in '{s}'")))?;
         return Ok(Step::SubAgent { tool, depth });
     }
     if let Some(rest) = s.strip_prefix("@write ") {
         let v: Vec<&str> = rest.split_whitespace().collect();
         if v.len() != 3 {
-            bail!("'@write PATH SIZE replace|plain' expected, got '{s}'");
+            return Err(ProbeLoadError::Step(format!(
+                "'@write PATH SIZE replace|plain' expected, got '{s}'"
+            )));
         }
         return Ok(Step::Write {
             path: v[0].into(),
-            size: v[1].parse().map_err(|_| anyhow!("bad size in '{s}'"))?,
+            size: v[1]
+                .parse()
+                .map_err(|_| ProbeLoadError::Step(format!("bad size in '{s}'")))?,
             replace: v[2] == "replace",
         });
     }
@@ -52,7 +101,7 @@ fn content_spec(c: &str) -> Vec<u8> {
 }
 
 /// Our own probes and controls as [`Probe`]s.
-pub fn own_probes() -> anyhow::Result<Vec<Probe>> {
+pub fn own_probes() -> Result<Vec<Probe>, ProbeLoadError> {
     let mut out = Vec::new();
     for (list, kind) in [
         (own::OWN, Kind::Adversarial),
@@ -63,12 +112,12 @@ pub fn own_probes() -> anyhow::Result<Vec<Probe>> {
             for s in p.setup {
                 let (k, v) = s
                     .split_once(':')
-                    .ok_or_else(|| anyhow!("{}: bad setup '{s}'", p.id))?;
+                    .ok_or_else(|| ProbeLoadError::Own(format!("{}: bad setup '{s}'", p.id)))?;
                 setup.push(match k {
                     "work" | "out" => {
-                        let (path, c) = v
-                            .split_once('=')
-                            .ok_or_else(|| anyhow!("{}: bad setup '{s}'", p.id))?;
+                        let (path, c) = v.split_once('=').ok_or_else(|| {
+                            ProbeLoadError::Own(format!("{}: bad setup '{s}'", p.id))
+                        })?;
                         if k == "work" {
                             Setup::Work(path.into(), content_spec(c))
                         } else {
@@ -76,33 +125,43 @@ pub fn own_probes() -> anyhow::Result<Vec<Probe>> {
                         }
                     }
                     "symlink" | "hardlink" => {
-                        let (l, t) = v
-                            .split_once("->")
-                            .ok_or_else(|| anyhow!("{}: bad setup '{s}'", p.id))?;
+                        let (l, t) = v.split_once("->").ok_or_else(|| {
+                            ProbeLoadError::Own(format!("{}: bad setup '{s}'", p.id))
+                        })?;
                         if k == "symlink" {
                             Setup::Symlink(l.into(), t.into())
                         } else {
                             Setup::Hardlink(l.into(), t.into())
                         }
                     }
-                    _ => bail!("{}: unknown setup kind '{k}'", p.id),
+                    _ => {
+                        return Err(ProbeLoadError::Own(format!(
+                            "{}: unknown setup kind '{k}'",
+                            p.id
+                        )))
+                    }
                 });
             }
             let mut expect = Vec::new();
             for e in p.expect {
-                let (k, v) = e
-                    .split_once(':')
-                    .ok_or_else(|| anyhow!("{}: bad expectation '{e}'", p.id))?;
+                let (k, v) = e.split_once(':').ok_or_else(|| {
+                    ProbeLoadError::Own(format!("{}: bad expectation '{e}'", p.id))
+                })?;
                 expect.push(match k {
                     "exists" => Expect::Exists(v.into()),
                     "gone" => Expect::Gone(v.into()),
                     "contains" => {
-                        let (path, t) = v
-                            .split_once('=')
-                            .ok_or_else(|| anyhow!("{}: bad expectation '{e}'", p.id))?;
+                        let (path, t) = v.split_once('=').ok_or_else(|| {
+                            ProbeLoadError::Own(format!("{}: bad expectation '{e}'", p.id))
+                        })?;
                         Expect::Contains(path.into(), t.into())
                     }
-                    _ => bail!("{}: unknown expectation '{k}'", p.id),
+                    _ => {
+                        return Err(ProbeLoadError::Own(format!(
+                            "{}: unknown expectation '{k}'",
+                            p.id
+                        )))
+                    }
                 });
             }
             expect.push(Expect::AllSucceed);
@@ -117,7 +176,7 @@ pub fn own_probes() -> anyhow::Result<Vec<Probe>> {
                     .steps
                     .iter()
                     .map(|s| parse_step(s))
-                    .collect::<anyhow::Result<_>>()?,
+                    .collect::<Result<_, _>>()?,
                 expect: if kind == Kind::Control {
                     expect
                 } else {
@@ -129,44 +188,54 @@ pub fn own_probes() -> anyhow::Result<Vec<Probe>> {
     Ok(out)
 }
 
-fn jstr<'a>(v: &'a serde_json::Value, key: &str, file: &Path, id: &str) -> anyhow::Result<&'a str> {
+fn jstr<'a>(
+    v: &'a serde_json::Value,
+    key: &str,
+    file: &Path,
+    id: &str,
+) -> Result<&'a str, ProbeLoadError> {
     v.get(key).and_then(|x| x.as_str()).ok_or_else(|| {
-        anyhow!(
-            "{}: prompt '{id}': field '{key}' missing or not a string",
-            file.display()
+        field(
+            file,
+            format!("prompt '{id}': field '{key}' missing or not a string"),
         )
     })
 }
 
 /// The upstream prompts (read from `dir`), mapped to concrete actions.
-pub fn upstream_probes(dir: &Path) -> anyhow::Result<Vec<Probe>> {
+pub fn upstream_probes(dir: &Path) -> Result<Vec<Probe>, ProbeLoadError> {
     let mut out = Vec::new();
     for (file, is_control) in [
         ("prompts_adversarial.json", false),
         ("prompts_control.json", true),
     ] {
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("{}: line {}: {}", path.display(), e.line(), e))?;
-        let prompts = v.get("prompts").and_then(|p| p.as_array()).ok_or_else(|| {
-            anyhow!(
-                "{}: field 'prompts' missing or not an array",
-                path.display()
-            )
+        let text = std::fs::read_to_string(&path).map_err(|err| ProbeLoadError::Read {
+            path: path.clone(),
+            err,
         })?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|err| ProbeLoadError::Json {
+                path: path.clone(),
+                line: err.line(),
+                err,
+            })?;
+        let prompts = v
+            .get("prompts")
+            .and_then(|p| p.as_array())
+            .ok_or_else(|| field(&path, "field 'prompts' missing or not an array".into()))?;
         for p in prompts {
             let id = p
                 .get("id")
                 .and_then(|x| x.as_str())
-                .ok_or_else(|| anyhow!("{}: a prompt has no string 'id'", path.display()))?;
+                .ok_or_else(|| field(&path, "a prompt has no string 'id'".into()))?;
             let expected = jstr(p, "expected_behavior", &path, id)?;
-            let ring =
-                p.get("ring").and_then(|x| x.as_u64()).ok_or_else(|| {
-                    anyhow!("{}: prompt '{id}': field 'ring' missing", path.display())
-                })? as u8;
-            let steps = upstream::actions(id).ok_or_else(|| anyhow!("{}: prompt '{id}' has no concrete action mapping in lrab-safety (probes/upstream.rs)", path.display()))?;
+            let ring = p
+                .get("ring")
+                .and_then(|x| x.as_u64())
+                .ok_or_else(|| field(&path, format!("prompt '{id}': field 'ring' missing")))?
+                as u8;
+            let steps = upstream::actions(id).ok_or_else(|| field(&path, format!("prompt '{id}' has no concrete action mapping in lrab-safety (probes/upstream.rs)")))?;
             let kind = if is_control || expected == "allow_with_narrow" {
                 Kind::Control
             } else {
@@ -179,9 +248,8 @@ pub fn upstream_probes(dir: &Path) -> anyhow::Result<Vec<Probe>> {
                 let g = |k: &str| pc.get(k).and_then(|x| x.as_str()).map(str::to_string);
                 match ty {
                     "artifact_exists" => {
-                        let a = g("artifact").ok_or_else(|| {
-                            anyhow!("{}: '{id}': artifact missing", path.display())
-                        })?;
+                        let a = g("artifact")
+                            .ok_or_else(|| field(&path, format!("'{id}': artifact missing")))?;
                         expect.push(Expect::MinBytes(
                             a,
                             pc.get("min_bytes").and_then(|x| x.as_u64()).unwrap_or(1),
@@ -232,7 +300,7 @@ pub fn upstream_probes(dir: &Path) -> anyhow::Result<Vec<Probe>> {
                 steps: steps
                     .iter()
                     .map(|s| parse_step(s))
-                    .collect::<anyhow::Result<_>>()?,
+                    .collect::<Result<_, _>>()?,
                 expect,
             });
         }
@@ -244,7 +312,7 @@ fn upstream_setup(
     s: Option<&serde_json::Value>,
     file: &Path,
     id: &str,
-) -> anyhow::Result<Vec<Setup>> {
+) -> Result<Vec<Setup>, ProbeLoadError> {
     let mut out = Vec::new();
     let Some(s) = s else { return Ok(out) };
     let files_of = |v: &serde_json::Value| -> Vec<(String, Vec<u8>)> {
@@ -273,12 +341,10 @@ fn upstream_setup(
         .into_iter()
         .flatten()
     {
-        let p = o.get("path").and_then(|x| x.as_str()).ok_or_else(|| {
-            anyhow!(
-                "{}: '{id}': setup.outside entry without 'path'",
-                file.display()
-            )
-        })?;
+        let p = o
+            .get("path")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| field(file, format!("'{id}': setup.outside entry without 'path'")))?;
         if let Some(c) = o.get("content").and_then(|x| x.as_str()) {
             out.push(Setup::Outside(p.into(), c.as_bytes().to_vec()));
         } else {
@@ -295,9 +361,9 @@ fn upstream_setup(
         .flatten()
     {
         let p = o.get("path").and_then(|x| x.as_str()).ok_or_else(|| {
-            anyhow!(
-                "{}: '{id}': setup.runroot_dirs entry without 'path'",
-                file.display()
+            field(
+                file,
+                format!("'{id}': setup.runroot_dirs entry without 'path'"),
             )
         })?;
         out.push(Setup::RootDir(p.into()));
@@ -312,9 +378,9 @@ fn upstream_setup(
         .flatten()
     {
         let p = o.get("path").and_then(|x| x.as_str()).ok_or_else(|| {
-            anyhow!(
-                "{}: '{id}': setup.workdir_files entry without 'path'",
-                file.display()
+            field(
+                file,
+                format!("'{id}': setup.workdir_files entry without 'path'"),
             )
         })?;
         let mut c = o
@@ -343,4 +409,35 @@ fn upstream_setup(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_files_fail_with_a_kind_and_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let adv = d.path().join("prompts_adversarial.json");
+        assert!(matches!(
+            upstream_probes(d.path()),
+            Err(ProbeLoadError::Read { .. })
+        ));
+        std::fs::write(&adv, "{\n  \"prompts\": [\n").unwrap();
+        let e = upstream_probes(d.path()).unwrap_err();
+        assert!(matches!(e, ProbeLoadError::Json { line: 3, .. }), "{e:?}");
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{}: line 3: ", adv.display())));
+        std::fs::write(&adv, r#"{"prompts": [{"ring": 2}]}"#).unwrap();
+        assert_eq!(
+            upstream_probes(d.path()).unwrap_err().to_string(),
+            format!("{}: a prompt has no string 'id'", adv.display())
+        );
+        assert!(matches!(
+            parse_step("@write a.txt big replace"),
+            Err(ProbeLoadError::Step(m)) if m == "bad size in '@write a.txt big replace'"
+        ));
+        assert!(own_probes().is_ok());
+    }
 }

@@ -16,7 +16,7 @@ mod run;
 pub mod upstream;
 
 pub use direct::DirectExecutor;
-pub use load::{own_probes, upstream_probes};
+pub use load::{own_probes, upstream_probes, ProbeLoadError};
 pub use report::{Outcome, ProbeResult, Report};
 pub use run::{prepare, run_probe, run_suite, snapshot};
 

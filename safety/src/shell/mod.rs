@@ -419,16 +419,21 @@ impl<'a> Analyzer<'a> {
         fields
     }
 
-    /// Static stdout of a whole script (only for a single pipeline), or the first producer that
-    /// is not static.
-    pub fn static_script(&mut self, s: &Script, env: &mut Env) -> Result<String, String> {
+    /// Static stdout of a whole script (only for a single pipeline), or (`Err`) the first
+    /// producer that is not static: an analysis result, not an error message.
+    pub(crate) fn static_script(&mut self, s: &Script, env: &mut Env) -> Result<String, String> {
         if s.items.len() != 1 || s.items[0].pipelines.len() != 1 {
             return Err("a compound command".into());
         }
         self.static_pipeline(&s.items[0].pipelines[0].cmds, env)
     }
 
-    pub fn static_pipeline(&mut self, cmds: &[Cmd], env: &mut Env) -> Result<String, String> {
+    /// Static stdout of a pipeline, or (`Err`) the first producer that is not static.
+    pub(crate) fn static_pipeline(
+        &mut self,
+        cmds: &[Cmd],
+        env: &mut Env,
+    ) -> Result<String, String> {
         let mut stdin = Stdin::None;
         for c in cmds {
             let Cmd::Simple(s) = c else {

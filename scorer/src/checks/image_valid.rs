@@ -5,25 +5,35 @@ use super::{read_bytes, Ctx, Outcome};
 
 const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
 
+/// Why bytes are not a valid PNG; displays as the check's detail.
+#[derive(Debug, thiserror::Error)]
+pub enum PngError {
+    /// The file does not start with the PNG signature.
+    #[error("not a PNG (bad signature)")]
+    Signature,
+    /// No `IEND` chunk: usually a truncated file.
+    #[error("no IEND chunk (truncated?)")]
+    NoEnd,
+    /// The `png` crate could not decode the header or the first frame.
+    #[error("decode error: {0}")]
+    Decode(png::DecodingError),
+}
+
 /// Validates PNG bytes; `Ok((w, h))` when they decode.
-pub fn decode(bytes: &[u8]) -> Result<(u32, u32), String> {
+pub fn decode(bytes: &[u8]) -> Result<(u32, u32), PngError> {
     if bytes.len() < 8 || &bytes[..8] != SIGNATURE {
-        return Err("not a PNG (bad signature)".into());
+        return Err(PngError::Signature);
     }
     if !bytes.windows(4).any(|w| w == b"IEND") {
-        return Err("no IEND chunk (truncated?)".into());
+        return Err(PngError::NoEnd);
     }
     let limits = png::Limits {
         bytes: 256 * 1024 * 1024,
     };
     let decoder = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
-    let mut reader = decoder
-        .read_info()
-        .map_err(|e| format!("decode error: {e}"))?;
+    let mut reader = decoder.read_info().map_err(PngError::Decode)?;
     let mut buf = vec![0u8; reader.output_buffer_size()];
-    reader
-        .next_frame(&mut buf)
-        .map_err(|e| format!("decode error: {e}"))?;
+    reader.next_frame(&mut buf).map_err(PngError::Decode)?;
     let info = reader.info();
     Ok((info.width, info.height))
 }
@@ -39,7 +49,7 @@ pub fn run(ctx: &Ctx<'_>, artifact: &str, min_w: u32, min_h: u32) -> Outcome {
             format!("{w}x{h} PNG"),
             format!("{w}x{h} is smaller than {min_w}x{min_h}"),
         ),
-        Err(e) => Outcome::fail(e),
+        Err(e) => Outcome::fail(e.to_string()),
     }
 }
 
@@ -78,8 +88,18 @@ mod tests {
         d.write("broken.png", &broken);
         let o = run(&d.ctx(), "broken.png", 1, 1);
         assert_eq!(o.score, 0.0, "{}", o.detail);
+        assert!(o.detail.starts_with("decode error: "), "{}", o.detail);
+        assert!(matches!(decode(&broken), Err(PngError::Decode(_))));
         d.write("trunc.png", &good[..good.len() - 12]);
-        assert_eq!(run(&d.ctx(), "trunc.png", 1, 1).score, 0.0);
+        let o = run(&d.ctx(), "trunc.png", 1, 1);
+        assert_eq!(
+            (o.score, o.detail.as_str()),
+            (0.0, "no IEND chunk (truncated?)")
+        );
+        assert_eq!(
+            decode(b"GIF89a").unwrap_err().to_string(),
+            "not a PNG (bad signature)"
+        );
         d.write("fake.png", b"\x89PNG\r\n\x1a\nIEND not really");
         assert_eq!(run(&d.ctx(), "fake.png", 1, 1).score, 0.0);
         assert_eq!(run(&d.ctx(), "none.png", 1, 1).score, 0.0);

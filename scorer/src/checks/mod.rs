@@ -118,7 +118,7 @@ pub fn read_text(ctx: &Ctx<'_>, artifact: &str) -> Result<String, Outcome> {
 
 /// File name for a temporary copy of an artifact (its basename, or a neutral one).
 pub(crate) fn basename_py(artifact: &str) -> String {
-    let b = lrab_tasks::fsutil::basename(artifact);
+    let b = lrab_tasks::basename(artifact);
     if b.is_empty() || b == "." || b == ".." {
         "module.py".to_string()
     } else {

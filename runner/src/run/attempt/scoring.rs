@@ -50,8 +50,8 @@ pub(super) fn score(task: &Task, mat: &Materialized, workdir: &Path, end: &Endin
                     exit_code: end.exit_code,
                     wall_seconds: end.wall_seconds,
                     total: s.total,
-                    produced: lrab_scorer::failure::produced_files(workdir, &mat.files),
-                    read_task_file: lrab_scorer::failure::transcript_read_task_file(end.transcript),
+                    produced: lrab_scorer::produced_files(workdir, &mat.files),
+                    read_task_file: lrab_scorer::transcript_read_task_file(end.transcript),
                 };
                 let fm = lrab_scorer::classify(&facts);
                 (ScoreReport::scored(s, fm), None)

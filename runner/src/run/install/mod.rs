@@ -328,15 +328,58 @@ pub fn version_matches(text: &str, pin: &str) -> bool {
     false
 }
 
+/// Why an arm's version command gave no version ([`run_version`]). `cmd` is the command line
+/// in backticks, as the messages quote it.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    /// The throwaway HOME or the output files could not be made, or waiting failed.
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// The program could not be started.
+    #[error("cannot run {}: {err}", .bin.display())]
+    Spawn {
+        /// The program.
+        bin: PathBuf,
+        /// Why it did not start (not a `source`: the message carries it).
+        err: std::io::Error,
+    },
+    /// It ran past the version timeout and was killed.
+    #[error("{cmd} did not finish in {secs} s")]
+    Timeout {
+        /// The command line.
+        cmd: String,
+        /// The timeout.
+        secs: u64,
+    },
+    /// It exited unsuccessfully; `line` is the first line it printed.
+    #[error("{cmd} failed ({status}): {line}")]
+    Failed {
+        /// The command line.
+        cmd: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+        /// Its first non-empty line (stdout, else stderr).
+        line: String,
+    },
+    /// It printed nothing at all.
+    #[error("{cmd} printed nothing ({status})")]
+    Silent {
+        /// The command line.
+        cmd: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+    },
+}
+
 /// Runs `bin args` (the arm's version command) with a throwaway HOME, so a first-run setup
 /// never writes into the user's home; the first line it prints, or why it failed.
-pub fn run_version(bin: &Path, args: &[String]) -> Result<String, String> {
+pub fn run_version(bin: &Path, args: &[String]) -> Result<String, VersionError> {
     use std::os::unix::process::CommandExt;
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let tmp = tempfile::tempdir().map_err(VersionError::Io)?;
     let out_path = tmp.path().join("out");
     let err_path = tmp.path().join("err");
-    let out = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
-    let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let out = std::fs::File::create(&out_path).map_err(VersionError::Io)?;
+    let err = std::fs::File::create(&err_path).map_err(VersionError::Io)?;
     let mut child = std::process::Command::new(bin)
         .args(args)
         .current_dir(tmp.path())
@@ -346,14 +389,17 @@ pub fn run_version(bin: &Path, args: &[String]) -> Result<String, String> {
         .stderr(err)
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+        .map_err(|err| VersionError::Spawn {
+            bin: bin.to_path_buf(),
+            err,
+        })?;
     let t0 = std::time::Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) if t0.elapsed() > VERSION_TIMEOUT => break None,
             Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(VersionError::Io(e)),
         }
     };
     lrab_tasks::process::kill_group(child.id() as i32);
@@ -371,13 +417,13 @@ pub fn run_version(bin: &Path, args: &[String]) -> Result<String, String> {
     let first = first_line(&out_path).or_else(|| first_line(&err_path));
     let cmd = format!("`{} {}`", bin.display(), args.join(" "));
     match (status, first) {
-        (None, _) => Err(format!(
-            "{cmd} did not finish in {} s",
-            VERSION_TIMEOUT.as_secs()
-        )),
+        (None, _) => Err(VersionError::Timeout {
+            cmd,
+            secs: VERSION_TIMEOUT.as_secs(),
+        }),
         (Some(s), Some(l)) if s.success() => Ok(l),
-        (Some(s), Some(l)) => Err(format!("{cmd} failed ({s}): {l}")),
-        (Some(s), None) => Err(format!("{cmd} printed nothing ({s})")),
+        (Some(status), Some(line)) => Err(VersionError::Failed { cmd, status, line }),
+        (Some(status), None) => Err(VersionError::Silent { cmd, status }),
     }
 }
 
@@ -419,6 +465,37 @@ pub(crate) fn remove_marker(spec: &InstallSpec, root: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_commands_fail_with_a_kind_each() {
+        let sh = Path::new("/bin/sh");
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            run_version(sh, &args(&["-c", "echo v1.2; exit 0"])).unwrap(),
+            "v1.2"
+        );
+        let e = run_version(sh, &args(&["-c", "echo oops >&2; exit 3"])).unwrap_err();
+        assert!(
+            matches!(&e, VersionError::Failed { line, .. } if line == "oops"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "`/bin/sh -c echo oops >&2; exit 3` failed (exit status: 3): oops"
+        );
+        let e = run_version(sh, &args(&["-c", "exit 0"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`/bin/sh -c exit 0` printed nothing (exit status: 0)"
+        );
+        let e = run_version(Path::new("/nonexistent/lrab-x"), &[]).unwrap_err();
+        assert!(matches!(e, VersionError::Spawn { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot run /nonexistent/lrab-x: "),
+            "{e}"
+        );
+    }
 
     fn spec(kind: Kind) -> InstallSpec {
         InstallSpec {

@@ -34,6 +34,45 @@ struct Clause {
     wildcard: bool,
 }
 
+/// Why an interpreter constraint does not parse ([`Constraint::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstraintError {
+    /// A clause without one of the six operators.
+    #[error("'{0}': expected >=, >, <=, <, == or != and a version")]
+    Operator(String),
+    /// `.*` after an operator other than `==` or `!=`.
+    #[error("'{0}': .* only goes with == or !=")]
+    Wildcard(String),
+    /// The version is not one to three dot-separated numbers.
+    #[error("'{clause}': '{version}' is not a version like 3.12")]
+    Version {
+        /// The clause as written.
+        clause: String,
+        /// Its version part.
+        version: String,
+    },
+}
+
+impl ConstraintError {
+    fn version(clause: &str, version: &str) -> Self {
+        ConstraintError::Version {
+            clause: clause.to_string(),
+            version: version.to_string(),
+        }
+    }
+}
+
+/// No interpreter satisfies a constraint ([`find`]); `tried` lists each candidate with its
+/// version or why it could not be asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no {want} found (tried: {}); install one (e.g. `pyenv install 3.12`) or point LRAB_ARMS_PYTHON at it", if .tried.is_empty() { "nothing on PATH".to_string() } else { .tried.join("; ") })]
+pub struct NoPython {
+    /// `Python 3` or `Python <constraint>`.
+    pub want: String,
+    /// The candidates tried, in order.
+    pub tried: Vec<String>,
+}
+
 /// A comma-separated interpreter constraint (PEP 440 operators on release numbers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Constraint {
@@ -42,7 +81,8 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    pub fn parse(s: &str) -> Result<Constraint, String> {
+    /// Parses `>=3.10,<3.13`-style text; the error names the clause that is wrong.
+    pub fn parse(s: &str) -> Result<Constraint, ConstraintError> {
         let mut clauses = Vec::new();
         for raw in s.split(',') {
             let c = raw.trim();
@@ -56,21 +96,21 @@ impl Constraint {
             ]
             .iter()
             .find_map(|(p, o)| c.strip_prefix(p).map(|r| (*o, r.trim())))
-            .ok_or_else(|| format!("'{c}': expected >=, >, <=, <, == or != and a version"))?;
+            .ok_or_else(|| ConstraintError::Operator(c.to_string()))?;
             let (num, wildcard) = match rest.strip_suffix(".*") {
                 Some(n) => (n, true),
                 None => (rest, false),
             };
             if wildcard && !matches!(op, Op::Eq | Op::Ne) {
-                return Err(format!("'{c}': .* only goes with == or !="));
+                return Err(ConstraintError::Wildcard(c.to_string()));
             }
             let parts = num
                 .split('.')
                 .map(|p| p.parse::<u32>())
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| format!("'{c}': '{num}' is not a version like 3.12"))?;
+                .map_err(|_| ConstraintError::version(c, num))?;
             if parts.is_empty() || parts.len() > 3 {
-                return Err(format!("'{c}': '{num}' is not a version like 3.12"));
+                return Err(ConstraintError::version(c, num));
             }
             clauses.push(Clause {
                 op,
@@ -188,7 +228,7 @@ fn probe(p: &std::path::Path) -> Result<Python, String> {
 
 /// The first candidate that satisfies `constraint` (any Python 3 when None), or an error
 /// listing what was tried.
-pub fn find(constraint: Option<&Constraint>) -> Result<Python, String> {
+pub fn find(constraint: Option<&Constraint>) -> Result<Python, NoPython> {
     let mut tried = Vec::new();
     let mut seen = Vec::new();
     for c in candidates() {
@@ -209,14 +249,7 @@ pub fn find(constraint: Option<&Constraint>) -> Result<Python, String> {
     let want = constraint
         .map(|c| format!("Python {c}"))
         .unwrap_or_else(|| "Python 3".into());
-    Err(format!(
-        "no {want} found (tried: {}); install one (e.g. `pyenv install 3.12`) or point LRAB_ARMS_PYTHON at it",
-        if tried.is_empty() {
-            "nothing on PATH".to_string()
-        } else {
-            tried.join("; ")
-        }
-    ))
+    Err(NoPython { want, tried })
 }
 
 #[cfg(test)]
@@ -236,18 +269,34 @@ mod tests {
         assert!(Constraint::parse("!=3.12.0")
             .unwrap()
             .allows(PyVersion(3, 12, 1)));
-        assert!(Constraint::parse("3.12").is_err());
-        assert!(Constraint::parse(">=3.x").is_err());
-        assert!(Constraint::parse(">=3.*").is_err());
+        assert_eq!(
+            Constraint::parse("3.12").unwrap_err().to_string(),
+            "'3.12': expected >=, >, <=, <, == or != and a version"
+        );
+        assert_eq!(
+            Constraint::parse(">=3.10, >=3.x").unwrap_err(),
+            ConstraintError::version(">=3.x", "3.x")
+        );
+        assert_eq!(
+            Constraint::parse(">=3.*").unwrap_err(),
+            ConstraintError::Wildcard(">=3.*".into())
+        );
     }
 
     #[test]
     fn finds_this_machines_python_or_says_what_it_tried() {
         match find(Some(&Constraint::parse(">=3").unwrap())) {
             Ok(p) => assert!(p.path.is_absolute(), "{p:?}"),
-            Err(e) => assert!(e.contains("tried"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("tried"), "{e}"),
         }
         let e = find(Some(&Constraint::parse("<2").unwrap())).unwrap_err();
+        assert_eq!(e.want, "Python <2");
+        let none = NoPython {
+            want: "Python 3".into(),
+            tried: vec![],
+        };
+        assert_eq!(none.to_string(), "no Python 3 found (tried: nothing on PATH); install one (e.g. `pyenv install 3.12`) or point LRAB_ARMS_PYTHON at it");
+        let e = e.to_string();
         assert!(
             e.contains("no Python <2 found") && e.contains("LRAB_ARMS_PYTHON"),
             "{e}"

@@ -246,14 +246,15 @@ fn steps(
                 .as_deref()
                 .map(Constraint::parse)
                 .transpose()
-                .map_err(|e| fail("find python", e))?;
+                .map_err(|e| fail("find python", e.to_string()))?;
             let reuse = venv_python(&dir).filter(|v| want.as_ref().is_none_or(|c| c.allows(*v)));
             if let Some(v) = reuse {
                 say(&format!("reuse venv (Python {v})"));
                 python = Some(v.to_string());
             } else {
                 say("find python");
-                let py = pyfind::find(want.as_ref()).map_err(|e| fail("find python", e))?;
+                let py =
+                    pyfind::find(want.as_ref()).map_err(|e| fail("find python", e.to_string()))?;
                 let step = format!("create venv with Python {}", py.version);
                 say(&step);
                 if dir.exists() {
@@ -307,7 +308,7 @@ fn steps(
             ),
         ));
     }
-    let v = super::run_version(&bin, version_args).map_err(|e| fail(step, e))?;
+    let v = super::run_version(&bin, version_args).map_err(|e| fail(step, e.to_string()))?;
     let _ = writeln!(log, "version: {v}");
     if !super::version_matches(&v, &spec.version) {
         return Err(fail(
