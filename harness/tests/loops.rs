@@ -244,22 +244,7 @@ fn every_round_ends_with_the_state_line() {
 #[test]
 fn old_tool_output_is_pruned_before_the_conversation_is_compacted() {
     let d = tempfile::tempdir().unwrap();
-    for i in 0..40 {
-        fs::write(
-            d.path().join(format!("part{i:02}.txt")),
-            format!("part {i}\n{}", "lorem ipsum dolor sit amet ".repeat(40)),
-        )
-        .unwrap();
-    }
-    let mut cfg = config(d.path(), "Read every part file and write summary.md.");
-    cfg.num_ctx = 4096;
-    let replies: Vec<Reply> = (0..40)
-        .map(|i| Reply::call("read_file", json!({"path": format!("part{i:02}.txt")})))
-        .collect();
-    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
-    for _ in 0..40 {
-        a.step();
-    }
+    let a = part_reader(d.path(), 4096);
     let ev = events(d.path());
     let pos = |action: &str| {
         ev.iter().position(|e| {

@@ -284,25 +284,7 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
 #[test]
 fn nothing_is_pruned_before_the_rewrite_threshold() {
     let d = tempfile::tempdir().unwrap();
-    for i in 0..40 {
-        fs::write(
-            d.path().join(format!("part{i:02}.txt")),
-            format!("part {i}\n{}", "lorem ipsum dolor sit amet ".repeat(40)),
-        )
-        .unwrap();
-    }
-    let mut cfg = config(d.path(), "Read every part file and write summary.md.");
-    cfg.num_ctx = 8192;
-    let replies: Vec<Reply> = (0..40)
-        .map(|i| Reply::call("read_file", json!({"path": format!("part{i:02}.txt")})))
-        .collect();
-    let mut a =
-        lrab_harness::Agent::new(cfg, lrab_harness::backend::ScriptedModel::replies(replies))
-            .unwrap();
-    a.sleeper = Box::new(|_| {});
-    for _ in 0..40 {
-        a.step();
-    }
+    let a = part_reader(d.path(), 8192);
     let calls: Vec<Value> = events(d.path())
         .into_iter()
         .filter(|e| e["kind"] == "model_call")

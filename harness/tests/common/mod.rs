@@ -29,6 +29,34 @@ pub fn agent_in(dir: &Path, task: &str, replies: Vec<Reply>) -> Agent<ScriptedMo
 }
 
 /// Contents of the last harness message the model saw on call `i`.
+/// An agent whose model reads forty ~1 KB part files one per turn in a `num_ctx` window: the
+/// history fills the window and the context mechanism has to prune (and maybe compact).
+pub fn part_reader(dir: &Path, num_ctx: u64) -> Agent<ScriptedModel> {
+    for i in 0..40 {
+        std::fs::write(
+            dir.join(format!("part{i:02}.txt")),
+            format!("part {i}\n{}", "lorem ipsum dolor sit amet ".repeat(40)),
+        )
+        .unwrap();
+    }
+    let mut cfg = config(dir, "Read every part file and write summary.md.");
+    cfg.num_ctx = num_ctx;
+    let replies: Vec<Reply> = (0..40)
+        .map(|i| {
+            Reply::call(
+                "read_file",
+                serde_json::json!({"path": format!("part{i:02}.txt")}),
+            )
+        })
+        .collect();
+    let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
+    a.sleeper = Box::new(|_| {});
+    for _ in 0..40 {
+        a.step();
+    }
+    a
+}
+
 pub fn seen_text(a: &Agent<ScriptedModel>, i: usize) -> String {
     a.model.seen[i]
         .messages
