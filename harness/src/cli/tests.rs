@@ -4,6 +4,21 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
+/// The shortest complete `run` command line, then `extra`.
+fn run_line(extra: &[&str]) -> Vec<String> {
+    let mut v = s(&[
+        "run",
+        "--model",
+        "m",
+        "--prompt-file",
+        "p",
+        "--workdir",
+        ".",
+    ]);
+    v.extend(s(extra));
+    v
+}
+
 #[test]
 fn parses_the_arm_protocol() {
     let c = parse(
@@ -36,45 +51,19 @@ fn parses_the_arm_protocol() {
     assert_eq!(a.time_budget, Some(90.0));
     assert_eq!(a.backend_url, "http://127.0.0.1:11434");
     assert!(!a.allow_unconfined);
-    let c = parse(
-        &s(&[
-            "run",
-            "--model",
-            "m",
-            "--prompt-file",
-            "p",
-            "--workdir",
-            ".",
-            "--allow-unconfined",
-        ]),
-        None,
-        None,
-    )
-    .unwrap();
+    let c = parse(&run_line(&["--allow-unconfined"]), None, None).unwrap();
     let Command::Run(a) = c else { panic!() };
     assert!(a.allow_unconfined);
     assert_eq!(a.web_search, None);
-    let base = [
-        "run",
-        "--model",
-        "m",
-        "--prompt-file",
-        "p",
-        "--workdir",
-        ".",
-    ];
-    let mut v = base.to_vec();
-    v.extend(["--web-search", "http://127.0.0.1:8888/search"]);
-    let Command::Run(a) = parse(&s(&v), None, None).unwrap() else {
+    let v = run_line(&["--web-search", "http://127.0.0.1:8888/search"]);
+    let Command::Run(a) = parse(&v, None, None).unwrap() else {
         panic!()
     };
     assert_eq!(
         a.web_search.as_deref(),
         Some("http://127.0.0.1:8888/search")
     );
-    let mut v = base.to_vec();
-    v.extend(["--web-search", "file:///tmp/x"]);
-    let e = parse(&s(&v), None, None).unwrap_err();
+    let e = parse(&run_line(&["--web-search", "file:///tmp/x"]), None, None).unwrap_err();
     assert!(
         e.contains("--web-search") && e.contains("not allowed"),
         "{e}"
@@ -104,19 +93,7 @@ fn usage_errors_are_clear() {
 
 #[test]
 fn the_clap_command_line_keeps_the_harness_words() {
-    let run = |extra: &[&str]| {
-        let mut v = vec![
-            "run",
-            "--model",
-            "m",
-            "--prompt-file",
-            "p",
-            "--workdir",
-            ".",
-        ];
-        v.extend(extra);
-        parse(&s(&v), None, None)
-    };
+    let run = |extra: &[&str]| parse(&run_line(extra), None, None);
     let e = run(&["--api", "grpc"]).unwrap_err();
     assert!(
         e.starts_with("--api: 'grpc'") && e.contains("ollama, openai"),
@@ -134,20 +111,7 @@ fn the_clap_command_line_keeps_the_harness_words() {
     };
     assert!(a.ablate.off(Mechanism::Clock) && a.ablate.off(Mechanism::AntiLoop));
     assert_eq!(
-        parse(
-            &s(&[
-                "run",
-                "--model",
-                "m",
-                "--prompt-file",
-                "p",
-                "--workdir",
-                "."
-            ]),
-            None,
-            Some("http://h:1")
-        )
-        .map(|c| match c {
+        parse(&run_line(&[]), None, Some("http://h:1")).map(|c| match c {
             Command::Run(a) => a.backend_url,
             _ => String::new(),
         }),
