@@ -163,14 +163,7 @@ fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
     assert!(reply.contains("Done."));
 
     // The third request hangs mid-stream and the proxy is killed: the two complete records stay.
-    let t = Instant::now();
-    while std::fs::read_to_string(&log).map_or(0, |s| s.lines().count()) < 2 {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "records of two answers"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::complete_records(&log, 2, Duration::from_secs(10));
     let url3 = url.clone();
     let h3 = {
         let mut h = h2.clone();
@@ -255,11 +248,7 @@ fn failed_and_unreachable_requests_are_recorded_with_their_error() {
     };
     assert!(r.into_string().unwrap().contains("upstream"));
     // the record follows the answer
-    let t = Instant::now();
-    while std::fs::read_to_string(&log).map_or(true, |s| !s.ends_with('\n')) {
-        assert!(t.elapsed() < Duration::from_secs(10), "no record");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::complete_records(&log, 1, Duration::from_secs(10));
     let _ = child.kill();
     let _ = child.wait();
     let t = TrajectoryEntry::load(&log).unwrap();

@@ -75,32 +75,6 @@ fn start_proxy(upstream: &str, log: &std::path::Path) -> (Proxy, String) {
     (p, format!("http://{addr}"))
 }
 
-/// The proxy writes a request's record after the arm has its whole answer, so a test
-/// that has just read an answer waits for the record instead of racing it.
-fn records(log: &std::path::Path, n: usize) -> Vec<serde_json::Value> {
-    let t = Instant::now();
-    loop {
-        let text = std::fs::read_to_string(log).unwrap_or_default();
-        let complete: Vec<&str> = text
-            .split_inclusive('\n')
-            .filter(|l| l.ends_with('\n'))
-            .collect();
-        if complete.len() >= n {
-            return complete
-                .iter()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "{} has {} of {n} records: {text}",
-            log.display(),
-            complete.len()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn native_and_v1_requests_are_normalized_on_the_wire() {
     let (up, seen) = fake_upstream(3);
@@ -166,7 +140,7 @@ fn native_and_v1_requests_are_normalized_on_the_wire() {
     assert_eq!(tags["models"][0]["name"], "m:latest");
 
     // Token log: one line per chat request.
-    let logged = records(&log, 2);
+    let logged = common::complete_records(&log, 2, Duration::from_secs(20));
     assert_eq!(logged.len(), 2);
     for l in &logged {
         assert_eq!(l["prompt_tokens"], 11);
@@ -228,7 +202,7 @@ fn responses_requests_are_rewritten_onto_native_chat_and_streamed_as_events() {
         assert_eq!(body["messages"][1]["content"], "hi");
         assert_eq!(body["tools"][0]["function"]["name"], "exec_command");
     }
-    let l = &records(&log, 1)[0];
+    let l = &common::complete_records(&log, 1, Duration::from_secs(20))[0];
     assert_eq!(l["path"], "/v1/responses");
     assert_eq!(l["rewritten_to_native"], true);
     assert_eq!(l["prompt_tokens"], 11);

@@ -197,3 +197,34 @@ pub fn harness_on_sim(model: &str, tasks: &str, id: &str, out: &Path) -> PathBuf
     assert!(o.status.success(), "{}", text(&o));
     out.join(id)
 }
+
+/// The first complete (newline-ended) JSON lines of `log` once there are `n` of them, waiting
+/// at most `within`: a proxy writes a request's record after the arm has its whole answer, so
+/// a test that has just read an answer waits for the record instead of racing it.
+pub fn complete_records(
+    log: &Path,
+    n: usize,
+    within: std::time::Duration,
+) -> Vec<serde_json::Value> {
+    let t = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let complete: Vec<&str> = text
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+            .collect();
+        if complete.len() >= n {
+            return complete
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        assert!(
+            t.elapsed() < within,
+            "{} has {} of {n} records: {text}",
+            log.display(),
+            complete.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
