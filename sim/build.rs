@@ -26,13 +26,8 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     files(&root.join("src"), &mut all);
     all.sort();
-    let mut h: u64 = 0xcbf29ce484222325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    };
+    let mut h = lrab_util::FNV1A_START;
+    let mut eat = |bytes: &[u8]| h = lrab_util::fnv1a(h, bytes);
     for p in &all {
         let rel = p.strip_prefix(&root).unwrap_or(p);
         eat(rel.to_string_lossy().as_bytes());

@@ -67,7 +67,7 @@ fn msg_hash(m: &Msg) -> u64 {
 /// Whether the family's renderer counts `m` as a query, the message whose position decides
 /// which assistant turns keep their thinking: every user message for gemma4 (`lastUserIdx`), a
 /// user message that is not only a `<tool_response>` block for qwen3.5 (`lastQueryIndex`).
-/// ollama-serving.md §2.1 (b); the renderers are model/renderers/{gemma4,qwen35}.go.
+/// Ollama's renderers, model/renderers/{gemma4,qwen35}.go (docs/sim.md, "Serving behaviour").
 fn is_query(family: Family, m: &Msg) -> bool {
     if m.role != "user" {
         return false;

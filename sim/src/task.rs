@@ -169,7 +169,7 @@ impl TaskPlan {
         self.stated_in_collapsed(&collapse_ws(text))
     }
 
-    /// [`TaskPlan::stated_in`] for text already passed through [`collapse_ws`].
+    /// [`TaskPlan::stated_in`] for text whose whitespace runs are already collapsed to single spaces.
     pub fn stated_in_collapsed(&self, text: &str) -> bool {
         let hit = self
             .key_lines

@@ -1,5 +1,5 @@
 //! Small helpers shared by the lrab crates, each written once: atomic file replacement,
-//! sha256 digests, civil dates, text clipping, serving an HTTP router on a background thread,
+//! sha256 and FNV-1a digests, civil dates, text clipping, serving an HTTP router on a background thread,
 //! the list of credential locations in a home folder, and the closed-stdout rule of the
 //! binaries. Nothing here knows about tasks, arms or models.
 
@@ -16,7 +16,7 @@ mod text;
 
 pub use credentials::HOME_CREDENTIALS;
 pub use date::{civil_from_days, iso_utc, UtcTime};
-pub use digest::sha256_hex;
+pub use digest::{fnv1a, sha256_hex, FNV1A_START};
 pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
 #[cfg(feature = "serve")]
 pub use serve::{serve_in_background, BackgroundServer};

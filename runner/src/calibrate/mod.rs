@@ -257,13 +257,8 @@ pub fn summarize_run(run_dir: &Path) -> Result<BTreeMap<(String, String), Summar
 /// one checkout: the profiles, the simulator's own sources, the task pack, the arms' definitions
 /// and the options. (A changed arm binary or runner is not seen: remove the cache then.)
 fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    };
+    let mut h = lrab_util::FNV1A_START;
+    let mut eat = |bytes: &[u8]| h = lrab_util::fnv1a(h, bytes);
     eat(format!(
         "{profiles_text}|{}|{arms:?}|{:?}|{}|sim {}",
         opts.seed,
@@ -277,12 +272,13 @@ fn eval_key(profiles_text: &str, opts: &Options, arms: &[String]) -> String {
     for arm in arms {
         files.push(opts.arms_dir.join(format!("{arm}.toml")));
     }
+    // Paths relative to their folder, so that the same checkout in another place finds its cache.
     for f in files {
-        eat(f
+        let rel = f
             .strip_prefix(&opts.pack_dir)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .as_bytes());
+            .or_else(|_| f.strip_prefix(&opts.arms_dir))
+            .unwrap_or(&f);
+        eat(rel.to_string_lossy().as_bytes());
         eat(&std::fs::read(&f).unwrap_or_default());
     }
     format!("{h:016x}")

@@ -36,13 +36,8 @@ fn pack_hash(root: &Path) -> String {
         }
     }
     files.sort();
-    let mut h: u64 = 0xcbf29ce484222325;
-    let mut eat = |b: &[u8]| {
-        for x in b {
-            h ^= *x as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    };
+    let mut h = lrab_util::FNV1A_START;
+    let mut eat = |b: &[u8]| h = lrab_util::fnv1a(h, b);
     for f in files {
         eat(f
             .strip_prefix(root)

@@ -101,36 +101,15 @@ pub fn lock_run(dir: &Path) -> Result<RunLock> {
 }
 
 pub(crate) fn default_run_id(shard: Option<Shard>) -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    // UTC date-time from the epoch without a calendar crate.
-    let (d, s) = (secs / 86400, secs % 86400);
-    let (y, m, dd) = civil(d as i64);
+    let t = lrab_util::UtcTime::now();
     let base = format!(
-        "run-{y:04}{m:02}{dd:02}-{:02}{:02}{:02}",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
+        "run-{:04}{:02}{:02}-{:02}{:02}{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     );
     match shard {
         Some(sh) => format!("{base}-s{}of{}", sh.k, sh.n),
         None => base,
     }
-}
-
-/// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's algorithm).
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// The resolved, validated work of a run (before any cell starts).

@@ -20,11 +20,10 @@ pub use lrab_sim::{cell_url, detect, fetch_ledger as fetch, Ledger};
 
 /// A short key for one attempt (its folder), safe in a URL path (FNV-1a, hex).
 pub fn cell_key(attempt_dir: &std::path::Path) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in attempt_dir.to_string_lossy().as_bytes() {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
+    let h = lrab_util::fnv1a(
+        lrab_util::FNV1A_START,
+        attempt_dir.to_string_lossy().as_bytes(),
+    );
     format!("{h:016x}")
 }
 

@@ -77,16 +77,8 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
     }
 }
 
-/// FNV-1a, used to fold conversation parts into a draw seed.
-pub(crate) fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
-
-pub(crate) const FNV0: u64 = 0xcbf29ce484222325;
+/// FNV-1a folds conversation parts into a draw seed.
+pub(crate) use lrab_util::{fnv1a as fnv, FNV1A_START as FNV0};
 
 /// A uniform draw in [0,1) for a labelled decision.
 pub(crate) fn draw(h: u64, label: &str) -> f64 {

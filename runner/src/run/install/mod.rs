@@ -232,12 +232,7 @@ pub struct Status {
 
 /// 64-bit FNV-1a, hex: a stable fingerprint of a launcher script.
 pub fn fingerprint(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", lrab_util::fnv1a(lrab_util::FNV1A_START, bytes))
 }
 
 fn script_prints(spec: &InstallSpec, arm_dir: &Path) -> BTreeMap<String, String> {
