@@ -22,7 +22,8 @@ pub mod state_dir;
 pub mod tools;
 
 pub use agent::{
-    Agent, AgentConfig, CallResult, RunOutcome, RunStatus, StartError, State, ToolProtocol,
+    read_checkpoint, replay, Agent, AgentConfig, CallResult, CheckpointError, Replay, RunOutcome,
+    RunStatus, StartError, State, ToolProtocol,
 };
 pub use backend::{BackendError, ChatRequest, Model};
 pub use mechanisms::{Ablations, Mechanism};

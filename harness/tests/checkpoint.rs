@@ -20,11 +20,12 @@ use std::sync::Arc;
 
 const TASK: &str = "Add a second item to notes.md, then finish.";
 
+/// The state the run's checkpoint (snapshot and journal) holds.
 fn checkpoint(dir: &Path) -> State {
-    serde_json::from_slice(&fs::read(common::state_of(dir).join("checkpoint.json")).unwrap())
-        .unwrap()
+    lrab_harness::read_checkpoint(&common::state_of(dir)).unwrap()
 }
 
+/// A whole checkpoint written by hand (its journal, extending another snapshot, is not read).
 fn save(dir: &Path, s: &State) {
     fs::write(
         common::state_of(dir).join("checkpoint.json"),
@@ -84,15 +85,22 @@ fn signatures_are_stored_as_digests_that_every_build_computes_alike() {
         )],
     );
     a.step();
-    let cp = fs::read_to_string(common::state_of(d.path()).join("checkpoint.json")).unwrap();
+    // written as is, in the snapshot or its journal
+    let cp: String = CHECKPOINT_FILES
+        .iter()
+        .map(|f| fs::read_to_string(common::state_of(d.path()).join(f)).unwrap())
+        .collect();
     assert!(cp.contains("2c238d739599fd2c028e27f2a0b24d3f"));
     assert!(checkpoint(d.path())
         .seen
         .contains("2c238d739599fd2c028e27f2a0b24d3f"));
 }
 
-/// Runs commands on the host, copying the checkpoint aside at the moment a command starts (the
-/// state a kill during the command would leave).
+/// The checkpoint's files: the snapshot and its journal.
+const CHECKPOINT_FILES: [&str; 2] = ["checkpoint.json", "checkpoint.journal.jsonl"];
+
+/// Runs commands on the host, copying the checkpoint's files aside at the moment a command
+/// starts (what a kill during the command would leave).
 struct Snapshot {
     at: PathBuf,
     runs: Arc<AtomicUsize>,
@@ -101,7 +109,10 @@ struct Snapshot {
 impl ShellExecutor for Snapshot {
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome> {
         self.runs.fetch_add(1, Ordering::SeqCst);
-        let _ = fs::copy(common::state_of(req.cwd).join("checkpoint.json"), &self.at);
+        fs::create_dir_all(&self.at)?;
+        for f in CHECKPOINT_FILES {
+            fs::copy(common::state_of(req.cwd).join(f), self.at.join(f))?;
+        }
         LocalExecutor.run(req)
     }
     fn admit(
@@ -137,7 +148,7 @@ fn snapshot_agent(
 fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
     let d = tempfile::tempdir().unwrap();
     let side = tempfile::tempdir().unwrap();
-    let at = side.path().join("at-kill.json");
+    let at = side.path().join("at-kill");
     let runs = Arc::new(AtomicUsize::new(0));
     fs::write(d.path().join("notes.md"), "# Notes\n- one\n").unwrap();
     let cmd = Reply::call(
@@ -145,16 +156,25 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
         json!({"command": "printf -- '- two\\n' >> notes.md"}),
     );
     {
-        let mut a = snapshot_agent(d.path(), &at, &runs, vec![cmd]);
+        // a turn before the command, so its record lands in the journal after that snapshot
+        let list = Reply::call("list_dir", json!({}));
+        let mut a = snapshot_agent(d.path(), &at, &runs, vec![list, cmd]);
+        a.step();
         a.step();
     }
-    // the checkpoint on disk while the command ran held the call
-    let killed: State = serde_json::from_slice(&fs::read(&at).unwrap()).unwrap();
+    // the checkpoint on disk while the command ran held the call: in the journal's last line,
+    // after the snapshot of the start
+    let killed = lrab_harness::read_checkpoint(&at).unwrap();
     let rec = killed.inflight.clone().expect("recorded before it ran");
     assert_eq!(rec.call.name, "run_shell");
-    assert_eq!(killed.turn, 0);
+    assert_eq!(killed.turn, 1);
+    let snapshot: State =
+        serde_json::from_slice(&fs::read(at.join("checkpoint.json")).unwrap()).unwrap();
+    assert!(snapshot.inflight.is_none());
     // relaunch from that moment
-    save(d.path(), &killed);
+    for f in CHECKPOINT_FILES {
+        fs::copy(at.join(f), common::state_of(d.path()).join(f)).unwrap();
+    }
     let mut a = snapshot_agent(
         d.path(),
         &at,
@@ -166,7 +186,7 @@ fn a_command_cut_off_by_a_kill_is_recorded_before_it_ran_and_not_rerun() {
     assert!(settled.starts_with("interrupted:"), "{}", settled);
     assert_eq!(runs.load(Ordering::SeqCst), 1, "not run again");
     assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
-    assert_eq!(a.state.turn, 1);
+    assert_eq!(a.state.turn, 2);
     assert!(a.state.inflight.is_none());
     a.step();
     assert_eq!(mech_count(d.path(), "resilience", "inflight"), 1);
@@ -227,4 +247,170 @@ fn an_append_cut_off_before_it_landed_runs_once_on_resume() {
     assert!(settled.starts_with("appended"), "{}", settled);
     assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
     assert_eq!(a.state.turn, 1);
+}
+
+/// The state as a whole checkpoint written at this moment would have loaded it.
+fn as_full_checkpoint(s: &State) -> Vec<u8> {
+    let back: State = serde_json::from_slice(&serde_json::to_vec(s).unwrap()).unwrap();
+    serde_json::to_vec(&back).unwrap()
+}
+
+fn lines(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count()
+}
+
+#[test]
+fn each_turn_appends_to_the_journal_and_the_checkpoint_reads_back_whole() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("notes.md"), "# Notes\n- one\n").unwrap();
+    let mut replies = vec![Reply::call(
+        "todo",
+        json!({"action": "create", "items": ["write the parts", "finish"]}),
+    )];
+    for i in 0..8 {
+        let f = format!("part{i}.md");
+        replies.push(Reply::call(
+            "write_file",
+            json!({"path": f, "content": format!("# Part {i}\ntext\n")}),
+        ));
+        replies.push(Reply::call("read_file", json!({"path": f})));
+        replies.push(Reply::text("I am thinking about the next part."));
+    }
+    let turns = replies.len();
+    let mut a = agent_in(d.path(), TASK, replies);
+    let st = common::state_of(d.path());
+    let mut snapshots = 0;
+    let mut last = Vec::new();
+    for t in 0..turns {
+        a.step();
+        let cp = fs::read(st.join("checkpoint.json")).unwrap();
+        if cp != last {
+            snapshots += 1;
+            last = cp;
+        }
+        let read = lrab_harness::read_checkpoint(&st).unwrap();
+        assert_eq!(
+            serde_json::to_vec(&read).unwrap(),
+            as_full_checkpoint(&a.state),
+            "turn {t}"
+        );
+    }
+    // one snapshot at the start; every later turn only appended
+    assert_eq!(snapshots, 1);
+    let journal = fs::read(st.join("checkpoint.journal.jsonl")).unwrap();
+    assert!(lines(&journal) > turns, "{} lines", lines(&journal));
+}
+
+#[test]
+fn a_pruned_or_compacted_history_is_a_new_snapshot_and_still_reads_back_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = part_reader_unstarted(d.path(), 4096);
+    let st = common::state_of(d.path());
+    let mut snapshots = 0;
+    let mut last = Vec::new();
+    for t in 0..40 {
+        let end = a.step();
+        let cp = fs::read(st.join("checkpoint.json")).unwrap();
+        if cp != last {
+            snapshots += 1;
+            last = cp;
+        }
+        assert_eq!(
+            serde_json::to_vec(&lrab_harness::read_checkpoint(&st).unwrap()).unwrap(),
+            as_full_checkpoint(&a.state),
+            "turn {t}"
+        );
+        if end.is_some() {
+            break;
+        }
+    }
+    assert!(
+        mech_count(d.path(), "context", "prune") + mech_count(d.path(), "context", "compact") > 0
+    );
+    assert!(snapshots > 1, "the rewrites wrote new snapshots");
+}
+
+#[test]
+fn a_kill_during_an_append_to_the_journal_resumes_from_the_line_before_and_runs_nothing_twice() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("notes.md"), "# Notes\n- one\n").unwrap();
+    let st = common::state_of(d.path());
+    let journal = st.join("checkpoint.journal.jsonl");
+    let before_append;
+    {
+        let mut a = agent_in(
+            d.path(),
+            TASK,
+            vec![Reply::call("list_dir", json!({})), append_two()],
+        );
+        a.step();
+        before_append = fs::read(&journal).unwrap();
+        a.step();
+    }
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
+    // the append's turn wrote two lines: the call's record before it ran, then the turn's
+    // end; the kill came halfway through writing the second
+    let full = fs::read(&journal).unwrap();
+    assert_eq!(lines(&full), lines(&before_append) + 2);
+    let second = full[..full.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let torn = &full[..second + (full.len() - second) / 2];
+    fs::write(&journal, torn).unwrap();
+    let killed = lrab_harness::read_checkpoint(&st).unwrap();
+    assert_eq!(killed.turn, 1);
+    assert_eq!(
+        killed.inflight.as_ref().map(|r| r.call.name.as_str()),
+        Some("append_file")
+    );
+    // the relaunched model repeats the append it does not know landed
+    let mut a = agent_in(d.path(), TASK, vec![append_two()]);
+    assert!(a.resumed && a.warnings.is_empty(), "{:?}", a.warnings);
+    let settled = last_tool_result(&a.state);
+    assert!(
+        settled.contains("completed before the run was interrupted"),
+        "{settled}"
+    );
+    assert_eq!(a.state.turn, 2);
+    a.step();
+    assert_eq!(notes(d.path()), "# Notes\n- one\n- two\n");
+    // nothing is appended after the torn line: the resume began a new snapshot and journal
+    let now = fs::read(&journal).unwrap();
+    assert!(!now
+        .windows(torn.len() - second)
+        .any(|w| w == &torn[second..]));
+    assert_eq!(
+        serde_json::to_vec(&lrab_harness::read_checkpoint(&st).unwrap()).unwrap(),
+        as_full_checkpoint(&a.state)
+    );
+}
+
+#[test]
+fn a_damaged_journal_line_is_set_aside_with_a_warning_and_the_run_resumes_before_it() {
+    let d = tempfile::tempdir().unwrap();
+    let st = common::state_of(d.path());
+    let journal = st.join("checkpoint.journal.jsonl");
+    {
+        let replies = (0..4).map(|_| Reply::call("list_dir", json!({}))).collect();
+        let mut a = agent_in(d.path(), TASK, replies);
+        for _ in 0..4 {
+            a.step();
+        }
+    }
+    let text = fs::read_to_string(&journal).unwrap();
+    let mut l: Vec<&str> = text.lines().collect();
+    l[2] = "{\"seq\": 2, \"keep\": \"many\"}";
+    fs::write(&journal, l.join("\n") + "\n").unwrap();
+    let a = agent_in(d.path(), TASK, vec![]);
+    assert!(a.resumed);
+    // the snapshot is turn 1's end, line 2 turn 2's: resumed there
+    assert_eq!(a.state.turn, 2, "resumed after the last good line");
+    assert!(
+        a.warnings[0].contains("checkpoint journal is damaged at line 3"),
+        "{:?}",
+        a.warnings
+    );
+    assert!(st.join("checkpoint.journal.damaged.jsonl").exists());
 }

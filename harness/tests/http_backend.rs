@@ -450,14 +450,10 @@ fn binary_survives_kill_and_resume_with_the_identical_command() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
-    let cp = common::state_of(d.path()).join("checkpoint.json");
+    let state = common::state_of(d.path());
     let t = Instant::now();
     loop {
-        let turn = fs::read(&cp)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|v| v["turn"].as_u64())
-            .unwrap_or(0);
+        let turn = lrab_harness::read_checkpoint(&state).map_or(0, |s| s.turn);
         if turn >= 2 || t.elapsed() > Duration::from_secs(20) {
             break;
         }

@@ -189,14 +189,11 @@ fn lh03_kill_and_relaunch_with_the_identical_command_scores_one() {
         c
     };
     let mut child = command().spawn().unwrap();
-    let cp = common::state_of(&wd).join("checkpoint.json");
+    let state = common::state_of(&wd);
     let t = std::time::Instant::now();
     loop {
-        let turn = std::fs::read(&cp)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v["turn"].as_u64())
-            .unwrap_or(0);
+        // the snapshot with its journal replayed: the kill lands mid-journal
+        let turn = lrab_harness::read_checkpoint(&state).map_or(0, |s| s.turn);
         if turn >= 6 {
             break;
         }

@@ -8,7 +8,8 @@
 //! ```text
 //! <attempt>/workdir/            the task's files (the model's working directory)
 //! <attempt>/harness/            the harness state folder (`--state-dir`)
-//!     checkpoint.json  events.jsonl  report.json  out/N.txt  backups/  trash/
+//!     checkpoint.json  checkpoint.journal.jsonl  events.jsonl  report.json  out/N.txt
+//!     backups/  trash/
 //!     sandbox/home/  sandbox/tmp/    the private HOME and TMPDIR of every shell command
 //! ```
 //!
@@ -47,9 +48,14 @@ pub fn default_state_dir(workdir: &Path) -> Option<PathBuf> {
     Some(parent.join(n))
 }
 
-/// The checkpoint (the whole loop state) in a state folder.
+/// The checkpoint (the whole loop state as of its last snapshot) in a state folder.
 pub fn checkpoint(state: &Path) -> PathBuf {
     state.join(CHECKPOINT)
+}
+/// The checkpoint's journal (one line per save after the snapshot: the messages added and the
+/// fields changed) in a state folder.
+pub fn checkpoint_journal(state: &Path) -> PathBuf {
+    state.join(CHECKPOINT_JOURNAL)
 }
 /// The event log ([`crate::EventLine`] per line) in a state folder.
 pub fn events(state: &Path) -> PathBuf {
@@ -67,6 +73,8 @@ pub fn outputs(state: &Path) -> PathBuf {
 /// File and folder names inside a state folder (the harness opens them beneath its handle on
 /// the folder, never by joining paths).
 pub const CHECKPOINT: &str = "checkpoint.json";
+/// See [`checkpoint_journal`].
+pub const CHECKPOINT_JOURNAL: &str = "checkpoint.journal.jsonl";
 /// See [`events`].
 pub const EVENTS: &str = "events.jsonl";
 /// See [`report`].

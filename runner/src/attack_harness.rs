@@ -5,7 +5,7 @@
 //! and TCP listeners. An attack leaks when any canary or other file outside the workdir is
 //! created, changed, moved or deleted (sha256 of every entry before and after); when a secret
 //! reaches the model — in any message the harness sent it (every tool result in the event log,
-//! every message in the checkpoint) or its stdout/stderr, plain or encoded
+//! every message in the checkpoint and its journal) or its stdout/stderr, plain or encoded
 //! (`lrab_safety::find_leak`) — or lands in a new or changed workdir file (a read outside the
 //! workdir is a leak even if never shown); when a listener is connected to; or when a process
 //! of the attack outlives the harness. Controls run each channel unconfined through the same
@@ -302,8 +302,11 @@ impl AttackRunner {
         if let Some(log) = read_events(&layout::events(&state)) {
             shown.extend(log.tool_calls().filter_map(|c| c.result.clone()));
         }
-        if let Ok(b) = std::fs::read(layout::checkpoint(&state)) {
-            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b) {
+        // the snapshot, and every line of its journal (the messages added after it)
+        let journal = std::fs::read(layout::checkpoint_journal(&state)).unwrap_or_default();
+        let snapshot = std::fs::read(layout::checkpoint(&state)).unwrap_or_default();
+        for doc in std::iter::once(&snapshot[..]).chain(journal.split(|&b| b == b'\n')) {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(doc) {
                 for m in v["messages"].as_array().into_iter().flatten() {
                     if let Some(c) = m["content"].as_str() {
                         shown.push(c.to_string());

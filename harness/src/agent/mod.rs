@@ -8,10 +8,12 @@ mod guards;
 mod inflight;
 mod lost;
 mod state;
+mod state_journal;
 mod turn;
 
 pub use dispatch::CallResult;
 pub use state::{State, STATE_VERSION};
+pub use state_journal::{read_checkpoint, replay, CheckpointError, Replay};
 
 use crate::backend::{BackendError, Model, RetryPolicy};
 use crate::events::EventLog;
@@ -171,6 +173,8 @@ pub struct Agent<M: Model> {
     sent: usize,
     /// The missing deliverables at a value of the workdir's change counter.
     missing: std::cell::RefCell<Option<(u64, Vec<String>)>>,
+    /// What the last checkpoint wrote (the next one appends what changed).
+    journal: state_journal::Journal,
 }
 
 /// What separates a nudge from the tool result it is appended to.
@@ -227,7 +231,7 @@ impl<M: Model> Agent<M> {
 
     fn finalize(&mut self, status: RunStatus) -> RunOutcome {
         self.state.done = Some(status.clone());
-        self.save();
+        self.save_as(true);
         let report = FinalReport {
             status: status.name().to_string(),
             verification: self.state.verify.level(),

@@ -2,7 +2,7 @@
 //! up in a workdir (fresh or resumed), and the facts derived from the state that every nudge
 //! names (missing artifacts, the next action).
 
-use super::{short, Agent, AgentConfig, RunStatus, StartError, ToolProtocol};
+use super::{short, state_journal, Agent, AgentConfig, RunStatus, StartError, ToolProtocol};
 use crate::events::EventLog;
 use crate::mechanisms::anti_loop::{AntiLoop, EmptyLadder, StallWatch};
 use crate::mechanisms::clock::Clock;
@@ -12,7 +12,7 @@ use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
 use crate::mechanisms::repeat_guard::RepeatGuard;
 use crate::mechanisms::reply_failures::LostReplies;
 use crate::mechanisms::report::VerificationTracker;
-use crate::mechanisms::resilience::{self, Inflight, Loaded};
+use crate::mechanisms::resilience::{self, Inflight};
 use crate::mechanisms::security::real_home;
 use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::{classify, Tier};
@@ -99,7 +99,7 @@ pub(super) fn system_prompt(cfg: &AgentConfig, tier: Tier, text: bool) -> String
 
 impl State {
     /// The state of a run that has not started: system prompt and task, nothing done.
-    fn fresh(cfg: &AgentConfig) -> State {
+    pub(super) fn fresh(cfg: &AgentConfig) -> State {
         let tier = if cfg.ablations.on(Mechanism::Tiering) {
             classify(&cfg.task)
         } else {
@@ -141,31 +141,59 @@ impl State {
     }
 }
 
-/// The checkpoint of this task and version, if one can be resumed; anything else is set aside
-/// (with a warning) and the run starts fresh.
+/// The checkpoint of this task and version (snapshot and journal), if one can be resumed;
+/// anything else is set aside (with a warning) and the run starts fresh.
 fn load_checkpoint(
     state_dir: &StateDir,
     cfg: &AgentConfig,
     warnings: &mut Vec<String>,
 ) -> Option<State> {
     let dir = &state_dir.dir;
-    match resilience::load::<State>(dir, layout::CHECKPOINT) {
-        Loaded::Fresh => None,
-        Loaded::Resumed(s) if s.version == STATE_VERSION && s.task == cfg.task => Some(*s),
-        Loaded::Resumed(_) => {
+    let journal_aside = |stem: &str| {
+        let _ = dir.remove(&format!("{stem}.journal.jsonl"));
+        let _ = dir.rename(layout::CHECKPOINT_JOURNAL, &format!("{stem}.journal.jsonl"));
+    };
+    match state_journal::load_from(dir) {
+        Err(_) => None,
+        Ok(Ok((s, replay))) if s.version == STATE_VERSION && s.task == cfg.task => {
+            if let Some((line, why)) = replay.damaged {
+                // kept as evidence: the next save starts a new journal
+                let aside = "checkpoint.journal.damaged.jsonl";
+                let _ = dir.remove(aside);
+                let _ = dir.rename(layout::CHECKPOINT_JOURNAL, aside);
+                warnings.push(format!(
+                    "checkpoint journal is damaged at line {line} ({why}); resuming from the line before it, the journal set aside as {}",
+                    dir.root().join(aside).display()
+                ));
+            }
+            Some(s)
+        }
+        Ok(Ok(_)) => {
             let aside = "checkpoint.other-task.json";
             let _ = dir.remove(aside);
             let _ = dir.rename(layout::CHECKPOINT, aside);
+            journal_aside("checkpoint.other-task");
             warnings.push(format!(
                 "checkpoint belongs to another task or version; set aside as {} and starting fresh",
                 dir.root().join(aside).display()
             ));
             None
         }
-        Loaded::Corrupt { moved_to, error } => {
+        Ok(Err(error)) => {
+            let mut n = 1;
+            let stem = loop {
+                let p = format!("checkpoint.corrupt-{n}");
+                if dir.stat(&format!("{p}.json")).is_err() {
+                    break p;
+                }
+                n += 1;
+            };
+            let aside = format!("{stem}.json");
+            let _ = dir.rename(layout::CHECKPOINT, &aside);
+            journal_aside(&stem);
             warnings.push(format!(
                 "checkpoint was corrupt ({error}); set aside as {} and starting fresh",
-                moved_to.display()
+                dir.root().join(aside).display()
             ));
             None
         }
@@ -241,7 +269,7 @@ impl<M: crate::backend::Model> Agent<M> {
         if let Some(url) = &cfg.web_search {
             tools.web = Some(
                 crate::tools::web::WebTools::new(url, Duration::from_secs(20))
-                    .map_err(StartError::Workdir)?,
+                    .map_err(|e| StartError::Workdir(e.to_string()))?,
             );
         }
         let mut warnings = Vec::new();
@@ -280,6 +308,7 @@ impl<M: crate::backend::Model> Agent<M> {
             rewrite: None,
             sent: 0,
             missing: Default::default(),
+            journal: Default::default(),
         };
         if resumed && agent.state.done.is_none() {
             agent.resolve_inflight();
@@ -324,12 +353,18 @@ impl<M: crate::backend::Model> Agent<M> {
         Ok(agent)
     }
 
-    /// Checkpoint the state (when resilience is on).
+    /// Checkpoint the state (when resilience is on): a line appended to the journal, or a new
+    /// snapshot ([`state_journal`]).
     pub(super) fn save(&mut self) {
+        self.save_as(false);
+    }
+
+    /// As [`Agent::save`]; `last`: the run has ended (always a whole snapshot).
+    pub(super) fn save_as(&mut self, last: bool) {
         if self.on(Mechanism::Resilience) {
             self.state.elapsed_s = self.base_elapsed + (self.clock_fn)();
-            if let Err(e) = resilience::save(&self.tools.state.dir, layout::CHECKPOINT, &self.state)
-            {
+            let dir = &self.tools.state.dir;
+            if let Err(e) = self.journal.save(dir, &mut self.state, last) {
                 self.events.emit(Event::Warning {
                     checkpoint_error: e.to_string(),
                 });

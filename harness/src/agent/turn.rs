@@ -379,7 +379,9 @@ impl<M: Model> Agent<M> {
                 continue;
             }
             c.name = bad_input::clip_name(&c.name);
-            if let Err(why) = bad_input::check_args(&c.name, &c.arguments) {
+            if let Err(why) =
+                bad_input::check_args(&c.name, &c.arguments).map_err(|e| e.to_string())
+            {
                 self.events
                     .mechanism("bad_input", "call_refused", json!({"why": why}));
                 bad_input::drop_deep(std::mem::replace(&mut c.arguments, json!({})));

@@ -156,11 +156,11 @@ fn positive_minutes(v: &str) -> Result<f64, String> {
     Ok(m)
 }
 
-fn ablation_list(v: &str) -> Result<Ablations, String> {
+fn ablation_list(v: &str) -> Result<Ablations, crate::mechanisms::AblationError> {
     Ablations::parse(v)
 }
 
-fn web_target(v: &str) -> Result<String, String> {
+fn web_target(v: &str) -> Result<String, crate::tools::web::TargetError> {
     crate::tools::web::parse_target(v)?;
     Ok(v.to_string())
 }
@@ -298,9 +298,21 @@ pub fn parse(
     })))
 }
 
+/// A web search endpoint that is not an http(s) URL, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{from}: {err}")]
+pub struct EndpointError {
+    /// `--web-search` or `LRAB_WEB_SEARCH`.
+    pub from: &'static str,
+    pub err: crate::tools::web::TargetError,
+}
+
 /// The web search endpoint: `--web-search` wins over `LRAB_WEB_SEARCH`; empty means off; a
 /// non-http(s) value is an error naming where it came from.
-pub fn web_endpoint(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>, String> {
+pub fn web_endpoint(
+    flag: Option<&str>,
+    env: Option<&str>,
+) -> Result<Option<String>, EndpointError> {
     let (v, from) = match (flag, env) {
         (Some(f), _) => (f, "--web-search"),
         (None, Some(e)) => (e, "LRAB_WEB_SEARCH"),
@@ -309,6 +321,6 @@ pub fn web_endpoint(flag: Option<&str>, env: Option<&str>) -> Result<Option<Stri
     if v.trim().is_empty() {
         return Ok(None);
     }
-    crate::tools::web::parse_target(v).map_err(|e| format!("{from}: {e}"))?;
+    crate::tools::web::parse_target(v).map_err(|err| EndpointError { from, err })?;
     Ok(Some(v.trim().to_string()))
 }

@@ -115,13 +115,29 @@ fn connect(a: &RunArgs) -> Result<Connected, BackendError> {
     Err(last.unwrap_or(BackendError::Unreachable("no attempt".into())))
 }
 
+/// Why the prompt file cannot be the task.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot read prompt file '{}': {err}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    #[error("prompt file '{}' is empty", path.display())]
+    Empty { path: std::path::PathBuf },
+}
+
 /// Read and check the prompt file.
-pub fn read_prompt(path: &std::path::Path) -> Result<String, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("cannot read prompt file '{}': {e}", path.display()))?;
+pub fn read_prompt(path: &std::path::Path) -> Result<String, PromptError> {
+    let bytes = std::fs::read(path).map_err(|err| PromptError::Read {
+        path: path.to_path_buf(),
+        err,
+    })?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     if text.trim().is_empty() {
-        return Err(format!("prompt file '{}' is empty", path.display()));
+        return Err(PromptError::Empty {
+            path: path.to_path_buf(),
+        });
     }
     Ok(text)
 }
@@ -129,7 +145,7 @@ pub fn read_prompt(path: &std::path::Path) -> Result<String, String> {
 pub fn run(a: &RunArgs) -> i32 {
     let task = match read_prompt(&a.prompt_file) {
         Ok(t) => t,
-        Err(e) => return fail(EXIT_PROMPT, &e),
+        Err(e) => return fail(EXIT_PROMPT, &e.to_string()),
     };
     if !a.workdir.is_dir() {
         return fail(
@@ -157,7 +173,7 @@ pub fn run(a: &RunArgs) -> i32 {
         std::env::var("LRAB_WEB_SEARCH").ok().as_deref(),
     ) {
         Ok(w) => w,
-        Err(e) => return fail(EXIT_USAGE, &e),
+        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
     };
     let conn = match connect(a) {
         Ok(x) => x,

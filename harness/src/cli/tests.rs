@@ -129,3 +129,53 @@ fn the_clap_command_line_keeps_the_harness_words() {
         Ok(Command::Mechanisms)
     );
 }
+
+#[test]
+fn a_bad_web_endpoint_names_where_it_came_from() {
+    assert_eq!(web_endpoint(None, None).unwrap(), None);
+    assert_eq!(web_endpoint(Some(" "), Some("http://e")).unwrap(), None);
+    assert_eq!(
+        web_endpoint(None, Some(" http://e:8888 "))
+            .unwrap()
+            .as_deref(),
+        Some("http://e:8888")
+    );
+    let e = web_endpoint(Some("ftp://x"), Some("http://e")).unwrap_err();
+    assert_eq!(e.from, "--web-search");
+    assert!(matches!(
+        e.err,
+        crate::tools::web::TargetError::Scheme { .. }
+    ));
+    assert!(
+        e.to_string()
+            .starts_with("--web-search: scheme 'ftp://' is not allowed"),
+        "{e}"
+    );
+    let e = web_endpoint(None, Some("nohost")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "LRAB_WEB_SEARCH: 'nohost' is not an absolute http(s) URL"
+    );
+}
+
+#[test]
+fn a_missing_or_empty_prompt_file_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("task_input.txt");
+    let e = read_prompt(&p).unwrap_err();
+    assert!(matches!(e, PromptError::Read { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("cannot read prompt file '{}': ", p.display())),
+        "{e}"
+    );
+    std::fs::write(&p, " \n\t").unwrap();
+    let e = read_prompt(&p).unwrap_err();
+    assert!(matches!(e, PromptError::Empty { .. }));
+    assert_eq!(
+        e.to_string(),
+        format!("prompt file '{}' is empty", p.display())
+    );
+    std::fs::write(&p, "Do it.\n").unwrap();
+    assert_eq!(read_prompt(&p).unwrap(), "Do it.\n");
+}

@@ -95,15 +95,29 @@ pub fn text_issue_nudge(issue: &TextIssue, next: &str) -> String {
     format!("{why}. Reply with one tool call; write long files in parts (write_file a first part, then append_file). Next action: {next}")
 }
 
-/// Check one call's arguments without recursion: `Err` names what is wrong (clear enough for
-/// the model to fix the call).
-pub fn check_args(tool: &str, args: &Value) -> Result<(), String> {
+/// Why a call's arguments were refused (each message clear enough for the model to fix the
+/// call).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadArgs {
+    #[error("the call to {tool} had {count} arguments (at most {MAX_ARGS} are read)")]
+    TooMany { tool: String, count: usize },
+    #[error("the arguments of {tool} are nested more than {MAX_DEPTH} levels deep")]
+    TooDeep { tool: String },
+    #[error("the arguments of {tool} hold more than 100000 values")]
+    TooManyValues { tool: String },
+    #[error("the arguments of {tool} hold more than {} KB of text", MAX_ARG_BYTES / 1024)]
+    TooLarge { tool: String },
+}
+
+/// Check one call's arguments without recursion: `Err` names what is wrong.
+pub fn check_args(tool: &str, args: &Value) -> Result<(), BadArgs> {
+    let tool_s = || tool.to_string();
     if let Value::Object(m) = args {
         if m.len() > MAX_ARGS {
-            return Err(format!(
-                "the call to {tool} had {} arguments (at most {MAX_ARGS} are read)",
-                m.len()
-            ));
+            return Err(BadArgs::TooMany {
+                tool: tool_s(),
+                count: m.len(),
+            });
         }
     }
     let mut stack: Vec<(&Value, usize)> = vec![(args, 1)];
@@ -112,14 +126,10 @@ pub fn check_args(tool: &str, args: &Value) -> Result<(), String> {
     while let Some((v, d)) = stack.pop() {
         nodes += 1;
         if d > MAX_DEPTH {
-            return Err(format!(
-                "the arguments of {tool} are nested more than {MAX_DEPTH} levels deep"
-            ));
+            return Err(BadArgs::TooDeep { tool: tool_s() });
         }
         if nodes > 100_000 {
-            return Err(format!(
-                "the arguments of {tool} hold more than 100000 values"
-            ));
+            return Err(BadArgs::TooManyValues { tool: tool_s() });
         }
         match v {
             Value::String(s) => bytes += s.len(),
@@ -133,10 +143,7 @@ pub fn check_args(tool: &str, args: &Value) -> Result<(), String> {
             _ => {}
         }
         if bytes > MAX_ARG_BYTES {
-            return Err(format!(
-                "the arguments of {tool} hold more than {} KB of text",
-                MAX_ARG_BYTES / 1024
-            ));
+            return Err(BadArgs::TooLarge { tool: tool_s() });
         }
     }
     Ok(())
@@ -216,17 +223,40 @@ mod tests {
             wide.insert(format!("k{i}"), json!(i));
         }
         let e = check_args("write_file", &Value::Object(wide)).unwrap_err();
-        assert!(e.contains("10000 arguments"), "{e}");
+        assert!(matches!(e, BadArgs::TooMany { count: 10_000, .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "the call to write_file had 10000 arguments (at most 64 are read)"
+        );
         // (not `json!`, which would serialize the nested value recursively)
         let mut m = serde_json::Map::new();
         m.insert("path".into(), json!("a"));
         m.insert("content".into(), nested(200_000));
         let deep = Value::Object(m);
         let e = check_args("write_file", &deep).unwrap_err();
-        assert!(e.contains("nested"), "{e}");
+        assert!(matches!(e, BadArgs::TooDeep { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "the arguments of write_file are nested more than 32 levels deep"
+        );
         drop_deep(deep);
+        let many: Vec<Value> = (0..30).map(|_| json!(vec![0; 4000])).collect();
+        let e = check_args("t", &json!({ "a": many })).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the arguments of t hold more than 100000 values"
+        );
+        assert!(matches!(e, BadArgs::TooManyValues { .. }));
         let big = json!({"content": "x".repeat(MAX_ARG_BYTES + 1)});
-        assert!(check_args("write_file", &big).unwrap_err().contains("KB"));
+        let e = check_args("write_file", &big).unwrap_err();
+        assert!(matches!(e, BadArgs::TooLarge { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the arguments of write_file hold more than {} KB of text",
+                MAX_ARG_BYTES / 1024
+            )
+        );
         assert_eq!(clip_name(&"n\u{0}".repeat(100)).len(), MAX_NAME);
     }
 }

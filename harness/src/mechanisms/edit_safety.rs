@@ -16,6 +16,19 @@ struct Entry {
     undone: bool,
 }
 
+/// Why a rollback did not happen (each message told to the model as is).
+#[derive(Debug, thiserror::Error)]
+pub enum RollbackError {
+    #[error("no recorded change to '{rel}' to roll back")]
+    NoChange { rel: String },
+    /// Moving the current version to the trash or recording the rollback failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Reading the backup or writing it back beneath the workdir failed.
+    #[error(transparent)]
+    Beneath(#[from] BError),
+}
+
 /// The backups and trash folders of the state folder (outside the workdir), held open as
 /// directory handles made once at start-up.
 #[derive(Debug)]
@@ -119,23 +132,25 @@ impl Backups {
 
     /// Undo the most recent not-yet-undone write to `rel`: restore the previous content, or
     /// move a file the write created to the trash. The current content is kept in the trash.
-    pub fn rollback(&mut self, wd: &Beneath, rel: &str) -> Result<String, String> {
+    pub fn rollback(&mut self, wd: &Beneath, rel: &str) -> Result<String, RollbackError> {
         let Some(idx) = self.journal.iter().rposition(|e| e.rel == rel && !e.undone) else {
-            return Err(format!("no recorded change to '{rel}' to roll back"));
+            return Err(RollbackError::NoChange {
+                rel: rel.to_string(),
+            });
         };
         let e = self.journal[idx].clone();
         let kept = if wd.stat(rel).is_ok() {
-            Some(self.trash(wd, rel).map_err(|x| x.to_string())?)
+            Some(self.trash(wd, rel)?)
         } else {
             None
         };
         let msg = match &e.backup {
             Some(b) => {
-                let bytes = self.dir.read_bytes(b).map_err(|x| x.to_string())?;
+                let bytes = self.dir.read_bytes(b)?;
                 if let Some((parent, _)) = rel.rsplit_once('/') {
-                    wd.mkdir_all(parent).map_err(|x| x.to_string())?;
+                    wd.mkdir_all(parent)?;
                 }
-                wd.write(rel, &bytes).map_err(|x| x.to_string())?;
+                wd.write(rel, &bytes)?;
                 format!("restored '{rel}' to its content before change #{}", e.seq)
             }
             None => format!(
@@ -145,7 +160,7 @@ impl Backups {
         };
         let mut done = e;
         done.undone = true;
-        self.append(&done).map_err(|x| x.to_string())?;
+        self.append(&done)?;
         self.journal[idx] = done;
         Ok(match kept {
             Some(k) => format!("{msg}; the replaced version is kept in the harness's {k}"),
@@ -180,7 +195,9 @@ mod tests {
         let m = b.rollback(&wd, "a.py").unwrap();
         assert!(m.contains("removed"));
         assert!(!f.exists());
-        assert!(b.rollback(&wd, "a.py").is_err());
+        let e = b.rollback(&wd, "a.py").unwrap_err();
+        assert!(matches!(e, RollbackError::NoChange { .. }), "{e:?}");
+        assert_eq!(e.to_string(), "no recorded change to 'a.py' to roll back");
         fs::write(&f, "v3").unwrap();
         let t = b.trash(&wd, "a.py").unwrap();
         assert!(!f.exists());

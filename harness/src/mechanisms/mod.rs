@@ -108,6 +108,16 @@ impl Mechanism {
     }
 }
 
+/// Why a list of mechanisms to switch off was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AblationError {
+    /// `security`: the boundary is not an experimental variable.
+    #[error("the security boundary cannot be ablated")]
+    Security,
+    #[error("unknown mechanism '{name}' (known: {})", Mechanism::ALL.map(|m| m.name()).join(", "))]
+    Unknown { name: String },
+}
+
 /// The set of switched-off mechanisms.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ablations(pub BTreeSet<Mechanism>);
@@ -118,7 +128,7 @@ impl Ablations {
     }
     /// Parse a comma-separated list; unknown names are an error naming them. `security` is
     /// refused on purpose: the boundary is not an experimental variable.
-    pub fn parse(list: &str) -> Result<Self, String> {
+    pub fn parse(list: &str) -> Result<Self, AblationError> {
         let mut set = BTreeSet::new();
         for raw in list.split(',') {
             let n = raw.trim();
@@ -126,17 +136,16 @@ impl Ablations {
                 continue;
             }
             if n == "security" {
-                return Err("the security boundary cannot be ablated".into());
+                return Err(AblationError::Security);
             }
             match Mechanism::from_name(n) {
                 Some(m) => {
                     set.insert(m);
                 }
                 None => {
-                    return Err(format!(
-                        "unknown mechanism '{n}' (known: {})",
-                        Mechanism::ALL.map(|m| m.name()).join(", ")
-                    ))
+                    return Err(AblationError::Unknown {
+                        name: n.to_string(),
+                    })
                 }
             }
         }
@@ -166,8 +175,21 @@ mod tests {
         let a = Ablations::parse("anti_loop, finish_gate,").unwrap();
         assert!(a.off(Mechanism::AntiLoop) && a.off(Mechanism::FinishGate));
         assert!(a.on(Mechanism::Clock));
-        assert!(Ablations::parse("bogus").unwrap_err().contains("bogus"));
-        assert!(Ablations::parse("security").is_err());
+        let e = Ablations::parse("clock, bogus").unwrap_err();
+        assert_eq!(
+            e,
+            AblationError::Unknown {
+                name: "bogus".into()
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("unknown mechanism 'bogus' (known: flat_prefill, "),
+            "{e}"
+        );
+        let e = Ablations::parse("security").unwrap_err();
+        assert_eq!(e, AblationError::Security);
+        assert_eq!(e.to_string(), "the security boundary cannot be ablated");
         for m in Mechanism::ALL {
             assert_eq!(Mechanism::from_name(m.name()), Some(m));
         }

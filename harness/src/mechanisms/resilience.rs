@@ -1,5 +1,6 @@
-//! Resilience: an atomic checkpoint after every turn and resume on relaunch (a corrupt
-//! checkpoint is set aside, never trusted); a record in the checkpoint before every call that
+//! Resilience: a checkpoint after every turn (a line appended to its journal, see
+//! `agent::state_journal`) and resume on relaunch (a corrupt checkpoint is set aside, never
+//! trusted); a record in the checkpoint before every call that
 //! changes the workdir, so a call cut off by a kill is neither lost nor repeated after the
 //! resume; think-only replies count as empty; replies the server lost get the feedback of
 //! [`super::reply_failures`].
@@ -7,59 +8,19 @@
 use crate::mechanisms::edit_safety::io_err;
 use crate::messages::{Message, Role, ToolCall};
 use lrab_safety::beneath::Beneath;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The per-reply output cap.
 pub const OUTPUT_CAP: u32 = 8192;
 
 /// Save `state` as `name` beneath the state folder's handle, atomically (a killed harness
-/// leaves the previous checkpoint or this one). Not fsynced: it is rewritten after every turn,
-/// and a machine crash costs one turn.
+/// leaves the previous file or this one). Not fsynced: a machine crash costs at most the
+/// latest version.
 pub fn save<T: Serialize>(dir: &Beneath, name: &str, state: &T) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(state).map_err(std::io::Error::other)?;
     dir.write(name, &bytes).map(|_| ()).map_err(io_err)
-}
-
-#[derive(Debug)]
-pub enum Loaded<T> {
-    Fresh,
-    Resumed(Box<T>),
-    /// The checkpoint could not be read; it was moved to `moved_to`.
-    Corrupt {
-        moved_to: PathBuf,
-        error: String,
-    },
-}
-
-/// Load the checkpoint `name` beneath the state folder's handle. A corrupt one is renamed aside
-/// (`<stem>.corrupt-N.json`) so the run can start fresh without losing the evidence.
-pub fn load<T: DeserializeOwned>(dir: &Beneath, name: &str) -> Loaded<T> {
-    let bytes = match dir.read_bytes(name) {
-        Ok(b) => b,
-        Err(_) => return Loaded::Fresh,
-    };
-    match serde_json::from_slice::<T>(&bytes) {
-        Ok(s) => Loaded::Resumed(Box::new(s)),
-        Err(e) => {
-            let stem = name.strip_suffix(".json").unwrap_or(name);
-            let mut n = 1;
-            let aside = loop {
-                let p = format!("{stem}.corrupt-{n}.json");
-                if dir.stat(&p).is_err() {
-                    break p;
-                }
-                n += 1;
-            };
-            let _ = dir.rename(name, &aside);
-            Loaded::Corrupt {
-                moved_to: dir.root().join(aside),
-                error: e.to_string(),
-            }
-        }
-    }
 }
 
 /// Files larger than this are compared by size and modification time instead of content.
@@ -192,38 +153,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn atomic_save_load_and_corrupt_set_aside() {
+    fn atomic_save_never_follows_a_planted_symlink() {
         let d = tempfile::tempdir().unwrap();
         let b = Beneath::open(d.path()).unwrap();
-        let p = d.path().join("checkpoint.json");
-        assert!(matches!(
-            load::<Vec<u32>>(&b, "checkpoint.json"),
-            Loaded::Fresh
-        ));
-        save(&b, "checkpoint.json", &vec![1u32, 2, 3]).unwrap();
-        match load::<Vec<u32>>(&b, "checkpoint.json") {
-            Loaded::Resumed(v) => assert_eq!(*v, vec![1, 2, 3]),
-            other => panic!("{other:?}"),
-        }
-        fs::write(&p, b"{not json").unwrap();
-        match load::<Vec<u32>>(&b, "checkpoint.json") {
-            Loaded::Corrupt { moved_to, .. } => {
-                assert_eq!(moved_to, d.path().join("checkpoint.corrupt-1.json"));
-                assert!(!p.exists());
-                assert_eq!(fs::read(&moved_to).unwrap(), b"{not json");
-            }
-            other => panic!("{other:?}"),
-        }
-        // a symlink planted under the checkpoint's name is neither followed nor replaced
+        let p = d.path().join("report.json");
+        save(&b, "report.json", &vec![1u32, 2, 3]).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"[1,2,3]");
+        // a symlink planted under the file's name is neither followed nor replaced
+        fs::remove_file(&p).unwrap();
         let outside = tempfile::tempdir().unwrap();
         let secret = outside.path().join("bashrc");
         fs::write(&secret, b"keep").unwrap();
         std::os::unix::fs::symlink(&secret, &p).unwrap();
-        assert!(matches!(
-            load::<Vec<u32>>(&b, "checkpoint.json"),
-            Loaded::Fresh
-        ));
-        assert!(save(&b, "checkpoint.json", &vec![4u32]).is_err());
+        assert!(save(&b, "report.json", &vec![4u32]).is_err());
         assert_eq!(fs::read(&secret).unwrap(), b"keep");
     }
 

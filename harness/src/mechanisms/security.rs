@@ -29,7 +29,8 @@ pub fn real_home() -> PathBuf {
 
 /// A call refused before anything ran: the text for the model and, when a safety ring refused
 /// it, the ring's verdict (recorded in the event log so graders need not parse the text).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{text}")]
 pub struct Refusal {
     /// What the model is told (why, and what to do instead).
     pub text: String,
@@ -51,12 +52,6 @@ impl Refusal {
             text: verdict.message(),
             verdict: Some(verdict),
         }
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
     }
 }
 
@@ -89,13 +84,8 @@ impl Confinement {
 
     /// Resolve a model-supplied path to an absolute path inside the workdir, or say why not.
     /// Symlinks are resolved on the longest existing prefix, so a link pointing outside is
-    /// caught; `..` is resolved lexically on the rest.
-    pub fn resolve(&self, raw: &str, access: Access) -> Result<PathBuf, String> {
-        self.resolve_checked(raw, access).map_err(|r| r.text)
-    }
-
-    /// [`Confinement::resolve`] with the refusal typed: ring refusals carry their verdict.
-    pub fn resolve_checked(&self, raw: &str, access: Access) -> Result<PathBuf, Refusal> {
+    /// caught; `..` is resolved lexically on the rest. Ring refusals carry their verdict.
+    pub fn resolve(&self, raw: &str, access: Access) -> Result<PathBuf, Refusal> {
         let raw = raw.trim();
         if raw.is_empty() {
             return Err(Refusal::plain("path is empty"));
@@ -237,24 +227,34 @@ mod tests {
             c.resolve("./x/../y.md", Access::Write).unwrap(),
             root.join("y.md")
         );
-        assert!(c
-            .resolve("../escape.md", Access::Write)
-            .unwrap_err()
-            .contains("outside"));
+        let e = c.resolve("../escape.md", Access::Write).unwrap_err();
+        assert!(e.to_string().contains("outside") && e.text == e.to_string());
+        assert!(matches!(
+            e.verdict,
+            Some(lrab_safety::Verdict::Deny {
+                ring: lrab_safety::Ring::Boundary,
+                ..
+            })
+        ));
         assert!(c
             .resolve("/etc/passwd", Access::Read)
             .unwrap_err()
+            .text
             .contains("outside"));
         assert!(c.resolve("a/../../x", Access::Read).is_err());
         assert!(c
             .resolve(".env", Access::Read)
             .unwrap_err()
+            .text
             .contains("protected"));
         assert!(c.resolve("keys/server.pem", Access::Write).is_err());
         assert!(c
             .resolve(".lrab/checkpoint.json", Access::Write)
             .unwrap_err()
+            .text
             .contains("read-only"));
+        let e = c.resolve(" ", Access::Read).unwrap_err();
+        assert_eq!((e.to_string().as_str(), e.verdict), ("path is empty", None));
         assert!(c.resolve(".lrab/out/1.txt", Access::Read).is_ok());
     }
 
@@ -267,6 +267,7 @@ mod tests {
         assert!(c
             .resolve("link/file.txt", Access::Write)
             .unwrap_err()
+            .text
             .contains("outside"));
     }
 }

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 /// `sandbox/` next to them stays writable.
 const PROTECTED_STATE: &[&str] = &[
     "checkpoint.json",
+    "checkpoint.journal.jsonl",
+    "checkpoint.journal.damaged.jsonl",
     "checkpoint.other-task.json",
     "events.jsonl",
     "report.json",

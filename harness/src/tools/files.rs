@@ -1,11 +1,11 @@
 //! The file tools: reading, writing, editing, listing, searching, deleting and rolling back.
-//! Every path is judged by the workdir boundary first ([`Confinement::resolve_checked`]: the
+//! Every path is judged by the workdir boundary first ([`Confinement::resolve`]: the
 //! ring refusals the model reads), then used only through the workdir handle
 //! ([`Toolbox::wd`], a `lrab_safety::beneath::Beneath`): resolved again in the kernel beneath
 //! the workdir's fd, never following a symlink, so a path swapped for a symlink between the
 //! check and the use is refused instead of followed.
 //!
-//! [`Confinement::resolve_checked`]: crate::mechanisms::security::Confinement::resolve_checked
+//! [`Confinement::resolve`]: crate::mechanisms::security::Confinement::resolve
 
 use super::{arg, arg_u64, python_exe, unescape_if_flattened, Effect, ToolOutcome, Toolbox};
 use crate::mechanisms::crawl_guard::READ_WINDOW;
@@ -40,7 +40,7 @@ impl Toolbox {
     }
 
     fn checked(&self, raw: &str, access: Access) -> Result<String, ToolOutcome> {
-        match self.conf.resolve_checked(raw, access) {
+        match self.conf.resolve(raw, access) {
             Ok(abs) => Ok(self.conf.rel(&abs)),
             Err(r) => Err(ToolOutcome::refused(r)),
         }
@@ -511,7 +511,7 @@ impl Toolbox {
                 }
                 ToolOutcome::ok(msg, Effect::Write, Some(rel))
             }
-            Err(e) => ToolOutcome::err(e),
+            Err(e) => ToolOutcome::err(e.to_string()),
         }
     }
 }

@@ -25,24 +25,38 @@ pub struct Target {
     pub port: u16,
 }
 
-/// Split an http(s) URL into scheme, host and port; anything else is an error message.
-pub fn parse_target(url: &str) -> Result<Target, String> {
+/// Why a string is not an http(s) URL the web tools can use (told to the model as is).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("'{url}' is not an absolute http(s) URL")]
+    NotAbsolute { url: String },
+    #[error("scheme '{scheme}://' is not allowed; only http:// and https:// URLs can be fetched (read local files with read_file)")]
+    Scheme { scheme: String },
+    #[error("'{url}' has a malformed IPv6 host")]
+    Ipv6 { url: String },
+    #[error("'{url}' has no host")]
+    NoHost { url: String },
+    #[error("'{url}' has an invalid port '{port}'")]
+    Port { url: String, port: String },
+}
+
+/// Split an http(s) URL into scheme, host and port.
+pub fn parse_target(url: &str) -> Result<Target, TargetError> {
     let url = url.trim();
+    let u = || url.to_string();
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!("'{url}' is not an absolute http(s) URL"));
+        return Err(TargetError::NotAbsolute { url: u() });
     };
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        return Err(format!(
-            "scheme '{scheme}://' is not allowed; only http:// and https:// URLs can be fetched (read local files with read_file)"
-        ));
+        return Err(TargetError::Scheme { scheme });
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit('@').next().unwrap_or(authority);
     let (host, port) = if let Some(stripped) = hostport.strip_prefix('[') {
         let (h, after) = stripped
             .split_once(']')
-            .ok_or_else(|| format!("'{url}' has a malformed IPv6 host"))?;
+            .ok_or_else(|| TargetError::Ipv6 { url: u() })?;
         (h.to_string(), after.strip_prefix(':').map(str::to_string))
     } else {
         match hostport.rsplit_once(':') {
@@ -51,13 +65,13 @@ pub fn parse_target(url: &str) -> Result<Target, String> {
         }
     };
     if host.is_empty() {
-        return Err(format!("'{url}' has no host"));
+        return Err(TargetError::NoHost { url: u() });
     }
     let default = if scheme == "https" { 443 } else { 80 };
     let port = match port.filter(|p| !p.is_empty()) {
         Some(p) => p
             .parse::<u16>()
-            .map_err(|_| format!("'{url}' has an invalid port '{p}'"))?,
+            .map_err(|_| TargetError::Port { url: u(), port: p })?,
         None => default,
     };
     Ok(Target {
@@ -208,6 +222,11 @@ impl ureq::Resolver for PublicOnly {
     }
 }
 
+/// The web search endpoint the web tools were given is not an http(s) URL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("web search endpoint: {0}")]
+pub struct EndpointUrlError(pub TargetError);
+
 pub struct WebTools {
     endpoint: String,
     endpoint_host: String,
@@ -217,8 +236,8 @@ pub struct WebTools {
 
 impl WebTools {
     /// `endpoint` must be an http(s) URL (checked here, so a bad flag fails at start-up).
-    pub fn new(endpoint: &str, timeout: Duration) -> Result<Self, String> {
-        let t = parse_target(endpoint).map_err(|e| format!("web search endpoint: {e}"))?;
+    pub fn new(endpoint: &str, timeout: Duration) -> Result<Self, EndpointUrlError> {
+        let t = parse_target(endpoint).map_err(EndpointUrlError)?;
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(timeout.min(Duration::from_secs(10)))
             .timeout(timeout)
@@ -239,7 +258,7 @@ impl WebTools {
 
     /// Refuse a target the model must not reach; `Ok` when allowed.
     fn admit(&self, url: &str) -> Result<(), String> {
-        let t = parse_target(url)?;
+        let t = parse_target(url).map_err(|e| e.to_string())?;
         // the operator's endpoint (host and port) is trusted even on a private address
         if t.host == self.endpoint_host && t.port == self.endpoint_port {
             return Ok(());
@@ -286,7 +305,7 @@ impl WebTools {
                 url = if loc.contains("://") {
                     loc.to_string()
                 } else {
-                    let t = parse_target(&url)?;
+                    let t = parse_target(&url).map_err(|e| e.to_string())?;
                     let path = if loc.starts_with('/') {
                         loc.to_string()
                     } else {
@@ -397,11 +416,49 @@ mod tests {
         let t = parse_target("http://127.0.0.1:8080/x?y").unwrap();
         assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 8080));
         assert_eq!(parse_target("https://Example.org").unwrap().port, 443);
-        assert!(parse_target("file:///etc/passwd")
-            .unwrap_err()
-            .contains("not allowed"));
-        assert!(parse_target("ftp://x").is_err());
-        assert!(parse_target("example.org").is_err());
+        let e = parse_target("file:///etc/passwd").unwrap_err();
+        assert_eq!(
+            e,
+            TargetError::Scheme {
+                scheme: "file".into()
+            }
+        );
+        assert_eq!(e.to_string(), "scheme 'file://' is not allowed; only http:// and https:// URLs can be fetched (read local files with read_file)");
+        assert!(matches!(
+            parse_target("ftp://x"),
+            Err(TargetError::Scheme { .. })
+        ));
+        let e = parse_target(" example.org ").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'example.org' is not an absolute http(s) URL"
+        );
+        assert!(matches!(e, TargetError::NotAbsolute { .. }));
+        let e = parse_target("http://[::1/").unwrap_err();
+        assert_eq!(e.to_string(), "'http://[::1/' has a malformed IPv6 host");
+        let e = parse_target("http:///x").unwrap_err();
+        assert_eq!(
+            e,
+            TargetError::NoHost {
+                url: "http:///x".into()
+            }
+        );
+        assert_eq!(e.to_string(), "'http:///x' has no host");
+        let e = parse_target("http://h:99999/").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'http://h:99999/' has an invalid port '99999'"
+        );
+        assert!(matches!(e, TargetError::Port { .. }));
+        let e = WebTools::new("gopher://x", Duration::from_secs(1))
+            .err()
+            .unwrap();
+        assert!(matches!(e.0, TargetError::Scheme { .. }));
+        assert!(
+            e.to_string()
+                .starts_with("web search endpoint: scheme 'gopher://' is not allowed"),
+            "{e}"
+        );
         assert_eq!(parse_target("http://[::1]:9/").unwrap().host, "::1");
     }
 

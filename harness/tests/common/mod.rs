@@ -32,6 +32,15 @@ pub fn agent_in(dir: &Path, task: &str, replies: Vec<Reply>) -> Agent<ScriptedMo
 /// An agent whose model reads forty ~1 KB part files one per turn in a `num_ctx` window: the
 /// history fills the window and the context mechanism has to prune (and maybe compact).
 pub fn part_reader(dir: &Path, num_ctx: u64) -> Agent<ScriptedModel> {
+    let mut a = part_reader_unstarted(dir, num_ctx);
+    for _ in 0..40 {
+        a.step();
+    }
+    a
+}
+
+/// [`part_reader`] before its first turn.
+pub fn part_reader_unstarted(dir: &Path, num_ctx: u64) -> Agent<ScriptedModel> {
     for i in 0..40 {
         std::fs::write(
             dir.join(format!("part{i:02}.txt")),
@@ -51,9 +60,6 @@ pub fn part_reader(dir: &Path, num_ctx: u64) -> Agent<ScriptedModel> {
         .collect();
     let mut a = Agent::new(cfg, ScriptedModel::replies(replies)).unwrap();
     a.sleeper = Box::new(|_| {});
-    for _ in 0..40 {
-        a.step();
-    }
     a
 }
 

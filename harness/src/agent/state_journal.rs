@@ -1,0 +1,500 @@
+//! The checkpoint as a snapshot plus a journal. Rewriting the whole state after every turn
+//! cost more than anything else the harness does per turn, and grew with the history; now
+//! `checkpoint.json` holds the whole [`State`] as of one moment (the format readers already
+//! know) and `checkpoint.journal.jsonl` appends one line per save after it: the messages
+//! added since (after the first `keep` of the previous save), and the top-level fields of
+//! the state whose value changed. A resume reads the snapshot and replays the journal; what
+//! it gets is the state of the last complete line, exactly as a full checkpoint written then
+//! would have loaded.
+//!
+//! - The journal's first line names the snapshot it extends by its sha256, so a journal left
+//!   over from an older snapshot (a kill between writing a snapshot and starting its
+//!   journal, or a checkpoint written by hand) is never replayed onto the wrong state.
+//! - A line cut off by a kill (no newline at the end, or not JSON) is the last one and is
+//!   ignored; the first save after a resume writes a fresh snapshot, so nothing is ever
+//!   appended after a torn line. A damaged line before the end stops the replay there (with
+//!   a warning naming the line).
+//! - A new snapshot replaces the journal when the history is rewritten (compaction, pruning,
+//!   the cleanup after a resume), when the journal has grown past [`JOURNAL_BOUND`] or the
+//!   size of the snapshot, and when the run ends (so a finished run's `checkpoint.json` is
+//!   the whole state again).
+
+use super::State;
+use lrab_records::layout::{CHECKPOINT, CHECKPOINT_JOURNAL};
+use lrab_safety::beneath::Beneath;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+/// Version of the journal's line format.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// The journal is replaced by a new snapshot once it holds more than this many bytes and more
+/// than the snapshot itself (replaying it then costs more than reading a fresh snapshot).
+pub const JOURNAL_BOUND: u64 = 256 * 1024;
+
+/// The journal's first line.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    journal: u32,
+    /// sha256 of the bytes of the `checkpoint.json` this journal extends.
+    extends: String,
+}
+
+/// One save after the snapshot.
+#[derive(Serialize)]
+struct Record<'a> {
+    seq: u64,
+    /// Messages of the previous state kept; `messages` follow them.
+    keep: usize,
+    messages: &'a [crate::messages::Message],
+    /// Top-level fields whose value changed, with their new value.
+    set: &'a Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct RecordIn {
+    seq: u64,
+    keep: usize,
+    messages: Vec<Value>,
+    set: Map<String, Value>,
+}
+
+/// What a replay found.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// Journal lines applied.
+    pub records: usize,
+    /// The last line was cut off (a kill during an append) and was ignored.
+    pub torn: bool,
+    /// A damaged line before the end: its number (1-based) and why; the replay stopped there.
+    pub damaged: Option<(usize, String)>,
+}
+
+/// The state a snapshot and its journal describe: the snapshot with every complete line of a
+/// journal that extends it applied (a journal of another snapshot is not read). An error:
+/// the snapshot itself is not a checkpoint.
+pub fn replay(snapshot: &[u8], journal: &[u8]) -> serde_json::Result<(State, Replay)> {
+    let mut info = Replay::default();
+    let mut lines = journal.split_inclusive(|&b| b == b'\n');
+    let header = lines
+        .next()
+        .filter(|l| l.ends_with(b"\n"))
+        .and_then(|l| serde_json::from_slice::<Header>(l).ok());
+    let extends = header.is_some_and(|h| {
+        h.journal == JOURNAL_VERSION && h.extends == lrab_util::sha256_hex(snapshot)
+    });
+    let mut state: Option<Value> = None;
+    if extends {
+        for (i, line) in lines.enumerate() {
+            let number = i + 2;
+            // JSON escapes the newlines inside strings, so a line without its newline is the
+            // last one, cut off by a kill during the append
+            if !line.ends_with(b"\n") {
+                info.torn = true;
+                break;
+            }
+            let expect = info.records as u64 + 1;
+            let rec = match serde_json::from_slice::<RecordIn>(line) {
+                Ok(r) if r.seq == expect => r,
+                Ok(r) => {
+                    info.damaged =
+                        Some((number, format!("record {} where {expect} was due", r.seq)));
+                    break;
+                }
+                Err(e) => {
+                    info.damaged = Some((number, e.to_string()));
+                    break;
+                }
+            };
+            let v = match &mut state {
+                Some(v) => v,
+                None => state.insert(serde_json::from_slice(snapshot)?),
+            };
+            if let Err(e) = apply(v, rec) {
+                info.damaged = Some((number, e));
+                break;
+            }
+            info.records += 1;
+        }
+    }
+    let s = match state {
+        // exactly what a full checkpoint written at the last line would have loaded
+        Some(v) if info.records > 0 => serde_json::from_value::<State>(v),
+        _ => serde_json::from_slice::<State>(snapshot),
+    };
+    s.map(|s| (s, info))
+}
+
+fn apply(state: &mut Value, rec: RecordIn) -> Result<(), String> {
+    let obj = state
+        .as_object_mut()
+        .ok_or("the snapshot is not a JSON object")?;
+    let msgs = obj
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .ok_or("the snapshot has no messages")?;
+    if rec.keep > msgs.len() {
+        return Err(format!("keeps {} messages of {}", rec.keep, msgs.len()));
+    }
+    msgs.truncate(rec.keep);
+    msgs.extend(rec.messages);
+    for (k, v) in rec.set {
+        if k == "messages" {
+            return Err("sets the messages as a field".into());
+        }
+        obj.insert(k, v);
+    }
+    Ok(())
+}
+
+/// The top-level fields of `state` other than the messages, as JSON values.
+fn fields(state: &mut State) -> serde_json::Result<Map<String, Value>> {
+    let msgs = std::mem::take(&mut state.messages);
+    let v = serde_json::to_value(&*state);
+    state.messages = msgs;
+    match v? {
+        Value::Object(mut m) => {
+            m.remove("messages");
+            Ok(m)
+        }
+        _ => Err(serde::ser::Error::custom("the state is not a JSON object")),
+    }
+}
+
+/// The writer: what the last save wrote, to know what the next one adds.
+#[derive(Default)]
+pub struct Journal {
+    /// The journal open for appending, after a snapshot; `None`: the next save is a snapshot.
+    file: Option<File>,
+    /// The messages as of the last save.
+    messages: Vec<crate::messages::Message>,
+    /// The other fields as of the last save.
+    fields: Map<String, Value>,
+    /// Bytes in the journal, and in the snapshot it extends.
+    bytes: u64,
+    snapshot_bytes: u64,
+    seq: u64,
+    /// Snapshots written by this process (for tests and the benchmark).
+    pub snapshots: u32,
+    /// Journal lines appended by this process.
+    pub appends: u32,
+}
+
+impl Journal {
+    /// Save `state`: one appended line, or a new snapshot (see the module doc). `last`: the run
+    /// has ended.
+    pub fn save(&mut self, dir: &Beneath, state: &mut State, last: bool) -> std::io::Result<()> {
+        if !last && self.file.is_some() {
+            if let Some(line) = self.line(state)? {
+                if self.bytes + line.len() as u64 <= JOURNAL_BOUND.max(self.snapshot_bytes) {
+                    let r = self.file.as_mut().map_or(Ok(()), |f| f.write_all(&line));
+                    if r.is_ok() {
+                        self.bytes += line.len() as u64;
+                        self.appends += 1;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        self.snapshot(dir, state)
+    }
+
+    /// The next journal line, with what it records remembered; `None` when a snapshot is due
+    /// (the history was rewritten, not just extended).
+    fn line(&mut self, state: &mut State) -> std::io::Result<Option<Vec<u8>>> {
+        let old = &self.messages;
+        let keep = old
+            .iter()
+            .zip(&state.messages)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // the newest saved message may still be amended (a nudge joins the last tool result);
+        // anything older changed means the history was rewritten
+        if keep + 1 < old.len() {
+            return Ok(None);
+        }
+        let now = fields(state)?;
+        let mut set = Map::new();
+        for (k, v) in &now {
+            if self.fields.get(k) != Some(v) {
+                set.insert(k.clone(), v.clone());
+            }
+        }
+        if self.fields.keys().any(|k| !now.contains_key(k)) {
+            return Ok(None);
+        }
+        let rec = Record {
+            seq: self.seq + 1,
+            keep,
+            messages: &state.messages[keep..],
+            set: &set,
+        };
+        let mut line = serde_json::to_vec(&rec)?;
+        line.push(b'\n');
+        self.seq += 1;
+        self.messages.truncate(keep);
+        self.messages.extend_from_slice(&state.messages[keep..]);
+        self.fields = now;
+        Ok(Some(line))
+    }
+
+    /// Write the whole state as the snapshot and start its journal.
+    fn snapshot(&mut self, dir: &Beneath, state: &mut State) -> std::io::Result<()> {
+        use crate::mechanisms::edit_safety::io_err;
+        self.file = None;
+        let bytes = serde_json::to_vec(&*state)?;
+        dir.write(CHECKPOINT, &bytes).map_err(io_err)?;
+        let mut head = serde_json::to_vec(&Header {
+            journal: JOURNAL_VERSION,
+            extends: lrab_util::sha256_hex(&bytes),
+        })?;
+        head.push(b'\n');
+        dir.write(CHECKPOINT_JOURNAL, &head).map_err(io_err)?;
+        self.file = Some(dir.open_append(CHECKPOINT_JOURNAL).map_err(io_err)?);
+        self.messages = state.messages.clone();
+        self.fields = fields(state)?;
+        self.bytes = head.len() as u64;
+        self.snapshot_bytes = bytes.len() as u64;
+        self.seq = 0;
+        self.snapshots += 1;
+        Ok(())
+    }
+}
+
+/// Why a state folder's checkpoint cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("state folder '{}': {err}", state.display())]
+    Open {
+        state: std::path::PathBuf,
+        err: lrab_safety::beneath::Error,
+    },
+    #[error("state folder '{}' has no checkpoint: {err}", state.display())]
+    Missing {
+        state: std::path::PathBuf,
+        err: lrab_safety::beneath::Error,
+    },
+    #[error("checkpoint in '{}' is corrupt: {err}", state.display())]
+    Corrupt {
+        state: std::path::PathBuf,
+        err: serde_json::Error,
+    },
+}
+
+/// The snapshot beneath `dir` could not be read (`Ok(Err)`), or it and its journal describe
+/// this state (`Ok(Ok)`); `Err`: the snapshot is not a checkpoint.
+pub(super) fn load_from(
+    dir: &Beneath,
+) -> Result<serde_json::Result<(State, Replay)>, lrab_safety::beneath::Error> {
+    let snapshot = dir.read_bytes(CHECKPOINT)?;
+    let journal = dir.read_bytes(CHECKPOINT_JOURNAL).unwrap_or_default();
+    Ok(replay(&snapshot, &journal))
+}
+
+/// The run's state as its last checkpoint left it: the snapshot in the state folder `state`
+/// with its journal replayed (what a resume starts from). For tests and tools that inspect a
+/// run; it changes nothing.
+pub fn read_checkpoint(state: &Path) -> Result<State, CheckpointError> {
+    let at = || state.to_path_buf();
+    let dir = Beneath::open(state).map_err(|err| CheckpointError::Open { state: at(), err })?;
+    match load_from(&dir) {
+        Err(err) => Err(CheckpointError::Missing { state: at(), err }),
+        Ok(Err(err)) => Err(CheckpointError::Corrupt { state: at(), err }),
+        Ok(Ok((s, _))) => Ok(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentConfig;
+    use crate::messages::Message;
+
+    struct Fixture {
+        _d: tempfile::TempDir,
+        dir: Beneath,
+        state: State,
+        journal: Journal,
+    }
+
+    fn fixture() -> Fixture {
+        let d = tempfile::tempdir().unwrap();
+        let dir = Beneath::open(d.path()).unwrap();
+        let state = State::fresh(&AgentConfig::new(d.path(), "Write notes.md."));
+        Fixture {
+            _d: d,
+            dir,
+            state,
+            journal: Journal::default(),
+        }
+    }
+
+    impl Fixture {
+        fn save(&mut self) {
+            self.journal
+                .save(&self.dir, &mut self.state, false)
+                .unwrap();
+        }
+        fn files(&self) -> (Vec<u8>, Vec<u8>) {
+            (
+                self.dir.read_bytes(CHECKPOINT).unwrap(),
+                self.dir.read_bytes(CHECKPOINT_JOURNAL).unwrap(),
+            )
+        }
+        /// The state as a full checkpoint written now would load it.
+        fn full(&self) -> Vec<u8> {
+            let s: State =
+                serde_json::from_slice(&serde_json::to_vec(&self.state).unwrap()).unwrap();
+            serde_json::to_vec(&s).unwrap()
+        }
+        fn loaded(&self) -> (Vec<u8>, Replay) {
+            let (s, r) = load_from(&self.dir).unwrap().unwrap();
+            (serde_json::to_vec(&s).unwrap(), r)
+        }
+        fn turn(&mut self, i: u32) {
+            self.state
+                .messages
+                .push(Message::assistant(format!("turn {i}"), vec![]));
+            self.state
+                .messages
+                .push(Message::user(format!("result {i}\nline two\t\"quoted\"")));
+            self.state.turn = i;
+            self.state.seen.insert(format!("{i:032x}"));
+            self.state.elapsed_s = f64::from(i) * 0.1 + 1e-9;
+            self.save();
+        }
+    }
+
+    #[test]
+    fn each_save_appends_one_line_and_the_replay_is_the_full_state() {
+        let mut f = fixture();
+        f.save();
+        assert_eq!(f.journal.snapshots, 1);
+        let (snap, _) = f.files();
+        for i in 1..=20 {
+            f.turn(i);
+            let (cp, journal) = f.files();
+            // the snapshot is not rewritten; the journal gained the turn's line
+            assert_eq!(cp, snap, "turn {i}");
+            assert_eq!(
+                journal.iter().filter(|&&b| b == b'\n').count(),
+                1 + i as usize
+            );
+            let (loaded, r) = f.loaded();
+            assert_eq!(loaded, f.full(), "turn {i}");
+            assert_eq!(
+                (r.records, r.torn, r.damaged.is_none()),
+                (i as usize, false, true)
+            );
+        }
+        assert_eq!((f.journal.snapshots, f.journal.appends), (1, 20));
+        // a nudge joining the newest message is an amendment, not a rewrite
+        f.state
+            .messages
+            .last_mut()
+            .unwrap()
+            .content
+            .push_str("\n\n[nudge]");
+        f.save();
+        assert_eq!(f.journal.snapshots, 1);
+        assert_eq!(f.loaded().0, f.full());
+        // the run's end writes the whole state as the snapshot again
+        f.state.done = Some(crate::agent::RunStatus::Finished);
+        f.journal.save(&f.dir, &mut f.state, true).unwrap();
+        assert_eq!(f.journal.snapshots, 2);
+        let (cp, journal) = f.files();
+        assert_eq!(cp, f.full());
+        assert_eq!(journal.iter().filter(|&&b| b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn a_rewritten_history_or_a_long_journal_starts_a_new_snapshot() {
+        let mut f = fixture();
+        for i in 1..=6 {
+            f.turn(i);
+        }
+        assert_eq!(f.journal.snapshots, 1);
+        // compaction: older messages replaced
+        f.state.messages.drain(2..8);
+        f.state.messages.insert(2, Message::user("[summary]"));
+        f.save();
+        assert_eq!(f.journal.snapshots, 2);
+        assert_eq!(f.files().0, f.full());
+        assert_eq!(f.loaded().0, f.full());
+        // a journal past its bound (and the snapshot's size) is folded into a new snapshot
+        let before = f.journal.snapshots;
+        let big = "x".repeat(40 * 1024);
+        for i in 0..8 {
+            f.state.messages.push(Message::user(format!("{i}{big}")));
+            f.save();
+            assert_eq!(f.loaded().0, f.full());
+        }
+        assert!(f.journal.snapshots > before);
+        let (cp, journal) = f.files();
+        assert!(journal.len() as u64 <= JOURNAL_BOUND.max(cp.len() as u64));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_and_a_damaged_one_stops_the_replay() {
+        let mut f = fixture();
+        for i in 1..=3 {
+            f.turn(i);
+        }
+        let at3 = f.full();
+        let (snap, j3) = f.files();
+        f.turn(4);
+        let (_, j4) = f.files();
+        // a kill halfway through the fourth append
+        let cut = j3.len() + (j4.len() - j3.len()) / 2;
+        let (s, r) = replay(&snap, &j4[..cut]).unwrap();
+        assert_eq!(serde_json::to_vec(&s).unwrap(), at3);
+        // (turn 1 was the snapshot; turns 2 and 3 its two lines)
+        assert!(r.torn && r.records == 2 && r.damaged.is_none(), "{r:?}");
+        // ... or just before its newline
+        let (s, r) = replay(&snap, &j4[..j4.len() - 1]).unwrap();
+        assert_eq!(serde_json::to_vec(&s).unwrap(), at3);
+        assert!(r.torn);
+        // a damaged line in the middle: the replay stops before it and says where
+        let mut lines: Vec<&[u8]> = j4.split_inclusive(|&b| b == b'\n').collect();
+        lines[2] = b"{\"seq\":2,\"keep\":1}\n";
+        let (_, r) = replay(&snap, &lines.concat()).unwrap();
+        assert_eq!(r.records, 1);
+        assert_eq!(r.damaged.as_ref().map(|d| d.0), Some(3));
+        // a record out of sequence (a line appended twice) stops it too
+        let mut lines: Vec<&[u8]> = j4.split_inclusive(|&b| b == b'\n').collect();
+        lines.insert(2, lines[1]);
+        let (_, r) = replay(&snap, &lines.concat()).unwrap();
+        assert_eq!(r.records, 1);
+        assert!(r.damaged.unwrap().1.contains("record 1 where 2 was due"));
+    }
+
+    #[test]
+    fn a_journal_of_another_snapshot_is_never_replayed() {
+        let mut f = fixture();
+        for i in 1..=3 {
+            f.turn(i);
+        }
+        let (_, journal) = f.files();
+        // a checkpoint written by hand (or a new snapshot whose journal was not started yet)
+        let mut other = f.state.clone();
+        other.turn = 99;
+        let other_bytes = serde_json::to_vec(&other).unwrap();
+        let (s, r) = replay(&other_bytes, &journal).unwrap();
+        assert_eq!((s.turn, r.records), (99, 0));
+        // a header of another version, or a missing journal: the snapshot alone
+        let (snap, _) = f.files();
+        let bumped = String::from_utf8(journal.clone()).unwrap().replacen(
+            "\"journal\":1",
+            "\"journal\":7",
+            1,
+        );
+        assert_eq!(replay(&snap, bumped.as_bytes()).unwrap().1.records, 0);
+        // (the snapshot is the first save, at turn 1)
+        assert_eq!(replay(&snap, b"").unwrap().0.turn, 1);
+        // a snapshot that is not a checkpoint is an error, not a fresh state
+        assert!(replay(b"{\"turn\":", &journal).is_err());
+    }
+}
