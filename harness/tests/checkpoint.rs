@@ -299,6 +299,14 @@ fn each_turn_appends_to_the_journal_and_the_checkpoint_reads_back_whole() {
     assert_eq!(snapshots, 1);
     let journal = fs::read(st.join("checkpoint.journal.jsonl")).unwrap();
     assert!(lines(&journal) > turns, "{} lines", lines(&journal));
+    // a line holds what its save changed, not the state's growing maps (whole top-level
+    // fields made the last lines of this run 5.6 KB)
+    let longest = journal
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::len)
+        .max()
+        .unwrap();
+    assert!(longest < 2048, "longest line {longest} bytes");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! cost more than anything else the harness does per turn, and grew with the history; now
 //! `checkpoint.json` holds the whole [`State`] as of one moment (the format readers already
 //! know) and `checkpoint.journal.jsonl` appends one line per save after it: the messages
-//! added since (after the first `keep` of the previous save), and the top-level fields of
-//! the state whose value changed. A resume reads the snapshot and replays the journal; what
+//! added since (after the first `keep` of the previous save), and the values of the state
+//! that changed, each at its path of object keys (a mechanism's map that gains an entry
+//! writes just that entry), with the keys that went away. A resume reads the snapshot and replays the journal; what
 //! it gets is the state of the last complete line, exactly as a full checkpoint written then
 //! would have loaded.
 //!
@@ -50,8 +51,16 @@ struct Record<'a> {
     /// Messages of the previous state kept; `messages` follow them.
     keep: usize,
     messages: &'a [crate::messages::Message],
-    /// Top-level fields whose value changed, with their new value.
-    set: &'a Map<String, Value>,
+    /// Values that changed, each at its path of object keys below the state (a mechanism's
+    /// map gains one entry per call, so only that entry is written, not the whole map).
+    set: &'a [(Vec<String>, Value)],
+    /// Paths of object keys that are gone.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    del: &'a [Vec<String>],
+    /// Objects whose keys are put in order afterwards (maps, which serialize sorted, that
+    /// gained a key in the middle).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    sort: &'a [Vec<String>],
 }
 
 #[derive(Deserialize)]
@@ -59,7 +68,11 @@ struct RecordIn {
     seq: u64,
     keep: usize,
     messages: Vec<Value>,
-    set: Map<String, Value>,
+    set: Vec<(Vec<String>, Value)>,
+    #[serde(default)]
+    del: Vec<Vec<String>>,
+    #[serde(default)]
+    sort: Vec<Vec<String>>,
 }
 
 /// What a replay found.
@@ -141,13 +154,109 @@ fn apply(state: &mut Value, rec: RecordIn) -> Result<(), String> {
     }
     msgs.truncate(rec.keep);
     msgs.extend(rec.messages);
-    for (k, v) in rec.set {
-        if k == "messages" {
-            return Err("sets the messages as a field".into());
-        }
-        obj.insert(k, v);
+    for (path, v) in rec.set {
+        let (parent, key) = at(obj, &path)?;
+        parent.insert(key.to_string(), v);
+    }
+    for path in rec.del {
+        let (parent, key) = at(obj, &path)?;
+        parent.shift_remove(key);
+    }
+    for path in rec.sort {
+        let (parent, key) = at(obj, &path)?;
+        parent
+            .get_mut(key)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| format!("no object to sort at {}", path.join(".")))?
+            .sort_keys();
     }
     Ok(())
+}
+
+/// The object that holds the last key of `path`, and that key. The messages are not a field.
+fn at<'a, 'p>(
+    root: &'a mut Map<String, Value>,
+    path: &'p [String],
+) -> Result<(&'a mut Map<String, Value>, &'p str), String> {
+    let Some((key, parents)) = path.split_last() else {
+        return Err("an empty path".into());
+    };
+    if path[0] == "messages" {
+        return Err("sets the messages as a field".into());
+    }
+    let mut obj = root;
+    for p in parents {
+        obj = obj
+            .get_mut(p)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| format!("no object at '{p}' of {}", path.join(".")))?;
+    }
+    Ok((obj, key))
+}
+
+/// What changed from `old` to `new`, as values set and keys removed at paths of object keys
+/// (anything but an object is replaced whole).
+#[derive(Default)]
+struct Diff {
+    set: Vec<(Vec<String>, Value)>,
+    del: Vec<Vec<String>>,
+    sort: Vec<Vec<String>>,
+}
+
+/// How the keys of `new` can be reached from those of `old` by the journal's operations,
+/// which keep the order of the keys kept and append the keys added; the key order is part of
+/// the state (a tool call's arguments serialize in the order the model wrote them).
+enum Order {
+    /// Keys kept in place, new ones appended.
+    Kept,
+    /// `new` is sorted (a map): the keys are sorted after the change.
+    Sorted,
+    /// Neither: the object is written whole.
+    Other,
+}
+
+fn order(old: &Map<String, Value>, new: &Map<String, Value>) -> Order {
+    let kept = old.keys().filter(|k| new.contains_key(*k));
+    let added = new.keys().filter(|k| !old.contains_key(*k));
+    if kept.chain(added).eq(new.keys()) {
+        Order::Kept
+    } else if new.keys().zip(new.keys().skip(1)).all(|(a, b)| a < b) {
+        Order::Sorted
+    } else {
+        Order::Other
+    }
+}
+
+impl Diff {
+    /// Record what turns `old` (at `path`) into `new`; `false` when only a whole replacement
+    /// of the object would do.
+    fn objects(
+        &mut self,
+        path: &mut Vec<String>,
+        old: &Map<String, Value>,
+        new: &Map<String, Value>,
+    ) -> bool {
+        match order(old, new) {
+            Order::Other => return false,
+            Order::Sorted => self.sort.push(path.clone()),
+            Order::Kept => {}
+        }
+        for (k, v) in new {
+            path.push(k.clone());
+            match (old.get(k), v) {
+                (Some(o), n) if o == n => {}
+                (Some(Value::Object(o)), Value::Object(n)) if self.objects(path, o, n) => {}
+                _ => self.set.push((path.clone(), v.clone())),
+            }
+            path.pop();
+        }
+        for k in old.keys().filter(|k| !new.contains_key(*k)) {
+            let mut p = path.clone();
+            p.push(k.clone());
+            self.del.push(p);
+        }
+        true
+    }
 }
 
 /// The top-level fields of `state` other than the messages, as JSON values.
@@ -217,20 +326,18 @@ impl Journal {
             return Ok(None);
         }
         let now = fields(state)?;
-        let mut set = Map::new();
-        for (k, v) in &now {
-            if self.fields.get(k) != Some(v) {
-                set.insert(k.clone(), v.clone());
-            }
-        }
-        if self.fields.keys().any(|k| !now.contains_key(k)) {
+        let mut d = Diff::default();
+        // the state's own fields are in the struct's order: always kept in place
+        if !d.objects(&mut Vec::new(), &self.fields, &now) || d.sort.first() == Some(&vec![]) {
             return Ok(None);
         }
         let rec = Record {
             seq: self.seq + 1,
             keep,
             messages: &state.messages[keep..],
-            set: &set,
+            set: &d.set,
+            del: &d.del,
+            sort: &d.sort,
         };
         let mut line = serde_json::to_vec(&rec)?;
         line.push(b'\n');
@@ -496,5 +603,107 @@ mod tests {
         assert_eq!(replay(&snap, b"").unwrap().0.turn, 1);
         // a snapshot that is not a checkpoint is an error, not a fresh state
         assert!(replay(b"{\"turn\":", &journal).is_err());
+    }
+
+    #[test]
+    fn only_the_changed_entries_of_a_map_are_recorded_and_removed_keys_are_replayed() {
+        let old = serde_json::json!({
+            "turn": 1, "gone": true,
+            "guard": {"calls": {"a": {"ok": true}, "b": {"ok": false}}, "last": null},
+        });
+        let new = serde_json::json!({
+            "turn": 2,
+            "guard": {"calls": {"a": {"ok": true}, "c": {"ok": true}}, "last": "c"},
+        });
+        let (o, n) = (old.as_object().unwrap(), new.as_object().unwrap());
+        let mut d = Diff::default();
+        assert!(d.objects(&mut Vec::new(), o, n));
+        let Diff { set, del, sort } = d;
+        assert!(sort.is_empty());
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            set,
+            vec![
+                (p(&["turn"]), serde_json::json!(2)),
+                (p(&["guard", "calls", "c"]), serde_json::json!({"ok": true})),
+                (p(&["guard", "last"]), serde_json::json!("c")),
+            ]
+        );
+        assert_eq!(del, vec![p(&["guard", "calls", "b"]), p(&["gone"])]);
+        let mut state = old.clone();
+        state["messages"] = serde_json::json!([]);
+        let rec = RecordIn {
+            seq: 1,
+            keep: 0,
+            messages: vec![],
+            set,
+            del,
+            sort,
+        };
+        apply(&mut state, rec).unwrap();
+        state.as_object_mut().unwrap().remove("messages");
+        assert_eq!(state, new);
+        // a path through something that is not an object is a damaged line
+        let mut state = serde_json::json!({"messages": [], "turn": 1});
+        let bad = RecordIn {
+            seq: 1,
+            keep: 0,
+            messages: vec![],
+            set: vec![(p(&["turn", "x"]), Value::Null)],
+            del: vec![],
+            sort: vec![],
+        };
+        assert!(apply(&mut state, bad)
+            .unwrap_err()
+            .contains("no object at 'turn'"));
+    }
+
+    /// Replays `old` → `new` through a recorded diff and checks the result, key order included.
+    fn round_trip(old: Value, new: Value) -> Diff {
+        let mut d = Diff::default();
+        let ok = d.objects(
+            &mut Vec::new(),
+            old.as_object().unwrap(),
+            new.as_object().unwrap(),
+        );
+        assert!(ok, "the root keeps its keys in place");
+        let mut state = old.clone();
+        state["messages"] = serde_json::json!([]);
+        let rec = RecordIn {
+            seq: 1,
+            keep: 0,
+            messages: vec![],
+            set: d.set.clone(),
+            del: d.del.clone(),
+            sort: d.sort.clone(),
+        };
+        apply(&mut state, rec).unwrap();
+        state.as_object_mut().unwrap().shift_remove("messages");
+        assert_eq!(
+            serde_json::to_string(&state).unwrap(),
+            serde_json::to_string(&new).unwrap()
+        );
+        d
+    }
+
+    #[test]
+    fn the_key_order_of_every_object_survives_the_replay() {
+        // a sorted map gaining a key in the middle: entry written, keys sorted afterwards
+        let d = round_trip(
+            serde_json::json!({"m": {"a": 1, "c": 3}}),
+            serde_json::json!({"m": {"a": 1, "b": 2, "c": 3}}),
+        );
+        assert_eq!((d.set.len(), d.sort.len()), (1, 1));
+        // arguments in the order the model wrote them: written whole when the order changed
+        let d = round_trip(
+            serde_json::json!({"call": {"arguments": {"old": "x"}}}),
+            serde_json::json!({"call": {"arguments": {"path": "p", "old": "x", "new": "y"}}}),
+        );
+        assert_eq!(d.set[0].0, vec!["call".to_string(), "arguments".into()]);
+        // a removed key in the middle keeps the others in their order
+        round_trip(
+            serde_json::json!({"o": {"z": 1, "y": 2, "x": 3}}),
+            serde_json::json!({"o": {"z": 1, "x": 3, "w": 0}}),
+        );
     }
 }
