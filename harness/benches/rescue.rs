@@ -6,7 +6,7 @@
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use lrab_harness::mechanisms::format_rescue::rescue_detailed;
-use lrab_harness::tools::table;
+use lrab_harness::table;
 use lrab_harness::ToolSpec;
 use std::time::Duration;
 

@@ -27,6 +27,7 @@ pub struct PrefixStats {
 
 impl PrefixStats {
     /// The shared share of the request's bytes.
+    #[cfg(test)]
     pub fn share(&self) -> f64 {
         if self.prompt_bytes == 0 {
             0.0

@@ -516,7 +516,7 @@ fn context_compaction_keeps_the_task_verbatim() {
     assert!(mech_count(d.path(), "context", "compact") >= 1);
     for s in &a.model.seen {
         assert_eq!(s.messages[1].content, TASK);
-        let est: usize = lrab_harness::estimate::estimate_request(&s.messages, &[]);
+        let est: usize = lrab_harness::estimate_request(&s.messages, &[]);
         assert!(est < 4096, "request of {est} tokens exceeds the window");
     }
     // the output cap shrinks to the headroom

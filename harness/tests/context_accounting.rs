@@ -215,16 +215,16 @@ fn an_openai_compatible_servers_window_is_probed() {
         OpenAiBackend::connect(OpenAiConfig::new(&format!("{}/v1", s.url), "model.gguf")).unwrap();
     assert_eq!(b.context_length(), Some(6144));
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, None),
+        lrab_harness::openai_context(&b.context, None),
         (6144, "props")
     );
     // a smaller --num-ctx wins; a larger one cannot exceed what the server runs with
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, Some(4096)),
+        lrab_harness::openai_context(&b.context, Some(4096)),
         (4096, "flag")
     );
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, Some(65536)),
+        lrab_harness::openai_context(&b.context, Some(65536)),
         (6144, "props")
     );
     // vLLM: max_model_len in /v1/models
@@ -234,7 +234,7 @@ fn an_openai_compatible_servers_window_is_probed() {
     );
     let b = OpenAiBackend::connect(OpenAiConfig::new(&s.url, "Qwen/Qwen3-8B")).unwrap();
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, None),
+        lrab_harness::openai_context(&b.context, None),
         (40960, "max_model_len")
     );
     // nothing reported: the flag, else the default
@@ -245,11 +245,11 @@ fn an_openai_compatible_servers_window_is_probed() {
     let b = OpenAiBackend::connect(OpenAiConfig::new(&s.url, "m")).unwrap();
     assert_eq!(b.context_length(), None);
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, Some(8192)),
+        lrab_harness::openai_context(&b.context, Some(8192)),
         (8192, "flag")
     );
     assert_eq!(
-        lrab_harness::cli::openai_context(&b.context, None),
+        lrab_harness::openai_context(&b.context, None),
         (32768, "default")
     );
 }

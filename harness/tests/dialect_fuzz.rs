@@ -8,7 +8,7 @@
 //!   10,000 deep, 100,000 markers — give no call (or a short problem) and return.
 
 use lrab_harness::mechanisms::format_rescue::{Catalog, MAX_ARGS};
-use lrab_harness::tools::table;
+use lrab_harness::table;
 use lrab_harness::ToolSpec;
 use serde_json::{json, Value};
 use std::path::Path;

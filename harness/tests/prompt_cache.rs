@@ -182,7 +182,7 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
 }
 
 /// Requests `i-1` and `i` of a scripted run: the later one starts with the whole earlier one.
-fn assert_extends(seen: &[lrab_harness::backend::scripted::SeenRequest], i: usize) {
+fn assert_extends(seen: &[lrab_harness::backend::SeenRequest], i: usize) {
     let prev = &seen[i - 1].messages;
     assert!(
         seen[i].messages.len() > prev.len(),

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use lrab_harness::backend::ScriptedModel;
-use lrab_harness::tools::confined::ConfinedExecutor;
+use lrab_harness::ConfinedExecutor;
 use lrab_harness::{Agent, Reply, Role};
 use lrab_safety::sandbox::Sandbox;
 use serde_json::json;

@@ -12,7 +12,7 @@ use lrab_harness::backend::{call_with_retry, ChatRequest, Model, RetryPolicy};
 use lrab_harness::mechanisms::anti_loop::{AntiLoop, EmptyAction, EmptyLadder, LoopVerdict};
 use lrab_harness::mechanisms::context::ContextCheck;
 use lrab_harness::mechanisms::format_rescue;
-use lrab_harness::messages::{Message as HMsg, Role, ToolCall as HCall, ToolSpec};
+use lrab_harness::{Message as HMsg, Role, ToolCall as HCall, ToolSpec};
 use serde_json::Value;
 use std::collections::HashMap;
 

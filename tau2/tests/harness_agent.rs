@@ -4,7 +4,7 @@
 
 mod common;
 use lrab_harness::backend::ScriptedModel;
-use lrab_harness::messages::Reply;
+use lrab_harness::Reply;
 use lrab_tau2::DomainKind;
 use lrab_tau2::Limits;
 use lrab_tau2::ScriptedUser;
@@ -188,7 +188,7 @@ fn context_check_drops_old_turns_but_keeps_system_and_first_user_message() {
     );
     let seen = &agent.model.seen[0].messages;
     assert!(seen.len() < traj.len());
-    assert_eq!(seen[0].role, lrab_harness::messages::Role::System);
+    assert_eq!(seen[0].role, lrab_harness::Role::System);
     assert!(seen.iter().any(|m| m.content == "FIRST REQUEST"));
     assert!(seen.last().unwrap().content.starts_with("user turn 59"));
 }

@@ -2,10 +2,10 @@
 //! native `/api/chat`, OpenAI-compatible `/v1/chat/completions`), the retry ladder, and scripted
 //! models for tests.
 
-pub mod ollama;
-pub mod openai;
-pub mod retry;
-pub mod scripted;
+pub(crate) mod ollama;
+pub(crate) mod openai;
+mod retry;
+mod scripted;
 
 use crate::messages::{Message, Reply, ToolSpec};
 use std::fmt;
@@ -13,7 +13,7 @@ use std::fmt;
 pub use ollama::{OllamaBackend, OllamaConfig};
 pub use openai::{OpenAiBackend, OpenAiConfig};
 pub use retry::{call_with_retry, RetryPolicy};
-pub use scripted::{FnModel, ScriptedModel};
+pub use scripted::{FnModel, ScriptedModel, SeenRequest};
 
 /// One model call: the conversation, the tools offered, and the output cap for this call.
 #[derive(Clone, Copy, Debug)]

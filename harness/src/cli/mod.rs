@@ -19,10 +19,8 @@ mod launch;
 #[cfg(test)]
 mod tests;
 
-pub use args::{
-    parse, web_endpoint, Api, Command, EndpointError, ProtocolArg, RunArgs, DEFAULT_NUM_CTX,
-};
-pub use launch::{exit_for_backend, openai_context, read_prompt, run, PromptError};
+pub use args::{parse, web_endpoint, Api, Command, ProtocolArg, RunArgs, DEFAULT_NUM_CTX};
+pub use launch::{openai_context, run};
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_USAGE: i32 = 2;

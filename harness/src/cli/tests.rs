@@ -1,4 +1,5 @@
 use super::*;
+use launch::{read_prompt, PromptError};
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()

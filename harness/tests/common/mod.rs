@@ -81,8 +81,8 @@ pub fn state_of(workdir: &Path) -> std::path::PathBuf {
 }
 
 /// That default state folder, opened (for tests that build their own shell executor).
-pub fn open_state(workdir: &Path) -> lrab_harness::state_dir::StateDir {
-    lrab_harness::state_dir::StateDir::open(&state_of(workdir), workdir).unwrap()
+pub fn open_state(workdir: &Path) -> lrab_harness::StateDir {
+    lrab_harness::StateDir::open(&state_of(workdir), workdir).unwrap()
 }
 
 pub fn events(dir: &Path) -> Vec<serde_json::Value> {
