@@ -2,13 +2,13 @@
 //! the workdir; sensitive paths are refused; the name `.lrab/` (under which the model reads the
 //! harness's saved outputs, kept in the state folder outside the workdir) is read-only to it. Every file-tool path is additionally checked by `lrab_safety::paths::check_access`;
 //! shell commands are classified by `lrab-safety`'s parsing classifier (the only one) and run
-//! under the kernel-level rings ([`crate::tools::confined`]).
+//! under the kernel-level rings ([`crate::ConfinedExecutor`]).
 
 use std::path::{Component, Path, PathBuf};
 
 /// The workdir-relative name the model sees the harness's state under (`.lrab/out/N.txt`):
 /// file tools refuse to write there and listings skip it. The state itself lives in the state
-/// folder outside the workdir ([`crate::state_dir`]).
+/// folder outside the workdir ([`crate::StateDir`]).
 pub const STATE_DIR: &str = ".lrab";
 
 #[derive(Clone, Debug)]
