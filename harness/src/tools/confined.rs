@@ -23,6 +23,7 @@ const PROTECTED_STATE: &[&str] = &[
     "checkpoint.journal.jsonl",
     "checkpoint.journal.damaged.jsonl",
     "checkpoint.other-task.json",
+    "checkpoint.other-task.journal.jsonl",
     "events.jsonl",
     "report.json",
     "out",
