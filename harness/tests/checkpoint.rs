@@ -422,3 +422,27 @@ fn a_damaged_journal_line_is_set_aside_with_a_warning_and_the_run_resumes_before
     );
     assert!(st.join("checkpoint.journal.damaged.jsonl").exists());
 }
+
+#[test]
+fn a_checkpoint_of_another_task_is_set_aside_with_its_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let st = common::state_of(d.path());
+    {
+        let replies = (0..3).map(|_| Reply::call("list_dir", json!({}))).collect();
+        let mut a = agent_in(d.path(), TASK, replies);
+        for _ in 0..3 {
+            a.step();
+        }
+    }
+    let journal = fs::read(st.join("checkpoint.journal.jsonl")).unwrap();
+    assert!(lines(&journal) > 1);
+    let a = agent_in(d.path(), "Another task entirely.", vec![]);
+    assert!(!a.resumed && a.state.turn == 0);
+    assert!(a.warnings[0].contains("another task"), "{:?}", a.warnings);
+    assert_eq!(
+        fs::read(st.join("checkpoint.other-task.journal.jsonl")).unwrap(),
+        journal
+    );
+    assert!(st.join("checkpoint.other-task.json").exists());
+    assert!(!st.join("checkpoint.journal.jsonl").exists());
+}
