@@ -30,8 +30,8 @@ mod tools;
 mod agent;
 
 pub use agent::{
-    read_checkpoint, replay, Agent, AgentConfig, CallResult, CheckpointError, Replay, RunOutcome,
-    RunStatus, StartError, State, ToolProtocol, STATE_VERSION,
+    read_checkpoint, Agent, AgentConfig, CallResult, CheckpointError, RunOutcome, RunStatus,
+    StartError, State, ToolProtocol, STATE_VERSION,
 };
 pub use backend::{BackendError, ChatRequest, Model};
 pub use cli::{main_with, openai_context};

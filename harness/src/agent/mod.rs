@@ -13,7 +13,7 @@ mod turn;
 
 pub use dispatch::CallResult;
 pub use state::{State, STATE_VERSION};
-pub use state_journal::{read_checkpoint, replay, CheckpointError, Replay};
+pub use state_journal::{read_checkpoint, CheckpointError};
 
 use crate::backend::{BackendError, Model, RetryPolicy};
 use crate::events::EventLog;
