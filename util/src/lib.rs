@@ -23,4 +23,4 @@ pub use serve::{serve_in_background, BackgroundServer};
 #[doc(hidden)]
 pub use stdout::print_fmt;
 pub use stdout::{stdout, stdout_closed, treat_closed_stdout_as_end, Stdout};
-pub use text::{clip_chars, head_tail};
+pub use text::{clip_bytes, clip_chars, head_tail, prefix_bytes};
