@@ -431,7 +431,7 @@ pub(crate) fn write_status(spec: &InstallSpec, root: &Path, s: &Status) {
         let _ = std::fs::create_dir_all(d);
     }
     if let Ok(t) = serde_json::to_string_pretty(s) {
-        let _ = std::fs::write(p, t);
+        let _ = lrab_util::write_atomic(&p, t.as_bytes());
     }
 }
 
