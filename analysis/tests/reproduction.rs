@@ -1,5 +1,5 @@
 //! Reproduction of upstream's published LRAB and τ² numbers from the published data
-//! (`/work/shared/data/mingbird`, read in place).
+//! (`../shared/data/mingbird` next to the repository, read in place).
 
 use lrab_analysis::load;
 use lrab_analysis::RngKind;

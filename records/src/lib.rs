@@ -4,11 +4,11 @@
 //! | file | type | written by | read by |
 //! |---|---|---|---|
 //! | `<run>/cells.csv` | [`CellRow`] | runner | runner (resume, merge), analysis |
-//! | `<run>/attempts.jsonl` | [`AttemptRecord`] | runner | runner (merge), people |
-//! | `<attempt>/score.json` | [`ScoreReport`] | runner, `lrab score` | people, tools |
+//! | `<run>/attempts.jsonl` | [`AttemptRecord`] | runner | runner (merge, calibration), people |
+//! | `<attempt>/score.json` | [`ScoreReport`] | runner, `lrab score` | analysis (attempt pages), people, tools |
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
-//! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, shards |
-//! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | runner (tokens), analysis (mechanisms), safety glue |
+//! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, job scripts |
+//! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | analysis (mechanisms), runner (safety glue) |
 //! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::RecordError;
 
-/// One cell of a plan: an arm × model × task × repeat at a fixed position.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One cell of a plan: an arm × model × task × repeat at a fixed position. Ordered by `index`
+/// first, so sorting cells restores plan order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PlannedCell {
     /// Position in the whole matrix (stable across shards).
     pub index: usize,
@@ -41,6 +42,23 @@ impl PlannedCell {
             self.arm, model, self.task, self.repeat
         )
     }
+
+    /// The cell as people read it in progress lines and errors: `arm × model × task #repeat`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} × {} × {} #{}",
+            self.arm, self.model, self.task, self.repeat
+        )
+    }
+
+    /// The cell's line in `plan.jsonl` (and on `lrab plan`'s stdout): its fields and the schema
+    /// version, without the newline.
+    pub fn plan_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&Line {
+            schema_version: crate::SCHEMA_VERSION,
+            cell: self.clone(),
+        })
+    }
 }
 
 /// The line of a cell: its fields plus the schema version.
@@ -56,12 +74,8 @@ struct Line {
 pub fn write_plan(path: &Path, cells: &[PlannedCell]) -> Result<(), RecordError> {
     let mut text = String::new();
     for c in cells {
-        let line = Line {
-            schema_version: crate::SCHEMA_VERSION,
-            cell: c.clone(),
-        };
         text.push_str(
-            &serde_json::to_string(&line)
+            &c.plan_line()
                 .map_err(|e| RecordError::invalid(path, None, e.to_string()))?,
         );
         text.push('\n');
@@ -105,6 +119,10 @@ mod tests {
         write_plan(&p, std::slice::from_ref(&c)).unwrap();
         assert_eq!(read_plan(&p).unwrap(), vec![c.clone()]);
         assert_eq!(c.rel_dir(), "cells/harness/qwen3_4b/WF-01/r1");
+        assert_eq!(c.label(), "harness × qwen3:4b × WF-01 #1");
+        let line: serde_json::Value = serde_json::from_str(&c.plan_line().unwrap()).unwrap();
+        assert_eq!(line["schema_version"], crate::SCHEMA_VERSION);
+        assert_eq!(line["index"], 2);
         std::fs::write(
             &p,
             "{\"index\":2,\"arm\":\"harness\",\"model\":\"qwen3:4b\",\"task\":\"WF-01\",\"repeat\":1}\n",

@@ -22,23 +22,9 @@ fn fake(hold: Option<Duration>) -> String {
         for c in l.incoming() {
             let Ok(mut c) = c else { continue };
             std::thread::spawn(move || {
-                let mut r = BufReader::new(c.try_clone().unwrap());
-                let mut len = 0usize;
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                if lrab_util::read_http_request(&c).is_err() {
                     return;
                 }
-                loop {
-                    let mut h = String::new();
-                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; len];
-                let _ = r.read_exact(&mut body);
                 let mut out = String::new();
                 for i in 0..60 {
                     out.push_str(&json!({"model": "m", "message": {"role": "assistant", "content": format!("word{i} ")}, "done": false}).to_string());

@@ -7,7 +7,7 @@ mod common;
 
 use common::{lrab, text};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,18 +60,10 @@ fn serve_registry(versions: Vec<(String, PathBuf, String)>) -> String {
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
-            let mut r = BufReader::new(s.try_clone().unwrap());
-            let mut first = String::new();
-            if r.read_line(&mut first).is_err() {
+            let Ok(req) = lrab_util::read_http_request(&s) else {
                 continue;
-            }
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-            }
-            let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
+            };
+            let path = req.path;
             let (status, ctype, body): (&str, &str, Vec<u8>) = if path == "/fake-tool" {
                 let mut vs = serde_json::Map::new();
                 for (v, tgz, integrity) in &versions {

@@ -41,7 +41,7 @@ fn backend(scripts: Vec<Script>, go: mpsc::Receiver<()>) -> (String, Seen, Arc<M
     std::thread::spawn(move || {
         for sc in scripts {
             let Ok((mut c, _)) = l.accept() else { return };
-            let (_, body) = common::read_request(&c);
+            let body = lrab_util::read_http_request(&c).unwrap().body;
             s2.lock().unwrap().push(body);
             let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n");
             let n = sc.lines.len();

@@ -20,7 +20,8 @@ fn fake_upstream(n: usize) -> (String, Seen) {
     std::thread::spawn(move || {
         for _ in 0..n {
             let Ok((mut c, _)) = l.accept() else { return };
-            let (path, body) = common::read_request(&c);
+            let lrab_util::RawRequest { path, body, .. } =
+                lrab_util::read_http_request(&c).unwrap();
             let v = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
             s2.lock().unwrap().push((path.clone(), v));
             if path == "/api/chat" {

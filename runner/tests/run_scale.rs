@@ -59,6 +59,12 @@ fn plan_shards_and_merge_cover_the_matrix_once() {
         .collect();
     assert_eq!(plan.len(), 6);
     assert_eq!(plan[5]["index"], 5);
+    // the lines are the typed plan records, the same as plan.jsonl's
+    assert_eq!(plan[5]["schema_version"], lrab_records::SCHEMA_VERSION);
+    let typed = d.path().join("stdout-plan.jsonl");
+    std::fs::write(&typed, &o.stdout).unwrap();
+    let cells = lrab_records::read_plan(&typed).unwrap();
+    assert_eq!((cells[5].index, cells[5].repeat), (5, 1));
     let out = d.path().join("results");
     let mut shards = Vec::new();
     for k in 1..=2 {
@@ -104,6 +110,11 @@ fn plan_shards_and_merge_cover_the_matrix_once() {
         let dir = r.split(',').nth(at).unwrap();
         assert!(merged.join(dir).join("score.json").is_file(), "{r}");
     }
+    // the merged plan is the whole matrix, in plan order, as `lrab plan` printed it
+    assert_eq!(
+        lrab_records::read_plan(&merged.join("plan.jsonl")).unwrap(),
+        cells
+    );
     // The same shard twice is a duplicate, and nothing is written.
     let bad = out.join("bad");
     let o = lrab()

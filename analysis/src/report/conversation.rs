@@ -16,14 +16,7 @@ pub(crate) const MAX_TRANSCRIPT: usize = 200_000;
 
 /// `s` cut at a character boundary at most `max` bytes in, saying how much was left out.
 pub(crate) fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n… ({} more bytes)", &s[..end], s.len() - end)
+    lrab_util::clip_bytes(s, max, |n| format!("\n… ({n} more bytes)"))
 }
 
 fn pre(out: &mut String, class: &str, text: &str) {

@@ -31,7 +31,7 @@ pub fn run(a: Args) -> Result<Exit> {
         }
         None => {
             for c in &p.cells {
-                lrab_util::outln!("{}", serde_json::to_string(c)?);
+                lrab_util::outln!("{}", c.plan_line()?);
             }
         }
     }

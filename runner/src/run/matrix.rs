@@ -14,52 +14,8 @@ pub const UPSTREAM_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goos
 /// The simulated backend's sized models (the default when the backend is `sim`).
 pub const SIM_MODELS: [&str; 4] = ["sim-2b", "sim-4b", "sim-12b", "sim-35b"];
 
-/// One cell of the matrix.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Cell {
-    pub index: usize,
-    pub arm: String,
-    pub model: String,
-    pub task: String,
-    pub repeat: u32,
-}
-
-impl Cell {
-    /// Identity independent of the index (used to match rows on resume and merge).
-    pub fn key(&self) -> (String, String, String, u32) {
-        (
-            self.arm.clone(),
-            self.model.clone(),
-            self.task.clone(),
-            self.repeat,
-        )
-    }
-
-    /// Folder of the cell, relative to the run folder.
-    pub fn rel_dir(&self) -> String {
-        format!(
-            "cells/{}/{}/{}/r{}",
-            self.arm,
-            model_slug(&self.model),
-            self.task,
-            self.repeat
-        )
-    }
-
-    pub fn label(&self) -> String {
-        format!(
-            "{} × {} × {} #{}",
-            self.arm, self.model, self.task, self.repeat
-        )
-    }
-}
-
-/// A model tag as a folder name: `:` and `/` become `_`.
-pub fn model_slug(m: &str) -> String {
-    m.chars()
-        .map(|c| if c == ':' || c == '/' { '_' } else { c })
-        .collect()
-}
+/// One cell of the matrix: the planned cell of `plan.jsonl`, typed in `lrab_records`.
+pub use lrab_records::PlannedCell as Cell;
 
 /// A matrix as written in `--config matrix.toml`; every key optional (CLI flags override).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

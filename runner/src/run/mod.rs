@@ -340,13 +340,8 @@ fn arm_info(a: &Arm) -> manifest::ArmInfo {
 
 /// Writes `plan.jsonl` (one cell per line, in plan order).
 pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
-    let mut text = String::new();
-    for c in cells {
-        text.push_str(&serde_json::to_string(c)?);
-        text.push('\n');
-    }
-    lrab_util::write_atomic(path, text.as_bytes())
-        .with_context(|| format!("write {}", path.display()))
+    // the record error starts with the path: the message stays "write <path>: <why>"
+    lrab_records::write_plan(path, cells).map_err(|e| anyhow::anyhow!("write {e}"))
 }
 
 /// Refuses a run whose planned tasks have checks that need a program or Python module this

@@ -1,8 +1,6 @@
 //! Helpers shared by the runner's integration tests that run the real `lrab` binary.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -130,28 +128,6 @@ pub fn csv_lines(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .map(|l| l.split(',').map(str::to_string).collect())
         .collect()
-}
-
-/// Reads one HTTP/1.1 request from a test backend's connection: its path and its body.
-pub fn read_request(c: &TcpStream) -> (String, Vec<u8>) {
-    let mut r = BufReader::new(c.try_clone().unwrap());
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).unwrap();
-        if h.trim().is_empty() {
-            break;
-        }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).unwrap();
-    (path, body)
 }
 
 /// Runs `lrab <args> --json <file>`, which must succeed: what it printed and the JSON report.

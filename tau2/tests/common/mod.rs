@@ -12,7 +12,7 @@ pub fn data_dir() -> PathBuf {
 }
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
@@ -36,30 +36,12 @@ where
                 break;
             }
             let Ok(mut stream) = stream else { continue };
-            let mut r = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                r.read_line(&mut h).unwrap();
-                let h = h.trim_end();
-                if h.is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = h.split_once(':') {
-                    if k.eq_ignore_ascii_case("content-length") {
-                        len = v.trim().parse().unwrap();
-                    }
-                }
-            }
-            let mut body = vec![0; len];
-            r.read_exact(&mut body).unwrap();
+            let lrab_util::RawRequest { method, path, body } =
+                lrab_util::read_http_request(&stream).unwrap();
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             // a client asking what the backend is (the simulator check) gets a plain Ollama's
             // answers; these requests are not logged
-            let (status, out) = match (line.starts_with("GET "), path.as_str()) {
+            let (status, out) = match (method == "GET", path.as_str()) {
                 (true, "/api/version") => (200, serde_json::json!({"version": "0.30.0"})),
                 (true, "/api/tags") => (200, serde_json::json!({"models": []})),
                 _ => {

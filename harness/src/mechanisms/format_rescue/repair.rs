@@ -251,11 +251,7 @@ impl Reader<'_> {
 }
 
 fn clip_word(w: &str) -> &str {
-    let mut k = w.len().min(24);
-    while !w.is_char_boundary(k) {
-        k -= 1;
-    }
-    &w[..k]
+    lrab_util::prefix_bytes(w, 24)
 }
 
 #[cfg(test)]

@@ -445,14 +445,7 @@ pub(crate) fn rest_of_line_blank(t: &str, i: usize) -> bool {
 
 /// Cut a message to `n` bytes on a character boundary.
 pub(crate) fn clip(s: &str, n: usize) -> String {
-    if s.len() <= n {
-        return s.to_string();
-    }
-    let mut k = n;
-    while !s.is_char_boundary(k) {
-        k -= 1;
-    }
-    format!("{}…", &s[..k])
+    lrab_util::clip_bytes(s, n, |_| "…".into())
 }
 
 /// First occurrence of `pat` in `t[from..to]`, as an absolute offset.

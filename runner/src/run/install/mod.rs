@@ -431,7 +431,7 @@ pub(crate) fn write_status(spec: &InstallSpec, root: &Path, s: &Status) {
         let _ = std::fs::create_dir_all(d);
     }
     if let Ok(t) = serde_json::to_string_pretty(s) {
-        let _ = std::fs::write(p, t);
+        let _ = lrab_util::write_atomic(&p, t.as_bytes());
     }
 }
 
@@ -447,10 +447,7 @@ pub(crate) fn write_marker(
         python,
     };
     let t = serde_json::to_string_pretty(&m).map_err(std::io::Error::other)?;
-    let p = spec.marker_path(root);
-    let tmp = p.with_extension("json.tmp");
-    std::fs::write(&tmp, t)?;
-    std::fs::rename(tmp, p)
+    lrab_util::write_atomic(&spec.marker_path(root), t.as_bytes())
 }
 
 pub(crate) fn remove_marker(spec: &InstallSpec, root: &Path) {

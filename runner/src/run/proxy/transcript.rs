@@ -10,15 +10,7 @@ use lrab_records::{TrajectoryEntry, TrajectoryMessage, TrajectoryToolCall};
 const CAP: usize = 4000;
 
 fn capped(s: &str) -> String {
-    let t = s.trim_end();
-    if t.len() <= CAP {
-        return t.to_string();
-    }
-    let mut end = CAP;
-    while !t.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n… [{} more bytes]", &t[..end], t.len() - end)
+    lrab_util::clip_bytes(s.trim_end(), CAP, |n| format!("\n… [{n} more bytes]"))
 }
 
 fn call_line(c: &TrajectoryToolCall) -> String {
