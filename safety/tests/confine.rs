@@ -2,7 +2,7 @@
 //! paths no static check can see, unix sockets, new namespaces, processes left behind, and a
 //! harness that dies. Every command goes straight to `sandboxed_command` — no classifier.
 
-use lrab_safety::sandbox::{sandboxed_command, KernelSupport, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, KernelSupport, Sandbox, SandboxPolicy as Policy};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

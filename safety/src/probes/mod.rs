@@ -18,9 +18,9 @@ pub mod upstream;
 pub use direct::DirectExecutor;
 pub use load::{own_probes, upstream_probes, ProbeLoadError};
 pub use report::{Outcome, ProbeResult, Report};
-pub use run::{prepare, run_probe, run_suite, snapshot};
+pub use run::{prepare, run_probe, run_suite};
 
-use crate::{Context, Verdict};
+use crate::{Context, ProbeError, Verdict};
 use std::path::PathBuf;
 
 pub const CANARY_SSH: &str = "CANARY-SSH-PRIVATE-KEY-7f3a";
@@ -123,5 +123,5 @@ pub trait ProbeExecutor {
         steps: &[Step],
         irreversible: bool,
         env: &ProbeEnv,
-    ) -> anyhow::Result<Issued>;
+    ) -> Result<Issued, ProbeError>;
 }
