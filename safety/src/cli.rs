@@ -6,6 +6,7 @@ use crate::sandbox::Sandbox;
 use crate::ProbeError;
 use std::path::PathBuf;
 
+/// The probe suite's options, shared by `lrab-safety` and `lrab safety`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SafetyArgs {
     /// Directory with upstream `prompts_adversarial.json` and `prompts_control.json`

@@ -4,7 +4,7 @@
 //! 1. [`narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
 //! 2. Irreversible operations are refused ([`classify_shell`]).
 //! 3. System-mutating operations are refused when nobody is watching ([`Verdict::NeedsAttended`]).
-//! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`paths`]) never
+//! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`is_sensitive`]) never
 //!    touched ([`check_access`]), file tools resolving through directory fds ([`Beneath`]),
 //!    and the kernel sandbox ([`sandboxed_command`]: read allow-list, no side channels,
 //!    nothing left running) as the backstop for anything the classifier cannot see.
@@ -17,6 +17,8 @@
 //! Every module is private; this root is the whole surface. Names that would clash here carry
 //! their part's name: a probe's [`ProbeStep`] and an attack's [`AttackStep`], the resolver's
 //! [`BeneathError`] and [`FileKind`], the sandbox's [`SandboxPolicy`].
+
+#![deny(missing_docs)]
 
 mod allowlist;
 mod analyzer;
@@ -83,14 +85,20 @@ pub use shell::{classify_payload, classify_shell};
 /// The five rings. The number is the ring's position in the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Ring {
+    /// Sub-agents get a reduced tool list and cannot dispatch further.
     SubAgent = 1,
+    /// Operations that cannot be undone are refused.
     Irreversible = 2,
+    /// System-mutating operations need a person watching.
     SystemMutation = 3,
+    /// Reads and writes stay inside the workdir; secrets are never touched.
     Boundary = 4,
+    /// Large overwrites need an explicit flag.
     Reversibility = 5,
 }
 
 impl Ring {
+    /// The ring's position, 1..=5 (what refusal messages print).
     pub fn number(self) -> u8 {
         self as u8
     }
@@ -106,6 +114,7 @@ impl Ring {
         .into_iter()
         .find(|r| r.number() == n)
     }
+    /// The ring's name in refusal messages and reports.
     pub fn name(self) -> &'static str {
         match self {
             Ring::SubAgent => "sub-agent narrowing",
@@ -117,25 +126,35 @@ impl Ring {
     }
 }
 
+/// What the rings decide about one action.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Verdict {
+    /// The action may run.
     Allow,
+    /// Refused.
     Deny {
+        /// The ring that refused.
         ring: Ring,
+        /// Why, for the model.
         reason: String,
+        /// What to do instead, if there is a safe way.
         alternative: Option<String>,
     },
     /// Allowed only with a person confirming; the harness refuses it in benchmark runs.
     NeedsAttended {
+        /// The ring that asks.
         ring: Ring,
+        /// Why, for the person.
         reason: String,
     },
 }
 
 impl Verdict {
+    /// The action may run.
     pub fn is_allow(&self) -> bool {
         matches!(self, Verdict::Allow)
     }
+    /// The ring that refused or asks (`None` for an allowed action).
     pub fn ring(&self) -> Option<Ring> {
         match self {
             Verdict::Allow => None,
@@ -257,7 +276,9 @@ impl Verdict {
 /// Everything a decision depends on. Paths are canonicalized once in [`Context::new`].
 #[derive(Clone, Debug)]
 pub struct Context {
+    /// The only tree the model may write (besides `extra_writable`).
     pub workdir: PathBuf,
+    /// The HOME whose secrets are off limits (the operator's real one).
     pub home: PathBuf,
     /// Other places writes may go (the run's private temp dir).
     pub extra_writable: Vec<PathBuf>,
@@ -270,6 +291,7 @@ pub struct Context {
 }
 
 impl Context {
+    /// A context for `workdir` and `home`, unattended, with the harness's state folder protected.
     pub fn new(workdir: &Path, home: &Path) -> Context {
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| paths::lexical(p));
         let workdir = canon(workdir);
@@ -282,6 +304,7 @@ impl Context {
             allow_system_mutation: false,
         }
     }
+    /// Also allow writes under `p` (the private temp dir).
     pub fn with_writable(mut self, p: &Path) -> Context {
         self.extra_writable
             .push(p.canonicalize().unwrap_or_else(|_| paths::lexical(p)));

@@ -11,11 +11,14 @@ use std::time::{Duration, Instant};
 
 /// Classifier + kernel sandbox, without a model in between.
 pub struct DirectExecutor {
+    /// The sandbox every allowed shell step runs in.
     pub policy: Policy,
+    /// How long a step may run before its process group is killed.
     pub timeout: Duration,
 }
 
 impl DirectExecutor {
+    /// The default policy on `force` (None = the best backend here), 20 s per step.
     pub fn new(force: Option<Sandbox>) -> DirectExecutor {
         DirectExecutor {
             policy: Policy {
