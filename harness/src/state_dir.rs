@@ -8,7 +8,7 @@
 
 use crate::mechanisms::edit_safety::io_err;
 use lrab_records::layout;
-use lrab_safety::beneath::{Beneath, Error as BError};
+use lrab_safety::{Beneath, BeneathError as BError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@ use common::*;
 use lrab_harness::backend::ScriptedModel;
 use lrab_harness::ConfinedExecutor;
 use lrab_harness::{Agent, Reply, Role};
-use lrab_safety::sandbox::Sandbox;
+use lrab_safety::Sandbox;
 use serde_json::json;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use lrab_harness::backend::ScriptedModel;
 use lrab_harness::{Agent, Reply, Role};
-use lrab_safety::sandbox::Sandbox;
+use lrab_safety::Sandbox;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fs;

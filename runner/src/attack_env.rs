@@ -5,7 +5,7 @@
 //! and looks for surviving processes; and the controls that prove each channel is watched.
 
 use anyhow::{Context as _, Result};
-use lrab_safety::corpus::{Attack, Places, Plant};
+use lrab_safety::{Attack, AttackPlaces as Places, Plant};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

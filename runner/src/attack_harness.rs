@@ -19,8 +19,8 @@
 use crate::attack_env::{judge, plant, run_controls, survivors, Env};
 use anyhow::{bail, Context as _, Result};
 use lrab_records::{layout, read_events};
-use lrab_safety::corpus::{Attack, Step};
-use lrab_safety::sandbox::Sandbox;
+use lrab_safety::Sandbox;
+use lrab_safety::{Attack, AttackStep as Step};
 use lrab_sim::adversary;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 //! 200 calls per variant, then lets criterion time them.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, Sandbox, SandboxPolicy as Policy};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,8 +3,10 @@
 
 use crate::probes::{run_suite, DirectExecutor, ProbeExecutor};
 use crate::sandbox::Sandbox;
+use crate::ProbeError;
 use std::path::PathBuf;
 
+/// The probe suite's options, shared by `lrab-safety` and `lrab safety`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SafetyArgs {
     /// Directory with upstream `prompts_adversarial.json` and `prompts_control.json`
@@ -43,12 +45,12 @@ impl BackendChoice {
 
 /// The backend the user forced (None = detect), or an error naming the problem (a backend
 /// this kernel cannot provide).
-pub fn forced_backend(args: &SafetyArgs) -> anyhow::Result<Option<Sandbox>> {
+pub fn forced_backend(args: &SafetyArgs) -> Result<Option<Sandbox>, ProbeError> {
     match args.backend {
         None => Ok(None),
         Some(b) => Sandbox::named(b.name())
             .map(Some)
-            .map_err(|e| anyhow::anyhow!("--backend: {e}")),
+            .map_err(ProbeError::Backend),
     }
 }
 
@@ -69,28 +71,34 @@ fn confinement_gate(force: &Option<Sandbox>) -> Option<i32> {
 }
 
 /// The suite with the direct executor (classifier + sandbox, no model in between).
-pub fn run(args: &SafetyArgs) -> anyhow::Result<i32> {
-    run_with(args, |force| Ok(DirectExecutor::new(force)))
+pub fn run(args: &SafetyArgs) -> Result<i32, ProbeError> {
+    run_with(args, |force| {
+        Ok::<_, std::convert::Infallible>(DirectExecutor::new(force))
+    })
 }
 
 /// The suite with the executor `make` builds for the forced backend (None = detect), once the
 /// backend is known to confine; prints the table, writes the JSON report atomically.
-/// Returns the process exit code (0 = target met).
-pub fn run_with<E: ProbeExecutor>(
+/// Returns the process exit code (0 = target met). `make`'s error is reported in its own words
+/// ([`ProbeError::executor`]).
+pub fn run_with<E: ProbeExecutor, M: std::fmt::Display>(
     args: &SafetyArgs,
-    make: impl FnOnce(Option<Sandbox>) -> anyhow::Result<E>,
-) -> anyhow::Result<i32> {
+    make: impl FnOnce(Option<Sandbox>) -> Result<E, M>,
+) -> Result<i32, ProbeError> {
     let force = forced_backend(args)?;
     if let Some(code) = confinement_gate(&force) {
         return Ok(code);
     }
-    let mut exec = make(force)?;
+    let mut exec = make(force).map_err(ProbeError::executor)?;
     eprintln!("lrab safety: executor: {}", exec.name());
     let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
     lrab_util::out!("{}", report.render());
     if let Some(p) = &args.json {
-        lrab_util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        let json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        lrab_util::write_atomic(p, json.as_bytes()).map_err(|err| ProbeError::Report {
+            path: p.clone(),
+            err,
+        })?;
     }
     Ok(if report.passed() { 0 } else { 1 })
 }

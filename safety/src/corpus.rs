@@ -9,29 +9,58 @@ use std::path::{Path, PathBuf};
 /// One attack of the corpus.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attack {
+    /// Unique id (`KIND-NN`), the name in the report.
     pub id: String,
     /// The kind (= the file's name without `.toml`).
     pub kind: String,
+    /// What the attack tries, in one line, for the report.
     pub what: String,
+    /// Kernel features it needs (skipped with a reason where they are missing).
     pub needs: Vec<String>,
+    /// What is planted before the harness starts.
     pub setup: Vec<Plant>,
+    /// What the fake model does, in order.
     pub steps: Vec<Step>,
+    /// What the attack is after (a secret, a file outside, a server), judged after the run.
     pub goal: String,
 }
 
 /// Something planted in the workdir before the harness starts (paths relative to it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Plant {
-    File { path: String, content: String },
-    Symlink { path: String, target: String },
-    Hardlink { path: String, target: String },
+    /// A file with this content.
+    File {
+        /// Where, relative to the workdir.
+        path: String,
+        /// Its text (placeholders replaced).
+        content: String,
+    },
+    /// A symbolic link.
+    Symlink {
+        /// Where, relative to the workdir.
+        path: String,
+        /// What it points at (placeholders replaced).
+        target: String,
+    },
+    /// A hard link to an existing file.
+    Hardlink {
+        /// Where, relative to the workdir.
+        path: String,
+        /// The file it links to (placeholders replaced).
+        target: String,
+    },
 }
 
 /// One step of the fake model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     /// A tool call with its exact JSON arguments.
-    Call { tool: String, args: Value },
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments (placeholders replaced).
+        args: Value,
+    },
     /// The model takes this long before its next reply.
     WaitMs(u64),
     /// Kill the harness and relaunch the identical command.
@@ -41,13 +70,19 @@ pub enum Step {
 /// The values the placeholders stand for.
 #[derive(Clone, Debug)]
 pub struct Places {
+    /// The canary HOME the harness is given.
     pub home: PathBuf,
+    /// A directory next to the workdir, outside the boundary.
     pub sibling: PathBuf,
+    /// The run's private temp dir.
     pub tmp: PathBuf,
+    /// A unix socket path of a host server the attack tries to reach.
     pub socket: PathBuf,
     /// Without the leading `@`.
     pub abstract_name: String,
+    /// A host TCP port with a listener the attack tries to reach.
     pub port: u16,
+    /// The harness's working directory.
     pub workdir: PathBuf,
 }
 

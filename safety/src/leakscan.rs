@@ -10,6 +10,7 @@ use std::io::Read;
 /// How a secret was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
+    /// The canary secret that was found.
     pub secret: String,
     /// The chain of decodings that revealed it (`"plain"`, `"base64+gzip"`, …).
     pub how: String,

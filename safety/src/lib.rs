@@ -1,30 +1,31 @@
 //! Safety rings for lrab's agent harness (the published benchmark's five-ring model, re-designed;
 //! docs/safety.md).
 //!
-//! 1. [`rings::narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
+//! 1. [`narrow_tools`] — sub-agents get a reduced tool list and cannot dispatch further.
 //! 2. Irreversible operations are refused ([`classify_shell`]).
 //! 3. System-mutating operations are refused when nobody is watching ([`Verdict::NeedsAttended`]).
-//! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`paths`]) never
-//!    touched, file tools resolving through directory fds ([`beneath`]), and the kernel
-//!    sandbox ([`sandbox`]: read allow-list, no side channels, nothing left running) as the
-//!    backstop for anything the classifier cannot see.
-//! 5. Reversibility: large overwrites need an explicit flag ([`rings::overwrite_guard`]).
+//! 4. Boundaries: recursive deletes only inside the workdir, sensitive paths ([`is_sensitive`]) never
+//!    touched ([`check_access`]), file tools resolving through directory fds ([`Beneath`]),
+//!    and the kernel sandbox ([`sandboxed_command`]: read allow-list, no side channels,
+//!    nothing left running) as the backstop for anything the classifier cannot see.
+//! 5. Reversibility: large overwrites need an explicit flag ([`overwrite_guard`]).
 //!
 //! The classifier works on the parsed structure of a command line (a shell parser of its own),
-//! never on substrings, and the probe suite ([`probes`]) measures both layers together. Arms the
+//! never on substrings, and the probe suite ([`run_suite`]) measures both layers together. Arms the
 //! runner launches are boxed by [`confine_arm`].
 //!
-//! Modules are private except where a name would clash at the root: [`cli`] (the command
-//! line), [`corpus`] (attack files) and [`probes`] (the probe suite) each have their own
-//! `run`/`Step`; [`beneath`], [`paths`], [`rings`] and [`sandbox`] are the harness's
-//! entry points.
+//! Every module is private; this root is the whole surface. Names that would clash here carry
+//! their part's name: a probe's [`ProbeStep`] and an attack's [`AttackStep`], the resolver's
+//! [`BeneathError`] and [`FileKind`], the sandbox's [`SandboxPolicy`].
+
+#![deny(missing_docs)]
 
 mod allowlist;
 mod analyzer;
 mod armbox;
-pub mod beneath;
-pub mod cli;
-pub mod corpus;
+mod beneath;
+mod cli;
+mod corpus;
 mod decode;
 mod error;
 mod fsrules;
@@ -32,12 +33,12 @@ mod leakscan;
 mod mountns;
 mod netns;
 mod netrules;
-pub mod paths;
+mod paths;
 mod payload;
-pub mod probes;
+mod probes;
 mod reaper;
-pub mod rings;
-pub mod sandbox;
+mod rings;
+mod sandbox;
 mod seccomp;
 mod shell;
 mod support;
@@ -49,22 +50,55 @@ pub use armbox::{
     confine as confine_arm, describe as describe_arm_box, missing as arm_box_missing,
     program_roots as arm_program_roots, ArmNet, ArmPolicy, Confined,
 };
-pub use error::{ConfineError, HardLinkError, SandboxError};
+pub use beneath::{
+    openat2_available, Beneath, Entry as BeneathEntry, Error as BeneathError, Kind as FileKind,
+    Refusal as BeneathRefusal, Stat as BeneathStat, Walk, Written,
+};
+pub use cli::{
+    forced_backend, run as run_safety_cli, run_with as run_safety_cli_with, BackendChoice,
+    SafetyArgs,
+};
+pub use corpus::{
+    load_dir as load_attacks, Attack, CorpusError, Places as AttackPlaces, Plant,
+    Step as AttackStep,
+};
+pub use error::{ConfineError, HardLinkError, ProbeError, SandboxError};
 pub use leakscan::{find as find_leak, Found as FoundLeak};
+pub use paths::{
+    audit_hard_links, check_access, homes as home_dirs, is_sensitive, lexical as lexical_path,
+    resolve as resolve_path, sensitive_inodes, Access, HISTORY_FILES, HOME_SENSITIVE,
+    STARTUP_FILES,
+};
 pub use payload::Lang;
+pub use probes::{
+    own_probes, prepare as prepare_probe, run_probe, run_suite, upstream_probes, Attempt,
+    DirectExecutor, Issued, Kind as ProbeKind, Outcome as ProbeOutcome, Probe, ProbeEnv,
+    ProbeExecutor, ProbeLoadError, ProbeResult, Report as ProbeReport, Step as ProbeStep,
+};
+pub use rings::{narrow_tools, overwrite_guard, sub_agent_call};
+pub use sandbox::{
+    sandboxed_command, Gap as KernelGap, KernelSupport, Policy as SandboxPolicy, Sandbox,
+    Trial as SandboxTrial, Unconfined,
+};
 pub use shell::{classify_payload, classify_shell};
 
 /// The five rings. The number is the ring's position in the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Ring {
+    /// Sub-agents get a reduced tool list and cannot dispatch further.
     SubAgent = 1,
+    /// Operations that cannot be undone are refused.
     Irreversible = 2,
+    /// System-mutating operations need a person watching.
     SystemMutation = 3,
+    /// Reads and writes stay inside the workdir; secrets are never touched.
     Boundary = 4,
+    /// Large overwrites need an explicit flag.
     Reversibility = 5,
 }
 
 impl Ring {
+    /// The ring's position, 1..=5 (what refusal messages print).
     pub fn number(self) -> u8 {
         self as u8
     }
@@ -80,6 +114,7 @@ impl Ring {
         .into_iter()
         .find(|r| r.number() == n)
     }
+    /// The ring's name in refusal messages and reports.
     pub fn name(self) -> &'static str {
         match self {
             Ring::SubAgent => "sub-agent narrowing",
@@ -91,25 +126,35 @@ impl Ring {
     }
 }
 
+/// What the rings decide about one action.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Verdict {
+    /// The action may run.
     Allow,
+    /// Refused.
     Deny {
+        /// The ring that refused.
         ring: Ring,
+        /// Why, for the model.
         reason: String,
+        /// What to do instead, if there is a safe way.
         alternative: Option<String>,
     },
     /// Allowed only with a person confirming; the harness refuses it in benchmark runs.
     NeedsAttended {
+        /// The ring that asks.
         ring: Ring,
+        /// Why, for the person.
         reason: String,
     },
 }
 
 impl Verdict {
+    /// The action may run.
     pub fn is_allow(&self) -> bool {
         matches!(self, Verdict::Allow)
     }
+    /// The ring that refused or asks (`None` for an allowed action).
     pub fn ring(&self) -> Option<Ring> {
         match self {
             Verdict::Allow => None,
@@ -231,7 +276,9 @@ impl Verdict {
 /// Everything a decision depends on. Paths are canonicalized once in [`Context::new`].
 #[derive(Clone, Debug)]
 pub struct Context {
+    /// The only tree the model may write (besides `extra_writable`).
     pub workdir: PathBuf,
+    /// The HOME whose secrets are off limits (the operator's real one).
     pub home: PathBuf,
     /// Other places writes may go (the run's private temp dir).
     pub extra_writable: Vec<PathBuf>,
@@ -244,6 +291,7 @@ pub struct Context {
 }
 
 impl Context {
+    /// A context for `workdir` and `home`, unattended, with the harness's state folder protected.
     pub fn new(workdir: &Path, home: &Path) -> Context {
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| paths::lexical(p));
         let workdir = canon(workdir);
@@ -256,6 +304,7 @@ impl Context {
             allow_system_mutation: false,
         }
     }
+    /// Also allow writes under `p` (the private temp dir).
     pub fn with_writable(mut self, p: &Path) -> Context {
         self.extra_writable
             .push(p.canonicalize().unwrap_or_else(|_| paths::lexical(p)));

@@ -277,9 +277,12 @@ pub fn sensitive_inodes(home: &Path) -> HashSet<(u64, u64)> {
     set
 }
 
+/// What a tool does with a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// Reads it (secrets are refused).
     Read,
+    /// Writes it (only inside the workdir and the writable extras).
     Write,
 }
 

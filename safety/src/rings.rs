@@ -1,7 +1,7 @@
 //! Rings 1 and 5 as helpers the tool layer calls.
 
 use crate::{Ring, Verdict};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Tools a sub-agent may keep: reading and writing inside the workdir. No shell (a sub-agent's
 /// commands are not reviewed), no deletes, no further dispatch (depth lock), no finish.
@@ -60,25 +60,6 @@ pub fn overwrite_guard(path: &Path, new_len: u64, replace: bool) -> Verdict {
     }
 }
 
-/// Ring 5: move a file into the workdir's trash instead of deleting it; returns where it went.
-pub fn move_to_trash(path: &Path, workdir: &Path) -> std::io::Result<PathBuf> {
-    let trash = workdir.join(".lrab").join("trash");
-    std::fs::create_dir_all(&trash)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "file".into());
-    let mut k = 0u32;
-    loop {
-        let dest = trash.join(format!("{name}.{k}.trash"));
-        if !dest.exists() {
-            std::fs::rename(path, &dest)?;
-            return Ok(dest);
-        }
-        k += 1;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,10 +105,5 @@ mod tests {
         assert!(overwrite_guard(&f, 10, true).is_allow());
         assert!(overwrite_guard(&f, 1500, false).is_allow());
         assert!(overwrite_guard(&d.path().join("new"), 1, false).is_allow());
-        let t1 = move_to_trash(&f, d.path()).unwrap();
-        std::fs::write(&f, "again").unwrap();
-        let t2 = move_to_trash(&f, d.path()).unwrap();
-        assert_ne!(t1, t2);
-        assert!(!f.exists() && t1.exists() && t2.exists());
     }
 }

@@ -21,18 +21,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+/// A confinement backend.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Sandbox {
     /// Landlock with this ABI version (≥ 4) for the file allow-list.
     Landlock {
+        /// The kernel's Landlock ABI version.
         abi: i32,
     },
     /// A new root of read-only bind mounts (writable workdir and temp dir) in a mount
     /// namespace.
     Namespaces,
+    /// No confinement (model-chosen commands are refused unless allowed unconfined).
     None,
 }
 
+/// How a command is confined.
 #[derive(Clone, Debug, Default)]
 pub struct Policy {
     /// Reach the host's network. Off: a private network namespace whose loopback is up (the
@@ -112,6 +116,7 @@ impl Sandbox {
     }
 }
 
+/// Why a command cannot be confined: the message for the model and the log.
 #[derive(Debug)]
 pub struct Unconfined(pub String);
 

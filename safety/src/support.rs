@@ -48,7 +48,9 @@ pub struct Trial {
 /// refused because of it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Gap {
+    /// The missing feature.
     pub feature: String,
+    /// What follows from its absence.
     pub consequence: String,
     /// Without it model-chosen commands are not confined: refuse them unless the operator
     /// explicitly allows running unconfined.

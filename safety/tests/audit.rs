@@ -1,6 +1,6 @@
 //! The start-up hard-link audit and the refusal-message round trip.
 
-use lrab_safety::paths::audit_hard_links;
+use lrab_safety::audit_hard_links;
 use lrab_safety::HardLinkError;
 use lrab_safety::{Ring, Verdict};
 use std::os::unix::fs::MetadataExt;

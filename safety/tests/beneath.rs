@@ -2,7 +2,9 @@
 //! with symlinks to outside files in a tight loop while the API reads and writes them
 //! thousands of times; hard links, FIFOs and escapes.
 
-use lrab_safety::beneath::{Beneath, Error, Kind, Refusal, Walk};
+use lrab_safety::{
+    Beneath, BeneathError as Error, BeneathRefusal as Refusal, FileKind as Kind, Walk,
+};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! namespace (`unshare -m`), so nothing changes on the host. Needs root and util-linux's
 //! `unshare`; elsewhere it says so and passes.
 
-use lrab_safety::sandbox::{sandboxed_command, KernelSupport, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, KernelSupport, Sandbox, SandboxPolicy as Policy};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

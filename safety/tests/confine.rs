@@ -2,7 +2,7 @@
 //! paths no static check can see, unix sockets, new namespaces, processes left behind, and a
 //! harness that dies. Every command goes straight to `sandboxed_command` — no classifier.
 
-use lrab_safety::sandbox::{sandboxed_command, KernelSupport, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, KernelSupport, Sandbox, SandboxPolicy as Policy};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -380,6 +380,19 @@ fn alive_with(marker: &str) -> Vec<String> {
     v
 }
 
+/// The `sleep` processes carrying `marker` (the shell, its forked subshell and setsid/nohup
+/// before their exec carry the marker too, some only for a moment: counting them would let a
+/// test go on before every escape attempt has taken effect).
+fn sleeps_with(marker: &str) -> usize {
+    alive_with(marker)
+        .iter()
+        .filter(|p| {
+            p.split_once(": ")
+                .is_some_and(|(_, c)| c.starts_with("sleep "))
+        })
+        .count()
+}
+
 fn marker() -> String {
     let n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -426,17 +439,7 @@ fn a_timeout_kill_takes_everything() {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let mut child = c.spawn().unwrap();
-        // the three sleeps themselves (the shell, its forked subshell and setsid/nohup before
-        // their exec carry the marker too, some only for a moment)
-        let sleeps = || {
-            alive_with(&m)
-                .iter()
-                .filter(|p| {
-                    p.split_once(": ")
-                        .is_some_and(|(_, c)| c.starts_with("sleep "))
-                })
-                .count()
-        };
+        let sleeps = || sleeps_with(&m);
         let t0 = Instant::now();
         while sleeps() < 3 && t0.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(20));
@@ -540,14 +543,15 @@ fn fake_harness_entry() {
         ..Policy::default()
     };
     let cmd = format!("setsid nohup sleep {m} >/dev/null 2>&1 & (sleep {m} &) ; sleep {m}");
-    let (mut c, _) = sandboxed_command(&cmd, &dir, &dir, &policy).unwrap();
+    let (mut c, _) = sandboxed_command(&cmd, &dir, &dir, &policy)
+        .unwrap_or_else(|e| panic!("fake harness: no confined command: {e}"));
     let mut child = c
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
-    println!("SPAWNED");
+        .unwrap_or_else(|e| panic!("fake harness: spawning the confined command: {e}"));
+    eprintln!("fake harness: spawned the confined command");
     // waits until this fake harness is killed (the command sleeps far longer)
     let _ = child.wait();
 }
@@ -566,29 +570,48 @@ fn nothing_outlives_a_killed_harness() {
         ])
         .env("LRAB_FAKE_HARNESS_MARKER", &m)
         .env("LRAB_FAKE_HARNESS_DIR", d.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stdout(Stdio::null());
+        // what the fake harness says (a panic in it), for the failure message; not in `d`, which
+        // is the confined command's workdir
+        let err_file = tempfile::NamedTempFile::new().unwrap();
+        h.stderr(err_file.reopen().unwrap());
+        let said = || std::fs::read_to_string(err_file.path()).unwrap_or_default();
         if b == Sandbox::Namespaces {
             h.env("LRAB_FAKE_HARNESS_NS", "1");
         }
         // its own process group, so the kill below reaches only the fake harness
         h.process_group(0);
         let mut harness = h.spawn().unwrap();
+        // Wait for the three sleeps — every escape (setsid, a double fork, the foreground
+        // command) in place — as long as the fake harness lives. A start-up slowed by a busy
+        // machine only takes longer; a fake harness that failed ends the wait at once with its
+        // own words. The deadline is only the backstop for a hang.
         let t0 = Instant::now();
-        while alive_with(&m).len() < 3 && t0.elapsed() < Duration::from_secs(20) {
+        while sleeps_with(&m) < 3 {
+            if let Some(st) = harness.try_wait().unwrap() {
+                panic!(
+                    "{b:?}: the fake harness ended ({st}) before its command started: {}",
+                    said()
+                );
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "{b:?}: the fake harness never started its command within {:?}; alive: {:?}; it said: {}",
+                t0.elapsed(),
+                alive_with(&m),
+                said()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(
-            alive_with(&m).len() >= 3,
-            "{b:?}: the fake harness never started its command"
-        );
         // SAFETY: SIGKILL to our own child process only.
         unsafe {
             libc::kill(harness.id() as i32, libc::SIGKILL);
         }
         harness.wait().unwrap();
+        // what outlives the kill sleeps for 1000 s: waiting longer on a busy machine cannot
+        // hide it
         let t0 = Instant::now();
-        while !alive_with(&m).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        while !alive_with(&m).is_empty() && t0.elapsed() < Duration::from_secs(20) {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(

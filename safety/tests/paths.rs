@@ -1,6 +1,6 @@
 //! Sensitive-path checks against real symlinks, hard links and /proc spellings.
 
-use lrab_safety::paths::{check_access, is_sensitive, resolve, Access};
+use lrab_safety::{check_access, is_sensitive, resolve_path as resolve, Access};
 use lrab_safety::{Context, Ring, Verdict};
 use std::fs;
 use std::path::Path;
@@ -158,10 +158,10 @@ fn home_table_is_the_credential_list_plus_history() {
     let home = Path::new("/home/u");
     let expected: Vec<&str> = lrab_util::HOME_CREDENTIALS
         .iter()
-        .chain(lrab_safety::paths::HISTORY_FILES)
+        .chain(lrab_safety::HISTORY_FILES)
         .copied()
         .collect();
-    assert_eq!(lrab_safety::paths::HOME_SENSITIVE, expected.as_slice());
+    assert_eq!(lrab_safety::HOME_SENSITIVE, expected.as_slice());
     for rel in &expected {
         let p = home.join(rel);
         assert!(

@@ -1,11 +1,11 @@
 //! The probe suite end to end: upstream prompts + our own probes through classifier + sandbox.
 
-use lrab_safety::probes::{
-    own_probes, run_probe, run_suite, upstream_probes, Attempt, DirectExecutor, Issued, Kind,
-    Outcome, ProbeEnv, ProbeExecutor, Step,
+use lrab_safety::Sandbox;
+use lrab_safety::{
+    own_probes, run_probe, run_suite, upstream_probes, Attempt, DirectExecutor, Issued, ProbeEnv,
+    ProbeExecutor, ProbeKind as Kind, ProbeOutcome as Outcome, ProbeStep as Step,
 };
-use lrab_safety::sandbox::Sandbox;
-use lrab_safety::Verdict;
+use lrab_safety::{ProbeError, Verdict};
 use std::path::Path;
 
 const PROMPTS: &str = "../../shared/data/mingbird";
@@ -75,11 +75,11 @@ impl ProbeExecutor for Unguarded {
     fn name(&self) -> String {
         "unguarded".into()
     }
-    fn issue(&mut self, steps: &[Step], _irr: bool, env: &ProbeEnv) -> anyhow::Result<Issued> {
+    fn issue(&mut self, steps: &[Step], _irr: bool, env: &ProbeEnv) -> Result<Issued, ProbeError> {
         let attempts = steps
             .iter()
             .map(|s| unguarded(s, env))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Issued {
             attempts,
             other_output: String::new(),
@@ -87,10 +87,10 @@ impl ProbeExecutor for Unguarded {
     }
 }
 
-fn unguarded(step: &Step, env: &ProbeEnv) -> anyhow::Result<Attempt> {
+fn unguarded(step: &Step, env: &ProbeEnv) -> Result<Attempt, ProbeError> {
     {
         let Step::Shell { cmd, .. } = step else {
-            anyhow::bail!("shell steps only")
+            return Err(ProbeError::Executor("shell steps only".into()));
         };
         let out = std::process::Command::new("sh")
             .arg("-c")
@@ -163,45 +163,49 @@ fn bad_prompt_files_give_clear_errors() {
 fn cli_runs_and_writes_json() {
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
-    let args = lrab_safety::cli::SafetyArgs {
+    let args = lrab_safety::SafetyArgs {
         prompts: None,
         json: Some(json.clone()),
         backend: None,
         only: vec![],
     };
-    assert_eq!(lrab_safety::cli::run(&args).unwrap(), 0);
+    assert_eq!(lrab_safety::run_safety_cli(&args).unwrap(), 0);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["results"].as_array().unwrap().len() >= 48);
     // deterministic: a second run gives byte-identical JSON
     let json2 = d.path().join("r2.json");
-    let args2 = lrab_safety::cli::SafetyArgs {
+    let args2 = lrab_safety::SafetyArgs {
         prompts: None,
         json: Some(json2.clone()),
         backend: None,
         only: vec![],
     };
-    assert_eq!(lrab_safety::cli::run(&args2).unwrap(), 0);
+    assert_eq!(lrab_safety::run_safety_cli(&args2).unwrap(), 0);
     assert_eq!(
         std::fs::read(&json).unwrap(),
         std::fs::read(&json2).unwrap()
     );
     // a filter that matches nothing is an error, not an empty pass
-    let typo = lrab_safety::cli::SafetyArgs {
+    let typo = lrab_safety::SafetyArgs {
         prompts: None,
         json: None,
         backend: None,
         only: vec!["OWN-R9".into()],
     };
-    let e = lrab_safety::cli::run(&typo).unwrap_err();
-    assert!(format!("{e:#}").contains("OWN-R9"), "{e:#}");
-    let one = lrab_safety::cli::SafetyArgs {
+    let e = lrab_safety::run_safety_cli(&typo).unwrap_err();
+    assert!(
+        matches!(&e, ProbeError::NoMatch(p) if p == "OWN-R9"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "--only: no probe id starts with 'OWN-R9'");
+    let one = lrab_safety::SafetyArgs {
         prompts: None,
         json: Some(json.clone()),
         backend: None,
         only: vec!["OWN-R4-01".into(), "OWN-R5".into()],
     };
-    assert_eq!(lrab_safety::cli::run(&one).unwrap(), 0);
+    assert_eq!(lrab_safety::run_safety_cli(&one).unwrap(), 0);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 2);
@@ -237,11 +241,8 @@ fn backend_option_takes_only_known_backends() {
     #[derive(clap::Parser)]
     struct Cli {
         #[command(flatten)]
-        args: lrab_safety::cli::SafetyArgs,
+        args: lrab_safety::SafetyArgs,
     }
     let c = Cli::try_parse_from(["x", "--backend", "namespaces"]).unwrap();
-    assert_eq!(
-        c.args.backend,
-        Some(lrab_safety::cli::BackendChoice::Namespaces)
-    );
+    assert_eq!(c.args.backend, Some(lrab_safety::BackendChoice::Namespaces));
 }

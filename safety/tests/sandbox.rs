@@ -1,6 +1,6 @@
 //! Real confinement tests: both backends where the kernel offers them.
 
-use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, Sandbox, SandboxPolicy as Policy};
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};

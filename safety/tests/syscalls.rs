@@ -5,7 +5,7 @@
 //! through. The same binary run unconfined is the control: there the core attempts succeed,
 //! so a filter that stopped working would show.
 
-use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, Sandbox, SandboxPolicy as Policy};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 

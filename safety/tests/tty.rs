@@ -6,7 +6,7 @@
 //! confined command attacks it through `/dev/tty` and through the terminal's `/dev/pts` name,
 //! while the test types a secret on it. The same attack unconfined is the control.
 
-use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
+use lrab_safety::{sandboxed_command, Sandbox, SandboxPolicy as Policy};
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;

@@ -417,7 +417,7 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         r.tasks
             .iter()
             .map(|id| domain.task(id))
-            .collect::<Result<_>>()?
+            .collect::<std::result::Result<_, _>>()?
     };
     let agent_api = r.api;
     let user_api = r.user_api.unwrap_or(r.api);

@@ -3,10 +3,10 @@
 //! NL assertions need a judge model: without one such tasks are *ungraded*, never passes.
 
 use crate::domains::{as_bool, Domain};
+use crate::error::Result;
 use crate::gold;
 use crate::message::{Message, ToolCall};
 use crate::task::{Action, EnvAssertion, Task};
-use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 

@@ -5,9 +5,9 @@
 //! gold trajectory is graded on.
 
 use crate::domains::{as_bool, Domain};
+use crate::error::Result;
 use crate::message::ToolCall;
 use crate::task::Task;
-use anyhow::Result;
 
 #[derive(Debug, Clone)]
 pub struct GoldOutcome {

@@ -5,9 +5,9 @@
 //! empty-reply ladder, and the context check (trim old turns before the window overflows).
 //! Nudges are private to the agent's request; the trajectory stays tau2-shaped.
 
+use crate::error::{err, Result};
 use crate::message::{Message, ToolCall};
 use crate::orchestrator::Agent;
-use anyhow::{anyhow, Result};
 use lrab_harness::backend::{call_with_retry, ChatRequest, Model, RetryPolicy};
 use lrab_harness::mechanisms::anti_loop::{AntiLoop, EmptyAction, EmptyLadder, LoopVerdict};
 use lrab_harness::mechanisms::context::ContextCheck;
@@ -203,7 +203,7 @@ impl<M: Model> Agent for HarnessAgent<M> {
                     let _ = (e, n);
                 },
             )
-            .map_err(|e| anyhow!("{e}"))?;
+            .map_err(|e| err!(Backend, "{e}"))?;
             let mut calls = reply.tool_calls.clone();
             let text = reply.content.clone();
             if calls.is_empty() && !text.trim().is_empty() {
@@ -227,7 +227,7 @@ impl<M: Model> Agent for HarnessAgent<M> {
             if calls.is_empty() && text.trim().is_empty() {
                 match self.empty.on_empty() {
                     EmptyAction::GiveUp => {
-                        return Err(anyhow!("model keeps returning empty replies"))
+                        return Err(err!(Agent, "model keeps returning empty replies"))
                     }
                     _ => {
                         self.events.push("empty_reply: nudge".into());
@@ -273,6 +273,6 @@ impl<M: Model> Agent for HarnessAgent<M> {
             return Ok(self.make_message(&rescued_text, calls));
         }
         // Out of re-asks: let the first answer through rather than stall the conversation.
-        fallback.ok_or_else(|| anyhow!("no usable reply after {MAX_REASKS} re-asks"))
+        fallback.ok_or_else(|| err!(Agent, "no usable reply after {MAX_REASKS} re-asks"))
     }
 }

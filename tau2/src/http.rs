@@ -1,7 +1,7 @@
 //! A small blocking HTTP/1.1 client (plain http only: local Ollama / OpenAI-compatible
 //! servers), enough for JSON POSTs with Content-Length or chunked responses.
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{err, fail, Result};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -14,7 +14,10 @@ pub struct Url {
 
 pub fn parse_url(url: &str) -> Result<Url> {
     let rest = url.strip_prefix("http://").ok_or_else(|| {
-        anyhow!("backend URL {url:?} must start with http:// (https is not supported)")
+        err!(
+            Backend,
+            "backend URL {url:?} must start with http:// (https is not supported)"
+        )
     })?;
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
@@ -23,12 +26,13 @@ pub fn parse_url(url: &str) -> Result<Url> {
     let (host, port) = match hostport.rsplit_once(':') {
         Some((h, p)) => (
             h.to_string(),
-            p.parse().map_err(|_| anyhow!("bad port in {url:?}"))?,
+            p.parse()
+                .map_err(|_| err!(Backend, "bad port in {url:?}"))?,
         ),
         None => (hostport.to_string(), 80),
     };
     if host.is_empty() {
-        bail!("no host in backend URL {url:?}");
+        fail!(Backend, "no host in backend URL {url:?}");
     }
     Ok(Url {
         host,
@@ -47,7 +51,8 @@ pub fn post_json(
 ) -> Result<(u16, String)> {
     let u = parse_url(base)?;
     let addr = format!("{}:{}", u.host, u.port);
-    let mut s = TcpStream::connect(&addr).with_context(|| format!("cannot connect to {addr}"))?;
+    let mut s =
+        TcpStream::connect(&addr).map_err(|e| err!(Backend, "cannot connect to {addr}: {e}"))?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
     let mut req = format!(
@@ -71,7 +76,7 @@ pub fn post_json(
         .split_whitespace()
         .nth(1)
         .and_then(|x| x.parse().ok())
-        .ok_or_else(|| anyhow!("bad HTTP status line from {addr}: {status_line:?}"))?;
+        .ok_or_else(|| err!(Backend, "bad HTTP status line from {addr}: {status_line:?}"))?;
     let mut len: Option<usize> = None;
     let mut chunked = false;
     loop {
@@ -98,7 +103,7 @@ pub fn post_json(
             let mut size = String::new();
             r.read_line(&mut size)?;
             let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
-                .map_err(|_| anyhow!("bad chunk size from {addr}"))?;
+                .map_err(|_| err!(Backend, "bad chunk size from {addr}"))?;
             if n == 0 {
                 break;
             }

@@ -9,6 +9,7 @@ mod calc;
 mod canon;
 mod cli;
 mod domains;
+mod error;
 mod evaluate;
 mod gold;
 mod harness_agent;
@@ -28,6 +29,7 @@ pub use cli::{
 };
 pub use domains::telecom::{LoadError as TelecomLoadError, TelecomDb, TelecomState, UserDb};
 pub use domains::{as_bool, deep_merge, resolve_data_dir, Domain, DomainKind, Env, ToolKind};
+pub use error::{Result as Tau2Result, Tau2Error};
 pub use evaluate::{
     action_matches, communicated, evaluate, pass_hat_k, Evaluation, Judge, NlResult, AGENT_ERROR,
     AGENT_STOP, INFRASTRUCTURE_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR, USER_STOP,

@@ -2,11 +2,11 @@
 //! LLM participants: the `plain` agent (upstream's reference LLM agent), the user
 //! simulator, and the NL-assertion judge.
 
+use crate::error::{err, fail, Result};
 use crate::evaluate::{Judge, NlResult};
 use crate::http;
 use crate::message::{Message, ToolCall};
 use crate::orchestrator::{Agent, User};
-use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -143,18 +143,20 @@ pub fn chat(b: &Backend, messages: &[WireMsg], tools: &[Value]) -> Result<Reply>
             headers.push(("Authorization".to_string(), format!("Bearer {k}")));
         }
     }
-    let mut last = anyhow!("no attempt made");
+    let mut last = err!(Backend, "no attempt made");
     for _ in 0..=b.retries {
         match http::post_json(&b.url, path, &bytes, &headers, b.timeout) {
             Ok((200, text)) => return parse_reply(b.api, &text),
             Ok((s, text)) if s >= 500 => {
-                last = anyhow!(
+                last = err!(
+                    Backend,
                     "{} returned HTTP {s}: {}",
                     b.url,
                     text.chars().take(300).collect::<String>()
                 )
             }
-            Ok((s, text)) => bail!(
+            Ok((s, text)) => fail!(
+                Backend,
                 "{} returned HTTP {s}: {}",
                 b.url,
                 text.chars().take(300).collect::<String>()
@@ -167,13 +169,14 @@ pub fn chat(b: &Backend, messages: &[WireMsg], tools: &[Value]) -> Result<Reply>
 
 fn parse_reply(api: Api, text: &str) -> Result<Reply> {
     let v: Value =
-        serde_json::from_str(text).map_err(|e| anyhow!("backend reply is not JSON: {e}"))?;
+        serde_json::from_str(text).map_err(|e| err!(Backend, "backend reply is not JSON: {e}"))?;
     let msg = match api {
         Api::Ollama => v.get("message"),
         Api::OpenAi => v.pointer("/choices/0/message"),
     }
     .ok_or_else(|| {
-        anyhow!(
+        err!(
+            Backend,
             "backend reply has no message: {}",
             text.chars().take(200).collect::<String>()
         )
@@ -379,7 +382,9 @@ impl Judge for LlmJudge {
             ],
             &[],
         )?;
-        let text = r.content.ok_or_else(|| anyhow!("judge returned no text"))?;
+        let text = r
+            .content
+            .ok_or_else(|| err!(Judge, "judge returned no text"))?;
         parse_judge(&text, assertions)
     }
 }
@@ -388,18 +393,19 @@ impl Judge for LlmJudge {
 pub fn parse_judge(text: &str, assertions: &[String]) -> Result<Vec<NlResult>> {
     let start = text
         .find('{')
-        .ok_or_else(|| anyhow!("judge reply has no JSON object"))?;
+        .ok_or_else(|| err!(Judge, "judge reply has no JSON object"))?;
     let end = text
         .rfind('}')
-        .ok_or_else(|| anyhow!("judge reply has no JSON object"))?;
+        .ok_or_else(|| err!(Judge, "judge reply has no JSON object"))?;
     let v: Value = serde_json::from_str(&text[start..=end])
-        .map_err(|e| anyhow!("judge reply is not valid JSON: {e}"))?;
+        .map_err(|e| err!(Judge, "judge reply is not valid JSON: {e}"))?;
     let list = v
         .get("results")
         .and_then(|r| r.as_array())
-        .ok_or_else(|| anyhow!("judge reply has no results list"))?;
+        .ok_or_else(|| err!(Judge, "judge reply has no results list"))?;
     if list.len() != assertions.len() {
-        bail!(
+        fail!(
+            Judge,
             "judge returned {} verdicts for {} assertions",
             list.len(),
             assertions.len()

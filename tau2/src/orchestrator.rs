@@ -3,9 +3,9 @@
 //! stop tokens, max steps and max tool errors.
 
 use crate::domains::Env;
+use crate::error::Result;
 use crate::evaluate::{AGENT_ERROR, AGENT_STOP, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR, USER_STOP};
 use crate::message::Message;
-use anyhow::Result;
 
 pub const GREETING: &str = "Hi! How can I help you today?";
 pub const STOP_TOKENS: &[&str] = &["###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"];

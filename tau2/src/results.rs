@@ -1,11 +1,11 @@
 //! Output: tau2-format results.json (re-gradable by upstream's `tau2 evaluate-trajs`) and
 //! the per-task CSV (domain, task, arm, trial, reward, components, steps, termination).
 
+use crate::error::{err, Result};
 use crate::evaluate::Evaluation;
 use crate::message::Message;
 use crate::orchestrator::Outcome;
 use crate::task::Task;
-use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -124,8 +124,10 @@ pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    lrab_util::write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::create_dir_all(dir)
+        .map_err(|e| err!(Write, "cannot create {}: {e}", dir.display()))?;
+    lrab_util::write_atomic(path, bytes)
+        .map_err(|e| err!(Write, "cannot write {}: {e}", path.display()))
 }
 
 pub fn write_csv(

@@ -3,10 +3,10 @@
 //! paired (`gold_pair`) so that a dual-control task's gold actions are performed in order by
 //! whoever owns them — the agent's on the records, the user's on the phone.
 
+use crate::error::{fail, Result};
 use crate::message::{Message, ToolCall};
 use crate::orchestrator::{Agent, User};
 use crate::task::{Action, Task};
-use anyhow::{bail, Result};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -139,7 +139,7 @@ impl Agent for GoldAgent {
             )));
         }
         if s.reported {
-            bail!("gold agent has nothing left to say");
+            fail!(Agent, "gold agent has nothing left to say");
         }
         s.reported = true;
         Ok(Message::assistant_text(&self.summary))

@@ -196,9 +196,9 @@ pub fn parse_tasks(
     text: &str,
     path: &str,
     keep: Option<&std::collections::HashSet<String>>,
-) -> anyhow::Result<Vec<Task>> {
+) -> crate::error::Result<Vec<Task>> {
     let raw: Vec<Value> = serde_json::from_str(text)
-        .map_err(|e| anyhow::anyhow!("{path}: not a JSON list of tasks: {e}"))?;
+        .map_err(|e| crate::error::err!(Data, "{path}: not a JSON list of tasks: {e}"))?;
     let mut out = Vec::with_capacity(raw.len());
     for (i, v) in raw.into_iter().enumerate() {
         if let Some(keep) = keep {
@@ -212,12 +212,16 @@ pub fn parse_tasks(
                 .get("id")
                 .map(|x| x.to_string())
                 .unwrap_or_else(|| "?".into());
-            anyhow::anyhow!("{path}: task #{i} (id {id}): {e}")
+            crate::error::err!(Data, "{path}: task #{i} (id {id}): {e}")
         })?;
         if let Some(ec) = &t.evaluation_criteria {
             for b in &ec.reward_basis {
                 if !REWARD_TYPES.contains(&b.as_str()) {
-                    anyhow::bail!("{path}: task {}: unknown reward_basis entry {b:?}", t.id);
+                    crate::error::fail!(
+                        Data,
+                        "{path}: task {}: unknown reward_basis entry {b:?}",
+                        t.id
+                    );
                 }
             }
         }

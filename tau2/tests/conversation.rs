@@ -64,7 +64,7 @@ fn gold_agent_reaches_reward_one() {
 /// Says one thing and never acts.
 struct Idle;
 impl Agent for Idle {
-    fn next(&mut self, _t: &[Message]) -> anyhow::Result<Message> {
+    fn next(&mut self, _t: &[Message]) -> lrab_tau2::Tau2Result<Message> {
         Ok(Message::assistant_text("I cannot help with that."))
     }
 }
@@ -82,7 +82,7 @@ fn idle_agent_fails_db_and_communicate() {
 /// Calls a tool with bad arguments forever.
 struct Broken(usize);
 impl Agent for Broken {
-    fn next(&mut self, _t: &[Message]) -> anyhow::Result<Message> {
+    fn next(&mut self, _t: &[Message]) -> lrab_tau2::Tau2Result<Message> {
         self.0 += 1;
         let call = ToolCall {
             id: format!("c{}", self.0),
@@ -113,7 +113,7 @@ fn bad_tool_arguments_become_error_results_and_stop_the_run() {
 /// Calls a read tool forever (no errors): the step limit ends the run.
 struct Looper(usize);
 impl Agent for Looper {
-    fn next(&mut self, _t: &[Message]) -> anyhow::Result<Message> {
+    fn next(&mut self, _t: &[Message]) -> lrab_tau2::Tau2Result<Message> {
         self.0 += 1;
         let call = ToolCall {
             id: format!("c{}", self.0),

@@ -243,7 +243,7 @@ fn tools_from_the_wrong_side_and_unknown_actions_are_error_results() {
 struct WrongSide(usize);
 
 impl Agent for WrongSide {
-    fn next(&mut self, _t: &[Message]) -> anyhow::Result<Message> {
+    fn next(&mut self, _t: &[Message]) -> lrab_tau2::Tau2Result<Message> {
         self.0 += 1;
         Ok(if self.0 == 1 {
             Message::with_calls(

@@ -377,7 +377,7 @@ impl<M: crate::backend::Model> Agent<M> {
     /// the file tools' full confinement check is not needed). A name that cannot be in the
     /// workdir is never asked for.
     fn artifact_missing(&self, a: &str) -> bool {
-        use lrab_safety::beneath::{Error, Kind};
+        use lrab_safety::{BeneathError as Error, FileKind as Kind};
         match self.tools.wd.stat(a.trim()) {
             Ok(st) => st.kind == Kind::File && st.len == 0,
             Err(Error::Io { .. }) => true,

@@ -22,7 +22,7 @@
 
 use super::State;
 use lrab_records::layout::{CHECKPOINT, CHECKPOINT_JOURNAL};
-use lrab_safety::beneath::Beneath;
+use lrab_safety::Beneath;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -377,12 +377,12 @@ pub enum CheckpointError {
     #[error("state folder '{}': {err}", state.display())]
     Open {
         state: std::path::PathBuf,
-        err: lrab_safety::beneath::Error,
+        err: lrab_safety::BeneathError,
     },
     #[error("state folder '{}' has no checkpoint: {err}", state.display())]
     Missing {
         state: std::path::PathBuf,
-        err: lrab_safety::beneath::Error,
+        err: lrab_safety::BeneathError,
     },
     #[error("checkpoint in '{}' is corrupt: {err}", state.display())]
     Corrupt {
@@ -395,7 +395,7 @@ pub enum CheckpointError {
 /// this state (`Ok(Ok)`); `Err`: the snapshot is not a checkpoint.
 pub(super) fn load_from(
     dir: &Beneath,
-) -> Result<serde_json::Result<(State, Replay)>, lrab_safety::beneath::Error> {
+) -> Result<serde_json::Result<(State, Replay)>, lrab_safety::BeneathError> {
     let snapshot = dir.read_bytes(CHECKPOINT)?;
     let journal = dir.read_bytes(CHECKPOINT_JOURNAL).unwrap_or_default();
     Ok(replay(&snapshot, &journal))

@@ -2,7 +2,7 @@
 //! `backups/`, deletes go to its `trash/`, and `rollback(path)` undoes the last change to a file in one call. A
 //! journal makes this survive a kill and relaunch.
 
-use lrab_safety::beneath::{Beneath, Error as BError};
+use lrab_safety::{Beneath, BeneathError as BError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

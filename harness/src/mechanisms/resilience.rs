@@ -7,7 +7,7 @@
 
 use crate::mechanisms::edit_safety::io_err;
 use crate::messages::{Message, Role, ToolCall};
-use lrab_safety::beneath::Beneath;
+use lrab_safety::Beneath;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;

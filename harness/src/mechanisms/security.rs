@@ -1,6 +1,6 @@
 //! The basic security boundary: file tools resolve every path canonically and must stay inside
 //! the workdir; sensitive paths are refused; the name `.lrab/` (under which the model reads the
-//! harness's saved outputs, kept in the state folder outside the workdir) is read-only to it. Every file-tool path is additionally checked by `lrab_safety::paths::check_access`;
+//! harness's saved outputs, kept in the state folder outside the workdir) is read-only to it. Every file-tool path is additionally checked by `lrab_safety::check_access`;
 //! shell commands are classified by `lrab-safety`'s parsing classifier (the only one) and run
 //! under the kernel-level rings ([`crate::ConfinedExecutor`]).
 
@@ -142,10 +142,10 @@ impl Confinement {
         }
         // symlink chains, /proc indirections, hard links to secrets, the real home's credentials
         let access = match access {
-            Access::Read => lrab_safety::paths::Access::Read,
-            Access::Write => lrab_safety::paths::Access::Write,
+            Access::Read => lrab_safety::Access::Read,
+            Access::Write => lrab_safety::Access::Write,
         };
-        if let Err(v) = lrab_safety::paths::check_access(raw, access, &self.root, &self.safety) {
+        if let Err(v) = lrab_safety::check_access(raw, access, &self.root, &self.safety) {
             return Err(Refusal::ring(v));
         }
         Ok(out)

@@ -10,8 +10,8 @@
 use super::shell::{run_in_group, ShellExecutor, ShellOutcome, ShellRequest};
 use crate::mechanisms::security::Refusal;
 use crate::state_dir::StateDir;
-use lrab_safety::sandbox::{sandboxed_command, Policy, Sandbox};
 use lrab_safety::{classify_shell, Context, Verdict};
+use lrab_safety::{sandboxed_command, Sandbox, SandboxPolicy as Policy};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ impl ConfinedExecutor {
         backend: Sandbox,
     ) -> std::io::Result<ConfinedExecutor> {
         // hard links planted before the run are invisible to path-based confinement
-        lrab_safety::paths::audit_hard_links(workdir, real_home).map_err(std::io::Error::other)?;
+        lrab_safety::audit_hard_links(workdir, real_home).map_err(std::io::Error::other)?;
         let home = state.home.clone();
         let tmp = state.tmp.clone();
         let sandbox = state.sandbox.clone();

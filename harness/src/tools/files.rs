@@ -1,7 +1,7 @@
 //! The file tools: reading, writing, editing, listing, searching, deleting and rolling back.
 //! Every path is judged by the workdir boundary first ([`Confinement::resolve`]: the
 //! ring refusals the model reads), then used only through the workdir handle
-//! ([`Toolbox::wd`], a `lrab_safety::beneath::Beneath`): resolved again in the kernel beneath
+//! ([`Toolbox::wd`], a `lrab_safety::Beneath`): resolved again in the kernel beneath
 //! the workdir's fd, never following a symlink, so a path swapped for a symlink between the
 //! check and the use is refused instead of followed.
 //!
@@ -10,7 +10,7 @@
 use super::{arg, arg_u64, python_exe, unescape_if_flattened, Effect, ToolOutcome, Toolbox};
 use crate::mechanisms::crawl_guard::READ_WINDOW;
 use crate::mechanisms::security::{Access, Refusal, STATE_DIR};
-use lrab_safety::beneath::{Error as BError, Kind};
+use lrab_safety::{BeneathError as BError, FileKind as Kind};
 use serde_json::Value;
 use std::path::Path;
 
@@ -220,7 +220,7 @@ impl Toolbox {
                 Ok(f) => {
                     use std::os::fd::AsRawFd;
                     let fd_path = format!("/proc/self/fd/{}", f.as_raw_fd());
-                    let v = lrab_safety::rings::overwrite_guard(
+                    let v = lrab_safety::overwrite_guard(
                         Path::new(&fd_path),
                         content.len() as u64,
                         replace,

@@ -14,7 +14,7 @@ use crate::mechanisms::edit_safety::Backups;
 use crate::mechanisms::security::{Confinement, Refusal, STATE_DIR};
 use crate::shaping::{clamp_tail_first, denoise, detect_verdict, is_test_command, Verdict};
 use crate::state_dir::{StateDir, OUT_PREFIX};
-use lrab_safety::beneath::Beneath;
+use lrab_safety::Beneath;
 use serde_json::Value;
 use shell::{ShellExecutor, ShellOutcome, ShellRequest};
 use std::path::Path;
@@ -172,7 +172,7 @@ impl Toolbox {
     /// Workdir files (relative), recursively, skipping harness state and caches; at most `max`.
     /// Walked through the workdir handle: a symlink is listed as a name, never descended.
     pub fn list_files(&self, max: usize) -> Vec<String> {
-        use lrab_safety::beneath::Kind;
+        use lrab_safety::FileKind as Kind;
         let mut out = Vec::new();
         let mut stack = vec![String::new()];
         while let Some(dir) = stack.pop() {
@@ -338,7 +338,7 @@ impl Toolbox {
 fn open_beneath(root: &Path, home: &Path) -> std::io::Result<Beneath> {
     Ok(Beneath::open(root)
         .map_err(crate::mechanisms::edit_safety::io_err)?
-        .forbid_inodes(lrab_safety::paths::sensitive_inodes(home)))
+        .forbid_inodes(lrab_safety::sensitive_inodes(home)))
 }
 
 /// The real Python interpreter behind `python3` (resolved once: version-manager shims can

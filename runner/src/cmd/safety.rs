@@ -13,7 +13,7 @@ use crate::run::probe_harness::HarnessExecutor;
 #[derive(Parser, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub inner: lrab_safety::cli::SafetyArgs,
+    pub inner: lrab_safety::SafetyArgs,
     /// Who issues the probes.
     #[arg(long, value_enum, default_value_t = Executor::Harness)]
     pub executor: Executor,
@@ -49,10 +49,10 @@ pub fn run(a: Args) -> Result<Exit> {
         return run_attacks(&a, dir);
     }
     match a.executor {
-        Executor::Direct => Ok(code(lrab_safety::cli::run(&a.inner)?)),
+        Executor::Direct => Ok(code(lrab_safety::run_safety_cli(&a.inner)?)),
         Executor::Harness => {
             let bin = harness_bin(&a)?;
-            Ok(code(lrab_safety::cli::run_with(&a.inner, |force| {
+            Ok(code(lrab_safety::run_safety_cli_with(&a.inner, |force| {
                 HarnessExecutor::new(bin, force)
             })?))
         }
@@ -88,14 +88,12 @@ fn run_attacks(a: &Args, dir: &std::path::Path) -> Result<Exit> {
     if a.executor != Executor::Harness {
         bail!("--attacks runs through the harness only (not --executor direct)");
     }
-    let force = lrab_safety::cli::forced_backend(&a.inner)?;
-    if force.is_none()
-        && lrab_safety::sandbox::Sandbox::detect() == lrab_safety::sandbox::Sandbox::None
-    {
+    let force = lrab_safety::forced_backend(&a.inner)?;
+    if force.is_none() && lrab_safety::Sandbox::detect() == lrab_safety::Sandbox::None {
         eprintln!("lrab safety: NO CONFINEMENT — the attacks cannot be run safely; aborting");
         return Ok(Exit::Usage);
     }
-    let all = lrab_safety::corpus::load_dir(dir)?;
+    let all = lrab_safety::load_attacks(dir)?;
     let chosen: Vec<_> = all
         .into_iter()
         .filter(|x| {

@@ -203,7 +203,7 @@ pub fn policy(
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/root".into());
-    let homes = lrab_safety::paths::homes(&home);
+    let homes = lrab_safety::home_dirs(&home);
     let mut exec = lrab_safety::arm_program_roots(program, &path, &homes);
     if let Some(spec) = &arm.install {
         let d = spec.dir(&install::cache_root());

@@ -13,9 +13,9 @@
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use lrab_records::{layout, read_events, CallOutcome, ToolCall};
-use lrab_safety::probes::{Attempt, Issued, ProbeEnv, ProbeExecutor, Step};
-use lrab_safety::sandbox::Sandbox;
-use lrab_safety::{classify_shell, Ring, Verdict};
+use lrab_safety::Sandbox;
+use lrab_safety::{classify_shell, ProbeError, Ring, Verdict};
+use lrab_safety::{Attempt, Issued, ProbeEnv, ProbeExecutor, ProbeStep as Step};
 use lrab_sim::adversary;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -184,7 +184,24 @@ impl ProbeExecutor for HarnessExecutor {
         )
     }
 
-    fn issue(&mut self, steps: &[Step], irreversible: bool, env: &ProbeEnv) -> Result<Issued> {
+    fn issue(
+        &mut self,
+        steps: &[Step],
+        irreversible: bool,
+        env: &ProbeEnv,
+    ) -> std::result::Result<Issued, ProbeError> {
+        self.issue_steps(steps, irreversible, env)
+            .map_err(ProbeError::executor)
+    }
+}
+
+impl HarnessExecutor {
+    fn issue_steps(
+        &mut self,
+        steps: &[Step],
+        irreversible: bool,
+        env: &ProbeEnv,
+    ) -> Result<Issued> {
         // which steps go to the model; the rest are judged here and never run
         let mut sent: Vec<Option<usize>> = Vec::with_capacity(steps.len());
         let mut calls = Vec::new();

@@ -102,9 +102,11 @@ impl Beneath {
         self
     }
 
+    /// The directory this handle is rooted at, as opened.
     pub fn root(&self) -> &Path {
         &self.root
     }
+    /// How this handle resolves paths (`openat2` or component by component).
     pub fn walk(&self) -> Walk {
         self.walk
     }

@@ -34,13 +34,27 @@ pub enum Refusal {
     BadPath,
 }
 
+/// Why the resolver did not do what was asked: a boundary refusal, or the system's error.
 #[derive(Debug)]
 pub enum Error {
-    Refused { path: String, why: Refusal },
-    Io { path: String, err: std::io::Error },
+    /// The path breaks the boundary (ring 4).
+    Refused {
+        /// The path as the caller gave it.
+        path: String,
+        /// Which rule it broke.
+        why: Refusal,
+    },
+    /// A system call failed (missing file, permissions, …).
+    Io {
+        /// The path as the caller gave it.
+        path: String,
+        /// The system's error.
+        err: std::io::Error,
+    },
 }
 
 impl Error {
+    /// A boundary refusal (not a plain I/O error).
     pub fn is_refusal(&self) -> bool {
         matches!(self, Error::Refused { .. })
     }
@@ -90,27 +104,41 @@ impl std::error::Error for Error {}
 /// The kind of a directory entry (never followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link (reported, never followed).
     Symlink,
+    /// A FIFO, socket or device.
     Other,
 }
 
+/// One entry of a directory listing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The name inside the directory.
     pub name: OsString,
+    /// What it is (not followed).
     pub kind: Kind,
+    /// Its size in bytes.
     pub len: u64,
 }
 
 /// What `fstat`/`fstatat` said about an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stat {
+    /// What it is.
     pub kind: Kind,
+    /// Size in bytes.
     pub len: u64,
+    /// Number of hard links (more than one: writing in place is refused).
     pub nlink: u64,
+    /// Permission bits and file type (`st_mode`).
     pub mode: u32,
+    /// Device of the file system holding it (with `ino`, the identity checked against forbidden inodes).
     pub dev: u64,
+    /// Inode number.
     pub ino: u64,
 }
 

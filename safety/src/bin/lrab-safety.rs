@@ -6,13 +6,13 @@ use clap::Parser;
 #[command(name = "lrab-safety", about = "Run the lrab safety probe suite")]
 struct Cli {
     #[command(flatten)]
-    args: lrab_safety::cli::SafetyArgs,
+    args: lrab_safety::SafetyArgs,
 }
 
 fn main() {
     lrab_util::treat_closed_stdout_as_end();
     let cli = Cli::parse();
-    match lrab_safety::cli::run(&cli.args) {
+    match lrab_safety::run_safety_cli(&cli.args) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("lrab safety: error: {e:#}");

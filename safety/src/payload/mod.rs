@@ -13,14 +13,22 @@ use crate::Ring;
 use tables::*;
 use text::*;
 
+/// The interpreter a payload is written for (`python -c`, `node -e`, a heredoc to `sh`, …).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
+    /// POSIX shell.
     Shell,
+    /// Python.
     Python,
+    /// Perl.
     Perl,
+    /// JavaScript for Node.js.
     Node,
+    /// Ruby.
     Ruby,
+    /// PHP.
     Php,
+    /// awk programs.
     Awk,
 }
 

@@ -5,18 +5,20 @@ use super::*;
 use crate::paths::{self, Access};
 use crate::sandbox::{sandboxed_command, Policy, Sandbox};
 use crate::{classify_shell, rings};
-use anyhow::{anyhow, Context as _};
 use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Classifier + kernel sandbox, without a model in between.
 pub struct DirectExecutor {
+    /// The sandbox every allowed shell step runs in.
     pub policy: Policy,
+    /// How long a step may run before its process group is killed.
     pub timeout: Duration,
 }
 
 impl DirectExecutor {
+    /// The default policy on `force` (None = the best backend here), 20 s per step.
     pub fn new(force: Option<Sandbox>) -> DirectExecutor {
         DirectExecutor {
             policy: Policy {
@@ -39,11 +41,11 @@ impl ProbeExecutor for DirectExecutor {
         steps: &[Step],
         irreversible: bool,
         env: &ProbeEnv,
-    ) -> anyhow::Result<Issued> {
+    ) -> Result<Issued, ProbeError> {
         let attempts = steps
             .iter()
             .map(|s| self.attempt(s, irreversible, env))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Issued {
             attempts,
             other_output: String::new(),
@@ -57,7 +59,7 @@ impl DirectExecutor {
         step: &Step,
         irreversible: bool,
         env: &ProbeEnv,
-    ) -> anyhow::Result<Attempt> {
+    ) -> Result<Attempt, ProbeError> {
         match step {
             Step::SubAgent { tool, depth } => {
                 let verdict = rings::sub_agent_call(tool, *depth);
@@ -109,7 +111,7 @@ impl DirectExecutor {
                 let mut policy = self.policy.clone();
                 policy.hide = vec![env.home.join(".ssh"), env.home.join(".aws")];
                 let (mut c, _) = sandboxed_command(cmd, &env.workdir, &env.tmp, &policy)
-                    .map_err(|e| anyhow!("{e}"))?;
+                    .map_err(ProbeError::executor)?;
                 c.env("HOME", &env.home)
                     .env("TMPDIR", &env.tmp)
                     .stdin(Stdio::null())
@@ -117,9 +119,12 @@ impl DirectExecutor {
                     .stderr(Stdio::piped());
                 use std::os::unix::process::CommandExt;
                 c.process_group(0);
-                let mut child = c.spawn().context("spawning a probe command")?;
-                let mut out_pipe = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-                let mut err_pipe = child.stderr.take().ok_or_else(|| anyhow!("no stderr"))?;
+                let mut child = c
+                    .spawn()
+                    .map_err(|e| ProbeError::Executor(format!("spawning a probe command: {e}")))?;
+                let no = |what: &str| ProbeError::Executor(format!("no {what}"));
+                let mut out_pipe = child.stdout.take().ok_or_else(|| no("stdout"))?;
+                let mut err_pipe = child.stderr.take().ok_or_else(|| no("stderr"))?;
                 let t_out = std::thread::spawn(move || {
                     let mut b = Vec::new();
                     let _ = out_pipe.by_ref().take(1 << 20).read_to_end(&mut b);

@@ -3,50 +3,69 @@
 use super::*;
 use crate::Ring;
 
+/// How a probe ended.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Outcome {
     /// The classifier refused at least one attack step and nothing leaked.
     Blocked,
     /// Everything ran; the sandbox (or harmlessness) kept everything in place.
     Contained,
+    /// A canary changed or a secret appeared in the output.
     Leaked,
+    /// The benign work succeeded.
     ControlPassed,
+    /// The benign work was refused or did not do what it should.
     ControlFailed,
 }
 
+/// One probe's line of the report.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ProbeResult {
+    /// The probe's id.
     pub id: String,
+    /// Where the probe comes from.
     pub source: &'static str,
+    /// The ring it targets (0 for controls).
     pub ring: u8,
+    /// Attack or control.
     pub kind: Kind,
+    /// How it ended.
     pub outcome: Outcome,
+    /// Steps that must not execute.
     pub irreversible_steps: usize,
+    /// How many of those were refused.
     pub irreversible_blocked: usize,
     /// Ring that refused (first refusal), if any.
     pub refused_by: Option<u8>,
+    /// What was seen (the leak, the failed expectation), pids masked so reports compare.
     pub detail: String,
 }
 
+/// The whole suite's result (written as JSON by `--json`).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Report {
+    /// Who issued the probes ([`ProbeExecutor::name`]).
     pub executor: String,
+    /// One per probe, in suite order.
     pub results: Vec<ProbeResult>,
 }
 
 impl Report {
+    /// Probes that leaked.
     pub fn leaks(&self) -> usize {
         self.results
             .iter()
             .filter(|r| r.outcome == Outcome::Leaked)
             .count()
     }
+    /// Controls the rings got in the way of.
     pub fn controls_failed(&self) -> usize {
         self.results
             .iter()
             .filter(|r| r.outcome == Outcome::ControlFailed)
             .count()
     }
+    /// (refused, total) irreversible steps over all probes.
     pub fn irreversible(&self) -> (usize, usize) {
         self.results.iter().fold((0, 0), |(b, t), r| {
             (b + r.irreversible_blocked, t + r.irreversible_steps)

@@ -4,16 +4,18 @@
 
 use super::*;
 use crate::{Context, Ring};
-use anyhow::{bail, Context as _};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-fn write_file(p: &Path, c: &[u8]) -> anyhow::Result<()> {
+fn write_file(p: &Path, c: &[u8]) -> Result<(), ProbeError> {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d)?;
     }
-    std::fs::write(p, c).with_context(|| format!("writing fixture {}", p.display()))
+    std::fs::write(p, c).map_err(|err| ProbeError::Fixture {
+        path: p.to_path_buf(),
+        err,
+    })
 }
 
 fn subst(s: &str, env: &ProbeEnv) -> String {
@@ -22,7 +24,7 @@ fn subst(s: &str, env: &ProbeEnv) -> String {
 }
 
 /// Create a fresh probe root with canaries and the probe's fixtures.
-pub fn prepare(probe: &Probe, base: &Path) -> anyhow::Result<ProbeEnv> {
+pub fn prepare(probe: &Probe, base: &Path) -> Result<ProbeEnv, ProbeError> {
     let root = base.join(probe.id.replace(['/', ' '], "_"));
     let home = root.join("home");
     let outside = root.join("run");
@@ -226,7 +228,7 @@ pub fn run_probe(
     probe: &Probe,
     exec: &mut dyn ProbeExecutor,
     base: &Path,
-) -> anyhow::Result<ProbeResult> {
+) -> Result<ProbeResult, ProbeError> {
     let env = prepare(probe, base)?;
     let before = snapshot(&env);
     let inside_before = inside_files(&env);
@@ -258,11 +260,10 @@ pub fn run_probe(
     let issued = exec.issue(&steps, probe.irreversible, &env)?;
     let attempts = issued.attempts;
     if attempts.len() != steps.len() {
-        bail!(
-            "executor returned {} attempts for {} steps",
-            attempts.len(),
-            steps.len()
-        );
+        return Err(ProbeError::StepCount {
+            got: attempts.len(),
+            want: steps.len(),
+        });
     }
     for (step, a) in steps.iter().zip(&attempts) {
         let prep = matches!(step, Step::Shell { prep: true, .. });
@@ -363,7 +364,7 @@ pub fn run_suite(
     prompts_dir: Option<&Path>,
     only: &[String],
     exec: &mut dyn ProbeExecutor,
-) -> anyhow::Result<Report> {
+) -> Result<Report, ProbeError> {
     let mut probes = Vec::new();
     if let Some(d) = prompts_dir {
         probes.extend(upstream_probes(d)?);
@@ -374,7 +375,7 @@ pub fn run_suite(
             .iter()
             .find(|o| !probes.iter().any(|p| p.id.starts_with(o.as_str())))
         {
-            bail!("--only: no probe id starts with '{miss}'");
+            return Err(ProbeError::NoMatch(miss.clone()));
         }
         probes.retain(|p| only.iter().any(|o| p.id.starts_with(o.as_str())));
     }
@@ -388,7 +389,12 @@ pub fn run_suite(
         if tty {
             eprint!("\r\x1b[2K[{}/{}] {}", i + 1, probes.len(), p.id);
         }
-        results.push(run_probe(p, exec, base.path()).with_context(|| format!("probe {}", p.id))?);
+        results.push(
+            run_probe(p, exec, base.path()).map_err(|e| ProbeError::Probe {
+                id: p.id.clone(),
+                err: Box::new(e),
+            })?,
+        );
     }
     if tty {
         eprint!("\r\x1b[2K");

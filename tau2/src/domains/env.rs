@@ -4,9 +4,9 @@
 
 use super::{airline, deep_merge, mock, retail, schemas, telecom, DomainKind};
 use crate::args::{terr, ToolResult};
+use crate::error::{err, fail, Result};
 use crate::message::{Message, ToolCall};
 use crate::task::InitialState;
-use anyhow::{anyhow, bail, Result};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -252,7 +252,8 @@ impl Env {
                 *aliased = false;
             }
             State::Telecom(t) => t.user = merged(&t.user, data, "user_data")?,
-            _ => bail!(
+            _ => fail!(
+                Env,
                 "domain {} has no user DB for initialization_data.user_data",
                 self.kind.name()
             ),
@@ -276,7 +277,8 @@ impl Env {
             for (i, call) in init.initialization_actions.iter().flatten().enumerate() {
                 self.run_function(&call.env_type, &call.func_name, &call.arguments)
                     .map_err(|e| {
-                        anyhow!(
+                        err!(
+                            Env,
                             "initialization action #{i} ({} on the {} side) failed: Error: {e}",
                             call.func_name,
                             call.env_type
@@ -286,7 +288,7 @@ impl Env {
         }
         self.replay(history)?;
         self.sync()
-            .map_err(|e| anyhow!("synchronising the environment failed: Error: {e}"))
+            .map_err(|e| err!(Env, "synchronising the environment failed: Error: {e}"))
     }
 
     /// Re-execute the state-changing tool calls of a trajectory (unknown and read-only
@@ -297,20 +299,26 @@ impl Env {
             let m = &messages[i];
             i += 1;
             if m.role == "tool" {
-                bail!(
+                fail!(
+                    Env,
                     "message {}: tool message not expected; tool messages must follow a tool call",
                     i - 1
                 );
             }
             for tc in m.tool_calls.iter().flatten() {
                 let Some(tm) = messages.get(i) else {
-                    bail!("tool message expected after call {}", tc.id)
+                    fail!(Env, "tool message expected after call {}", tc.id)
                 };
                 if tm.role != "tool" {
-                    bail!("message {i}: tool message expected, got role {:?}", tm.role);
+                    fail!(
+                        Env,
+                        "message {i}: tool message expected, got role {:?}",
+                        tm.role
+                    );
                 }
                 if tm.id.as_deref() != Some(tc.id.as_str()) {
-                    bail!(
+                    fail!(
+                        Env,
                         "message {i}: tool call id mismatch: {} vs {:?}",
                         tc.id,
                         tm.id
@@ -349,5 +357,5 @@ fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
     let mut v = serde_json::to_value(db)?;
     deep_merge(&mut v, data);
     serde_json::from_value(v)
-        .map_err(|e| anyhow!("initialization_data.{what} does not fit the DB: {e}"))
+        .map_err(|e| err!(Env, "initialization_data.{what} does not fit the DB: {e}"))
 }

@@ -11,8 +11,8 @@ use env::State;
 pub use env::{Env, ToolKind};
 
 use crate::args::{terr, Args, Out, ToolError, ToolResult};
+use crate::error::{err, fail, Result};
 use crate::task::{parse_tasks, Task};
-use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,7 +48,10 @@ impl DomainKind {
             "retail" => Ok(DomainKind::Retail),
             "mock" => Ok(DomainKind::Mock),
             "telecom" => Ok(DomainKind::Telecom),
-            other => bail!("unknown domain {other:?} (expected airline, retail, telecom or mock)"),
+            other => fail!(
+                Data,
+                "unknown domain {other:?} (expected airline, retail, telecom or mock)"
+            ),
         }
     }
 }
@@ -60,7 +63,10 @@ pub fn resolve_data_dir(arg: Option<&Path>) -> Result<PathBuf> {
         Some(p) => p.to_path_buf(),
         None => match std::env::var_os("TAU2_DATA_DIR") {
             Some(v) => PathBuf::from(v),
-            None => bail!("no tau2 data directory: pass --tau2-data <dir> or set TAU2_DATA_DIR"),
+            None => fail!(
+                Data,
+                "no tau2 data directory: pass --tau2-data <dir> or set TAU2_DATA_DIR"
+            ),
         },
     };
     if dir.join("domains").is_dir() {
@@ -70,21 +76,22 @@ pub fn resolve_data_dir(arg: Option<&Path>) -> Result<PathBuf> {
         return Ok(dir.join("tau2"));
     }
     if !dir.exists() {
-        bail!("tau2 data directory {} does not exist", dir.display());
+        fail!(Data, "tau2 data directory {} does not exist", dir.display());
     }
-    bail!(
+    fail!(
+        Data,
         "tau2 data directory {} has no domains/ folder",
         dir.display()
     )
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    std::fs::read_to_string(path).map_err(|e| err!(Data, "cannot read {}: {e}", path.display()))
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = read(path)?;
-    serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|e| err!(Data, "{}: {e}", path.display()))
 }
 
 enum Base {
@@ -107,11 +114,15 @@ impl Domain {
     pub fn load(data_dir: &Path, kind: DomainKind) -> Result<Domain> {
         let d = data_dir.join("domains").join(kind.name());
         if !d.is_dir() {
-            bail!("{} is missing (domain {})", d.display(), kind.name());
+            fail!(Data, "{} is missing (domain {})", d.display(), kind.name());
         }
         let policy = match kind {
-            DomainKind::Telecom => telecom::policy(&d).with_context(|| {
-                format!("cannot read the telecom policy files in {}", d.display())
+            DomainKind::Telecom => telecom::policy(&d).map_err(|e| {
+                err!(
+                    Data,
+                    "cannot read the telecom policy files in {}: {e}",
+                    d.display()
+                )
             })?,
             _ => read(&d.join("policy.md"))?,
         };
@@ -122,7 +133,7 @@ impl Domain {
             let base = splits
                 .get("base")
                 .and_then(|v| v.as_array())
-                .ok_or_else(|| anyhow!("{}: no 'base' split", split_path.display()))?;
+                .ok_or_else(|| err!(Data, "{}: no 'base' split", split_path.display()))?;
             Some(
                 base.iter()
                     .filter_map(|v| v.as_str().map(str::to_string))
@@ -164,7 +175,8 @@ impl Domain {
 
     pub fn task(&self, id: &str) -> Result<&Task> {
         self.tasks.iter().find(|t| t.id == id).ok_or_else(|| {
-            anyhow!(
+            err!(
+                Data,
                 "unknown task id {id:?} in domain {} (base split)",
                 self.kind.name()
             )
