@@ -38,6 +38,9 @@ pub struct GateInput<'a> {
     pub open_plan_items: Vec<String>,
     /// Precise failure feedback (`verify_feedback` mechanism).
     pub verify_feedback: bool,
+    /// The task statement (or a restatement of it) is among the recent messages, so a
+    /// rejection need not repeat it; when it lies far back, the files rejection restates it.
+    pub task_in_view: bool,
 }
 
 /// Result of one test command.
@@ -304,11 +307,14 @@ impl FinishGate {
                     "Next action: write_file(path={}, content=...) with its full content.",
                     quote(first)
                 ));
-                // restate the task: in a long conversation its requirements are far back
-                msg.push_str(&format!(
-                    "\nThe task, restated:\n---\n{}\n---",
-                    task_excerpt(input.task)
-                ));
+                // restate the task when its requirements are far back (in a short
+                // conversation it is still in view, and a copy is only paid for again)
+                if !input.task_in_view {
+                    msg.push_str(&format!(
+                        "\nThe task, restated:\n---\n{}\n---",
+                        task_excerpt(input.task)
+                    ));
+                }
                 return GateDecision::Reject {
                     check: "artifacts",
                     message: msg,
@@ -552,6 +558,7 @@ mod tests {
             productive,
             open_plan_items: open,
             verify_feedback: true,
+            task_in_view: true,
         };
         // 1. fake finish, capped at 2
         for _ in 0..CAP_FAKE {
@@ -636,6 +643,7 @@ mod tests {
                     productive: false,
                     open_plan_items: vec!["x".into()],
                     verify_feedback: false,
+                    task_in_view: true,
                 },
                 &mut e,
                 &mut runs,
@@ -666,6 +674,7 @@ mod tests {
             productive: true,
             open_plan_items: vec![],
             verify_feedback: true,
+            task_in_view: true,
         };
         let d = FinishGate::default().evaluate(&input, &mut e, &mut vec![]);
         // past the file check (the re-read of the task is the last step)
@@ -691,5 +700,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_files_rejection_restates_the_task_only_when_it_is_far_back() {
+        let task = "Write report.md with the totals.";
+        let mut e = env(&[]);
+        let reject = |in_view: bool, e: &mut Env| {
+            let input = GateInput {
+                task,
+                productive: true,
+                open_plan_items: vec![],
+                verify_feedback: true,
+                task_in_view: in_view,
+            };
+            match FinishGate::default().evaluate(&input, e, &mut vec![]) {
+                GateDecision::Reject { check, message } => {
+                    assert_eq!(check, "artifacts");
+                    message
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let near = reject(true, &mut e);
+        assert!(near.starts_with("Not finished: missing file(s) the task names: report.md."));
+        assert!(!near.contains("restated") && !near.contains(task), "{near}");
+        let far = reject(false, &mut e);
+        assert!(far.contains("The task, restated:\n---\nWrite report.md with the totals.\n---"));
     }
 }
