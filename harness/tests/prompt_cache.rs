@@ -263,11 +263,16 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
             assert!(m.injected);
         }
     }
-    // the nudges' texts are in tool results, after the round's own output and state line
+    // the nudges' texts are in tool results, after the round's own output (and its state
+    // line, when the round has one)
     let tool_text = |needle: &str| {
         last.iter()
             .filter(|m| m.role == lrab_harness::Role::Tool)
-            .any(|m| m.content.contains(needle) && m.content.contains("[state:"))
+            .any(|m| match (m.content.find(needle), m.content.find("[state:")) {
+                (Some(n), Some(s)) => s < n,
+                (Some(n), None) => n > 0,
+                _ => false,
+            })
     };
     for needle in [
         "take a different approach",

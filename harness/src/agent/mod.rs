@@ -171,6 +171,8 @@ pub struct Agent<M: Model> {
     sent: usize,
     /// The missing deliverables at a value of the workdir's change counter.
     missing: std::cell::RefCell<Option<(u64, Vec<String>)>>,
+    /// What the last state line shown said (a line that would say the same is left out).
+    state_shown: Option<crate::mechanisms::state_line::Facts>,
 }
 
 /// What separates a nudge from the tool result it is appended to.

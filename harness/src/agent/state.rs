@@ -280,6 +280,7 @@ impl<M: crate::backend::Model> Agent<M> {
             rewrite: None,
             sent: 0,
             missing: Default::default(),
+            state_shown: None,
         };
         if resumed && agent.state.done.is_none() {
             agent.resolve_inflight();
