@@ -268,11 +268,13 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
     let tool_text = |needle: &str| {
         last.iter()
             .filter(|m| m.role == lrab_harness::Role::Tool)
-            .any(|m| match (m.content.find(needle), m.content.find("[state:")) {
-                (Some(n), Some(s)) => s < n,
-                (Some(n), None) => n > 0,
-                _ => false,
-            })
+            .any(
+                |m| match (m.content.find(needle), m.content.find("[state:")) {
+                    (Some(n), Some(s)) => s < n,
+                    (Some(n), None) => n > 0,
+                    _ => false,
+                },
+            )
     };
     for needle in [
         "take a different approach",
