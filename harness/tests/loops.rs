@@ -272,3 +272,48 @@ fn old_tool_output_is_pruned_before_the_conversation_is_compacted() {
         assert!(e["est_tokens"].as_u64().unwrap() + 256 <= 4096, "{e}");
     }
 }
+
+/// After a command failed, the next action the nudges name is the fix of the file and line its
+/// error names (not writing a deliverable by hand), and after a change, the run again.
+#[test]
+fn after_a_failed_run_the_next_action_is_its_fix_then_the_run_again() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("build.py"),
+        "import sys\nOUT = ROOT / 'out'\n",
+    )
+    .unwrap();
+    let task = "Run build.py to produce manual.md.";
+    let mut a = agent_in(
+        d.path(),
+        task,
+        vec![
+            sh("python3 build.py"),
+            Reply::text("I have made a start on this task. I will stop here for now."),
+            write("build.py", "open('manual.md', 'w').write('# Manual\\n')\n"),
+            Reply::text("Done for now."),
+        ],
+    );
+    for _ in 0..4 {
+        a.step();
+    }
+    let nudges: Vec<&str> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.injected)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(
+        nudges[0].contains("Next action: fix build.py line 2 (NameError: name 'ROOT' is not defined) with edit_file or write_file, then run_shell(command=\"python3 build.py\") again"),
+        "{}",
+        nudges[0]
+    );
+    assert!(
+        nudges[1].contains(
+            "Next action: run_shell(command=\"python3 build.py\") again, to check the change"
+        ),
+        "{}",
+        nudges[1]
+    );
+}

@@ -377,6 +377,10 @@ impl<M: crate::backend::Model> Agent<M> {
         {
             return "todo(action=\"create\", items=[\"…each required step…\"])".into();
         }
+        // the latest command failed: its error comes before the plan and the missing files
+        if let Some(a) = crate::mechanisms::failed_run::next_action(&self.state.messages) {
+            return a;
+        }
         if let Some((n, text)) = self.state.plan.next_open() {
             if let Some(a) = self.missing_artifacts().first() {
                 if text.contains(a.as_str()) {
