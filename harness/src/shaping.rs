@@ -367,7 +367,7 @@ mod tests {
     #[test]
     fn repeated_blocks_are_kept_once_with_a_count() {
         let tb = "Traceback (most recent call last):\n  File \"s.py\", line 11, in <module>\n    X = Y / 2\nNameError: name 'Y' is not defined";
-        let eight = vec![tb; 8].join("\n");
+        let eight = [tb; 8].join("\n");
         let t = format!("start\n{eight}\nend");
         assert_eq!(
             collapse_repeated_blocks(&t),

@@ -38,8 +38,7 @@ pub struct GateInput<'a> {
     pub open_plan_items: Vec<String>,
     /// Precise failure feedback (`verify_feedback` mechanism).
     pub verify_feedback: bool,
-    /// The task statement (or a restatement of it) is among the recent messages, so a
-    /// rejection need not repeat it; when it lies far back, the files rejection restates it.
+    /// The task (or a restatement) is recent: the files rejection need not copy it again.
     pub task_in_view: bool,
 }
 
@@ -307,13 +306,10 @@ impl FinishGate {
                     "Next action: write_file(path={}, content=...) with its full content.",
                     quote(first)
                 ));
-                // restate the task when its requirements are far back (in a short
-                // conversation it is still in view, and a copy is only paid for again)
+                // restate the task when it lies far back (in view, a copy is only paid for)
                 if !input.task_in_view {
-                    msg.push_str(&format!(
-                        "\nThe task, restated:\n---\n{}\n---",
-                        task_excerpt(input.task)
-                    ));
+                    let t = task_excerpt(input.task);
+                    msg.push_str(&format!("\nThe task, restated:\n---\n{t}\n---"));
                 }
                 return GateDecision::Reject {
                     check: "artifacts",
@@ -393,8 +389,7 @@ impl FinishGate {
                 ),
             };
         }
-        // 5. one re-read of the task, copied here whatever the distance: the check works by
-        // putting every requirement next to the model's claim that it is done
+        // 5. one re-read of the task, always copied: every requirement next to the claim
         if !self.reread {
             self.reread = true;
             return GateDecision::Reject {
@@ -701,32 +696,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn the_files_rejection_restates_the_task_only_when_it_is_far_back() {
-        let task = "Write report.md with the totals.";
-        let mut e = env(&[]);
-        let reject = |in_view: bool, e: &mut Env| {
-            let input = GateInput {
-                task,
-                productive: true,
-                open_plan_items: vec![],
-                verify_feedback: true,
-                task_in_view: in_view,
-            };
-            match FinishGate::default().evaluate(&input, e, &mut vec![]) {
-                GateDecision::Reject { check, message } => {
-                    assert_eq!(check, "artifacts");
-                    message
-                }
-                other => panic!("{other:?}"),
-            }
-        };
-        let near = reject(true, &mut e);
-        assert!(near.starts_with("Not finished: missing file(s) the task names: report.md."));
-        assert!(!near.contains("restated") && !near.contains(task), "{near}");
-        let far = reject(false, &mut e);
-        assert!(far.contains("The task, restated:\n---\nWrite report.md with the totals.\n---"));
     }
 }
