@@ -105,7 +105,13 @@ pub fn prefill_tokens(system: &str, tools: &[ToolSpec]) -> usize {
 /// Rough estimate of one message as sent (content, tool calls, a small per-message overhead).
 pub fn estimate_message(m: &Message) -> usize {
     let mut n = estimate_str(&m.content) + 3;
-    for c in &m.tool_calls {
+    // calls read from the text are not sent (the text that holds them is)
+    let sent_calls = if m.text_calls {
+        &[][..]
+    } else {
+        &m.tool_calls[..]
+    };
+    for c in sent_calls {
         n += estimate_str(&c.name) + estimate_str(&c.arguments.to_string());
     }
     n

@@ -78,6 +78,12 @@ pub struct Message {
     /// that look for "the latest real user message" skip these.
     #[serde(default, skip_serializing_if = "is_false")]
     pub injected: bool,
+    /// An assistant turn whose calls the model wrote as text (read back by the format
+    /// rescue): `content` is the reply as the model wrote it and `tool_calls` what was read
+    /// from it. It is sent as that text alone, so the request repeats the tokens the server
+    /// cached for the reply ([`crate::mechanisms::text_protocol::render_text_calls`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub text_calls: bool,
 }
 
 impl Message {
@@ -89,6 +95,7 @@ impl Message {
             tool_name: None,
             tool_call_id: None,
             injected: false,
+            text_calls: false,
         }
     }
     pub fn system(c: impl Into<String>) -> Self {
@@ -108,6 +115,13 @@ impl Message {
         Message {
             tool_calls: calls,
             ..Self::new(Role::Assistant, c)
+        }
+    }
+    /// An assistant turn whose calls were read from its text (`text` as the model wrote it).
+    pub fn text_calls(text: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        Message {
+            text_calls: true,
+            ..Self::assistant(text, calls)
         }
     }
     pub fn tool_result(call: &ToolCall, c: impl Into<String>) -> Self {

@@ -67,6 +67,85 @@ pub fn denoise(text: &str) -> String {
     out.join("\n")
 }
 
+/// Paths beneath the workdir `root` shown relative to it: the model works with relative paths,
+/// and an absolute prefix repeated in every frame of a traceback carries nothing new.
+pub fn relative_paths(text: &str, root: &std::path::Path) -> String {
+    let r = root.to_string_lossy();
+    let r = r.trim_end_matches('/');
+    if r.is_empty() || !text.contains(r) {
+        return text.to_string();
+    }
+    text.replace(&format!("{r}/"), "")
+}
+
+/// Longest block of lines [`collapse_repeated_blocks`] looks for.
+pub const MAX_BLOCK_LINES: usize = 24;
+
+/// Consecutive copies of the same block of two or more lines (a loop that prints the same
+/// traceback for every item) kept once, followed by how many copies were dropped; the first
+/// copy and everything else stay as they were. Output longer than 20,000 lines is left alone
+/// (it is clamped anyway).
+pub fn collapse_repeated_blocks(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    if lines.len() < 4 || lines.len() > 20_000 {
+        return text.to_string();
+    }
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        // the block length whose consecutive copies cover the most lines from here
+        let mut best = (0usize, 1usize);
+        for k in 2..=MAX_BLOCK_LINES.min((lines.len() - i) / 2) {
+            let block = &lines[i..i + k];
+            if block.iter().all(|l| l.trim().is_empty()) {
+                continue;
+            }
+            let mut copies = 1;
+            while i + (copies + 1) * k <= lines.len()
+                && &lines[i + copies * k..i + (copies + 1) * k] == block
+            {
+                copies += 1;
+            }
+            if copies >= 2 && copies * k > best.0 * best.1 {
+                best = (k, copies);
+            }
+        }
+        let (k, copies) = best;
+        if copies >= 2 {
+            out.extend(lines[i..i + k].iter().map(|l| l.to_string()));
+            out.push(format!(
+                "[… the {k} lines above repeated {} more time{}]",
+                copies - 1,
+                if copies == 2 { "" } else { "s" }
+            ));
+            i += k * copies;
+        } else {
+            out.push(lines[i].to_string());
+            i += 1;
+        }
+    }
+    out.join("\n")
+}
+
+/// Lines of a passing test run shown in full; a longer one keeps its head and its tail.
+pub const PASSING_LOG_LINES: usize = 40;
+
+/// A passing test run longer than [`PASSING_LOG_LINES`]: its first 5 and last 15 lines (the
+/// tail holds the counts the verdict was read from), the elision naming the full output.
+/// Anything else is returned as it is: a failing run keeps its errors.
+pub fn shorten_passing_log(text: &str, verdict: Option<Verdict>, full_ref: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if verdict != Some(Verdict::Passed) || lines.len() <= PASSING_LOG_LINES {
+        return text.to_string();
+    }
+    let cut = lines.len() - 20;
+    format!(
+        "{}\n[… {cut} lines of the passing run elided; full output: {full_ref} …]\n{}",
+        lines[..5].join("\n"),
+        lines[lines.len() - 15..].join("\n")
+    )
+}
+
 /// Clamp to `budget` characters: a quarter from the head, three quarters from the tail, with an
 /// elision marker that says where the full text is.
 pub fn clamp_tail_first(text: &str, budget: usize, full_ref: &str) -> String {
@@ -271,6 +350,60 @@ mod tests {
         assert_eq!(
             denoise(t),
             "ok\n100%\nx\nx\n[… identical lines collapsed]\n\ny"
+        );
+    }
+
+    #[test]
+    fn workdir_paths_become_relative() {
+        let root = std::path::Path::new("/runs/cell/workdir");
+        let t = "Traceback (most recent call last):\n  File \"/runs/cell/workdir/a.py\", line 3, in <module>\n    import b\n  File \"/runs/cell/workdir/sub/b.py\", line 1\n/runs/cell/workdir-old/c.py /usr/lib/x.py";
+        assert_eq!(
+            relative_paths(t, root),
+            "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    import b\n  File \"sub/b.py\", line 1\n/runs/cell/workdir-old/c.py /usr/lib/x.py"
+        );
+        assert_eq!(relative_paths("no paths", root), "no paths");
+    }
+
+    #[test]
+    fn repeated_blocks_are_kept_once_with_a_count() {
+        let tb = "Traceback (most recent call last):\n  File \"s.py\", line 11, in <module>\n    X = Y / 2\nNameError: name 'Y' is not defined";
+        let eight = [tb; 8].join("\n");
+        let t = format!("start\n{eight}\nend");
+        assert_eq!(
+            collapse_repeated_blocks(&t),
+            format!("start\n{tb}\n[… the 4 lines above repeated 7 more times]\nend")
+        );
+        // two copies; then blocks that differ in one line are all kept
+        let two = format!("{tb}\n{tb}");
+        assert_eq!(
+            collapse_repeated_blocks(&two),
+            format!("{tb}\n[… the 4 lines above repeated 1 more time]")
+        );
+        let differ: String = (0..6).map(|i| format!("batch B0{i}\nrows 625\n")).collect();
+        assert_eq!(collapse_repeated_blocks(&differ), differ);
+        // a period of alternating lines, and blank runs untouched
+        assert_eq!(
+            collapse_repeated_blocks("a\nb\na\nb\na\nb\nc"),
+            "a\nb\n[… the 2 lines above repeated 2 more times]\nc"
+        );
+        assert_eq!(collapse_repeated_blocks("x\n\n\n\n\n\ny"), "x\n\n\n\n\n\ny");
+    }
+
+    #[test]
+    fn a_long_passing_log_keeps_head_and_tail_and_a_failing_one_everything() {
+        let mut t: String = (0..100).map(|i| format!("test_{i:03} PASSED\n")).collect();
+        t.push_str("100 passed in 0.5s");
+        let s = shorten_passing_log(&t, Some(Verdict::Passed), "out/3.txt");
+        assert!(s.starts_with("test_000 PASSED\n"));
+        assert!(s.ends_with("test_099 PASSED\n100 passed in 0.5s"));
+        assert!(s.contains("[… 81 lines of the passing run elided; full output: out/3.txt …]"));
+        assert_eq!(s.lines().count(), 21);
+        assert_eq!(shorten_passing_log(&t, Some(Verdict::Failed), "o"), t);
+        assert_eq!(shorten_passing_log(&t, None, "o"), t);
+        let short = "3 passed in 0.1s";
+        assert_eq!(
+            shorten_passing_log(short, Some(Verdict::Passed), "o"),
+            short
         );
     }
 

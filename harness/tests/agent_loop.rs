@@ -603,3 +603,50 @@ fn max_turns_is_a_hard_cap() {
     assert_eq!(a.run().status, RunStatus::MaxTurns);
     assert_eq!(a.model.seen.len(), 3);
 }
+
+/// The files rejection copies the task only when its statement lies far back (a quarter of the
+/// window): early in a run the task is in view and the rejection names the missing files and
+/// the next action alone; after a long stretch of tool output the task is restated, and a
+/// second rejection right after that restatement does not copy it again.
+#[test]
+fn a_rejected_finish_restates_the_task_only_when_it_is_far_back() {
+    let task = "Write report.md and summary.md from data.csv.";
+    let d = tempfile::tempdir().unwrap();
+    // one read shows a window of about 6,000 characters (~1,500 estimated tokens), past a
+    // quarter of a 4096-token window
+    let rows: String = (0..400)
+        .map(|i| format!("row {i:04},alpha,beta,gamma,delta\n"))
+        .collect();
+    fs::write(d.path().join("data.csv"), &rows).unwrap();
+    let replies = vec![
+        write("summary.md", "# Summary\n"),
+        finish("done"),
+        call("read_file", json!({"path": "data.csv"})),
+        finish("done"),
+        finish("done"),
+    ];
+    let mut a = agent_with(d.path(), task, replies, |c| c.num_ctx = 4096);
+    steps(&mut a, 5);
+    let gate: Vec<String> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.tool_name.as_deref() == Some("finish"))
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(gate.len(), 3, "{gate:#?}");
+    for g in &gate {
+        assert!(g.starts_with("Not finished: missing file(s) the task names: report.md."));
+    }
+    assert!(!gate[0].contains(task), "task in view, copied: {}", gate[0]);
+    assert!(
+        gate[1].contains(&format!("The task, restated:\n---\n{task}\n---")),
+        "{}",
+        gate[1]
+    );
+    assert!(
+        !gate[2].contains(task),
+        "copied twice in a row: {}",
+        gate[2]
+    );
+}

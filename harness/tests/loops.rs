@@ -189,8 +189,10 @@ fn a_tool_that_keeps_failing_gets_advice_then_is_paused() {
     assert_eq!(mech_count(d.path(), "anti_loop", "tool_failures_pause"), 1);
 }
 
+/// A round ends with the state line when what it says changed (a reminder every 5 rounds
+/// otherwise): a round that leaves plan, deliverables and verdict as they were adds none.
 #[test]
-fn every_round_ends_with_the_state_line() {
+fn a_round_ends_with_the_state_line_when_it_changed() {
     let d = tempfile::tempdir().unwrap();
     setup(d.path());
     let a = run(
@@ -202,9 +204,13 @@ fn every_round_ends_with_the_state_line() {
             ),
             sh("python3 test_calc.py"),
             write("notes.md", "# Notes\n"),
+            Reply::call("list_dir", json!({})),
+            Reply::call("read_file", json!({"path": "notes.md"})),
         ],
     );
     let r = results(&a);
+    assert!(!r[3].contains("[state:"), "{}", r[3]);
+    assert!(!r[4].contains("[state:"), "{}", r[4]);
     let last_line = |s: &str| s.lines().last().unwrap().to_string();
     assert_eq!(
         last_line(r[0]),
@@ -265,4 +271,49 @@ fn old_tool_output_is_pruned_before_the_conversation_is_compacted() {
     for e in ev.iter().filter(|e| e["kind"] == "model_call") {
         assert!(e["est_tokens"].as_u64().unwrap() + 256 <= 4096, "{e}");
     }
+}
+
+/// After a command failed, the next action the nudges name is the fix of the file and line its
+/// error names (not writing a deliverable by hand), and after a change, the run again.
+#[test]
+fn after_a_failed_run_the_next_action_is_its_fix_then_the_run_again() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("build.py"),
+        "import sys\nOUT = ROOT / 'out'\n",
+    )
+    .unwrap();
+    let task = "Run build.py to produce manual.md.";
+    let mut a = agent_in(
+        d.path(),
+        task,
+        vec![
+            sh("python3 build.py"),
+            Reply::text("I have made a start on this task. I will stop here for now."),
+            write("build.py", "open('manual.md', 'w').write('# Manual\\n')\n"),
+            Reply::text("Done for now."),
+        ],
+    );
+    for _ in 0..4 {
+        a.step();
+    }
+    let nudges: Vec<&str> = a
+        .state
+        .messages
+        .iter()
+        .filter(|m| m.injected)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(
+        nudges[0].contains("Next action: fix build.py line 2 (NameError: name 'ROOT' is not defined) with edit_file or write_file, then run_shell(command=\"python3 build.py\") again"),
+        "{}",
+        nudges[0]
+    );
+    assert!(
+        nudges[1].contains(
+            "Next action: run_shell(command=\"python3 build.py\") again, to check the change"
+        ),
+        "{}",
+        nudges[1]
+    );
 }

@@ -263,11 +263,18 @@ fn nudges_after_tool_calls_ride_in_the_tool_result() {
             assert!(m.injected);
         }
     }
-    // the nudges' texts are in tool results, after the round's own output and state line
+    // the nudges' texts are in tool results, after the round's own output (and its state
+    // line, when the round has one)
     let tool_text = |needle: &str| {
         last.iter()
             .filter(|m| m.role == lrab_harness::Role::Tool)
-            .any(|m| m.content.contains(needle) && m.content.contains("[state:"))
+            .any(
+                |m| match (m.content.find(needle), m.content.find("[state:")) {
+                    (Some(n), Some(s)) => s < n,
+                    (Some(n), None) => n > 0,
+                    _ => false,
+                },
+            )
     };
     for needle in [
         "take a different approach",
@@ -304,4 +311,167 @@ fn nothing_is_pruned_before_the_rewrite_threshold() {
     // the rewrite made room: the next requests extend it again for a while
     assert!(calls[first + 1]["rewrite"].is_null());
     assert_extends(&a.model.seen, first + 1);
+}
+
+/// The reply as the model generated it (and the server cached it): role, text, and the calls
+/// by name and arguments (the harness numbers the calls it stores).
+fn generated(r: &Reply) -> (lrab_harness::Role, String, Vec<(String, Value)>) {
+    (
+        lrab_harness::Role::Assistant,
+        r.content.clone(),
+        r.tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.arguments.clone()))
+            .collect(),
+    )
+}
+
+fn as_sent(m: &lrab_harness::Message) -> (lrab_harness::Role, String, Vec<(String, Value)>) {
+    (
+        m.role,
+        m.content.clone(),
+        m.tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.arguments.clone()))
+            .collect(),
+    )
+}
+
+/// Calls the model wrote as text (after prose, in a `<tool_call>` block, as bare JSON) between
+/// native ones: every request starts with the previous request followed by the model's reply
+/// exactly as generated — a rescued call is sent back as the text it was, not re-encoded as a
+/// structured call the server never produced — and the call's result comes right after it as a
+/// tool message, so the model sees its own call answered.
+#[test]
+fn every_request_extends_the_previous_one_and_its_reply_across_text_calls() {
+    let d = tempfile::tempdir().unwrap();
+    setup(d.path());
+    let replies = vec![
+        Reply::call(
+            "todo",
+            json!({"action": "create", "items": ["fix calc.py", "write notes.md"]}),
+        ),
+        Reply::text(
+            "Step 2: read the code.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"calc.py\"}}\n</tool_call>",
+        ),
+        Reply::call(
+            "edit_file",
+            json!({"path": "calc.py", "old": "a - b", "new": "a + b"}),
+        ),
+        Reply::text("{\"name\": \"run_shell\", \"arguments\": {\"command\": \"python3 test_calc.py\"}}"),
+        Reply::text(
+            "Now the notes.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"notes.md\", \"content\": \"# Notes\\nadd used a - b\\n\"}}\n```\n",
+        ),
+        Reply::call("todo", json!({"action": "done_all"})),
+        Reply::call("finish", json!({"summary": "fixed calc.py, wrote notes.md"})),
+        // after the gate's one re-read of the task
+        Reply::call("finish", json!({"summary": "fixed calc.py, wrote notes.md"})),
+    ];
+    let n = replies.len();
+    let mut a = agent_in(d.path(), TASK, replies.clone());
+    let mut end = None;
+    for _ in 0..n {
+        end = a.step();
+        if end.is_some() {
+            break;
+        }
+    }
+    assert_eq!(
+        end,
+        Some(lrab_harness::RunStatus::Finished),
+        "{:#?}",
+        a.state
+            .messages
+            .iter()
+            .map(|m| (m.role, m.content.clone()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        fs::read_to_string(d.path().join("notes.md")).unwrap(),
+        "# Notes\nadd used a - b\n"
+    );
+    assert_eq!(mech_count(d.path(), "format_rescue", "rescued"), 3);
+    let seen = &a.model.seen;
+    assert_eq!(seen.len(), n);
+    for i in 1..n {
+        assert_extends(seen, i);
+        let prev = seen[i - 1].messages.len();
+        let next = &seen[i].messages;
+        assert_eq!(
+            as_sent(&next[prev]),
+            generated(&replies[i - 1]),
+            "request {i} does not repeat reply {} as generated",
+            i - 1
+        );
+        // the reply's call is answered by the next message, a tool result
+        assert_eq!(next[prev + 1].role, lrab_harness::Role::Tool, "request {i}");
+    }
+    // the rescued calls ran: the text of the read, the test run, the write
+    let results: Vec<&str> = seen[n - 1]
+        .messages
+        .iter()
+        .filter(|m| m.role == lrab_harness::Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(results[1].contains("return a - b"), "{}", results[1]);
+    assert!(results[3].contains("ok"), "{}", results[3]);
+}
+
+/// The same on the wire: the fake Ollama gets the text call back as `content` with no
+/// `tool_calls`, and the call's result as a `tool` message naming the tool.
+#[test]
+fn a_call_written_as_text_goes_back_to_ollama_as_written() {
+    let text = "I will write it now.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"out.md\", \"content\": \"hello\"}}\n</tool_call>";
+    let mut replies: Vec<Vec<String>> = vec![
+        ollama_stream(text, &[], 900),
+        ollama_stream("", &[("read_file", json!({"path": "out.md"}))], 950),
+        ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
+        ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
+    ];
+    let server = serve(Box::new(move |path, _| match path {
+        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
+        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
+        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
+    }));
+    let d = tempfile::tempdir().unwrap();
+    let b = lrab_harness::backend::OllamaBackend::connect(
+        lrab_harness::backend::OllamaConfig::new(&server.url, "m"),
+    )
+    .unwrap();
+    let mut a =
+        lrab_harness::Agent::new(config(d.path(), "Write out.md containing hello."), b).unwrap();
+    let out = a.run();
+    assert_eq!(out.status, lrab_harness::RunStatus::Finished);
+    assert_eq!(
+        fs::read_to_string(d.path().join("out.md")).unwrap(),
+        "hello"
+    );
+    let bodies: Vec<Value> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| p == "/api/chat")
+        .map(|(_, b)| serde_json::from_str(b).unwrap())
+        .collect();
+    assert!(bodies.len() >= 3);
+    let first = bodies[0]["messages"].as_array().unwrap().len();
+    let m = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(m[first], json!({"role": "assistant", "content": text}));
+    assert_eq!(m[first + 1]["role"], "tool");
+    assert_eq!(m[first + 1]["tool_name"], "write_file");
+    assert!(
+        m[first + 1].get("tool_call_id").is_none(),
+        "{}",
+        m[first + 1]
+    );
+    for w in bodies.windows(2) {
+        let (m0, m1) = (
+            w[0]["messages"].as_array().unwrap(),
+            w[1]["messages"].as_array().unwrap(),
+        );
+        for (x, y) in m0.iter().zip(m1) {
+            assert_eq!(x.to_string(), y.to_string());
+        }
+    }
 }

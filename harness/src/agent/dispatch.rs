@@ -416,6 +416,25 @@ impl<M: Model> Agent<M> {
         }
     }
 
+    /// Whether the task statement (the task message, or a restatement of it in a later
+    /// message) lies less than a quarter of the window back: recent enough that a rejection
+    /// need not copy it again.
+    fn task_in_view(&self) -> bool {
+        let head: String = self.state.task.chars().take(200).collect();
+        if head.trim().is_empty() {
+            return true;
+        }
+        let near = (self.state.context.num_ctx / 4) as usize;
+        let mut since = 0usize;
+        for m in self.state.messages.iter().rev() {
+            if m.content.contains(head.as_str()) {
+                return since < near;
+            }
+            since += crate::estimate::estimate_message(m);
+        }
+        false
+    }
+
     /// Run the finish gate: (accepted, rejection message).
     pub(super) fn finish_gate(&mut self) -> (bool, String) {
         // the gate's test commands may write files without a tool call counting the change
@@ -425,6 +444,7 @@ impl<M: Model> Agent<M> {
             productive: self.state.productive,
             open_plan_items: self.state.plan.open_items(),
             verify_feedback: self.cfg.ablations.on(Mechanism::VerifyFeedback),
+            task_in_view: self.task_in_view(),
         };
         let mut runs: Vec<TestOutcome> = Vec::new();
         let decision = {

@@ -132,7 +132,11 @@ impl<M: Model> Agent<M> {
                 None
             },
         };
+        if !state_line::worth_showing(self.state_shown.as_ref(), &facts) {
+            return;
+        }
         let line = state_line::render(&facts);
+        self.state_shown = Some(facts);
         if let Some(last) = self
             .state
             .messages

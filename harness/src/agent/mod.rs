@@ -175,6 +175,8 @@ pub struct Agent<M: Model> {
     missing: std::cell::RefCell<Option<(u64, Vec<String>)>>,
     /// What the last checkpoint wrote (the next one appends what changed).
     journal: state_journal::Journal,
+    /// What the last state line shown said (a line that would say the same is left out).
+    state_shown: Option<crate::mechanisms::state_line::Facts>,
 }
 
 /// What separates a nudge from the tool result it is appended to.
@@ -183,6 +185,20 @@ pub const NUDGE_SEP: &str = "\n\n";
 /// `s` on one line, clipped to `n` characters (for the transcript and the event log).
 fn short(s: &str, n: usize) -> String {
     lrab_util::clip_chars(&s.replace('\n', " "), n)
+}
+
+/// Appends a nudge to the text of the message it joins; when both end with the same
+/// "Next action: …", it is said once, at the end.
+fn join_nudge(content: &mut String, text: &str) {
+    const NEXT: &str = "Next action: ";
+    if let Some(i) = text.rfind(NEXT) {
+        let action = text[i..].trim_end();
+        if let Some(stem) = content.trim_end().strip_suffix(action) {
+            content.truncate(stem.trim_end().len());
+        }
+    }
+    content.push_str(NUDGE_SEP);
+    content.push_str(text);
 }
 
 impl<M: Model> Agent<M> {
@@ -208,8 +224,7 @@ impl<M: Model> Agent<M> {
         match self.state.messages.last_mut() {
             // a second nudge for the same turn joins the first
             Some(last) if n > self.sent && (last.role == Role::Tool || last.injected) => {
-                last.content.push_str(NUDGE_SEP);
-                last.content.push_str(&text);
+                join_nudge(&mut last.content, &text);
             }
             _ => self.state.messages.push(Message::nudge(text)),
         }
@@ -275,5 +290,30 @@ impl<M: Model> Agent<M> {
     /// Verification level so far.
     pub fn level(&self) -> Level {
         self.state.verify.level()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_nudge;
+
+    #[test]
+    fn a_joined_nudge_says_the_same_next_action_once() {
+        let mut c = String::from("Reply with a tool call. Next action: todo(action=\"create\")");
+        join_nudge(&mut c, "No progress. Next action: todo(action=\"create\")");
+        assert_eq!(
+            c,
+            "Reply with a tool call.\n\nNo progress. Next action: todo(action=\"create\")"
+        );
+        // different actions, or none, are both kept
+        let mut c = String::from("A. Next action: read_file(path=\"a\")");
+        join_nudge(&mut c, "B. Next action: run_shell(command=\"x\")");
+        assert_eq!(
+            c,
+            "A. Next action: read_file(path=\"a\")\n\nB. Next action: run_shell(command=\"x\")"
+        );
+        let mut c = String::from("result");
+        join_nudge(&mut c, "Time check.");
+        assert_eq!(c, "result\n\nTime check.");
     }
 }

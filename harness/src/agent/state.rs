@@ -309,6 +309,7 @@ impl<M: crate::backend::Model> Agent<M> {
             sent: 0,
             missing: Default::default(),
             journal: Default::default(),
+            state_shown: None,
         };
         if resumed && agent.state.done.is_none() {
             agent.resolve_inflight();
@@ -410,6 +411,10 @@ impl<M: crate::backend::Model> Agent<M> {
             && !self.state.productive
         {
             return "todo(action=\"create\", items=[\"…each required step…\"])".into();
+        }
+        // the latest command failed: its error comes before the plan and the missing files
+        if let Some(a) = crate::mechanisms::failed_run::next_action(&self.state.messages) {
+            return a;
         }
         if let Some((n, text)) = self.state.plan.next_open() {
             if let Some(a) = self.missing_artifacts().first() {

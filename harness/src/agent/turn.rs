@@ -280,6 +280,9 @@ impl<M: Model> Agent<M> {
             let messages: &[Message] = if self.state.text_protocol {
                 rendered = text_protocol::render(&self.state.messages);
                 &rendered
+            } else if let Some(r) = text_protocol::render_text_calls(&self.state.messages) {
+                rendered = r;
+                &rendered
             } else {
                 &self.state.messages
             };
@@ -442,9 +445,9 @@ impl<M: Model> Agent<M> {
         let reasoned = !thinking.trim().is_empty() || visible.len() != raw.len();
         let content = match &issue {
             Some(i) => bad_input::history_text(&raw, i),
-            None if rescued_text => String::new(),
-            // kept as the model wrote it: the server's cache holds the reply's own tokens, and
-            // a trimmed copy would no longer match them on the next request
+            // kept as the model wrote it (calls written as text included): the server's cache
+            // holds the reply's own tokens, and a trimmed or re-encoded copy would no longer
+            // match them on the next request
             None if visible.len() == raw.len() => raw.clone(),
             None => visible.trim().to_string(),
         };
@@ -474,7 +477,7 @@ impl<M: Model> Agent<M> {
             return self.on_text_reply(content);
         }
         self.state.lost.on_ok();
-        self.on_tool_calls(content, calls, &offered)
+        self.on_tool_calls(content, calls, &offered, rescued_text)
     }
 
     /// Empty replies (think-only included).
@@ -559,12 +562,14 @@ impl<M: Model> Agent<M> {
     }
 
     /// A reply with tool calls: each is dispatched, answered and logged in order; the round
-    /// ends with the state line.
+    /// ends with the state line. `as_text`: the calls were read from the reply's text, which
+    /// `content` holds as written.
     fn on_tool_calls(
         &mut self,
         content: String,
         mut calls: Vec<(ToolCall, Option<String>)>,
         offered: &[&str],
+        as_text: bool,
     ) -> Option<RunStatus> {
         let turn = self.state.turn;
         for (i, (c, _)) in calls.iter_mut().enumerate() {
@@ -573,7 +578,11 @@ impl<M: Model> Agent<M> {
             }
         }
         let plain: Vec<ToolCall> = calls.iter().map(|(c, _)| c.clone()).collect();
-        self.state.messages.push(Message::assistant(content, plain));
+        self.state.messages.push(if as_text {
+            Message::text_calls(content, plain)
+        } else {
+            Message::assistant(content, plain)
+        });
         let mut progress = false;
         let mut after: Vec<String> = Vec::new();
         for (i, (call, refused)) in calls.iter().enumerate() {

@@ -192,10 +192,25 @@ fn probe_context(
     p
 }
 
+/// The messages in the Chat Completions form. A tool result without a call id (the answer to
+/// a call the model wrote as text, which is sent as that text) becomes a user message naming
+/// its tool, as the text protocol sends results: this API accepts a `tool` message only as the
+/// answer to a structured call of the previous assistant message.
 pub fn wire_messages(messages: &[Message]) -> Vec<oa::Message> {
     messages
         .iter()
         .map(|m| {
+            if m.role == Role::Tool && m.tool_call_id.is_none() {
+                return oa::Message {
+                    role: "user".to_string(),
+                    content: Some(serde_json::Value::String(format!(
+                        "Result of {}:\n{}",
+                        m.tool_name.as_deref().unwrap_or("the tool"),
+                        m.content
+                    ))),
+                    ..Default::default()
+                };
+            }
             let mut w = oa::Message {
                 role: m.role.as_str().to_string(),
                 content: Some(serde_json::Value::String(m.content.clone())),
@@ -457,5 +472,29 @@ mod tests {
             w["messages"][1]["tool_calls"][0]["function"]["arguments"],
             "{\"path\":\".\"}"
         );
+    }
+
+    #[test]
+    fn a_result_of_a_call_written_as_text_is_a_user_message() {
+        use crate::mechanisms::text_protocol::render_text_calls;
+        let c = ToolCall {
+            id: "call_0_0".into(),
+            ..ToolCall::new("list_dir", json!({}))
+        };
+        let text = "<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}</tool_call>";
+        let msgs = vec![
+            Message::user("t"),
+            Message::text_calls(text, vec![c.clone()]),
+            Message::tool_result(&c, "a.md"),
+        ];
+        let w = serde_json::to_value(wire_messages(&render_text_calls(&msgs).unwrap())).unwrap();
+        assert_eq!(w[1]["content"], text);
+        assert!(w[1].get("tool_calls").is_none(), "{}", w[1]);
+        assert_eq!(w[2]["role"], "user");
+        assert_eq!(w[2]["content"], "Result of list_dir:\na.md");
+        // a structured call's result stays a tool message answering its id
+        let w = serde_json::to_value(wire_messages(&msgs)).unwrap();
+        assert_eq!(w[2]["role"], "tool");
+        assert_eq!(w[2]["tool_call_id"], "call_0_0");
     }
 }

@@ -38,6 +38,8 @@ pub struct GateInput<'a> {
     pub open_plan_items: Vec<String>,
     /// Precise failure feedback (`verify_feedback` mechanism).
     pub verify_feedback: bool,
+    /// The task (or a restatement) is recent: the files rejection need not copy it again.
+    pub task_in_view: bool,
 }
 
 /// Result of one test command.
@@ -304,11 +306,11 @@ impl FinishGate {
                     "Next action: write_file(path={}, content=...) with its full content.",
                     quote(first)
                 ));
-                // restate the task: in a long conversation its requirements are far back
-                msg.push_str(&format!(
-                    "\nThe task, restated:\n---\n{}\n---",
-                    task_excerpt(input.task)
-                ));
+                // restate the task when it lies far back (in view, a copy is only paid for)
+                if !input.task_in_view {
+                    let t = task_excerpt(input.task);
+                    msg.push_str(&format!("\nThe task, restated:\n---\n{t}\n---"));
+                }
                 return GateDecision::Reject {
                     check: "artifacts",
                     message: msg,
@@ -387,7 +389,7 @@ impl FinishGate {
                 ),
             };
         }
-        // 5. one re-read of the task
+        // 5. one re-read of the task, always copied: every requirement next to the claim
         if !self.reread {
             self.reread = true;
             return GateDecision::Reject {
@@ -552,6 +554,7 @@ mod tests {
             productive,
             open_plan_items: open,
             verify_feedback: true,
+            task_in_view: true,
         };
         // 1. fake finish, capped at 2
         for _ in 0..CAP_FAKE {
@@ -602,7 +605,7 @@ mod tests {
             }
             d => panic!("{d:?}"),
         }
-        // 5. re-read once, then accept
+        // 5. re-read once (the task copied, also while it is in view), then accept
         match g.evaluate(&input(true, vec![]), &mut e, &mut runs) {
             GateDecision::Reject { check, message } => {
                 assert_eq!(check, "reread");
@@ -636,6 +639,7 @@ mod tests {
                     productive: false,
                     open_plan_items: vec!["x".into()],
                     verify_feedback: false,
+                    task_in_view: true,
                 },
                 &mut e,
                 &mut runs,
@@ -666,6 +670,7 @@ mod tests {
             productive: true,
             open_plan_items: vec![],
             verify_feedback: true,
+            task_in_view: true,
         };
         let d = FinishGate::default().evaluate(&input, &mut e, &mut vec![]);
         // past the file check (the re-read of the task is the last step)

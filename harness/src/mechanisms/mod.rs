@@ -8,6 +8,7 @@ pub mod clock;
 pub mod context;
 pub mod crawl_guard;
 pub mod edit_safety;
+pub mod failed_run;
 pub mod false_completion;
 pub mod finish_gate;
 pub mod format_rescue;

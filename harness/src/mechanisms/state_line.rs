@@ -25,6 +25,25 @@ pub struct Facts {
     pub minutes_left: Option<f64>,
 }
 
+/// Rounds after which an unchanged line is shown again, as a reminder.
+pub const REMIND_EVERY: u32 = 5;
+
+/// Whether the line for `now` is worth showing after the one shown last (`shown`): when
+/// something other than the turn counter and the minutes left changed, and otherwise every
+/// [`REMIND_EVERY`] rounds. A line that says what the previous one said is paid for in every
+/// later request and tells the model nothing new.
+pub fn worth_showing(shown: Option<&Facts>, now: &Facts) -> bool {
+    let Some(prev) = shown else {
+        return true;
+    };
+    let same = Facts {
+        turn: prev.turn,
+        minutes_left: prev.minutes_left,
+        ..now.clone()
+    } == *prev;
+    !same || now.turn >= prev.turn + REMIND_EVERY
+}
+
 /// Missing deliverables named in one line at most.
 pub const SHOWN: usize = 3;
 
@@ -94,5 +113,32 @@ mod tests {
             "[state: turn 1/10 · plan 3/3 done · deliverables 1/1 written]"
         );
         assert!(render(&Facts::default()).contains("no plan yet"));
+    }
+
+    #[test]
+    fn an_unchanged_line_is_shown_again_only_as_a_reminder() {
+        let f = |turn, done, missing: &[&str], left| Facts {
+            turn,
+            max_turns: 200,
+            plan: (done, 3),
+            named: 2,
+            missing: missing.iter().map(|s| s.to_string()).collect(),
+            last_test: None,
+            minutes_left: Some(left),
+        };
+        let first = f(3, 1, &["b.md"], 80.0);
+        assert!(worth_showing(None, &first));
+        // the turn and the clock moved, nothing else
+        assert!(!worth_showing(Some(&first), &f(4, 1, &["b.md"], 79.0)));
+        assert!(!worth_showing(Some(&first), &f(7, 1, &["b.md"], 70.0)));
+        assert!(worth_showing(Some(&first), &f(8, 1, &["b.md"], 69.0)));
+        // a plan item done, a deliverable written, a test verdict
+        assert!(worth_showing(Some(&first), &f(4, 2, &["b.md"], 79.0)));
+        assert!(worth_showing(Some(&first), &f(4, 1, &[], 79.0)));
+        let tested = Facts {
+            last_test: Some(Verdict::Passed),
+            ..f(4, 1, &["b.md"], 79.0)
+        };
+        assert!(worth_showing(Some(&first), &tested));
     }
 }

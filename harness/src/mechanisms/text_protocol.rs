@@ -69,12 +69,14 @@ pub fn call_text(c: &ToolCall) -> String {
 }
 
 /// The conversation as sent under the text protocol: an assistant turn's calls appended to its
-/// text, each tool result a user message naming its tool. Deterministic, so consecutive
-/// requests keep their common prefix.
+/// text (a turn whose calls were read from its text is sent as written), each tool result a
+/// user message naming its tool. Deterministic, so consecutive requests keep their common
+/// prefix.
 pub fn render(messages: &[Message]) -> Vec<Message> {
     messages
         .iter()
         .map(|m| match m.role {
+            Role::Assistant if m.text_calls => Message::assistant(m.content.clone(), vec![]),
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut text = m.content.clone();
                 for c in &m.tool_calls {
@@ -93,6 +95,42 @@ pub fn render(messages: &[Message]) -> Vec<Message> {
             _ => m.clone(),
         })
         .collect()
+}
+
+/// The conversation as sent with native tools when some calls were written as text (`None`
+/// when none were): such a turn goes out as the model's own text, without the calls read from
+/// it, so the request repeats byte for byte the reply the server generated and cached (a
+/// re-encoded structured call would differ from it and be evaluated again, with everything
+/// after it). Its results stay tool messages — the form every chat template renders as the
+/// answer to a call written in the reply, as the model's own template writes calls — without
+/// a call id, since the sent turn has no structured call to point to.
+pub fn render_text_calls(messages: &[Message]) -> Option<Vec<Message>> {
+    if !messages.iter().any(|m| m.text_calls) {
+        return None;
+    }
+    let mut in_text_round = false;
+    let out = messages
+        .iter()
+        .map(|m| match m.role {
+            Role::Assistant => {
+                in_text_round = m.text_calls;
+                if m.text_calls {
+                    Message::assistant(m.content.clone(), vec![])
+                } else {
+                    m.clone()
+                }
+            }
+            Role::Tool if in_text_round => Message {
+                tool_call_id: None,
+                ..m.clone()
+            },
+            _ => {
+                in_text_round = false;
+                m.clone()
+            }
+        })
+        .collect();
+    Some(out)
 }
 
 /// The static prefill under the text protocol: the task system prompt with the base tools
@@ -159,5 +197,38 @@ mod tests {
         assert_eq!(r[3].role, Role::User);
         assert_eq!(r[3].content, "Result of write_file:\nwrote a.md");
         assert_eq!(render(&msgs), r);
+    }
+
+    #[test]
+    fn a_turn_whose_calls_were_written_as_text_is_sent_as_written() {
+        let c = ToolCall {
+            id: "call_1_0".into(),
+            ..ToolCall::new("write_file", json!({"path": "a.md", "content": "x"}))
+        };
+        let text = "Writing it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.md\", \"content\": \"x\"}}\n```";
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("t"),
+            Message::text_calls(text, vec![c.clone()]),
+            Message::tool_result(&c, "wrote a.md"),
+            Message::nudge("go on"),
+            Message::assistant("", vec![c.clone()]),
+            Message::tool_result(&c, "unchanged"),
+        ];
+        // native tools: the text alone, its result a tool message without a call id; later
+        // structured calls and their results unchanged
+        let r = render_text_calls(&msgs).unwrap();
+        assert_eq!(r[2], Message::assistant(text, vec![]));
+        assert_eq!(r[3].role, Role::Tool);
+        assert_eq!(r[3].tool_call_id, None);
+        assert_eq!(r[3].content, "wrote a.md");
+        assert_eq!(r[4], msgs[4]);
+        assert_eq!(&r[5..], &msgs[5..]);
+        assert!(render_text_calls(&[msgs[5].clone(), msgs[6].clone()]).is_none());
+        // the text protocol: the text as written, not followed by a re-encoded call
+        let t = render(&msgs);
+        assert_eq!(t[2].content, text);
+        assert_eq!(t[3].content, "Result of write_file:\nwrote a.md");
+        assert!(t[5].content.starts_with("<tool_call>"));
     }
 }

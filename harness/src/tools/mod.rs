@@ -12,7 +12,10 @@ pub mod web;
 use crate::mechanisms::crawl_guard::CrawlGuard;
 use crate::mechanisms::edit_safety::Backups;
 use crate::mechanisms::security::{Confinement, Refusal, STATE_DIR};
-use crate::shaping::{clamp_tail_first, denoise, detect_verdict, is_test_command, Verdict};
+use crate::shaping::{
+    clamp_tail_first, collapse_repeated_blocks, denoise, detect_verdict, is_test_command,
+    relative_paths, shorten_passing_log, Verdict,
+};
 use crate::state_dir::{StateDir, OUT_PREFIX};
 use lrab_safety::Beneath;
 use serde_json::Value;
@@ -283,7 +286,10 @@ impl Toolbox {
             Ok(x) => x,
             Err(e) => return ToolOutcome::err(format!("could not start the command: {e}")),
         };
-        let clean = denoise(&o.output);
+        // what carries no information is left out of the result (the output file keeps all):
+        // the workdir's absolute prefix, consecutive copies of one block
+        let clean =
+            collapse_repeated_blocks(&relative_paths(&denoise(&o.output), self.conf.root()));
         let verdict = detect_verdict(&clean, o.exit).or_else(|| {
             is_test_command(command).then(|| {
                 if o.exit == Some(0) {
@@ -314,7 +320,8 @@ impl Toolbox {
         } else {
             // saved outside the workdir: the model reads it with read_file, not the shell
             let full = format!("{rel} (read_file)");
-            text.push_str(&clamp_tail_first(&clean, self.output_budget, &full));
+            let shown = shorten_passing_log(&clean, verdict, &full);
+            text.push_str(&clamp_tail_first(&shown, self.output_budget, &full));
         }
         if o.exit == Some(127) {
             text.push_str(
@@ -543,6 +550,49 @@ mod tests {
         assert!(r.ok && r.text.contains("line1\n"));
         let o = t.execute("run_shell", &json!({"command": "sleep 5", "timeout": 1}));
         assert!(!o.ok && o.text.contains("timed out"));
+    }
+
+    /// A loop that fails the same way for every item: the result shows one traceback with
+    /// workdir-relative paths and the count of copies; the output file keeps every copy.
+    #[test]
+    fn shell_output_drops_the_workdir_prefix_and_repeated_blocks() {
+        let (d, mut t) = tb();
+        t.execute(
+            "write_file",
+            &json!({"path": "agg.py", "content": "import sys\nOUT = ROOT / 'out'\n"}),
+        );
+        let o = t.execute(
+            "run_shell",
+            &json!({"command": "for b in B1 B2 B3 B4 B5 B6; do python3 agg.py $b; done; exit 1"}),
+        );
+        let root = d.path().canonicalize().unwrap();
+        assert!(!o.text.contains(&*root.to_string_lossy()), "{}", o.text);
+        assert_eq!(o.text.matches("NameError").count(), 1, "{}", o.text);
+        assert!(o.text.contains("File \"agg.py\", line 2"), "{}", o.text);
+        assert!(o.text.contains("repeated 5 more times]"), "{}", o.text);
+        let saved = fs::read_dir(t.state.path.join("out"))
+            .unwrap()
+            .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+            .find(|s| s.contains("NameError"))
+            .unwrap();
+        assert_eq!(saved.matches("NameError").count(), 6);
+        // a long passing test log keeps its head and tail
+        let o = t.execute(
+            "run_shell",
+            &json!({"command": "for i in $(seq 1 80); do echo \"test_$i PASSED\"; done; echo '80 passed in 0.2s'"}),
+        );
+        assert_eq!(o.verdict, Some(Verdict::Passed));
+        assert!(
+            o.text.contains("lines of the passing run elided"),
+            "{}",
+            o.text
+        );
+        assert!(
+            o.text.ends_with("test_80 PASSED\n80 passed in 0.2s"),
+            "{}",
+            o.text
+        );
+        assert!(!o.text.contains("test_40 PASSED"));
     }
 
     #[test]
