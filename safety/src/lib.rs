@@ -75,6 +75,7 @@ pub use probes::{
     DirectExecutor, Issued, Kind as ProbeKind, Outcome as ProbeOutcome, Probe, ProbeEnv,
     ProbeExecutor, ProbeLoadError, ProbeResult, Report as ProbeReport, Step as ProbeStep,
 };
+pub use reaper::loopback_up;
 pub use rings::{narrow_tools, overwrite_guard, sub_agent_call};
 pub use sandbox::{
     sandboxed_command, Gap as KernelGap, KernelSupport, Policy as SandboxPolicy, Sandbox,

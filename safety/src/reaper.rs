@@ -368,8 +368,8 @@ unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int, ended: libc::c_int)
 /// nothing else is reachable.
 ///
 /// # Safety
-/// Only system calls.
-pub(crate) unsafe fn loopback_up() -> std::io::Result<()> {
+/// Only system calls (no allocation), so it may run between fork and exec.
+pub unsafe fn loopback_up() -> std::io::Result<()> {
     // a stream socket: the interface ioctls take any internet socket, and a harness running
     // as a confined arm may not make datagram ones (`Filter::arm`)
     let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);

@@ -394,3 +394,33 @@ fn typical_task_commands_are_allowed() {
         assert!(v.is_allow(), "{cmd:?} was refused: {}", v.message());
     }
 }
+
+/// A payload that only names a credential location (strict mode, no path prefix) is refused;
+/// the locations are the shared home-credential list, not a second copy of it.
+#[test]
+fn a_payload_naming_a_credential_location_is_refused() {
+    use lrab_safety::{classify_payload, Lang};
+    let (_root, c) = ctx();
+    for name in [
+        ".kube",
+        ".pgpass",
+        ".config/gcloud",
+        ".password-store",
+        "id_ed25519",
+    ] {
+        let code = format!("import os\np = os.path.join(os.environ['HOME'], '{name}')\nprint(p)\n");
+        let v = classify_payload(Lang::Python, &code, &c);
+        assert!(
+            matches!(
+                v,
+                Verdict::Deny {
+                    ring: Ring::Boundary,
+                    ..
+                }
+            ),
+            "{name}: {v:?}"
+        );
+    }
+    let v = classify_payload(Lang::Python, "print('config.json')\n", &c);
+    assert!(matches!(v, Verdict::Allow), "{v:?}");
+}

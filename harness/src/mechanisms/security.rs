@@ -185,34 +185,60 @@ fn lexical(p: &Path) -> PathBuf {
     out
 }
 
-/// Why a workdir-relative path is sensitive, if it is.
+/// Why a workdir-relative path is sensitive, if it is: it lies in one of the home folder's
+/// credential locations (`lrab_util::HOME_CREDENTIALS`, wherever it sits in the path), or its
+/// name is that of an environment file, a key or a secret.
 pub fn sensitive(rel: &Path) -> Option<&'static str> {
-    for c in rel.components() {
-        let s = c.as_os_str().to_string_lossy().to_lowercase();
-        let hit = match s.as_str() {
-            ".ssh" | ".aws" | ".gnupg" | ".netrc" | ".git-credentials" | ".pgpass" | ".npmrc"
-            | ".pypirc" => true,
-            ".env" => true,
-            _ => {
-                s.starts_with(".env.")
-                    || s.ends_with(".pem")
-                    || s.ends_with(".key")
-                    || s.starts_with("id_rsa")
-                    || s.starts_with("id_ed25519")
-                    || s.contains("credential")
-                    || s.contains("secret")
-            }
-        };
-        if hit {
-            return Some("credentials or keys");
-        }
-    }
-    None
+    let comps: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
+        .collect();
+    let in_location = lrab_util::HOME_CREDENTIALS.iter().any(|loc| {
+        let loc: Vec<&str> = loc.split('/').collect();
+        comps
+            .windows(loc.len())
+            .any(|w| w.iter().zip(&loc).all(|(a, b)| a == b))
+    });
+    let by_name = comps.iter().any(|s| {
+        s == ".env"
+            || s.starts_with(".env.")
+            || s.ends_with(".pem")
+            || s.ends_with(".key")
+            || s.starts_with("id_rsa")
+            || s.starts_with("id_ed25519")
+            || s.contains("credential")
+            || s.contains("secret")
+    });
+    (in_location || by_name).then_some("credentials or keys")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sensitive_paths_are_the_shared_credential_locations_and_key_names() {
+        for p in [
+            ".ssh/id_rsa",
+            "backup/.aws/config",
+            ".config/gcloud/credentials.db",
+            ".docker/config.json",
+            ".password-store/x.gpg",
+            ".env.local",
+            "certs/server.pem",
+            "my_secret.txt",
+        ] {
+            assert!(sensitive(Path::new(p)).is_some(), "{p}");
+        }
+        for p in [
+            "src/app.py",
+            ".config/app.toml",
+            ".docker/contexts/meta.json",
+            "docs/environment.md",
+        ] {
+            assert_eq!(sensitive(Path::new(p)), None, "{p}");
+        }
+    }
 
     #[test]
     fn confinement_resolves_inside_and_refuses_outside() {

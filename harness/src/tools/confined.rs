@@ -219,26 +219,9 @@ fn private_loopback_only() -> std::io::Result<()> {
         {
             return Err(std::io::Error::last_os_error());
         }
-        // a stream socket serves the interface ioctls as well, and is what the runner's
-        // confinement of the harness as an arm allows (no datagram sockets)
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut req: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo".iter().enumerate() {
-            req.ifr_name[i] = *b as libc::c_char;
-        }
-        let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
-        if r == 0 {
-            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-            r = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
-        }
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        if r != 0 {
-            return Err(err);
-        }
+        // the runner's confinement of the harness as an arm allows no datagram sockets;
+        // lrab-safety's loopback_up uses a stream one
+        lrab_safety::loopback_up()?;
     }
     Ok(())
 }

@@ -371,18 +371,9 @@ pub(crate) fn inspect(
     if strict {
         for s in &lits {
             let name = s.trim_matches('/');
-            if matches!(
-                name,
-                "id_rsa"
-                    | "id_ed25519"
-                    | "id_ecdsa"
-                    | ".ssh"
-                    | ".aws"
-                    | ".gnupg"
-                    | ".netrc"
-                    | ".git-credentials"
-                    | ".kube"
-            ) {
+            if matches!(name, "id_rsa" | "id_ed25519" | "id_ecdsa")
+                || lrab_util::HOME_CREDENTIALS.contains(&name)
+            {
                 a.add(
                     Ring::Boundary,
                     format!("payload names '{s}', a credential location"),
