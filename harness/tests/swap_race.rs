@@ -20,7 +20,8 @@ const OUTSIDE_SECRET: &str = "OUTSIDE-CANARY-5150 do not leak\n";
 const HOME_SECRET: &str = "HOME-CANARY-8086 export TOKEN=x\n";
 
 /// Flip `work/notes.txt` between a regular file and symlinks to the canaries (each swap an
-/// atomic rename, so the name always exists) until `stop`.
+/// atomic rename, so the name always exists) until `stop`; every eighth time the regular file
+/// stays for 2 ms.
 fn swapper(work: &Path, targets: Vec<std::path::PathBuf>, stop: Arc<AtomicBool>) -> usize {
     let name = work.join("notes.txt");
     let mut swaps = 0;
@@ -28,6 +29,12 @@ fn swapper(work: &Path, targets: Vec<std::path::PathBuf>, stop: Arc<AtomicBool>)
         let reg = work.join("notes.reg");
         let _ = fs::write(&reg, "inside line one\ninside line two\n");
         let _ = fs::rename(&reg, &name);
+        // now and then the regular file stays a while, so that some calls land on it: the
+        // tools must work between the swaps, not only refuse (without the pause, the two
+        // threads can fall into step and every check meets a symlink)
+        if swaps % 8 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         let lnk = work.join("notes.lnk");
         let _ = fs::remove_file(&lnk);
         let _ = std::os::unix::fs::symlink(&targets[swaps % targets.len()], &lnk);
