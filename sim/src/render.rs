@@ -16,24 +16,10 @@ pub fn sim_unix(n: usize) -> i64 {
 
 /// RFC 3339 with nanoseconds, UTC.
 pub fn rfc3339(unix: i64, nanos: u32) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // civil-from-days (proleptic Gregorian)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
+    let t = lrab_util::UtcTime::from_unix(unix);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
