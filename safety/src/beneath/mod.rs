@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use std::ffi::{CStr, CString, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -645,7 +645,7 @@ impl Beneath {
             return sys::unlinkat(parent.as_raw_fd(), &name, 0).map_err(io);
         }
         if recursive {
-            remove_tree(parent.as_raw_fd(), &name, 0).map_err(io)
+            sys::remove_tree(parent.as_raw_fd(), &name, 0).map_err(io)
         } else {
             sys::unlinkat(parent.as_raw_fd(), &name, libc::AT_REMOVEDIR).map_err(io)
         }
@@ -671,27 +671,6 @@ impl Beneath {
             }
         })
     }
-}
-
-fn remove_tree(parent: RawFd, name: &CStr, depth: usize) -> std::io::Result<()> {
-    if depth > 256 {
-        return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
-    }
-    let dir = sys::openat(
-        parent,
-        name,
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-        0,
-    )?;
-    for n in sys::read_names(dir.as_raw_fd())? {
-        let st = sys::lstatat(dir.as_raw_fd(), &n)?;
-        if sys::is_dir(&st) {
-            remove_tree(dir.as_raw_fd(), &n, depth + 1)?;
-        } else {
-            sys::unlinkat(dir.as_raw_fd(), &n, 0)?;
-        }
-    }
-    sys::unlinkat(parent, name, libc::AT_REMOVEDIR)
 }
 
 /// `p` (absolute) relative to `root`, compared component by component after lexical

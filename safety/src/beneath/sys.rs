@@ -221,3 +221,26 @@ pub fn renameat(
     }
     Err(e)
 }
+
+/// Remove the directory `name` beneath `parent` and everything below it, never following a
+/// symlink (a symlink inside is removed, not its target); bounded at 256 levels.
+pub fn remove_tree(parent: RawFd, name: &CStr, depth: usize) -> std::io::Result<()> {
+    if depth > 256 {
+        return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+    }
+    let dir = openat(
+        parent,
+        name,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    )?;
+    for n in read_names(dir.as_raw_fd())? {
+        let st = lstatat(dir.as_raw_fd(), &n)?;
+        if is_dir(&st) {
+            remove_tree(dir.as_raw_fd(), &n, depth + 1)?;
+        } else {
+            unlinkat(dir.as_raw_fd(), &n, 0)?;
+        }
+    }
+    unlinkat(parent, name, libc::AT_REMOVEDIR)
+}
