@@ -8,7 +8,7 @@ use lrab_harness::backend::ScriptedModel;
 use lrab_harness::mechanisms::prefill;
 use lrab_harness::{Agent, Reply};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -45,16 +45,10 @@ fn serve() -> Server {
                 continue;
             };
             sock.set_nonblocking(false).unwrap();
-            let mut r = BufReader::new(sock.try_clone().unwrap());
-            let mut first = String::new();
-            let _ = r.read_line(&mut first);
-            for _ in 0..100 {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-                    break;
-                }
-            }
-            let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let Ok(req) = lrab_util::read_http_request(&sock) else {
+                continue;
+            };
+            let path = req.path;
             let (status, ctype, body, extra) = if path
                 .starts_with("/search?q=teapot+history&format=json")
             {

@@ -4,7 +4,7 @@
 
 use lrab_harness::backend::{RetryPolicy, ScriptedModel};
 use lrab_harness::{Agent, AgentConfig, Reply};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -161,25 +161,11 @@ pub fn serve(mut handler: Handler) -> FakeServer {
             stream
                 .set_read_timeout(Some(Duration::from_secs(10)))
                 .unwrap();
-            let mut r = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if r.read_line(&mut line).is_err() {
+            let Ok(req) = lrab_util::read_http_request(&stream) else {
                 continue;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
-                    break;
-                }
-                if let Some(v) = h.to_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0u8; len];
-            let _ = r.read_exact(&mut body);
-            let body = String::from_utf8_lossy(&body).into_owned();
+            };
+            let path = req.path;
+            let body = String::from_utf8_lossy(&req.body).into_owned();
             req2.lock().unwrap().push((path.clone(), body.clone()));
             let resp = handler(&path, &body);
             let mut w = stream;
