@@ -63,6 +63,21 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// What a tool result reported, kept beside the text the model reads: rules that look back over
+/// earlier results (the failed-run rule) read the call's typed outcome, never the result's
+/// wording, which is free to change. Kept in the checkpoint; never sent to a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultMark {
+    /// A command ran to its end and succeeded: its output's verdict passed, or, without a
+    /// verdict, it exited 0.
+    Passed,
+    /// A command ran and failed: a failing verdict, or a non-zero exit or a signal.
+    Failed,
+    /// A file call changed the workdir.
+    Changed,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -84,6 +99,10 @@ pub struct Message {
     /// cached for the reply ([`crate::mechanisms::text_protocol::render_text_calls`]).
     #[serde(default, skip_serializing_if = "is_false")]
     pub text_calls: bool,
+    /// A tool result's outcome in the harness's terms (absent in checkpoints written before it
+    /// existed, and for results that ran nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark: Option<ResultMark>,
 }
 
 impl Message {
@@ -96,6 +115,7 @@ impl Message {
             tool_call_id: None,
             injected: false,
             text_calls: false,
+            mark: None,
         }
     }
     pub fn system(c: impl Into<String>) -> Self {
@@ -134,6 +154,10 @@ impl Message {
             },
             ..Self::new(Role::Tool, c)
         }
+    }
+    /// The same message with the outcome `mark` of the call it answers.
+    pub fn marked(self, mark: Option<ResultMark>) -> Self {
+        Message { mark, ..self }
     }
 }
 

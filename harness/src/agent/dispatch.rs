@@ -9,7 +9,7 @@ use crate::mechanisms::repeat_guard::digest;
 use crate::mechanisms::security::Access;
 use crate::mechanisms::tiering::{chat_refusal, Tier};
 use crate::mechanisms::Mechanism;
-use crate::messages::{Role, ToolCall};
+use crate::messages::{ResultMark, Role, ToolCall};
 use crate::shaping::Verdict;
 use crate::tools::table::{self, Handler};
 use crate::tools::{Effect, ToolOutcome, Toolbox};
@@ -36,6 +36,8 @@ pub struct CallResult {
     pub path: Option<String>,
     /// A guard judged the call no step forward (an edit back to an earlier version).
     pub stalled: bool,
+    /// The outcome kept on the tool-result message, for rules that look back.
+    pub mark: Option<ResultMark>,
 }
 
 impl CallResult {
@@ -50,6 +52,7 @@ impl CallResult {
             outcome: CallOutcome::NotRun,
             path: None,
             stalled: false,
+            mark: None,
         }
     }
 
@@ -71,6 +74,7 @@ impl CallResult {
                 timed_out: o.timed_out,
             },
         };
+        let mark = result_mark(&o, &outcome);
         CallResult {
             text: o.text,
             ok: o.ok,
@@ -80,6 +84,7 @@ impl CallResult {
             outcome,
             path: o.path,
             stalled: false,
+            mark,
         }
     }
 
@@ -97,6 +102,7 @@ impl CallResult {
             },
             path: None,
             stalled: false,
+            mark: None,
         }
     }
 
@@ -112,6 +118,28 @@ impl CallResult {
             outcome: Some(self.outcome.clone()),
             result: Some(self.text.clone()),
         }
+    }
+}
+
+/// What a tool's outcome means for the rules that look back: a command that ran passed or
+/// failed (its verdict first, else its exit; a timeout or an unreadable verdict settles neither), a file call that
+/// succeeded with a write changed the workdir; a refusal ran nothing.
+fn result_mark(o: &ToolOutcome, outcome: &CallOutcome) -> Option<ResultMark> {
+    let CallOutcome::Ran { exit, timed_out } = outcome else {
+        return None;
+    };
+    match o.effect {
+        Effect::Exec => match o.verdict {
+            Some(Verdict::Passed) => Some(ResultMark::Passed),
+            Some(Verdict::Failed) => Some(ResultMark::Failed),
+            // a test run whose counts could not be read settles nothing
+            Some(Verdict::Unknown) => None,
+            None if *timed_out => None,
+            None if *exit == Some(0) => Some(ResultMark::Passed),
+            None => Some(ResultMark::Failed),
+        },
+        Effect::Write if o.ok => Some(ResultMark::Changed),
+        _ => None,
     }
 }
 
@@ -209,6 +237,7 @@ impl<M: Model> Agent<M> {
                     outcome: CallOutcome::UnknownTool,
                     path: None,
                     stalled: false,
+                    mark: None,
                 }
             }
         };
@@ -475,5 +504,70 @@ impl<M: Model> Agent<M> {
                 (false, message)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(effect: Effect, ok: bool, verdict: Option<Verdict>) -> ToolOutcome {
+        ToolOutcome {
+            text: String::new(),
+            ok,
+            effect,
+            verdict,
+            path: None,
+            refusal: None,
+            exit: None,
+            timed_out: false,
+        }
+    }
+
+    fn ran(exit: Option<i32>, timed_out: bool) -> CallOutcome {
+        CallOutcome::Ran { exit, timed_out }
+    }
+
+    #[test]
+    fn the_mark_is_read_from_the_typed_outcome() {
+        let exec = |v| outcome(Effect::Exec, true, v);
+        let m = |o: &ToolOutcome, c: &CallOutcome| result_mark(o, c);
+        assert_eq!(
+            m(&exec(None), &ran(Some(0), false)),
+            Some(ResultMark::Passed)
+        );
+        assert_eq!(
+            m(&exec(None), &ran(Some(2), false)),
+            Some(ResultMark::Failed)
+        );
+        // killed by a signal: no exit code, not a timeout
+        assert_eq!(m(&exec(None), &ran(None, false)), Some(ResultMark::Failed));
+        assert_eq!(m(&exec(None), &ran(None, true)), None);
+        // the output's verdict comes before the exit code
+        let passed = exec(Some(Verdict::Passed));
+        assert_eq!(m(&passed, &ran(Some(1), false)), Some(ResultMark::Passed));
+        let failed = exec(Some(Verdict::Failed));
+        assert_eq!(m(&failed, &ran(Some(0), false)), Some(ResultMark::Failed));
+        assert_eq!(m(&exec(Some(Verdict::Unknown)), &ran(Some(1), false)), None);
+        // a write that succeeded changed the workdir; one that failed, or wrote nothing, did not
+        let wrote = outcome(Effect::Write, true, None);
+        assert_eq!(m(&wrote, &ran(None, false)), Some(ResultMark::Changed));
+        assert_eq!(
+            m(&outcome(Effect::Write, false, None), &ran(None, false)),
+            None
+        );
+        assert_eq!(
+            m(&outcome(Effect::None, true, None), &ran(None, false)),
+            None
+        );
+        // a refusal ran nothing
+        let refused = CallOutcome::Refused(lrab_records::Refusal {
+            ring: 2,
+            reason: "irreversible".into(),
+            alternative: None,
+            needs_attended: false,
+        });
+        assert_eq!(m(&exec(None), &refused), None);
+        assert_eq!(m(&wrote, &CallOutcome::NotRun), None);
     }
 }

@@ -104,7 +104,7 @@ impl<M: Model> Agent<M> {
             .emit(Event::ToolCall(result.event(call, turn, Duration::ZERO)));
         self.state
             .messages
-            .push(Message::tool_result(call, result.text));
+            .push(Message::tool_result(call, result.text).marked(result.mark));
         for c in later {
             let r = CallResult::not_run(not_started_text(), false);
             self.events

@@ -606,7 +606,7 @@ impl<M: Model> Agent<M> {
             let finished = result.finished;
             self.state
                 .messages
-                .push(Message::tool_result(call, result.text));
+                .push(Message::tool_result(call, result.text).marked(result.mark));
             if finished {
                 return Some(RunStatus::Finished);
             }

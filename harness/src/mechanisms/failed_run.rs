@@ -2,26 +2,16 @@
 //! when the latest command run failed, writing a deliverable by hand (what the missing-file
 //! rule would suggest) skips the failure that keeps the deliverable from being produced. While
 //! nothing was written since, the action is to fix the file and line the error names (the
-//! deepest frame in the workdir); after a change, to run the command again.
+//! deepest frame in the workdir); after a change, to run the command again. Which results
+//! were runs that passed or failed and which changed a file is read from each result's
+//! [`ResultMark`] (set from the call's typed outcome); only the failure's location is read from
+//! the command's own output.
 
-use crate::messages::{Message, Role};
+use crate::messages::{Message, ResultMark, Role};
 use crate::shaping::first_failure;
 
 /// Tool results looked back over for the latest command run.
 pub const LOOK_BACK: usize = 6;
-
-const WRITERS: [&str; 3] = ["write_file", "edit_file", "append_file"];
-
-/// Whether a `run_shell` result reports a failed run (not a refusal or an interception, which
-/// ran nothing).
-fn failed(text: &str) -> bool {
-    text.starts_with("[verdict: FAILED]")
-        || (text.starts_with("[exit ") && !text.starts_with("[exit 0]"))
-}
-
-fn ran_ok(text: &str) -> bool {
-    text.starts_with("[exit 0]") || text.starts_with("[verdict: PASSED]")
-}
 
 /// The command of the call a tool result answers.
 fn command_of(messages: &[Message], result: &Message) -> Option<String> {
@@ -46,12 +36,11 @@ pub fn next_action(messages: &[Message]) -> Option<String> {
     let mut changed = false;
     let results = messages.iter().rev().filter(|m| m.role == Role::Tool);
     for m in results.take(LOOK_BACK) {
-        match m.tool_name.as_deref() {
-            Some(w) if WRITERS.contains(&w) && !m.content.starts_with("unchanged") => {
-                changed = true
-            }
-            Some("run_shell") if ran_ok(&m.content) => return None,
-            Some("run_shell") if failed(&m.content) => {
+        // the outcome the call left on its result (ResultMark), not the result's wording
+        match m.mark {
+            Some(ResultMark::Changed) => changed = true,
+            Some(ResultMark::Passed) => return None,
+            Some(ResultMark::Failed) => {
                 let cmd = command_of(messages, m)?;
                 if changed {
                     return Some(format!(
@@ -85,6 +74,20 @@ pub fn next_action(messages: &[Message]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::messages::ToolCall;
+
+    /// The mark dispatch gives a tool result, from what the tests write as its text.
+    fn mark_of(tool: &str, out: &str) -> Option<ResultMark> {
+        match tool {
+            "run_shell" if out.starts_with("[exit 0]") || out.starts_with("[verdict: PASSED]") => {
+                Some(ResultMark::Passed)
+            }
+            "run_shell" if out.starts_with("[exit ") || out.starts_with("[verdict: FAILED]") => {
+                Some(ResultMark::Failed)
+            }
+            "write_file" if !out.starts_with("unchanged") => Some(ResultMark::Changed),
+            _ => None,
+        }
+    }
     use serde_json::json;
 
     fn run(id: &str, cmd: &str, out: &str) -> Vec<Message> {
@@ -94,7 +97,7 @@ mod tests {
         };
         vec![
             Message::assistant("", vec![c.clone()]),
-            Message::tool_result(&c, out),
+            Message::tool_result(&c, out).marked(mark_of("run_shell", out)),
         ]
     }
 
@@ -105,7 +108,7 @@ mod tests {
         };
         vec![
             Message::assistant("", vec![c.clone()]),
-            Message::tool_result(&c, out),
+            Message::tool_result(&c, out).marked(mark_of("write_file", out)),
         ]
     }
 
