@@ -69,7 +69,7 @@ fn call(s: &mut Scan, at: usize, i: usize, limit: usize, sep: &str, end_tok: &st
             s.push(Found::new(at, close, name, Args::Json(v), "deepseek"));
         }
         Some((_, Err(e))) => s.problem(format!("the {name} arguments are not JSON ({e})")),
-        None => s.problem(format!("the {name} call was cut off")),
+        None => s.cut_off(format!("the {name} call was cut off")),
     }
 }
 

@@ -34,7 +34,7 @@ pub(crate) fn scan(s: &mut Scan) {
                 s.push(Found::new(at, end, name, Args::Json(v), "harmony"));
             }
             Some((_, Err(e))) => s.problem(format!("error parsing the {name} call: {e}")),
-            None => s.problem(format!("the {name} call was cut off")),
+            None => s.cut_off(format!("the {name} call was cut off")),
         }
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn scan(s: &mut Scan) {
         };
         let close_tag = format!("</{prefix}invoke>");
         let Some(close) = t[body..].find(&close_tag).map(|j| body + j) else {
-            s.problem(format!("the {name} call was cut off before {close_tag}"));
+            s.cut_off(format!("the {name} call was cut off before {close_tag}"));
             unclosed.push(prefix.to_string());
             continue;
         };

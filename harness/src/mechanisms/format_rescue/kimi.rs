@@ -45,7 +45,7 @@ pub(crate) fn scan(s: &mut Scan) {
                 s.push(Found::new(at, close, name, Args::Json(v), "kimi-k2"));
             }
             Some((_, Err(e))) => s.problem(format!("the {name} arguments are not JSON ({e})")),
-            None => s.problem(format!("the {name} call was cut off")),
+            None => s.cut_off(format!("the {name} call was cut off")),
         }
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn scan(s: &mut Scan) {
                     Some((_, Err(e))) => {
                         s.problem(format!("the {name} arguments are not JSON ({e})"))
                     }
-                    None => s.problem(format!("the {name} call was cut off")),
+                    None => s.cut_off(format!("the {name} call was cut off")),
                 }
             }
             None => {}

@@ -210,15 +210,27 @@ impl Catalog {
         let visible = reasoning::strip_echoes(&split.visible);
         let mut problems = Vec::new();
         let markers = scan::detect(&visible);
+        let mut cut = false;
         for phase in [MARKED, UNMARKED] {
-            let r = self.read(&visible, markers, phase, &mut problems);
+            let r = self.read(&visible, markers, phase, &mut problems, &mut cut);
             if !r.calls.is_empty() {
                 return r;
+            }
+            if cut {
+                // a marked call cut off by the output cap (`[TOOL_CALLS][{…}, {"name": "x", "argu`):
+                // the complete object inside it is part of an unfinished reply, not a call
+                break;
             }
         }
         if let Some(open) = split.open {
             // Kimi-K2-Thinking emits its calls inside the still-open think block
-            let r = self.read(open, scan::detect(open), &[kimi::scan], &mut problems);
+            let r = self.read(
+                open,
+                scan::detect(open),
+                &[kimi::scan],
+                &mut problems,
+                &mut cut,
+            );
             if !r.calls.is_empty() {
                 return r;
             }
@@ -235,6 +247,7 @@ impl Catalog {
         markers: u64,
         scanners: &[Scanner],
         problems: &mut Vec<String>,
+        cut: &mut bool,
     ) -> Rescue {
         let mut s = Scan::with_markers(text, self, markers);
         for f in scanners {
@@ -244,16 +257,20 @@ impl Catalog {
         found.sort_by_key(|f| (f.at, std::cmp::Reverse(f.end)));
         let mut out = Rescue::default();
         // one block may hold several calls (same span); a block starting inside an accepted
-        // one is the same text read by another dialect and is dropped
+        // one is the same text read by another dialect and is dropped. Only a block that gave
+        // a call is accepted: a wider reading that names no declared tool (an Olmo
+        // `function_calls>` around DeepSeek's DSML, say) must not hide the calls inside it.
         let mut block: Option<(usize, usize)> = None;
         for f in found {
+            let span = (f.at, f.end);
             match block {
-                Some(b) if b == (f.at, f.end) => {}
+                Some(b) if b == span => {}
                 Some((_, end)) if f.at < end => continue,
-                _ => block = Some((f.at, f.end)),
+                _ => {}
             }
             let dialect = f.dialect;
             if let Some(call) = self.finish(f, &mut s) {
+                block = Some(span);
                 if out.calls.len() == MAX_CALLS {
                     s.problem(format!(
                         "more than {MAX_CALLS} calls in one reply; only the first {MAX_CALLS} are run"
@@ -265,6 +282,7 @@ impl Catalog {
             }
         }
         problems.append(&mut s.problems);
+        *cut |= s.cut;
         if out.calls.is_empty() {
             out.problem = problems.first().cloned();
         }
@@ -282,6 +300,9 @@ impl Catalog {
             }
             return None;
         };
+        if f.weak && scan::introduced_as_example(s.text, f.at) {
+            return None;
+        }
         let tool = &self.tools[ti];
         let pairs: Vec<(String, Arg)> = match f.args {
             Args::Pairs(p) => p,

@@ -1,7 +1,8 @@
 //! Pythonic calls (see `pylit`). With a family marker: Llama 4's `<|python_start|>[…]`
 //! (`<|python_end|>` optional), LFM2's `<|tool_call_start|>[…]<|tool_call_end|>`, Olmo 3's
 //! `<function_calls>` with one call per line, and Gemma 2/3's ```` ```tool_code ```` fence
-//! (Gemini-style `print(default_api.f(…))` lines included). Without one (weak evidence): a
+//! (Gemini-style `print(default_api.f(…))` lines included), SmolLM3's `<code>f(…)</code>` on
+//! its own line. Without one (weak evidence): a
 //! `[f(…), g(…)]` list standing on its own line (Llama 3.2's pythonic prompt, Gemma 3's prompt,
 //! ToolACE — small models put a sentence before it), a ```` ```python ```` fence holding nothing
 //! but calls, and a reply that is nothing but call expressions. A call inside a sentence is a
@@ -39,6 +40,36 @@ pub(crate) fn scan_marked(s: &mut Scan) {
     }
     if s.has(mark::TOOL_CODE) {
         fences(s, &["tool_code"], false);
+    }
+    if s.has(mark::CODE_TAG) {
+        code_tags(s);
+    }
+}
+
+/// SmolLM3's python-tools form, `<code>f(a=1)</code>`, on lines of its own: inside a
+/// sentence (`use <code>read_file(path)</code> to …`) it is a mention.
+fn code_tags(s: &mut Scan) {
+    const OPEN: &str = "<code>";
+    const CLOSE: &str = "</code>";
+    let t = s.text;
+    let mut next_close = Next::new(CLOSE);
+    let mut consumed = 0;
+    for at in s.occurrences(OPEN) {
+        if at < consumed || !at_line_start(t, at) {
+            continue;
+        }
+        let body = at + OPEN.len();
+        let Some(c) = next_close.at_or_after(t, body) else {
+            continue;
+        };
+        let span_end = c + CLOSE.len();
+        if !rest_of_line_blank(t, span_end) {
+            continue;
+        }
+        if let Some(calls) = calls_in(s, body, c) {
+            push(s, at, span_end, calls, "smollm3-code", false);
+            consumed = span_end;
+        }
     }
 }
 

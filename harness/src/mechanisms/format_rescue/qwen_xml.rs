@@ -47,7 +47,7 @@ pub(crate) fn scan(s: &mut Scan) {
             continue;
         }
         let Some(fend) = fend else {
-            s.problem(format!("the {name} call was cut off before </function>"));
+            s.cut_off(format!("the {name} call was cut off before </function>"));
             continue;
         };
         if let Some(pairs) = parameters(t, body, fend) {

@@ -81,6 +81,7 @@ pub(crate) mod mark {
     pub const PLACEHOLDER: u64 = 1 << 18;
     pub const FENCE: u64 = 1 << 19;
     pub const REACT: u64 = 1 << 20;
+    pub const CODE_TAG: u64 = 1 << 21;
 }
 
 const MARKERS: &[(&str, u64)] = &[
@@ -117,6 +118,7 @@ const MARKERS: &[(&str, u64)] = &[
     ("<|\"|>", mark::PLACEHOLDER),
     ("```", mark::FENCE),
     ("Action:", mark::REACT),
+    ("<code>", mark::CODE_TAG),
 ];
 
 fn marker_re() -> &'static Regex {
@@ -152,6 +154,9 @@ pub(crate) struct Scan<'a> {
     markers: u64,
     pub found: Vec<Found>,
     pub problems: Vec<String>,
+    /// A family marker opened a call that the reply never closed (the output cap cut it):
+    /// nothing else in the reply is read as a call either.
+    pub cut: bool,
     budget: usize,
 }
 
@@ -164,6 +169,7 @@ impl<'a> Scan<'a> {
             markers,
             found: Vec::new(),
             problems: Vec::new(),
+            cut: false,
             budget: text.len().saturating_mul(4).saturating_add(1 << 16),
         }
     }
@@ -183,6 +189,13 @@ impl<'a> Scan<'a> {
         if self.problems.len() < 4 {
             self.problems.push(clip(&msg.into(), 240));
         }
+    }
+
+    /// A marked call that was cut off before its end: recorded as a problem, and the reply
+    /// is not read for unmarked calls (the cut call's complete-looking pieces are not calls).
+    pub fn cut_off(&mut self, msg: impl Into<String>) {
+        self.cut = true;
+        self.problem(msg);
     }
 
     /// Byte offsets of `pat` in the text (capped).
@@ -260,7 +273,7 @@ impl<'a> Scan<'a> {
                     i = end;
                 }
                 None => {
-                    self.problem("a call was cut off before its end");
+                    self.cut_off("a call was cut off before its end");
                     break;
                 }
             }
@@ -448,8 +461,50 @@ pub(crate) fn clip(s: &str, n: usize) -> String {
     lrab_util::clip_bytes(s, n, |_| "…".into())
 }
 
+/// Whether the block at `at` is shown as an illustration of the syntax rather than written as
+/// a call: the line before it (before its code fence, if any) introduces an example ("for
+/// example:", "e.g.", "an example call"). Asked only of unmarked shapes, which count only as
+/// weak evidence: a family's own marker is a call wherever it stands.
+pub(crate) fn introduced_as_example(t: &str, at: usize) -> bool {
+    // the two lines before it are all that is read (bounded work per candidate)
+    let mut from = at.saturating_sub(512);
+    while !t.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut before = t[from..at].trim_end();
+    // the fence opener the block sits in (```json), and the same for an indented block
+    if let Some(nl) = before.rfind('\n') {
+        if before[nl + 1..].trim_start().starts_with("```") {
+            before = before[..nl].trim_end();
+        }
+    } else if before.trim_start().starts_with("```") {
+        return false;
+    }
+    let line = before.rsplit('\n').next().unwrap_or("").to_lowercase();
+    let lead = line.trim();
+    const LEADS: [&str; 8] = [
+        "for example",
+        "for instance",
+        "e.g.",
+        "an example",
+        "example call",
+        "example usage",
+        "example of",
+        "such as:",
+    ];
+    LEADS.iter().any(|l| lead.contains(l))
+        || lead.ends_with("example:")
+        || lead.ends_with("examples:")
+}
+
 /// First occurrence of `pat` in `t[from..to]`, as an absolute offset.
 pub(crate) fn find_in(t: &str, from: usize, to: usize, pat: &str) -> Option<usize> {
+    // a window end computed in bytes (`i + 256`) can fall inside a multi-byte character
+    // (DeepSeek's `｜` is three bytes): end the window at the character before it
+    let mut to = to.min(t.len());
+    while !t.is_char_boundary(to) {
+        to -= 1;
+    }
     t.get(from..to)?.find(pat).map(|k| from + k)
 }
 

@@ -113,3 +113,68 @@ fn canonical_name_and_args_use_the_declared_tools() {
         json!({"command": "ls", "timeout": 30})
     );
 }
+
+/// Found by the second independent corpus round (`testdata/tool_calls/r2_*.toml`); the samples
+/// here are our own.
+#[test]
+fn round_two_findings() {
+    // a byte window ending inside a multi-byte character (DeepSeek's `｜`) lost the call
+    let dsml = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n<｜DSML｜parameter name=\"path\" string=\"true\">m.py</｜DSML｜parameter>\n<｜DSML｜parameter name=\"content\" string=\"true\">S = \"</b>\"\nT = '{x}'</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+    let (n, a) = one(dsml);
+    assert_eq!(
+        (n.as_str(), a),
+        (
+            "write_file",
+            json!({"path": "m.py", "content": "S = \"</b>\"\nT = '{x}'"})
+        )
+    );
+    // a marked list cut off by the output cap: its complete first object is not a call
+    for cut in [
+        "[TOOL_CALLS][{\"name\": \"list_dir\", \"arguments\": {\"path\": \"src\"}}, {\"name\": \"read_fi",
+        "<|tool_call|>[{\"name\": \"list_dir\", \"arguments\": {}}, {\"name\": \"run_shell\", \"arguments\": {\"comm",
+    ] {
+        assert_eq!(rescue(cut, &tools()), None, "{cut}");
+    }
+    // the same list closed is two calls
+    let whole = "[TOOL_CALLS][{\"name\": \"list_dir\", \"arguments\": {\"path\": \"src\"}}, {\"name\": \"read_file\", \"arguments\": {\"path\": \"src/a.rs\"}}]";
+    assert_eq!(rescue(whole, &tools()).map(|c| c.len()), Some(2));
+    // syntax shown as an example is not a call; the same block introduced as an action is
+    let shown = "The reply format looks like this, for example:\n\n```json\n{\"name\": \"list_dir\", \"arguments\": {\"path\": \"docs\"}}\n```\n";
+    assert_eq!(rescue(shown, &tools()), None);
+    let acted = "Listing the docs folder first:\n\n```json\n{\"name\": \"list_dir\", \"arguments\": {\"path\": \"docs\"}}\n```\n";
+    assert_eq!(one(acted).0, "list_dir");
+    let py_shown = "An example call:\n[list_dir(path=\"docs\")]";
+    assert_eq!(rescue(py_shown, &tools()), None);
+    // a marker is a call wherever it stands, even after such a line
+    let marked = "For example:\n<tool_call>{\"name\": \"list_dir\", \"arguments\": {\"path\": \"docs\"}}</tool_call>";
+    assert_eq!(one(marked).0, "list_dir");
+    // a raw line break inside a one-line Python string, as models write file contents
+    let (n, a) = one(
+        "<|tool_call_start|>[append_file(path=\"log.txt\", content=\"one\ntwo\")]<|tool_call_end|>",
+    );
+    assert_eq!(
+        (n.as_str(), a),
+        (
+            "append_file",
+            json!({"path": "log.txt", "content": "one\ntwo"})
+        )
+    );
+    assert_eq!(
+        rescue(
+            "<|tool_call_start|>[append_file(path=\"log.txt\", content=\"one\ntwo",
+            &tools()
+        ),
+        None
+    );
+    // SmolLM3's python tools: `<code>call</code>` on its own line; inside a sentence a mention
+    let (n, a) = one("Let me look.\n<code>list_dir(path=\"tests\")</code>\n");
+    assert_eq!((n.as_str(), a), ("list_dir", json!({"path": "tests"})));
+    assert_eq!(
+        rescue(
+            "Use <code>list_dir(path=\"tests\")</code> to see them.",
+            &tools()
+        ),
+        None
+    );
+    assert_eq!(rescue("<code>print(sum([1, 2]))</code>", &tools()), None);
+}
