@@ -4,8 +4,8 @@
 //! nothing was written since, the action is to fix the file and line the error names (the
 //! deepest frame in the workdir); after a change, to run the command again. Which results
 //! were runs that passed or failed and which changed a file is read from each result's
-//! [`ResultMark`] (set from the call's typed outcome); only the failure's location is read from
-//! the command's own output.
+//! `mark` (a `ResultMark`, set from the call's typed outcome); only the failure's location is
+//! read from the command's own output.
 
 use crate::messages::{Message, ResultMark, Role};
 use crate::shaping::first_failure;
