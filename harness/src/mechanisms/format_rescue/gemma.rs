@@ -6,7 +6,8 @@
 //! value, a missing closing delimiter on the last string, a missing closing brace. Without the
 //! end token the call must be complete as written (it may have been cut off). The same call
 //! with the tokens stripped (`call:NAME{…}`), and a whole reply in the placeholder form
-//! `NAME{k:<|"|>v<|"|>}` or `NAME(k:<|"|>v<|"|>)`, are read too.
+//! `NAME{k:<|"|>v<|"|>}` or `NAME(k:<|"|>v<|"|>)`, are read too, and inside the call token
+//! the Python keyword form `call:NAME(k="v")`.
 
 use super::pylit::Py;
 use super::scan::{is_name, mark, name_end, skip_ws, Arg, Args, Found, Next, Scan};
@@ -92,6 +93,18 @@ fn call(
     let i = i + "call:".len() * usize::from(t[i..].starts_with("call:"));
     let ne = name_end(t, i);
     let name = &t[i..ne];
+    if is_name(name) && t.as_bytes().get(ne) == Some(&b'(') && dialect != "gemma4-bare" {
+        // the Python keyword form some Gemma 4 builds fall back to inside the call token:
+        // `<|tool_call>call:NAME(k="v")`, complete as written
+        let mut p = Py::new(t, i);
+        let c = p.call().ok()?;
+        if !t[p.i..].trim().is_empty() {
+            return None;
+        }
+        let end = if end == 0 { p.i } else { end };
+        let pairs = c.args.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
+        return Some(Found::new(at, end, &c.name, Args::Pairs(pairs), dialect));
+    }
     if !is_name(name) || t.as_bytes().get(ne) != Some(&b'{') {
         return None;
     }

@@ -45,6 +45,9 @@ pub(crate) struct JsonCall {
     pub args: Value,
     /// The arguments sat beside the name: only weak evidence.
     pub flattened: bool,
+    /// The object holds keys a call does not carry (`ts`, `status`, `ms`: a log record or an
+    /// API payload): without a family marker it is data, not a call.
+    pub extra: bool,
 }
 
 /// Every call in a decoded JSON value.
@@ -64,6 +67,9 @@ pub(crate) fn push(
     weak: bool,
 ) {
     for c in calls(v, s.cat) {
+        if weak && c.extra {
+            continue;
+        }
         let f = Found::new(at, end, &c.name, Args::Json(c.args), dialect);
         s.push(if weak || c.flattened { f.weak() } else { f });
     }
@@ -109,10 +115,10 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
         }
     }
     if let Some((nk, name)) = name {
-        let args = ARG_KEYS.iter().find_map(|k| m.get(*k));
+        let args = ARG_KEYS.iter().find_map(|k| m.get(*k).map(|a| (*k, a)));
         match args {
-            Some(a) if is_schema(a) => {} // a tool definition echoed back
-            Some(a) => out.push(JsonCall {
+            Some((_, a)) if is_schema(a) => {} // a tool definition echoed back
+            Some((ak, a)) => out.push(JsonCall {
                 name: name.to_string(),
                 args: if a.is_null() {
                     Value::Object(Map::new())
@@ -120,6 +126,9 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
                     a.clone()
                 },
                 flattened: false,
+                extra: m
+                    .keys()
+                    .any(|k| k.as_str() != nk && k.as_str() != ak && !ignorable(k)),
             }),
             None => {
                 let rest: Map<String, Value> = m
@@ -134,6 +143,7 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
                         name: name.to_string(),
                         args: Value::Object(rest),
                         flattened: true,
+                        extra: false,
                     });
                 }
             }
@@ -147,6 +157,7 @@ fn walk(v: &Value, cat: &Catalog, depth: usize, out: &mut Vec<JsonCall>) {
                 name: k.to_string(),
                 args: (*a).clone(),
                 flattened: false,
+                extra: false,
             });
         }
     }

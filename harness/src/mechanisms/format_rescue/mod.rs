@@ -26,6 +26,7 @@
 
 mod coerce;
 mod deepseek;
+mod fences;
 mod functionary;
 mod gemma;
 mod generic_json;
@@ -208,6 +209,7 @@ impl Catalog {
         }
         let split = reasoning::split(text);
         let visible = reasoning::strip_echoes(&split.visible);
+        let visible = fences::blank_quoting_fences(&visible);
         let mut problems = Vec::new();
         let markers = scan::detect(&visible);
         let mut cut = false;
@@ -222,15 +224,16 @@ impl Catalog {
                 break;
             }
         }
-        if let Some(open) = split.open {
-            // Kimi-K2-Thinking emits its calls inside the still-open think block
-            let r = self.read(
-                open,
-                scan::detect(open),
-                &[kimi::scan],
-                &mut problems,
-                &mut cut,
-            );
+        // Kimi-K2-Thinking emits its calls inside its think block (still open, or closed after
+        // the section): its section tokens are special tokens no reasoning writes as prose, so
+        // they are read there, and nothing else is
+        let kimi_in_reasoning = [split.open, Some(text)];
+        for t in kimi_in_reasoning.into_iter().flatten() {
+            let markers = scan::detect(t);
+            if markers & scan::mark::KIMI == 0 {
+                continue;
+            }
+            let r = self.read(t, markers, &[kimi::scan], &mut problems, &mut cut);
             if !r.calls.is_empty() {
                 return r;
             }

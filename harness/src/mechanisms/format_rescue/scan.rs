@@ -480,9 +480,14 @@ pub(crate) fn introduced_as_example(t: &str, at: usize) -> bool {
     } else if before.trim_start().starts_with("```") {
         return false;
     }
-    let line = before.rsplit('\n').next().unwrap_or("").to_lowercase();
-    let lead = line.trim();
-    const LEADS: [&str; 8] = [
+    example_lead(before.rsplit('\n').next().unwrap_or(""))
+}
+
+/// Whether a line introduces an example of the syntax ("for example:", "an example call:",
+/// "a call looks like this:").
+pub(crate) fn example_lead(line: &str) -> bool {
+    let lead = line.trim().to_lowercase();
+    const LEADS: [&str; 10] = [
         "for example",
         "for instance",
         "e.g.",
@@ -491,6 +496,8 @@ pub(crate) fn introduced_as_example(t: &str, at: usize) -> bool {
         "example usage",
         "example of",
         "such as:",
+        "looks like this",
+        "look like this",
     ];
     LEADS.iter().any(|l| lead.contains(l))
         || lead.ends_with("example:")

@@ -178,3 +178,48 @@ fn round_two_findings() {
     );
     assert_eq!(rescue("<code>print(sum([1, 2]))</code>", &tools()), None);
 }
+
+/// Found by the third independent corpus round (`testdata/tool_calls/r3_*.toml`, leak shapes
+/// from bug reports and hard negatives); the samples here are our own.
+#[test]
+fn round_three_findings() {
+    // call syntax inside a fence of another language is source or quoted output
+    for quoted in [
+        "Add this fixture:\n```go\nconst sample = `<tool_call>{\"name\": \"list_dir\", \"arguments\": {\"path\": \"a\"}}</tool_call>`\n```\n",
+        "It failed before:\n```text\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.md\"}}\n</tool_call>\n```\n",
+        "```diff\n+ // {\"name\": \"delete_file\", \"arguments\": {\"path\": \"c\"}}\n```",
+    ] {
+        assert_eq!(rescue(quoted, &tools()), None, "{quoted}");
+    }
+    // the same call in a json fence is one
+    let acted =
+        "Now:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.md\"}}\n```\n";
+    assert_eq!(one(acted).0, "read_file");
+    // a marked call in a fence shown as what a call looks like
+    let shown = "A Hermes call looks like this:\n```\n<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}</tool_call>\n```\n";
+    assert_eq!(rescue(shown, &tools()), None);
+    // log records that carry a name and arguments beside their own fields are data
+    let log = "{\"at\": \"10:00\", \"name\": \"run_shell\", \"arguments\": {\"command\": \"ls\"}, \"exit\": 0}";
+    assert_eq!(rescue(log, &tools()), None);
+    // … but a family marker makes the same object a call
+    let marked = format!("<tool_call>{log}</tool_call>");
+    assert_eq!(one(&marked).0, "run_shell");
+    // Gemma 4's Python keyword fallback inside its call token
+    let (n, a) = one("<|tool_call>call:read_file(path=\"a/b.txt\", start_line=3)");
+    assert_eq!(
+        (n.as_str(), a),
+        ("read_file", json!({"path": "a/b.txt", "start_line": 3}))
+    );
+    // Kimi-K2-Thinking's section inside a think block that it closed afterwards
+    let kimi = "<think>Checking first. <|tool_calls_section_begin|><|tool_call_begin|>functions.list_dir:0<|tool_call_argument_begin|>{\"path\": \"lib\"}<|tool_call_end|><|tool_calls_section_end|></think>";
+    let (n, a) = one(kimi);
+    assert_eq!((n.as_str(), a), ("list_dir", json!({"path": "lib"})));
+    // other families' syntax in a closed think block stays reasoning
+    assert_eq!(
+        rescue(
+            "<think><tool_call>{\"name\": \"list_dir\", \"arguments\": {}}</tool_call></think>Done.",
+            &tools()
+        ),
+        None
+    );
+}
