@@ -25,11 +25,9 @@ const CALL_FENCES: [&str; 12] = [
     "javascript",
 ];
 
-/// The reply with quoting fences blanked (borrowed when there is none).
+/// The reply with quoting fences blanked (borrowed when there is none). The caller asks only
+/// when the marker pass met a fence.
 pub(crate) fn blank_quoting_fences(text: &str) -> Cow<'_, str> {
-    if !text.contains("```") {
-        return Cow::Borrowed(text);
-    }
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev_line = "";
     let mut open: Option<(usize, bool)> = None;

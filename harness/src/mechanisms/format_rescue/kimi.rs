@@ -7,7 +7,7 @@
 use super::names::bare;
 use super::scan::{find_in, is_name, mark, skip_ws, Args, Found, Scan};
 
-const BEGIN: &str = "<|tool_call_begin|>";
+pub(crate) const BEGIN: &str = "<|tool_call_begin|>";
 const ARGS: &str = "<|tool_call_argument_begin|>";
 const END: &str = "<|tool_call_end|>";
 

@@ -209,9 +209,21 @@ impl Catalog {
         }
         let split = reasoning::split(text);
         let visible = reasoning::strip_echoes(&split.visible);
-        let visible = fences::blank_quoting_fences(&visible);
+        let mut markers = scan::detect(&visible);
+        // fences that quote are blanked, and the markers read again, only when the marker pass
+        // met a fence (a second search of the whole reply costs as much as the pass itself)
+        let visible = if markers & scan::mark::FENCE != 0 {
+            let blanked = fences::blank_quoting_fences(&visible);
+            if let std::borrow::Cow::Owned(b) = blanked {
+                markers = scan::detect(&b);
+                std::borrow::Cow::Owned(b)
+            } else {
+                visible
+            }
+        } else {
+            visible
+        };
         let mut problems = Vec::new();
-        let markers = scan::detect(&visible);
         let mut cut = false;
         for phase in [MARKED, UNMARKED] {
             let r = self.read(&visible, markers, phase, &mut problems, &mut cut);
@@ -227,12 +239,15 @@ impl Catalog {
         // Kimi-K2-Thinking emits its calls inside its think block (still open, or closed after
         // the section): its section tokens are special tokens no reasoning writes as prose, so
         // they are read there, and nothing else is
-        let kimi_in_reasoning = [split.open, Some(text)];
+        // (only when reasoning was taken out, and the token is there: a plain substring search,
+        // not a second marker pass over the reply)
+        let stripped = matches!(split.visible, std::borrow::Cow::Owned(_));
+        let kimi_in_reasoning = [split.open, stripped.then_some(text)];
         for t in kimi_in_reasoning.into_iter().flatten() {
-            let markers = scan::detect(t);
-            if markers & scan::mark::KIMI == 0 {
+            if !t.contains(kimi::BEGIN) {
                 continue;
             }
+            let markers = scan::detect(t);
             let r = self.read(t, markers, &[kimi::scan], &mut problems, &mut cut);
             if !r.calls.is_empty() {
                 return r;
