@@ -122,8 +122,8 @@ impl CallResult {
 }
 
 /// What a tool's outcome means for the rules that look back: a command that ran passed or
-/// failed (its verdict first, else its exit; a timeout or an unreadable verdict settles neither), a file call that
-/// succeeded with a write changed the workdir; a refusal ran nothing.
+/// failed (its verdict first, else its exit; a timeout or an unreadable verdict settles
+/// neither), a file call that succeeded with a write changed the workdir; a refusal ran nothing.
 fn result_mark(o: &ToolOutcome, outcome: &CallOutcome) -> Option<ResultMark> {
     let CallOutcome::Ran { exit, timed_out } = outcome else {
         return None;

@@ -75,40 +75,29 @@ mod tests {
     use super::*;
     use crate::messages::ToolCall;
 
-    /// The mark dispatch gives a tool result, from what the tests write as its text.
-    fn mark_of(tool: &str, out: &str) -> Option<ResultMark> {
-        match tool {
-            "run_shell" if out.starts_with("[exit 0]") || out.starts_with("[verdict: PASSED]") => {
-                Some(ResultMark::Passed)
-            }
-            "run_shell" if out.starts_with("[exit ") || out.starts_with("[verdict: FAILED]") => {
-                Some(ResultMark::Failed)
-            }
-            "write_file" if !out.starts_with("unchanged") => Some(ResultMark::Changed),
-            _ => None,
-        }
-    }
     use serde_json::json;
 
-    fn run(id: &str, cmd: &str, out: &str) -> Vec<Message> {
+    /// A run_shell call and its result, with the mark dispatch would give it.
+    fn run(id: &str, cmd: &str, out: &str, mark: ResultMark) -> Vec<Message> {
         let c = ToolCall {
             id: id.into(),
             ..ToolCall::new("run_shell", json!({ "command": cmd }))
         };
         vec![
             Message::assistant("", vec![c.clone()]),
-            Message::tool_result(&c, out).marked(mark_of("run_shell", out)),
+            Message::tool_result(&c, out).marked(Some(mark)),
         ]
     }
 
-    fn write(id: &str, path: &str, out: &str) -> Vec<Message> {
+    /// A write_file call and its result (`mark`: `Changed` when it wrote, none when not).
+    fn write(id: &str, path: &str, out: &str, mark: Option<ResultMark>) -> Vec<Message> {
         let c = ToolCall {
             id: id.into(),
             ..ToolCall::new("write_file", json!({"path": path, "content": "x"}))
         };
         vec![
             Message::assistant("", vec![c.clone()]),
-            Message::tool_result(&c, out).marked(mark_of("write_file", out)),
+            Message::tool_result(&c, out).marked(mark),
         ]
     }
 
@@ -117,7 +106,12 @@ mod tests {
     #[test]
     fn a_failed_run_points_at_the_deepest_workdir_frame_then_at_running_it_again() {
         let mut m = vec![Message::system("s"), Message::user("t")];
-        m.extend(run("c1", "python3 profile.py corpus out.json", TB));
+        m.extend(run(
+            "c1",
+            "python3 profile.py corpus out.json",
+            TB,
+            ResultMark::Failed,
+        ));
         let a = next_action(&m).unwrap();
         assert_eq!(
             a,
@@ -128,9 +122,15 @@ mod tests {
             "c2",
             "ref.py",
             "unchanged: ref.py already has exactly this content",
+            None,
         ));
         assert_eq!(next_action(&m).unwrap(), a);
-        m.extend(write("c3", "ref.py", "wrote ref.py (now 900 bytes)"));
+        m.extend(write(
+            "c3",
+            "ref.py",
+            "wrote ref.py (now 900 bytes)",
+            Some(ResultMark::Changed),
+        ));
         assert_eq!(
             next_action(&m).unwrap(),
             "run_shell(command=\"python3 profile.py corpus out.json\") again, to check the change"
@@ -141,6 +141,7 @@ mod tests {
             "c9",
             "python3 -m pytest -q",
             "[verdict: FAILED] [exit 1]\nTraceback (most recent call last):\n  File \"test_calc.py\", line 2, in <module>\n    assert add(2, 3) == 5\nAssertionError\n",
+            ResultMark::Failed,
         ));
         assert!(next_action(&t).unwrap().starts_with(
             "read test_calc.py line 2 (AssertionError), fix the code it tests (not the test)"
@@ -150,6 +151,7 @@ mod tests {
             "c4",
             "python3 profile.py corpus out.json",
             "[exit 0]\nok",
+            ResultMark::Passed,
         ));
         assert_eq!(next_action(&m), None);
     }
@@ -158,19 +160,25 @@ mod tests {
     fn nothing_to_say_without_a_recent_failed_run_with_a_workdir_location() {
         let mut m = vec![Message::user("t")];
         assert_eq!(next_action(&m), None);
-        m.extend(run("c1", "ls", "[exit 2]\nls: cannot access 'x'"));
+        m.extend(run(
+            "c1",
+            "ls",
+            "[exit 2]\nls: cannot access 'x'",
+            ResultMark::Failed,
+        ));
         assert_eq!(next_action(&m), None);
         // a failure in the Python installation only
         m.extend(run(
             "c2",
             "python3 -c 'import json; json.loads(\"x\")'",
             "[exit 1]\nTraceback (most recent call last):\n  File \"/usr/lib/python3/json/decoder.py\", line 355, in raw_decode\njson.decoder.JSONDecodeError: Expecting value\n",
+            ResultMark::Failed,
         ));
         assert_eq!(next_action(&m), None);
         // too far back
-        let mut far = run("c3", "python3 profile.py", TB);
+        let mut far = run("c3", "python3 profile.py", TB, ResultMark::Failed);
         for i in 0..LOOK_BACK {
-            far.extend(write(&format!("w{i}"), "a.md", "unchanged: a.md"));
+            far.extend(write(&format!("w{i}"), "a.md", "unchanged: a.md", None));
         }
         assert_eq!(next_action(&far), None);
     }

@@ -6,7 +6,7 @@
 //! like this:"). Such fences are blanked before the reply is read: every character becomes
 //! spaces of the same byte length and line breaks stay, so offsets and line starts hold.
 
-use super::scan::example_lead;
+use super::scan::{detect, example_lead, mark};
 use std::borrow::Cow;
 
 /// Info strings of fences whose content may be a call.
@@ -25,9 +25,24 @@ const CALL_FENCES: [&str; 12] = [
     "javascript",
 ];
 
-/// The reply with quoting fences blanked (borrowed when there is none). The caller asks only
-/// when the marker pass met a fence.
-pub(crate) fn blank_quoting_fences(text: &str) -> Cow<'_, str> {
+/// `visible` with its quoting fences blanked and `markers` (its marker pass) read again when
+/// something was blanked. Only when the marker pass met a fence: a second search of the whole
+/// reply for one costs as much as the pass itself.
+pub(crate) fn blank_quoting<'a>(visible: Cow<'a, str>, markers: &mut u64) -> Cow<'a, str> {
+    if *markers & mark::FENCE == 0 {
+        return visible;
+    }
+    match blank_quoting_fences(&visible) {
+        Cow::Owned(b) => {
+            *markers = detect(&b);
+            Cow::Owned(b)
+        }
+        Cow::Borrowed(_) => visible,
+    }
+}
+
+/// The reply with quoting fences blanked (borrowed when there is none).
+fn blank_quoting_fences(text: &str) -> Cow<'_, str> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev_line = "";
     let mut open: Option<(usize, bool)> = None;

@@ -210,19 +210,7 @@ impl Catalog {
         let split = reasoning::split(text);
         let visible = reasoning::strip_echoes(&split.visible);
         let mut markers = scan::detect(&visible);
-        // fences that quote are blanked, and the markers read again, only when the marker pass
-        // met a fence (a second search of the whole reply costs as much as the pass itself)
-        let visible = if markers & scan::mark::FENCE != 0 {
-            let blanked = fences::blank_quoting_fences(&visible);
-            if let std::borrow::Cow::Owned(b) = blanked {
-                markers = scan::detect(&b);
-                std::borrow::Cow::Owned(b)
-            } else {
-                visible
-            }
-        } else {
-            visible
-        };
+        let visible = fences::blank_quoting(visible, &mut markers);
         let mut problems = Vec::new();
         let mut cut = false;
         for phase in [MARKED, UNMARKED] {

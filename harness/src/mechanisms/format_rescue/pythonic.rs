@@ -28,48 +28,35 @@ pub(crate) fn scan_marked(s: &mut Scan) {
             s,
             "<|python_start|>",
             "<|python_end|>",
-            false,
+            Region::OpenEnded,
             "llama4-pythonic",
         );
     }
     if s.has(mark::LFM2) {
-        region(s, "<|tool_call_start|>", "<|tool_call_end|>", false, "lfm2");
+        region(
+            s,
+            "<|tool_call_start|>",
+            "<|tool_call_end|>",
+            Region::OpenEnded,
+            "lfm2",
+        );
     }
     if s.has(mark::FUNCTION_CALLS) {
-        region(s, "<function_calls>", "</function_calls>", true, "olmo3");
+        region(
+            s,
+            "<function_calls>",
+            "</function_calls>",
+            Region::Closed,
+            "olmo3",
+        );
     }
     if s.has(mark::TOOL_CODE) {
         fences(s, &["tool_code"], false);
     }
     if s.has(mark::CODE_TAG) {
-        code_tags(s);
-    }
-}
-
-/// SmolLM3's python-tools form, `<code>f(a=1)</code>`, on lines of its own: inside a
-/// sentence (`use <code>read_file(path)</code> to …`) it is a mention.
-fn code_tags(s: &mut Scan) {
-    const OPEN: &str = "<code>";
-    const CLOSE: &str = "</code>";
-    let t = s.text;
-    let mut next_close = Next::new(CLOSE);
-    let mut consumed = 0;
-    for at in s.occurrences(OPEN) {
-        if at < consumed || !at_line_start(t, at) {
-            continue;
-        }
-        let body = at + OPEN.len();
-        let Some(c) = next_close.at_or_after(t, body) else {
-            continue;
-        };
-        let span_end = c + CLOSE.len();
-        if !rest_of_line_blank(t, span_end) {
-            continue;
-        }
-        if let Some(calls) = calls_in(s, body, c) {
-            push(s, at, span_end, calls, "smollm3-code", false);
-            consumed = span_end;
-        }
+        // SmolLM3's python-tools form, on lines of its own: inside a sentence (`use
+        // <code>read_file(path)</code> to …`) it is a mention
+        region(s, "<code>", "</code>", Region::OwnLine, "smollm3-code");
     }
 }
 
@@ -81,18 +68,29 @@ pub(crate) fn scan_unmarked(s: &mut Scan) {
     whole_reply(s);
 }
 
+/// What a region needs around it.
+#[derive(Clone, Copy, PartialEq)]
+enum Region {
+    /// The close marker may be missing (the call runs to the end of the reply).
+    OpenEnded,
+    /// The close marker must be there.
+    Closed,
+    /// Closed, and the region stands on a line of its own.
+    OwnLine,
+}
+
 /// `open … close` regions holding a call list or calls one per line.
-fn region(s: &mut Scan, open: &str, close: &'static str, need_close: bool, dialect: &'static str) {
+fn region(s: &mut Scan, open: &str, close: &'static str, kind: Region, dialect: &'static str) {
     let t = s.text;
     let mut next_close = Next::new(close);
     let mut consumed = 0;
     for at in s.occurrences(open) {
-        if at < consumed {
+        if at < consumed || (kind == Region::OwnLine && !at_line_start(t, at)) {
             continue;
         }
         let body = at + open.len();
         let c = next_close.at_or_after(t, body);
-        if need_close && c.is_none() {
+        if kind != Region::OpenEnded && c.is_none() {
             continue;
         }
         let end = c.unwrap_or(t.len());
@@ -100,6 +98,9 @@ fn region(s: &mut Scan, open: &str, close: &'static str, need_close: bool, diale
             continue; // XML invoke layout, read by `invoke`
         }
         let span_end = c.map(|c| c + close.len()).unwrap_or(end);
+        if kind == Region::OwnLine && !rest_of_line_blank(t, span_end) {
+            continue;
+        }
         if let Some(calls) = calls_in(s, body, end) {
             push(s, at, span_end, calls, dialect, false);
             consumed = span_end;

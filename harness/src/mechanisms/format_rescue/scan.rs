@@ -462,25 +462,17 @@ pub(crate) fn clip(s: &str, n: usize) -> String {
 }
 
 /// Whether the block at `at` is shown as an illustration of the syntax rather than written as
-/// a call: the line before it (before its code fence, if any) introduces an example ("for
-/// example:", "e.g.", "an example call"). Asked only of unmarked shapes, which count only as
-/// weak evidence: a family's own marker is a call wherever it stands.
+/// a call: the line before it introduces an example ("for example:", "e.g.", "an example
+/// call"). Asked only of unmarked shapes, which count only as weak evidence: a family's own
+/// marker is a call wherever it stands. (A fence introduced so is blanked whole before the
+/// reply is read, `fences`, so only the line right before the block is looked at here.)
 pub(crate) fn introduced_as_example(t: &str, at: usize) -> bool {
-    // the two lines before it are all that is read (bounded work per candidate)
+    // the line before it is all that is read (bounded work per candidate)
     let mut from = at.saturating_sub(512);
     while !t.is_char_boundary(from) {
         from += 1;
     }
-    let mut before = t[from..at].trim_end();
-    // the fence opener the block sits in (```json), and the same for an indented block
-    if let Some(nl) = before.rfind('\n') {
-        if before[nl + 1..].trim_start().starts_with("```") {
-            before = before[..nl].trim_end();
-        }
-    } else if before.trim_start().starts_with("```") {
-        return false;
-    }
-    example_lead(before.rsplit('\n').next().unwrap_or(""))
+    example_lead(t[from..at].trim_end().rsplit('\n').next().unwrap_or(""))
 }
 
 /// Whether a line introduces an example of the syntax ("for example:", "an example call:",
