@@ -255,6 +255,14 @@ fn openai_compatible_streaming_end_to_end() {
         OpenAiBackend::connect(OpenAiConfig::new(&s.url, "m")),
         Err(BackendError::ModelNotFound(_))
     ));
+    // a llama-server with one model serves it under any name the client passes
+    let s = serve(Box::new(|_, _| {
+        Resp::json(
+            200,
+            r#"{"object":"list","data":[{"id":"Qwen3-4B-Q4_K_M.gguf","object":"model","created":1,"owned_by":"llamacpp","meta":{"n_ctx_train":262144}}]}"#,
+        )
+    }));
+    assert!(OpenAiBackend::connect(OpenAiConfig::new(&s.url, "qwen3:4b")).is_ok());
 }
 
 // ---- the binary ----

@@ -129,24 +129,55 @@ pub fn error_message(body: &str) -> String {
 }
 
 /// Errors a server's tool-call parser raises on a malformed call: Ollama's builtin parsers
-/// (the raw Go JSON or XML error, harmony's `error parsing tool call: raw='…'`), its native
-/// path (`llama-server returned invalid tool call arguments`), llama.cpp's chat parser.
+/// (`model/parsers/*.go` at fb30760: the raw Go JSON or XML error, their own `empty function
+/// name`, `invalid format`, `tool "x" is not declared`, `required argument …`, `unterminated
+/// string` …; harmony's `error parsing tool call: raw='…'`), its native path (`llama-server
+/// returned invalid tool call arguments`), llama.cpp's chat parser. Ollama sends the parser's
+/// text as it is, as an HTTP 500 or as the last line of a stream.
 const TOOL_PARSE_ERRORS: &[&str] = &[
     "error parsing tool call",
     "tool call parsing failed",
-    "invalid tool call arguments",
-    "failed to parse json",
+    "invalid tool call",
+    "failed to parse",
     "unexpected end of json input",
     "xml syntax error",
-    "failed to parse input at pos",
-    "failed to parse tool call",
     // the bare Go errors the JSON-based parsers (qwen3, deepseek3, glm, lfm2 …) pass through
     "invalid character",
     "cannot unmarshal",
+    // the parsers' own errors
+    "tool call",
+    "function name",
+    "function call",
+    "argument",
+    "arg_key",
+    "is not declared",
+    "undeclared",
+    "unterminated",
+    "invalid format",
+    "invalid object entry",
+    "expected 'call:'",
+    "atem ",
+    "glimmer",
 ];
 
-/// Errors of a runner that died or failed to load: transient, whatever else they quote.
-const RUNNER_ERRORS: &[&str] = &["runner", "process has terminated", "out of memory"];
+/// Whole messages that are a parser's bare decode error: Go's `io.EOF` from the XML decoder
+/// (qwen3.5 given a JSON body) and its unexpected-EOF sibling. A runner's dropped connection
+/// says more (`Post "http://127.0.0.1:…/completion": EOF`).
+const BARE_PARSE_ERRORS: &[&str] = &["eof", "unexpected eof"];
+
+/// Errors of a runner that died or failed to load, or of the connection to it: transient,
+/// whatever else they quote.
+const RUNNER_ERRORS: &[&str] = &[
+    "runner",
+    "process has terminated",
+    "out of memory",
+    "post \"http",
+    "connection refused",
+    "connection reset",
+    "server busy",
+    "timed out",
+    "context canceled",
+];
 
 /// Errors of a prompt longer than the window: Ollama (both runner eras), llama-server, vLLM.
 const CONTEXT_ERRORS: &[&str] = &[
@@ -167,10 +198,10 @@ pub fn classify_http_error(status: u16, message: &str) -> BackendError {
     if lower.contains("does not support tools") || lower.contains("enable-auto-tool-choice") {
         return BackendError::NoToolSupport(m);
     }
-    if status >= 500
-        && TOOL_PARSE_ERRORS.iter().any(|p| lower.contains(p))
-        && !RUNNER_ERRORS.iter().any(|p| lower.contains(p))
-    {
+    let parser_said = TOOL_PARSE_ERRORS.iter().any(|p| lower.contains(p))
+        || BARE_PARSE_ERRORS.contains(&lower.trim())
+        || (lower.starts_with("tool '") && lower.ends_with("' not found"));
+    if status >= 500 && parser_said && !RUNNER_ERRORS.iter().any(|p| lower.contains(p)) {
         return BackendError::ToolCallParse(m);
     }
     if (400..500).contains(&status) && CONTEXT_ERRORS.iter().any(|p| lower.contains(p)) {
@@ -288,6 +319,24 @@ mod tests {
             "invalid character 'c' after object key:value pair",
             "json: cannot unmarshal string into Go value of type map[string]interface {}",
             "XML syntax error on line 3: element <parameter> closed by </function>",
+            // Ollama's own parsers at fb30760 (model/parsers/*.go)
+            "EOF",
+            "empty function name",
+            "invalid format",
+            "expected 'call:' prefix",
+            "expected '{' in tool call",
+            "repair failed to produce valid JSON arguments",
+            "incomplete GLM tool call: unexpected EOF",
+            "mismatched arg_key and arg_value counts: 2 keys, 1 values",
+            "tool \"write_files\" is not declared",
+            "required argument \"path\" is missing for tool \"write_file\"",
+            "failed to parse XML: XML syntax error on line 2: unexpected EOF",
+            "invalid tool call: no matching closing parenthesis",
+            "invalid argument: unterminated string",
+            "tool 'writefile' not found",
+            "failed to parse function call \"write_file(path=\": invalid function call format",
+            "undeclared Glimmer function \"shell\"",
+            "unterminated ATEM parameter \"content\"",
         ] {
             let e = classify_http_error(500, parse);
             assert!(matches!(e, BackendError::ToolCallParse(_)), "{parse}");
@@ -314,6 +363,17 @@ mod tests {
             "model runner has unexpectedly stopped, this may be due to resource limitations or an internal error, check ollama server logs for details: invalid character"
         )
         .is_transient());
+        for transient in [
+            "Post \"http://127.0.0.1:40211/completion\": EOF",
+            "server busy, please try again.  maximum pending requests exceeded",
+            "timed out waiting for llama runner to start - progress 0.00 - ",
+            "llama runner process has terminated: exit status 2",
+        ] {
+            assert!(
+                classify_http_error(500, transient).is_transient(),
+                "{transient}"
+            );
+        }
         assert!(!classify_http_error(404, "x").is_transient());
     }
 

@@ -121,7 +121,11 @@ impl OpenAiBackend {
                     let known = list.data.iter().any(|m| {
                         m.id == cfg.model || m.id.trim_end_matches(":latest") == cfg.model
                     });
-                    if !list.data.is_empty() && !known {
+                    // a llama-server started with one model answers every model name with it
+                    // (clients pass an alias); only its router mode lists several
+                    let single_llama_server =
+                        list.data.len() == 1 && list.data[0].owned_by == "llamacpp";
+                    if !list.data.is_empty() && !known && !single_llama_server {
                         return Err(BackendError::ModelNotFound(format!(
                             "{} (server lists: {})",
                             cfg.model,

@@ -27,12 +27,23 @@ const CALL_FENCES: [&str; 12] = [
 
 /// `visible` with its quoting fences blanked and `markers` (its marker pass) read again when
 /// something was blanked. Only when the marker pass met a fence: a second search of the whole
-/// reply for one costs as much as the pass itself.
-pub(crate) fn blank_quoting<'a>(visible: Cow<'a, str>, markers: &mut u64) -> Cow<'a, str> {
+/// reply for one costs as much as the pass itself. A fence inside one of the calls
+/// `calls(visible, markers)` reads (their byte spans) belongs to that call's value and stays.
+pub(crate) fn blank_quoting<'a>(
+    visible: Cow<'a, str>,
+    markers: &mut u64,
+    calls: impl FnOnce(&str, u64) -> Vec<(usize, usize)>,
+) -> Cow<'a, str> {
     if *markers & mark::FENCE == 0 {
         return visible;
     }
-    match blank_quoting_fences(&visible) {
+    let mut spans = quoting_spans(&visible);
+    if spans.is_empty() {
+        return visible;
+    }
+    let calls = calls(&visible, *markers);
+    spans.retain(|&(a, b)| !calls.iter().any(|&(ca, cb)| ca <= a && b <= cb));
+    match blank(&visible, &spans) {
         Cow::Owned(b) => {
             *markers = detect(&b);
             Cow::Owned(b)
@@ -42,7 +53,13 @@ pub(crate) fn blank_quoting<'a>(visible: Cow<'a, str>, markers: &mut u64) -> Cow
 }
 
 /// The reply with quoting fences blanked (borrowed when there is none).
+#[cfg(test)]
 fn blank_quoting_fences(text: &str) -> Cow<'_, str> {
+    blank(text, &quoting_spans(text))
+}
+
+/// The byte spans of the reply's quoting fences, opening line to closing line.
+fn quoting_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev_line = "";
     let mut open: Option<(usize, bool)> = None;
@@ -77,12 +94,17 @@ fn blank_quoting_fences(text: &str) -> Cow<'_, str> {
     if let Some((start, true)) = open {
         spans.push((start, text.len()));
     }
+    spans
+}
+
+/// `text` with `spans` turned into spaces of the same byte length, line breaks kept.
+fn blank<'a>(text: &'a str, spans: &[(usize, usize)]) -> Cow<'a, str> {
     if spans.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for (a, b) in spans {
+    for &(a, b) in spans {
         out.push_str(&text[last..a]);
         for c in text[a..b].chars() {
             if c == '\n' {
@@ -115,5 +137,16 @@ mod tests {
         // a fence the reply never closes is blanked to the end when it quotes
         assert!(!blank_quoting_fences("```diff\n+ <tool_call>").contains("tool_call"));
         assert!(matches!(blank_quoting_fences("no fence"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_fence_inside_a_call_stays() {
+        let t = "<tool_call>\n<function=write_file>\n<parameter=content>\n# T\n```bash\nls\n```\n</parameter>\n</function>\n</tool_call>\n```text\nlog\n```\n";
+        let markers = detect(t);
+        let call_end = t.find("</tool_call>").unwrap() + "</tool_call>".len();
+        let mut m = markers;
+        let b = blank_quoting(Cow::Borrowed(t), &mut m, |_, _| vec![(0, call_end)]);
+        assert!(b.contains("```bash\nls\n```"), "{b}");
+        assert!(!b.contains("log"), "{b}");
     }
 }

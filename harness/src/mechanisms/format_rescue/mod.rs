@@ -210,11 +210,14 @@ impl Catalog {
         let split = reasoning::split(text);
         let visible = reasoning::strip_echoes(&split.visible);
         let mut markers = scan::detect(&visible);
-        let visible = fences::blank_quoting(visible, &mut markers);
+        // a fence inside a call's own arguments (a README with a ```bash block, written by
+        // `write_file`) is part of the value: only fences outside the calls read from the
+        // unblanked reply are blanked
+        let visible = fences::blank_quoting(visible, &mut markers, |t, m| self.call_spans(t, m));
         let mut problems = Vec::new();
         let mut cut = false;
         for phase in [MARKED, UNMARKED] {
-            let r = self.read(&visible, markers, phase, &mut problems, &mut cut);
+            let (r, _) = self.read(&visible, markers, phase, &mut problems, &mut cut);
             if !r.calls.is_empty() {
                 return r;
             }
@@ -236,7 +239,7 @@ impl Catalog {
                 continue;
             }
             let markers = scan::detect(t);
-            let r = self.read(t, markers, &[kimi::scan], &mut problems, &mut cut);
+            let (r, _) = self.read(t, markers, &[kimi::scan], &mut problems, &mut cut);
             if !r.calls.is_empty() {
                 return r;
             }
@@ -247,6 +250,19 @@ impl Catalog {
         }
     }
 
+    /// The byte spans of the calls the reply's first phase that yields any would take.
+    fn call_spans(&self, text: &str, markers: u64) -> Vec<(usize, usize)> {
+        let (mut problems, mut cut) = (Vec::new(), false);
+        for phase in [MARKED, UNMARKED] {
+            let (r, spans) = self.read(text, markers, phase, &mut problems, &mut cut);
+            if !r.calls.is_empty() || cut {
+                return spans;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Run `scanners` over `text`: the calls taken, and the span of the block each came from.
     fn read(
         &self,
         text: &str,
@@ -254,7 +270,7 @@ impl Catalog {
         scanners: &[Scanner],
         problems: &mut Vec<String>,
         cut: &mut bool,
-    ) -> Rescue {
+    ) -> (Rescue, Vec<(usize, usize)>) {
         let mut s = Scan::with_markers(text, self, markers);
         for f in scanners {
             f(&mut s);
@@ -262,6 +278,7 @@ impl Catalog {
         let mut found = std::mem::take(&mut s.found);
         found.sort_by_key(|f| (f.at, std::cmp::Reverse(f.end)));
         let mut out = Rescue::default();
+        let mut spans = Vec::new();
         // one block may hold several calls (same span); a block starting inside an accepted
         // one is the same text read by another dialect and is dropped. Only a block that gave
         // a call is accepted: a wider reading that names no declared tool (an Olmo
@@ -285,6 +302,7 @@ impl Catalog {
                 }
                 out.calls.push(call);
                 out.dialects.push(dialect);
+                spans.push(span);
             }
         }
         problems.append(&mut s.problems);
@@ -292,7 +310,7 @@ impl Catalog {
         if out.calls.is_empty() {
             out.problem = problems.first().cloned();
         }
-        out
+        (out, spans)
     }
 
     /// Turn a found call into a call of a declared tool, or nothing.
