@@ -22,17 +22,26 @@ impl<M: Model> Agent<M> {
         }
         let sig = digest(&signature(&call.name, &call.arguments));
         let polling = is_polling(&call.name, &call.arguments);
-        match self.state.guard.before(&sig, polling, self.state.world) {
+        match self
+            .state
+            .guard
+            .before(&sig, &call.name, polling, self.state.world)
+        {
             Before::Run => None,
-            Before::Rerun { turn, level, tail } => {
+            Before::Rerun {
+                turn,
+                level,
+                tail,
+                same_files,
+            } => {
                 self.events.mechanism(
                     "anti_loop",
                     "rerun_refused",
-                    json!({"tool": call.name, "level": level, "failed_turn": turn}),
+                    json!({"tool": call.name, "level": level, "failed_turn": turn, "same_files": same_files}),
                 );
                 let next = self.next_action();
                 Some(CallResult::not_run(
-                    rerun_text(&call.name, turn, level, &tail, &next),
+                    rerun_text(&call.name, turn, level, &tail, same_files, &next),
                     false,
                 ))
             }
@@ -81,9 +90,18 @@ impl<M: Model> Agent<M> {
             world_after: self.state.world,
             turn: self.state.turn,
             file,
+            polling: is_polling(&call.name, &call.arguments),
         });
         for (action, detail) in after.fired {
             self.events.mechanism("anti_loop", action, detail);
+        }
+        // a changed file is what a paused command was waiting for: its rerun tests the change
+        if after.changed_file && self.state.anti_loop.lift("run_shell") {
+            self.events.mechanism(
+                "anti_loop",
+                "pause_lifted",
+                json!({"tool": "run_shell", "by": call.name}),
+            );
         }
         if after.pause {
             let until = self.state.turn + PAUSE_TURNS;

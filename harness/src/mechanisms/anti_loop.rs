@@ -204,6 +204,11 @@ impl AntiLoop {
         self.paused.insert(tool.to_string(), until_turn);
     }
 
+    /// End `tool`'s pause; whether it was paused.
+    pub fn lift(&mut self, tool: &str) -> bool {
+        self.paused.remove(tool).is_some()
+    }
+
     /// Tools currently paused (their calls are not executed).
     pub fn paused_tools(&self, turn: u32) -> Vec<String> {
         self.paused

@@ -68,7 +68,34 @@ struct Memo {
     first_turn: u32,
     /// Pure reruns refused since it ran.
     blocked: u32,
+    /// A command's failing runs, each with the versions of the edited files it ran on (the
+    /// last [`VERSIONS`]): a rerun on versions it already failed on, with only this command run
+    /// since, is known to fail — an edit that swung a file back does not make it new.
+    #[serde(default)]
+    failed_on: Vec<FailedOn>,
 }
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct FailedOn {
+    edited: String,
+    exec: u64,
+    turn: u32,
+    tail: String,
+}
+
+/// Commands failing in a row with the same result on the same versions of the edited files
+/// (however the command was spelt).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct SameFail {
+    result: String,
+    edited: String,
+    count: u32,
+    first_turn: u32,
+}
+
+/// Commands failing the same way on unchanged files before `run_shell` is paused (the notes
+/// come at 2 and 3).
+pub const SAME_RESULT_PAUSE: u32 = 4;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct FileHist {
@@ -82,11 +109,14 @@ struct FileHist {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Before {
     Run,
-    /// Not executed: it failed at `turn` and nothing changed since (`level` 1, 2).
+    /// Not executed: it failed at `turn` and nothing changed since (`level` 1, 2); with
+    /// `same_files`, the edited files are back at the versions it failed on and only this
+    /// command ran since.
     Rerun {
         turn: u32,
         level: u32,
         tail: String,
+        same_files: bool,
     },
     /// The third pure rerun: pause the tool.
     Pause,
@@ -101,6 +131,8 @@ pub struct After {
     pub no_progress: bool,
     /// Pause the tool.
     pub pause: bool,
+    /// The call changed a file's content (a pause of `run_shell` ends: the rerun tests it).
+    pub changed_file: bool,
     /// What fired, for the event log (action, detail).
     pub fired: Vec<(&'static str, serde_json::Value)>,
 }
@@ -115,6 +147,8 @@ pub struct Ran<'a> {
     pub turn: u32,
     /// A successful file change: the path and the digest of its new content.
     pub file: Option<(&'a str, String)>,
+    /// A polling command (`sleep`, `wait`): its results may repeat.
+    pub polling: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -123,6 +157,25 @@ pub struct RepeatGuard {
     tool_fail: BTreeMap<String, u32>,
     files: BTreeMap<String, FileHist>,
     last_write: Option<String>,
+    /// Commands run, numbered, with their signatures (the last [`MEMO`]).
+    #[serde(default)]
+    execs: Vec<(u64, String)>,
+    #[serde(default)]
+    exec_count: u64,
+    #[serde(default)]
+    same_fail: Option<SameFail>,
+    /// The change counter after the last call seen, and the changes no file digest shows
+    /// (a write too large to hash): part of [`RepeatGuard::edited`].
+    #[serde(default)]
+    last_world: u64,
+    #[serde(default)]
+    opaque: u64,
+}
+
+/// Whether a tool runs commands (its runs are numbered; other commands in between may have
+/// changed what the files do not show).
+fn is_exec(tool: &str) -> bool {
+    tool == "run_shell"
 }
 
 /// Tools never paused for failing (the way to test, plan and end).
@@ -131,26 +184,59 @@ fn never_paused(tool: &str) -> bool {
 }
 
 impl RepeatGuard {
+    /// The versions of every file the file tools changed (one digest).
+    fn edited(&self) -> String {
+        let mut all = format!("{}\n", self.opaque);
+        for (path, h) in &self.files {
+            if let Some((d, _)) = h.versions.last() {
+                all.push_str(path);
+                all.push('\0');
+                all.push_str(d);
+                all.push('\n');
+            }
+        }
+        digest(&all)
+    }
+
+    /// Whether every command run after number `exec` was `sig` (the record reaches back).
+    fn only_since(&self, exec: u64, sig: &str) -> bool {
+        let reaches =
+            self.execs.first().is_some_and(|(n, _)| *n <= exec + 1) || self.exec_count == exec;
+        reaches && self.execs.iter().all(|(n, s)| *n <= exec || s == sig)
+    }
+
     /// Before a call runs: `sig` is its signature digest, `world` the workdir change counter.
-    pub fn before(&mut self, sig: &str, polling: bool, world: u64) -> Before {
+    pub fn before(&mut self, sig: &str, tool: &str, polling: bool, world: u64) -> Before {
         if polling {
             return Before::Run;
         }
-        let Some(m) = self.calls.get_mut(sig) else {
+        // a change no call reported (a resumed run settling a call) voids what the versions say
+        let edited = (is_exec(tool) && world == self.last_world).then(|| self.edited());
+        let known = self.calls.get(sig).and_then(|m| {
+            if !m.ok && m.world_after == world {
+                return Some((m.turn, m.tail.clone(), false));
+            }
+            let e = edited.as_deref()?;
+            m.failed_on
+                .iter()
+                .rev()
+                .find(|f| f.edited == e && self.only_since(f.exec, sig))
+                .map(|f| (f.turn, f.tail.clone(), true))
+        });
+        let Some((turn, tail, same_files)) = known else {
             return Before::Run;
         };
-        if m.ok || m.world_after != world {
-            return Before::Run;
-        }
+        let m = self.calls.get_mut(sig).expect("known above");
         m.blocked += 1;
         if m.blocked >= 3 {
             m.blocked = 0;
             return Before::Pause;
         }
         Before::Rerun {
-            turn: m.turn,
+            turn,
             level: m.blocked,
-            tail: m.tail.clone(),
+            tail,
+            same_files,
         }
     }
 
@@ -170,6 +256,36 @@ impl RepeatGuard {
                 serde_json::json!({"tool": r.tool, "times": same + 1, "first_turn": first_turn}),
             ));
         }
+        if !is_exec(r.tool) && r.file.is_none() && r.world_after != self.last_world {
+            self.opaque += 1;
+        }
+        self.last_world = r.world_after;
+        let mut failed_on = prev.map(|p| p.failed_on.clone()).unwrap_or_default();
+        if is_exec(r.tool) {
+            self.exec_count += 1;
+            self.execs.push((self.exec_count, r.sig.to_string()));
+            if self.execs.len() > MEMO {
+                self.execs.remove(0);
+            }
+            let edited = self.edited();
+            if r.ok {
+                // it passed: its earlier failures no longer say how it goes
+                failed_on.clear();
+            } else {
+                failed_on.push(FailedOn {
+                    edited: edited.clone(),
+                    exec: self.exec_count,
+                    turn: r.turn,
+                    tail: tail(r.result),
+                });
+                if failed_on.len() > VERSIONS {
+                    failed_on.remove(0);
+                }
+                if !r.polling {
+                    self.same_result(&rd, edited, r.turn, same > 0, &mut out);
+                }
+            }
+        }
         self.calls.insert(
             r.sig.to_string(),
             Memo {
@@ -181,6 +297,7 @@ impl RepeatGuard {
                 same,
                 first_turn,
                 blocked: 0,
+                failed_on,
             },
         );
         if self.calls.len() > MEMO {
@@ -228,6 +345,7 @@ impl RepeatGuard {
                 .find(|(v, _)| v == d)
                 .map(|(_, t)| *t);
             let changed = h.versions.last().map(|(v, _)| v != d).unwrap_or(true);
+            out.changed_file |= changed;
             if let (Some(t), true) = (earlier, changed) {
                 h.swings += 1;
                 out.notes.push(oscillation_note(path, t, h.swings));
@@ -260,6 +378,52 @@ impl RepeatGuard {
     }
 }
 
+impl RepeatGuard {
+    /// A failing command's result against the previous failing command's: the same result on
+    /// the same file versions, however spelt, is noted, then noted firmly, then `run_shell` is
+    /// paused (until a file changes). `noted` when the per-call note already said it.
+    fn same_result(&mut self, rd: &str, edited: String, turn: u32, noted: bool, out: &mut After) {
+        let f = match self.same_fail.take() {
+            Some(mut f) if f.result == rd && f.edited == edited => {
+                f.count += 1;
+                f
+            }
+            _ => SameFail {
+                result: rd.to_string(),
+                edited,
+                count: 1,
+                first_turn: turn,
+            },
+        };
+        let (count, first) = (f.count, f.first_turn);
+        self.same_fail = Some(f);
+        // at 3 the per-tool failure counter gives its advice
+        if count < 2 || count == 3 || (noted && count < SAME_RESULT_PAUSE) {
+            return;
+        }
+        let pause = count >= SAME_RESULT_PAUSE;
+        out.notes.push(same_result_note(first, count, pause));
+        out.pause |= pause;
+        out.fired.push((
+            if pause {
+                "same_result_pause"
+            } else {
+                "same_result"
+            },
+            serde_json::json!({"times": count, "first_turn": first}),
+        ));
+    }
+}
+
+/// The note on commands failing the same way with no file changed (`times` ≥ 2).
+pub fn same_result_note(first_turn: u32, times: u32, paused: bool) -> String {
+    if paused {
+        format!("[{times} commands in a row have failed with this same result since turn {first_turn}, with no file changed: run_shell is paused until you change a file. Fix what the error names first.]")
+    } else {
+        format!("[the same result as the command at turn {first_turn}, and no file has changed since: running it another way will not change it. Change the code the error names first.]")
+    }
+}
+
 fn tail(text: &str) -> String {
     let n = text.chars().count();
     if n <= TAIL {
@@ -269,12 +433,25 @@ fn tail(text: &str) -> String {
     format!("…{t}")
 }
 
-/// The answer to a pure rerun of a failed call (`level` 1 or 2).
-pub fn rerun_text(tool: &str, turn: u32, level: u32, tail: &str, next: &str) -> String {
-    if level == 1 {
-        format!("not executed: this exact call failed at turn {turn}, and nothing in the workdir has changed since, so it would fail the same way. The end of its result then:\n{tail}\nChange something first (fix what the error names), or take another approach. Next action: {next}")
+/// The answer to a pure rerun of a failed call (`level` 1 or 2); `same_files` when the files
+/// are back at versions it failed on rather than unchanged.
+pub fn rerun_text(
+    tool: &str,
+    turn: u32,
+    level: u32,
+    tail: &str,
+    same_files: bool,
+    next: &str,
+) -> String {
+    let why = if same_files {
+        "the files you changed are exactly as they were when it ran then (your edits went back), and only this command ran since"
     } else {
-        format!("not executed again: the same failed call as at turn {turn}, with nothing changed since. The next identical call pauses {tool}. Next action: {next}")
+        "nothing in the workdir has changed since"
+    };
+    if level == 1 {
+        format!("not executed: this exact call failed at turn {turn}, and {why}, so it would fail the same way. The end of its result then:\n{tail}\nChange something first (fix what the error names), or take another approach. Next action: {next}")
+    } else {
+        format!("not executed again: the same failed call as at turn {turn}, and {why}. The next identical call pauses {tool}. Next action: {next}")
     }
 }
 
@@ -335,6 +512,7 @@ mod tests {
             world_after: w,
             turn: t,
             file: None,
+            polling: false,
         }
     }
 
@@ -342,11 +520,11 @@ mod tests {
     fn a_pure_rerun_of_a_failure_is_refused_then_paused() {
         let mut g = RepeatGuard::default();
         let test = digest("run_shell:pytest");
-        assert_eq!(g.before(&test, false, 5), Before::Run);
+        assert_eq!(g.before(&test, "run_shell", false, 5), Before::Run);
         g.after(&ran(&test, "run_shell", false, "1 failed in 0.02s", 6, 3));
         // a write that changed nothing in between: still world 6
         assert!(matches!(
-            g.before(&test, false, 6),
+            g.before(&test, "run_shell", false, 6),
             Before::Rerun {
                 turn: 3,
                 level: 1,
@@ -354,16 +532,16 @@ mod tests {
             }
         ));
         assert!(matches!(
-            g.before(&test, false, 6),
+            g.before(&test, "run_shell", false, 6),
             Before::Rerun { level: 2, .. }
         ));
-        assert_eq!(g.before(&test, false, 6), Before::Pause);
+        assert_eq!(g.before(&test, "run_shell", false, 6), Before::Pause);
         // after a real change it runs
-        assert_eq!(g.before(&test, false, 7), Before::Run);
+        assert_eq!(g.before(&test, "run_shell", false, 7), Before::Run);
         // polling is exempt, and a success is never refused
-        assert_eq!(g.before(&test, true, 6), Before::Run);
+        assert_eq!(g.before(&test, "run_shell", true, 6), Before::Run);
         g.after(&ran(&test, "run_shell", true, "ok", 8, 4));
-        assert_eq!(g.before(&test, false, 8), Before::Run);
+        assert_eq!(g.before(&test, "run_shell", false, 8), Before::Run);
     }
 
     #[test]
@@ -451,6 +629,85 @@ mod tests {
         g.after(&ran("t", "run_shell", true, "ok", 9, 5));
         let c = digest("version c");
         assert!(w(&c, 6, &mut g).notes.is_empty());
+    }
+
+    #[test]
+    fn a_rerun_on_file_versions_it_failed_on_is_refused() {
+        let mut g = RepeatGuard::default();
+        let (a, b) = (digest("version a"), digest("version b"));
+        let test = digest("run_shell:python3 t.py");
+        let write = |d: &str, t: u32, g: &mut RepeatGuard| {
+            g.after(&Ran {
+                file: Some(("m.py", d.to_string())),
+                ..ran("w", "write_file", true, "wrote", t as u64, t)
+            })
+        };
+        write(&a, 1, &mut g);
+        assert_eq!(g.before(&test, "run_shell", false, 1), Before::Run);
+        g.after(&ran(&test, "run_shell", false, "fails on a", 2, 2));
+        assert!(write(&b, 3, &mut g).changed_file);
+        assert_eq!(g.before(&test, "run_shell", false, 3), Before::Run);
+        g.after(&ran(&test, "run_shell", false, "fails on b", 4, 4));
+        write(&a, 5, &mut g);
+        // back on the versions of turn 2, only this command ran since: known to fail
+        assert!(matches!(
+            g.before(&test, "run_shell", false, 5),
+            Before::Rerun {
+                turn: 2,
+                level: 1,
+                same_files: true,
+                ..
+            }
+        ));
+        // another command in between may have changed what the files do not show
+        let other = digest("run_shell:pip install x");
+        g.after(&ran(&other, "run_shell", true, "ok", 6, 6));
+        assert_eq!(g.before(&test, "run_shell", false, 6), Before::Run);
+    }
+
+    #[test]
+    fn the_same_result_from_other_commands_is_noted_then_pauses() {
+        let mut g = RepeatGuard::default();
+        let mut notes = Vec::new();
+        let mut paused = false;
+        for i in 0..SAME_RESULT_PAUSE {
+            let sig = digest(&format!("run_shell:pytest -q {i}"));
+            let a = g.after(&ran(
+                &sig,
+                "run_shell",
+                false,
+                "1 failed in 0.0{i}s",
+                i as u64,
+                i,
+            ));
+            notes.extend(a.notes);
+            paused |= a.pause;
+        }
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].contains("another way"), "{notes:?}");
+        assert!(notes[1].contains("run_shell failed 3 times"), "{notes:?}");
+        assert!(
+            notes[2].contains("paused until you change a file"),
+            "{notes:?}"
+        );
+        assert!(paused);
+        // a changed file starts over
+        let a = g.after(&Ran {
+            file: Some(("m.py", digest("new"))),
+            ..ran("w", "write_file", true, "wrote", 9, 9)
+        });
+        assert!(a.changed_file);
+        let a = g.after(&ran("x", "run_shell", false, "1 failed in 0.1s", 10, 10));
+        assert!(a.notes.is_empty() && !a.pause);
+        // polling results may repeat
+        let mut g = RepeatGuard::default();
+        for i in 0..6 {
+            let a = g.after(&Ran {
+                polling: true,
+                ..ran("p", "run_shell", false, "not ready", i, i as u32)
+            });
+            assert!(!a.pause);
+        }
     }
 
     #[test]

@@ -28,7 +28,8 @@ const CALL_FENCES: [&str; 12] = [
 /// `visible` with its quoting fences blanked and `markers` (its marker pass) read again when
 /// something was blanked. Only when the marker pass met a fence: a second search of the whole
 /// reply for one costs as much as the pass itself. A fence inside one of the calls
-/// `calls(visible, markers)` reads (their byte spans) belongs to that call's value and stays.
+/// `calls(visible, markers)` reads (their byte spans) belongs to that call's value and stays;
+/// `calls` runs only when there is a quoting fence.
 pub(crate) fn blank_quoting<'a>(
     visible: Cow<'a, str>,
     markers: &mut u64,
@@ -37,12 +38,22 @@ pub(crate) fn blank_quoting<'a>(
     if *markers & mark::FENCE == 0 {
         return visible;
     }
-    let mut spans = quoting_spans(&visible);
+    let spans = quoting_spans(&visible);
     if spans.is_empty() {
         return visible;
     }
-    let calls = calls(&visible, *markers);
-    spans.retain(|&(a, b)| !calls.iter().any(|&(ca, cb)| ca <= a && b <= cb));
+    // calls that start outside every quoting fence hold their own fences (a fence opened in a
+    // value and left open there, too): fences are paired again with those calls masked. A
+    // "call" that starts inside a quoting fence is the quote.
+    let calls: Vec<(usize, usize)> = calls(&visible, *markers)
+        .into_iter()
+        .filter(|&(ca, _)| !spans.iter().any(|&(a, b)| a <= ca && ca < b))
+        .collect();
+    let spans = if calls.is_empty() {
+        spans
+    } else {
+        quoting_spans(&blank(&visible, &calls))
+    };
     match blank(&visible, &spans) {
         Cow::Owned(b) => {
             *markers = detect(&b);
@@ -148,5 +159,19 @@ mod tests {
         let b = blank_quoting(Cow::Borrowed(t), &mut m, |_, _| vec![(0, call_end)]);
         assert!(b.contains("```bash\nls\n```"), "{b}");
         assert!(!b.contains("log"), "{b}");
+        // a fence the value leaves open does not swallow the call's closing tags
+        let open = "<tool_call>\n<function=write_file>\n<parameter=content>\n```text\nlog\n</parameter>\n</function>\n</tool_call>\n";
+        let mut m = detect(open);
+        let b = blank_quoting(Cow::Borrowed(open), &mut m, |_, _| {
+            vec![(0, open.len() - 1)]
+        });
+        assert_eq!(b, open);
+        // a call-like span that starts inside a quoting fence is the quote: blanked
+        let quoted = "```text\n<tool_call>{\n```\n<tool_call>{}</tool_call>\n";
+        let mut m = detect(quoted);
+        let b = blank_quoting(Cow::Borrowed(quoted), &mut m, |_, _| {
+            vec![(8, quoted.len() - 1)]
+        });
+        assert!(b.starts_with("       \n           "), "{b}");
     }
 }

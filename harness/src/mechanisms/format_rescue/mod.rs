@@ -207,7 +207,10 @@ impl Catalog {
                 ..Rescue::default()
             };
         }
-        let split = reasoning::split(text);
+        let mut split = reasoning::split(text);
+        if let Some(keep) = self.values_with_reasoning_tags(text, &split.removed) {
+            split = reasoning::split_keeping(text, &keep);
+        }
         let visible = reasoning::strip_echoes(&split.visible);
         let mut markers = scan::detect(&visible);
         // a fence inside a call's own arguments (a README with a ```bash block, written by
@@ -248,6 +251,29 @@ impl Catalog {
             problem: problems.into_iter().next(),
             ..Rescue::default()
         }
+    }
+
+    /// Calls whose values hold reasoning tags (`write_file` of a page documenting `<think>`
+    /// output): the spans of calls read from the whole reply that start outside the reasoning
+    /// taken out and contain the start of a piece taken out. Read only when something was
+    /// taken out after a family marker, so a reply that merely starts with its reasoning
+    /// costs no second reading.
+    fn values_with_reasoning_tags(
+        &self,
+        text: &str,
+        removed: &[(usize, usize)],
+    ) -> Option<Vec<(usize, usize)>> {
+        let last = removed.iter().map(|r| r.0).max().filter(|&s| s > 0)?;
+        if scan::detect(&text[..last]) & !scan::mark::FENCE == 0 {
+            return None;
+        }
+        let inside = |at: usize| removed.iter().any(|&(a, b)| a <= at && at < b);
+        let keep: Vec<(usize, usize)> = self
+            .call_spans(text, scan::detect(text))
+            .into_iter()
+            .filter(|&(ca, cb)| !inside(ca) && removed.iter().any(|&(a, _)| ca < a && a < cb))
+            .collect();
+        (!keep.is_empty()).then_some(keep)
     }
 
     /// The byte spans of the calls the reply's first phase that yields any would take.

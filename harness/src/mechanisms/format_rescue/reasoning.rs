@@ -53,6 +53,9 @@ pub struct Split<'a> {
     pub visible: Cow<'a, str>,
     /// The body of a reasoning block that was opened and never closed.
     pub open: Option<&'a str>,
+    /// The byte ranges of the reply taken out as reasoning (empty when harmony's channels
+    /// rewrote the reply).
+    pub(crate) removed: Vec<(usize, usize)>,
 }
 
 /// The reply without its reasoning: the one function both the format rescue and the
@@ -63,6 +66,12 @@ pub fn strip_reasoning(text: &str) -> Cow<'_, str> {
 
 /// See [`Split`].
 pub fn split(text: &str) -> Split<'_> {
+    split_keeping(text, &[])
+}
+
+/// [`split`], with the wrapper tags that start inside a `keep` span (a call whose value
+/// holds `<think>` text: a file documenting a model's output) read as text.
+pub(crate) fn split_keeping<'a>(text: &'a str, keep: &[(usize, usize)]) -> Split<'a> {
     let harmony = if text.contains("<|channel|>") && text.contains("<|message|>") {
         Cow::Owned(harmony_visible(text))
     } else {
@@ -72,9 +81,13 @@ pub fn split(text: &str) -> Split<'_> {
         return Split {
             visible: harmony,
             open: None,
+            removed: Vec::new(),
         };
     }
-    let (visible, open_at) = strip_pairs(&harmony, WRAPPERS, true, pair_re());
+    let rewritten = matches!(harmony, Cow::Owned(_));
+    let keep = if rewritten { &[][..] } else { keep };
+    let (visible, open_at, removed) = strip_pairs(&harmony, WRAPPERS, true, pair_re(), keep);
+    let removed = if rewritten { Vec::new() } else { removed };
     // the open tail is reported from the original text when harmony did not rewrite it
     let open = match (&harmony, open_at) {
         (Cow::Borrowed(_), Some(i)) => Some(&text[i..]),
@@ -89,6 +102,7 @@ pub fn split(text: &str) -> Split<'_> {
     Split {
         visible: Cow::Owned(visible),
         open,
+        removed,
     }
 }
 
@@ -97,7 +111,7 @@ pub(crate) fn strip_echoes(text: &str) -> Cow<'_, str> {
     if !echo_re().is_match(text) {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(strip_pairs(text, ECHOES, false, echo_re()).0)
+    Cow::Owned(strip_pairs(text, ECHOES, false, echo_re(), &[]).0)
 }
 
 fn alternation(pairs: &[(&str, &str)], extra: &[&str]) -> Regex {
@@ -120,41 +134,53 @@ fn echo_re() -> &'static Regex {
 }
 
 /// Remove `open…close` blocks. With `orphans`, a closing marker met before any other marker
-/// ends reasoning that started with the reply. Returns the rest and, when the last block never
-/// closed, the offset where its body starts.
+/// ends reasoning that started with the reply. A marker that starts inside a `keep` span is
+/// text. Returns the rest, the offset where the last block's body starts when it never
+/// closed, and the ranges removed.
 fn strip_pairs(
     text: &str,
     pairs: &[(&str, &str)],
     orphans: bool,
     re: &Regex,
-) -> (String, Option<usize>) {
+    keep: &[(usize, usize)],
+) -> (String, Option<usize>, Vec<(usize, usize)>) {
     let mut out = String::with_capacity(text.len());
+    let mut removed = Vec::new();
     let mut pos = 0;
     let mut from = 0;
     let mut seen = false;
     while let Some(m) = re.find_at(text, from) {
         let s = m.as_str();
+        if keep.iter().any(|&(a, b)| a <= m.start() && m.start() < b) {
+            from = m.end();
+            continue;
+        }
         if let Some((_, close)) = pairs.iter().find(|(o, _)| *o == s) {
             out.push_str(&text[pos..m.start()]);
             seen = true;
             match text[m.end()..].find(close) {
                 Some(j) => {
                     pos = m.end() + j + close.len();
+                    removed.push((m.start(), pos));
                     from = pos;
                 }
-                None => return (out, Some(m.end())),
+                None => {
+                    removed.push((m.start(), text.len()));
+                    return (out, Some(m.end()), removed);
+                }
             }
         } else {
             // a closing marker (or one that only ends reasoning)
             if orphans && !seen {
                 pos = m.end();
+                removed.push((0, pos));
             }
             seen = true;
             from = m.end();
         }
     }
     out.push_str(&text[pos..]);
-    (out, None)
+    (out, None, removed)
 }
 
 /// Harmony messages: analysis messages without a recipient are dropped; messages addressed to
@@ -231,6 +257,16 @@ mod tests {
         assert_eq!(s.visible, "before");
         assert_eq!(s.open, Some("never closed"));
         assert_eq!(strip_reasoning("plain"), "plain");
+    }
+
+    #[test]
+    fn tags_inside_a_kept_span_are_text() {
+        let t = "<think>plan</think><c>doc: <think>x</think> end</c><think>more</think>";
+        let s = split(t);
+        assert_eq!(s.visible, "<c>doc:  end</c>");
+        assert_eq!(s.removed, vec![(0, 19), (27, 43), (51, t.len())]);
+        let kept = split_keeping(t, &[(19, 51)]);
+        assert_eq!(kept.visible, "<c>doc: <think>x</think> end</c>");
     }
 
     #[test]
