@@ -11,11 +11,11 @@
 //! reported with its file, what it expected and what happened, and all failures are listed
 //! before the test fails.
 
-use lrab_util::read_http_request;
+mod common;
+
+use common::{serve, FakeServer, Resp};
 use serde::Deserialize;
 use serde_json::Value;
-use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 const TASK: &str = "Write out.md containing the word hello, then finish.";
 /// Finish answers after the script, before the server gives up.
 const TAIL_REPLIES: usize = 12;
-/// A scenario that takes longer is a hang.
-const DEADLINE: Duration = Duration::from_secs(150);
+/// A scenario that takes longer is a hang (the test server itself stops at 120 s).
+const DEADLINE: Duration = Duration::from_secs(110);
 const PARALLEL: usize = 4;
 
 #[derive(Deserialize, Debug)]
@@ -188,27 +188,19 @@ fn load_all(folder: &str) -> Vec<(String, Scenario)> {
         .collect()
 }
 
-/// What the server sends for one request.
-struct Out {
-    status: u16,
-    content_type: String,
-    body: String,
-    cut: usize,
-}
-
-impl Out {
-    fn of(a: &Answer) -> Out {
-        Out {
-            status: a.status,
-            content_type: a.content_type.clone(),
-            body: a.body.clone(),
-            cut: a.cut_after_bytes,
-        }
+/// The scripted answer to one request, split into lines (a streaming server flushes each
+/// event), cut when the scenario says so.
+fn answer(status: u16, content_type: &str, body: &str, cut: usize) -> Resp {
+    Resp {
+        status,
+        content_type: content_type.to_string(),
+        chunks: body.split_inclusive('\n').map(str::to_string).collect(),
+        cut: (cut > 0).then_some(cut),
     }
 }
 
 /// The valid `finish` the server answers with once the script is used up.
-fn tail_answer(api: &str, tail: &str) -> Out {
+fn tail_answer(api: &str, tail: &str) -> Resp {
     let call = r#"<tool_call>{"name": "finish", "arguments": {"summary": "done"}}</tool_call>"#;
     if api == "openai" {
         let delta = if tail == "text" {
@@ -219,12 +211,12 @@ fn tail_answer(api: &str, tail: &str) -> Out {
         let finish = if tail == "text" { "stop" } else { "tool_calls" };
         let c1 = serde_json::json!({"id": "chatcmpl-tail", "object": "chat.completion.chunk", "created": 1764633600, "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
         let c2 = serde_json::json!({"id": "chatcmpl-tail", "object": "chat.completion.chunk", "created": 1764633600, "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
-        Out {
-            status: 200,
-            content_type: "text/event-stream".into(),
-            body: format!("data: {c1}\n\ndata: {c2}\n\ndata: [DONE]\n\n"),
-            cut: 0,
-        }
+        answer(
+            200,
+            "text/event-stream",
+            &format!("data: {c1}\n\ndata: {c2}\n\ndata: [DONE]\n\n"),
+            0,
+        )
     } else {
         let msg = if tail == "text" {
             serde_json::json!({"role": "assistant", "content": call})
@@ -233,141 +225,53 @@ fn tail_answer(api: &str, tail: &str) -> Out {
         };
         let l1 = serde_json::json!({"model": "m", "created_at": "2026-12-02T00:00:00Z", "message": msg, "done": false});
         let l2 = serde_json::json!({"model": "m", "created_at": "2026-12-02T00:00:00Z", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 1_000_000, "prompt_eval_count": 900, "eval_count": 20});
-        Out {
-            status: 200,
-            content_type: "application/x-ndjson".into(),
-            body: format!("{l1}\n{l2}\n"),
-            cut: 0,
-        }
+        answer(200, "application/x-ndjson", &format!("{l1}\n{l2}\n"), 0)
     }
 }
 
 const DEFAULT_SHOW: &str = r#"{"license":"","modelfile":"","parameters":"","template":"","details":{"parent_model":"","format":"gguf","family":"qwen35","families":["qwen35"],"parameter_size":"4.7B","quantization_level":"Q4_K_M"},"model_info":{"general.architecture":"qwen35","general.parameter_count":4700000000,"qwen35.context_length":32768},"capabilities":["completion","tools"],"modified_at":"2026-11-30T00:00:00Z"}"#;
 
-struct Server {
-    url: String,
-    /// (path, body) of every request, in order.
-    requests: Arc<Mutex<Vec<(String, String)>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
-}
-
-fn serve(s: &Scenario) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (req2, stop2) = (requests.clone(), stop.clone());
-    let chat_path = if s.api == "openai" {
-        "/v1/chat/completions"
-    } else {
-        "/api/chat"
-    };
+/// The scenario's server: its routes, its chat script, then the finish tail.
+fn serve_scenario(s: &Scenario) -> FakeServer {
+    let chat_path = chat_path(s);
     let routes = s.route.clone();
-    let mut script: Vec<Out> = s.chat.iter().map(Out::of).collect();
+    let mut script: Vec<Answer> = s.chat.clone();
     script.reverse();
     let (api, tail) = (s.api.clone(), s.tail.clone());
     let mut tails = 0usize;
-    std::thread::spawn(move || {
-        let start = Instant::now();
-        while !stop2.load(Ordering::SeqCst) && start.elapsed() < DEADLINE {
-            let (stream, _) = match listener.accept() {
-                Ok(x) => x,
-                Err(_) => {
-                    std::thread::sleep(Duration::from_millis(2));
-                    continue;
-                }
-            };
-            stream.set_nonblocking(false).unwrap();
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            let Ok(req) = read_http_request(&stream) else {
-                continue;
-            };
-            let path = req.path.split('?').next().unwrap_or("").to_string();
-            let body = String::from_utf8_lossy(&req.body).into_owned();
-            req2.lock().unwrap().push((path.clone(), body));
-            let out = if let Some(r) = routes.iter().find(|r| r.path == path) {
-                Out {
-                    status: r.status,
-                    content_type: r.content_type.clone(),
-                    body: r.body.clone(),
-                    cut: 0,
-                }
-            } else if path == chat_path {
-                match script.pop() {
-                    Some(o) => o,
-                    None if tails < TAIL_REPLIES => {
-                        tails += 1;
-                        tail_answer(&api, &tail)
-                    }
-                    None => Out {
-                        status: 500,
-                        content_type: json_type(),
-                        body: r#"{"error":"scenario exhausted"}"#.into(),
-                        cut: 0,
-                    },
-                }
-            } else if path == "/api/show" {
-                Out {
-                    status: 200,
-                    content_type: json_type(),
-                    body: DEFAULT_SHOW.into(),
-                    cut: 0,
-                }
-            } else {
-                Out {
-                    status: 404,
-                    content_type: json_type(),
-                    body: r#"{"error":"not found"}"#.into(),
-                    cut: 0,
-                }
-            };
-            send(stream, &out);
+    serve(Box::new(move |path, _body| {
+        let path = path.split('?').next().unwrap_or("");
+        if let Some(r) = routes.iter().find(|r| r.path == path) {
+            return answer(r.status, &r.content_type, &r.body, 0);
         }
-    });
-    Server {
-        url,
-        requests,
-        stop,
-    }
+        if path == chat_path {
+            return match script.pop() {
+                Some(a) => answer(a.status, &a.content_type, &a.body, a.cut_after_bytes),
+                None if tails < TAIL_REPLIES => {
+                    tails += 1;
+                    tail_answer(&api, &tail)
+                }
+                None => Resp::json(500, r#"{"error":"scenario exhausted"}"#),
+            };
+        }
+        if path == "/api/show" {
+            return Resp::json(200, DEFAULT_SHOW);
+        }
+        Resp::json(404, r#"{"error":"not found"}"#)
+    }))
 }
 
-/// Chunked, one chunk per line (a streaming server flushes per event); a cut drops the
-/// connection after `cut` body bytes without the closing chunk.
-fn send(mut w: std::net::TcpStream, o: &Out) {
-    let _ = write!(
-        w,
-        "HTTP/1.1 {} X\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-        o.status, o.content_type
-    );
-    let bytes = o.body.as_bytes();
-    let end = if o.cut > 0 {
-        o.cut.min(bytes.len())
+fn chat_path(s: &Scenario) -> &'static str {
+    if s.api == "openai" {
+        "/v1/chat/completions"
     } else {
-        bytes.len()
-    };
-    for piece in bytes[..end].split_inclusive(|b| *b == b'\n') {
-        let _ = write!(w, "{:x}\r\n", piece.len());
-        let _ = w.write_all(piece);
-        let _ = w.write_all(b"\r\n");
-        let _ = w.flush();
+        "/api/chat"
     }
-    if o.cut == 0 {
-        let _ = write!(w, "0\r\n\r\n");
-    }
-    let _ = w.flush();
-    let _ = w.shutdown(std::net::Shutdown::Both);
 }
 
 /// Run one scenario; `Err` says what a correct harness would have done differently.
 fn run(name: &str, s: &Scenario) -> Result<(), String> {
-    let server = serve(s);
+    let server = serve_scenario(s);
     let d = tempfile::tempdir().unwrap();
     let prompt = d.path().join("task_input.txt");
     std::fs::write(&prompt, s.task.as_deref().unwrap_or(TASK)).unwrap();
@@ -430,11 +334,7 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
     if hung {
         problems.push(format!("still running after {DEADLINE:?} (killed)"));
     }
-    let chat_path = if s.api == "openai" {
-        "/v1/chat/completions"
-    } else {
-        "/api/chat"
-    };
+    let chat_path = chat_path(s);
     let chats: Vec<Value> = server
         .requests
         .lock()

@@ -101,26 +101,30 @@ pub fn mech_count(dir: &Path, name: &str, action: &str) -> usize {
 }
 
 /// One scripted HTTP response: status, content type, body chunks (sent with chunked encoding,
-/// flushed one by one, like a streaming server).
+/// flushed one by one, like a streaming server); with `cut`, only that many body bytes are
+/// sent and the connection drops (a broken stream).
 pub struct Resp {
     pub status: u16,
-    pub content_type: &'static str,
+    pub content_type: String,
     pub chunks: Vec<String>,
+    pub cut: Option<usize>,
 }
 
 impl Resp {
     pub fn json(status: u16, body: &str) -> Self {
         Resp {
             status,
-            content_type: "application/json; charset=utf-8",
+            content_type: "application/json; charset=utf-8".into(),
             chunks: vec![body.to_string()],
+            cut: None,
         }
     }
     pub fn ndjson(lines: Vec<String>) -> Self {
         Resp {
             status: 200,
-            content_type: "application/x-ndjson",
+            content_type: "application/x-ndjson".into(),
             chunks: lines.into_iter().map(|l| l + "\n").collect(),
+            cut: None,
         }
     }
 }
@@ -174,12 +178,23 @@ pub fn serve(mut handler: Handler) -> FakeServer {
                 "HTTP/1.1 {} X\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
                 resp.status, resp.content_type
             );
+            let mut left = resp.cut.unwrap_or(usize::MAX);
             for c in &resp.chunks {
-                let _ = write!(w, "{:x}\r\n{}\r\n", c.len(), c);
+                let c = &c.as_bytes()[..c.len().min(left)];
+                left -= c.len();
+                if c.is_empty() {
+                    break;
+                }
+                let _ = write!(w, "{:x}\r\n", c.len());
+                let _ = w.write_all(c);
+                let _ = w.write_all(b"\r\n");
                 let _ = w.flush();
             }
-            let _ = write!(w, "0\r\n\r\n");
+            if resp.cut.is_none() {
+                let _ = write!(w, "0\r\n\r\n");
+            }
             let _ = w.flush();
+            let _ = w.shutdown(std::net::Shutdown::Both);
         }
     });
     FakeServer {
@@ -230,8 +245,9 @@ pub fn sse(chunks: Vec<serde_json::Value>) -> Resp {
     v.push("data: [DONE]\n\n".into());
     Resp {
         status: 200,
-        content_type: "text/event-stream",
+        content_type: "text/event-stream".into(),
         chunks: v,
+        cut: None,
     }
 }
 
