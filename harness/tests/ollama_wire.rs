@@ -118,6 +118,10 @@ struct Expect {
     max_chat_requests: Option<usize>,
     #[serde(default)]
     every_request: Vec<FieldCheck>,
+    /// No chat request body longer than this many bytes (a prompt that would not fit the
+    /// window is compacted before it is sent).
+    #[serde(default)]
+    max_request_bytes: Option<usize>,
     /// What files in the workdir hold at the end.
     #[serde(default)]
     file: Vec<FileCheck>,
@@ -335,6 +339,15 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
         problems.push(format!("still running after {DEADLINE:?} (killed)"));
     }
     let chat_path = chat_path(s);
+    let longest = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| p == chat_path)
+        .map(|(_, b)| b.len())
+        .max()
+        .unwrap_or(0);
     let chats: Vec<Value> = server
         .requests
         .lock()
@@ -369,6 +382,11 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
                     i + 2
                 ));
             }
+        }
+    }
+    if let Some(n) = e.max_request_bytes {
+        if longest > n {
+            problems.push(format!("a chat request of {longest} bytes, expected ≤ {n}"));
         }
     }
     if let Some(n) = e.min_chat_requests {
@@ -501,6 +519,7 @@ fn run_folder(folder: &str, at_least: usize) {
     let mut failures = failures.lock().unwrap().clone();
     failures.sort();
     let passed = *passed.lock().unwrap();
+    eprintln!("{passed} scenarios of testdata/{folder} passed");
     assert!(
         failures.is_empty(),
         "{} of {} scenarios of testdata/{folder} failed:\n{}",
@@ -534,7 +553,7 @@ body = '''
     let ok: Scenario = toml::from_str(&script("exit_code = 0\nout_md = \"hello\"")).unwrap();
     run("plain", &ok).unwrap();
     let wrong: Scenario = toml::from_str(&script(
-        "exit_code = 6\nout_md = \"bye\"\n[[expect.every_request]]\npointer = \"/nothing\"\nequals = 1\n[[expect.file]]\npath = \"out.md\"\nmax_lines = 0\ncontains = [\"bye\"]\n[[expect.file]]\npath = \"gone.txt\"",
+        "exit_code = 6\nout_md = \"bye\"\nmax_request_bytes = 10\n[[expect.every_request]]\npointer = \"/nothing\"\nequals = 1\n[[expect.file]]\npath = \"out.md\"\nmax_lines = 0\ncontains = [\"bye\"]\n[[expect.file]]\npath = \"gone.txt\"",
     ))
     .unwrap();
     let e = run("wrong", &wrong).unwrap_err();
@@ -545,6 +564,7 @@ body = '''
         "out.md lacks \"bye\"",
         "out.md has 1 lines, expected None..=Some(0)",
         "gone.txt is missing",
+        "expected ≤ 10",
     ] {
         assert!(e.contains(part), "{part} not in {e}");
     }
