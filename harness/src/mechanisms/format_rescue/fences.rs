@@ -6,7 +6,7 @@
 //! like this:"). Such fences are blanked before the reply is read: every character becomes
 //! spaces of the same byte length and line breaks stay, so offsets and line starts hold.
 
-use super::scan::{detect, example_lead, mark};
+use super::scan::{detect, example_lead, mark, parse_json};
 use std::borrow::Cow;
 
 /// Info strings of fences whose content may be a call.
@@ -24,6 +24,23 @@ const CALL_FENCES: [&str; 12] = [
     "tool_calls",
     "javascript",
 ];
+
+/// Shell fences: a model that labels its JSON call `bash` still meant the call; a fence of
+/// shell commands is source, and stays quoting.
+const SHELL_FENCES: [&str; 4] = ["bash", "sh", "shell", "console"];
+
+/// Whether the fence body starting at `from` is exactly one JSON object (up to the next fence
+/// line): JSON is not shell, so such a body is a mislabelled call fence.
+fn json_only(text: &str, from: usize) -> bool {
+    let rest = &text[from..];
+    let body_end = rest
+        .match_indices("```")
+        .map(|(k, _)| k)
+        .find(|&k| k == 0 || rest.as_bytes()[k - 1] == b'\n')
+        .unwrap_or(rest.len());
+    let body = rest[..body_end].trim();
+    body.starts_with('{') && body.ends_with('}') && parse_json(body).is_ok()
+}
 
 /// `visible` with its quoting fences blanked and `markers` (its marker pass) read again when
 /// something was blanked. Only when the marker pass met a fence: a second search of the whole
@@ -93,6 +110,10 @@ fn quoting_spans(text: &str) -> Vec<(usize, usize)> {
                     .unwrap_or("")
                     .to_lowercase();
                 let quoting = !CALL_FENCES.contains(&lang.as_str()) || example_lead(prev_line);
+                let quoting = quoting
+                    && !(SHELL_FENCES.contains(&lang.as_str())
+                        && !example_lead(prev_line)
+                        && json_only(text, at + line.len()));
                 open = Some((at, quoting));
             }
             None => {}

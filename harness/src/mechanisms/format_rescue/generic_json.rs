@@ -22,12 +22,31 @@ pub(crate) fn scan(s: &mut Scan) {
         }
         match s.json_at(at, t.len()) {
             Some((end, Ok(v))) => {
-                json_calls::push(s, at, end, &v, "json", true);
+                if !quoted_inline(t, at, end) {
+                    json_calls::push(s, at, end, &v, "json", true);
+                }
                 i = end;
             }
             _ => i = at + 1,
         }
     }
+}
+
+/// Whether `t[at..end]` sits in an inline code span of one line together with other text
+/// (`` `invalid tool call JSON: {…}` ``): a quotation — an error message, a log line — not a
+/// call. A span holding just the object is left to the other rules.
+fn quoted_inline(t: &str, at: usize, end: usize) -> bool {
+    let line_start = t[..at].rfind('\n').map(|k| k + 1).unwrap_or(0);
+    let before = &t[line_start..at];
+    if before.trim_start().starts_with("```") || before.matches('`').count() % 2 == 0 {
+        return false;
+    }
+    let open = before.rfind('`').expect("an odd count has one");
+    let line_end = t[end..].find('\n').map(|k| end + k).unwrap_or(t.len());
+    let Some(close) = t[end..line_end].find('`') else {
+        return false;
+    };
+    !before[open + 1..].trim().is_empty() || !t[end..end + close].trim().is_empty()
 }
 
 #[cfg(test)]
@@ -55,5 +74,7 @@ mod tests {
         none("{\"response\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}}");
         none("{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}");
         none("{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"mode\": \"rb\"}}");
+        // an error message quoting the call it could not run
+        none("It failed with: `bad JSON: {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}` sorry.");
     }
 }

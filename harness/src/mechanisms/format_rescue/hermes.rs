@@ -3,9 +3,15 @@
 //! between `<tool_call>` and `</tool_call>`; Granite 3.x omits the closing tag. When the block
 //! holds a bare name followed by `<arg_key>` pairs it is GLM's layout (see `glm`); when it
 //! holds `<function=…>` it is Qwen3-Coder's (read by `qwen_xml`).
+//!
+//! What small models put in the block instead, when the closing tag proves the call ended: an
+//! object missing only its last closing brackets (the tag comes where they belong), the name in
+//! `<function>NAME</function>` followed by the arguments object (Gemma 3 and Qwen on MLX
+//! servers), or a Python-style call (`run_shell(command="make")`, LFM2.5, Llama 3.3).
 
-use super::scan::{mark, skip_ws, Next, Scan};
-use super::{glm, json_calls};
+use super::scan::{json_span, mark, parse_json, skip_ws, Next, Scan};
+use super::{glm, json_calls, pythonic};
+use serde_json::{json, Value};
 
 const OPEN: &str = "<tool_call>";
 const CLOSE: &str = "</tool_call>";
@@ -33,16 +39,86 @@ pub(crate) fn scan(s: &mut Scan) {
             for (_, _, v) in &vals {
                 json_calls::push(s, at, end, v, "hermes", false);
             }
+            if vals.is_empty() {
+                if let Some((v, close)) = close.and_then(|c| unclosed_at_tag(s.text, i, c)) {
+                    json_calls::push(s, at, close + CLOSE.len(), &v, "hermes", false);
+                }
+            }
             consumed = close.map(|c| c + CLOSE.len()).unwrap_or(end);
         } else if s.text[i..].starts_with("<function=") {
             // Qwen3-Coder layout, read by qwen_xml
         } else if let Some(close) = close {
+            let span_end = close + CLOSE.len();
             if let Some(found) = glm::parse_block(s.text, at, body, close) {
                 s.push(found);
+            } else if let Some(v) = function_tag_then_json(s, i, close) {
+                json_calls::push(s, at, span_end, &v, "hermes", false);
+            } else {
+                pythonic::read_body(s, at, i, close, span_end, "hermes");
             }
-            consumed = close + CLOSE.len();
+            consumed = span_end;
         }
     }
+}
+
+/// An object that reaches the closing tag with only closing brackets missing: closed there.
+/// Anything else unbalanced (an open string, a bracket of the wrong kind) stays unread.
+fn unclosed_at_tag(t: &str, i: usize, close: usize) -> Option<(Value, usize)> {
+    let body = t[i..close].trim_end();
+    if json_span(body, 0).is_some() {
+        return None; // balanced: the reading above already failed for another reason
+    }
+    let mut stack = Vec::new();
+    let mut in_str: Option<u8> = None;
+    let mut esc = false;
+    for &b in body.as_bytes() {
+        match in_str {
+            Some(q) => {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == q {
+                    in_str = None;
+                }
+            }
+            None => match b {
+                b'"' => in_str = Some(b'"'),
+                b'{' => stack.push(b'}'),
+                b'[' => stack.push(b']'),
+                b'}' | b']' if stack.pop() != Some(b) => return None,
+                _ => {}
+            },
+        }
+    }
+    if in_str.is_some() || stack.is_empty() || stack.len() > 2 {
+        return None;
+    }
+    let missing: String = stack.into_iter().rev().map(char::from).collect();
+    parse_json(&format!("{body}{missing}"))
+        .ok()
+        .map(|v| (v, close))
+}
+
+/// `<function>NAME</function>` then the arguments object, up to the closing tag.
+fn function_tag_then_json(s: &mut Scan, i: usize, close: usize) -> Option<Value> {
+    let t = s.text;
+    let rest = t[i..close].strip_prefix("<function>")?;
+    let (name, after) = rest.split_once("</function>")?;
+    let name = name.trim();
+    if !super::scan::is_name(name) {
+        return None;
+    }
+    let j = close - after.len();
+    let j = skip_ws(t, j);
+    if t.as_bytes().get(j) != Some(&b'{') {
+        return None;
+    }
+    let (end, args) = s.json_at(j, close)?;
+    if !t[end..close].trim().is_empty() {
+        return None;
+    }
+    Some(json!({"name": name, "arguments": args.ok()?}))
 }
 
 #[cfg(test)]

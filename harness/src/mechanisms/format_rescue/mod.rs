@@ -220,8 +220,11 @@ impl Catalog {
         let mut problems = Vec::new();
         let mut cut = false;
         for phase in [MARKED, UNMARKED] {
-            let (r, _) = self.read(&visible, markers, phase, &mut problems, &mut cut);
+            let (mut r, spans) = self.read(&visible, markers, phase, &mut problems, &mut cut);
             if !r.calls.is_empty() {
+                if std::ptr::eq(phase, MARKED) && !cut {
+                    self.add_unmarked(&visible, markers, &mut r, &spans);
+                }
                 return r;
             }
             if cut {
@@ -274,6 +277,46 @@ impl Catalog {
             .filter(|&(ca, cb)| !inside(ca) && removed.iter().any(|&(a, _)| ca < a && a < cb))
             .collect();
         (!keep.is_empty()).then_some(keep)
+    }
+
+    /// Calls without a family marker beside marked ones (a `<tool_call>` block, then a
+    /// ```` ```json ```` object: small models mix forms in one reply), outside the marked calls'
+    /// spans, in reply order. Read only when there is a `{` or `(` outside those spans.
+    fn add_unmarked(&self, text: &str, markers: u64, r: &mut Rescue, spans: &[(usize, usize)]) {
+        let mut outside = 0;
+        let mut last = 0;
+        for &(a, b) in spans {
+            outside += text[last.min(a)..a]
+                .bytes()
+                .filter(|c| matches!(c, b'{' | b'('))
+                .count();
+            last = last.max(b);
+        }
+        outside += text[last..]
+            .bytes()
+            .filter(|c| matches!(c, b'{' | b'('))
+            .count();
+        if outside == 0 {
+            return;
+        }
+        let (u, uspans) = self.read(text, markers, UNMARKED, &mut Vec::new(), &mut false);
+        let mut all: Vec<(usize, ToolCall, &'static str)> = spans
+            .iter()
+            .zip(std::mem::take(&mut r.calls))
+            .zip(std::mem::take(&mut r.dialects))
+            .map(|((s, c), d)| (s.0, c, d))
+            .collect();
+        for ((span, call), dialect) in uspans.iter().zip(u.calls).zip(u.dialects) {
+            let overlaps = spans.iter().any(|&(a, b)| span.0 < b && a < span.1);
+            if !overlaps {
+                all.push((span.0, call, dialect));
+            }
+        }
+        all.sort_by_key(|(at, _, _)| *at);
+        for (_, call, dialect) in all.into_iter().take(MAX_CALLS) {
+            r.calls.push(call);
+            r.dialects.push(dialect);
+        }
     }
 
     /// The byte spans of the calls the reply's first phase that yields any would take.

@@ -137,6 +137,26 @@ fn calls_in(s: &mut Scan, i: usize, end: usize) -> Option<Vec<PyCall>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// The calls of a pythonic body inside another family's block (`<tool_call>run_shell(…)
+/// </tool_call>`, LFM2.5 and Llama 3.3 do so): all of `t[body..end]`, recorded as the span
+/// `at..span_end`. Whether it held calls.
+pub(crate) fn read_body(
+    s: &mut Scan,
+    at: usize,
+    body: usize,
+    end: usize,
+    span_end: usize,
+    dialect: &'static str,
+) -> bool {
+    match calls_in(s, body, end) {
+        Some(calls) => {
+            push(s, at, span_end, calls, dialect, false);
+            true
+        }
+        None => false,
+    }
+}
+
 fn push(
     s: &mut Scan,
     at: usize,

@@ -1,7 +1,7 @@
 //! Almost-JSON, read the way small models write it: raw newlines and tabs inside strings,
 //! single-quoted strings, a `\'` escape, unknown escapes kept literally (`"C:\data"`),
-//! trailing commas, Python's `True`/`False`/`None`, unquoted keys, and a missing comma between
-//! two objects in a list. Nothing is invented: an unclosed string, bracket or object is an
+//! trailing commas, Python's `True`/`False`/`None`, unquoted keys, `//` and `/* */` comments,
+//! and a missing comma between two objects in a list. Nothing is invented: an unclosed string, bracket or object is an
 //! error, so a reply cut off inside a call never becomes one. Nesting is bounded.
 
 use super::MAX_DEPTH;
@@ -47,9 +47,24 @@ impl Reader<'_> {
         self.s.get(self.i).copied()
     }
 
+    /// Whitespace, and the `//` and `/* */` comments small models leave between fields.
     fn ws(&mut self) {
-        while matches!(self.peek(), Some(c) if c.is_ascii_whitespace()) {
-            self.i += 1;
+        loop {
+            while matches!(self.peek(), Some(c) if c.is_ascii_whitespace()) {
+                self.i += 1;
+            }
+            match (self.peek(), self.s.get(self.i + 1)) {
+                (Some(b'/'), Some(b'/')) => {
+                    while !matches!(self.peek(), None | Some(b'\n')) {
+                        self.i += 1;
+                    }
+                }
+                (Some(b'/'), Some(b'*')) => match self.src[self.i + 2..].find("*/") {
+                    Some(k) => self.i += 2 + k + 2,
+                    None => return,
+                },
+                _ => return,
+            }
         }
     }
 
@@ -286,6 +301,15 @@ mod tests {
             json!([{"a": 1}, {"b": 2}])
         );
         assert_eq!(parse(r#""\ud83d\udc4b""#).unwrap(), json!("👋"));
+        assert_eq!(
+            parse("{\n  // the suite\n  \"command\": \"make\", /* why */ \"timeout\": 60 // s\n}")
+                .unwrap(),
+            json!({"command": "make", "timeout": 60})
+        );
+        assert_eq!(
+            parse(r#"{"url": "http://x/y"}"#).unwrap(),
+            json!({"url": "http://x/y"})
+        );
     }
 
     #[test]
