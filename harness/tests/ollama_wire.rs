@@ -384,6 +384,22 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
             }
         }
     }
+    // the KV cache can reuse a request only if it starts with the previous one: every request
+    // that changes earlier messages or the tool list must be one the harness logged as a
+    // rewrite (compaction, pruning, a protocol switch …). Retries repeat a request whole and
+    // are not logged, so breaks are counted against logged rewrites.
+    let rewrites = std::fs::read_to_string(d.path().join(".work.lrab/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "model_call" && !v["rewrite"].is_null())
+        .count();
+    let breaks = prefix_breaks(&chats);
+    if breaks.len() > rewrites {
+        problems.push(format!(
+            "chat requests {breaks:?} do not start with the request before them, but only {rewrites} rewrites were logged"
+        ));
+    }
     if let Some(n) = e.max_request_bytes {
         if longest > n {
             problems.push(format!("a chat request of {longest} bytes, expected ≤ {n}"));
@@ -464,6 +480,48 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
             tail_of(&stderr).replace('\n', "\n    ")
         ))
     }
+}
+
+/// The (1-based) chat requests that do not start with the request before them: an earlier
+/// message changed or went, or the tool list changed.
+fn prefix_breaks(chats: &[Value]) -> Vec<usize> {
+    chats
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| {
+            let (Some(a), Some(b)) = (w[0]["messages"].as_array(), w[1]["messages"].as_array())
+            else {
+                return false;
+            };
+            let keeps = b.len() >= a.len() && a.iter().zip(b).all(|(x, y)| x == y);
+            !keeps || w[0].get("tools") != w[1].get("tools")
+        })
+        .map(|(i, _)| i + 2)
+        .collect()
+}
+
+#[test]
+fn prefix_breaks_are_found() {
+    let r = |msgs: &[&str], tools: bool| {
+        let m: Vec<Value> = msgs
+            .iter()
+            .map(|c| serde_json::json!({"role": "user", "content": c}))
+            .collect();
+        if tools {
+            serde_json::json!({"messages": m, "tools": [{"name": "t"}]})
+        } else {
+            serde_json::json!({"messages": m})
+        }
+    };
+    let chats = vec![
+        r(&["a"], true),
+        r(&["a", "b"], true),       // appended: kept
+        r(&["a", "b"], true),       // a retry: kept
+        r(&["a", "c"], true),       // b rewritten
+        r(&["a", "c", "d"], false), // tools dropped
+        r(&["x"], false),           // compacted
+    ];
+    assert_eq!(prefix_breaks(&chats), vec![4, 5, 6]);
 }
 
 /// `8192` and `8192.0` are the same number on the wire.
