@@ -71,6 +71,28 @@ OTHER_AGENT_NAMES = {
     "write_to_file": "write_file",  # Cline (path, content)
     "execute_command": "run_shell",  # Cline (command)
     "create_file": "write_file",  # file-creation tools of several agent tool sets (path, content)
+    # round 7: the tool sets small models are trained on (each file of r7_*.toml cites them)
+    "run_shell_command": "run_shell",  # gemini-cli, qwen-code
+    "Bash": "run_shell",  # Claude Code
+    "bash": "run_shell",  # qwen-code traces, SWE-agent
+    "execute_bash": "run_shell",  # OpenHands CodeAct
+    "developer__shell": "run_shell",  # goose developer extension
+    "shell": "run_shell",  # goose (a command string; Codex's argv form is a negative)
+    "shell_command": "run_shell",  # Codex CLI string form
+    "Read": "read_file",  # Claude Code
+    "Write": "write_file",  # Claude Code
+    "Edit": "edit_file",  # Claude Code
+    "replace": "edit_file",  # gemini-cli
+    "edit": "edit_file",  # qwen-code
+    "LS": "list_dir",  # Claude Code
+    "list_directory": "list_dir",  # gemini-cli, qwen-code
+    "list_files": "list_dir",  # Cline
+    "Grep": "search_files",  # Claude Code
+    "grep_search": "search_files",  # qwen-code
+    "search_file_content": "search_files",  # gemini-cli
+    "search_dir": "search_files",  # SWE-agent
+    "attempt_completion": "finish",  # Cline
+    "final_answer": "finish",  # smolagents
 }
 PLAIN = re.compile(r"[A-Za-z0-9 ./_,:=-]{1,40}")
 

@@ -151,6 +151,19 @@ mod tests {
     }
 
     #[test]
+    fn arguments_beyond_the_tool() {
+        // a note for the reader and an option left off are dropped
+        expect(
+            "<tool_call>{\"name\": \"run_shell\", \"arguments\": {\"command\": \"make\", \"description\": \"Build it\", \"is_background\": false}}</tool_call>",
+            "hermes",
+            json!([{"name": "run_shell", "arguments": {"command": "make"}}]),
+        );
+        // an option that changes what the call does, or a required argument missing: not run
+        none("<tool_call>{\"name\": \"Edit\", \"arguments\": {\"file_path\": \"a.py\", \"old_string\": \"x\", \"new_string\": \"y\", \"replace_all\": true}}</tool_call>");
+        none("<tool_call>{\"name\": \"finish\", \"arguments\": {}}</tool_call>");
+    }
+
+    #[test]
     fn not_calls() {
         none("<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"unfinished");
         none("<tool_call>{\"name\": \"read_file\"}</tool_call>");

@@ -429,11 +429,80 @@ impl Catalog {
             ));
             return None;
         }
-        let (args, fits) = build_args(tool, pairs, f.weak);
+        let (mut args, fits) = build_args(tool, pairs, f.weak);
         if f.weak && !fits {
             return None;
         }
+        if !fits {
+            // the call as written cannot be run as the tool: an argument with no counterpart
+            // that would change what it does (`replace_all: true`, `run_in_background: true`,
+            // `limit: 50`, `directory: "web"`), or a required one missing. Annotations and
+            // switched-off options (`description`, `is_background: false`) are dropped.
+            let extra: Vec<String> = args
+                .keys()
+                .filter(|k| !tool.params.contains(*k))
+                .cloned()
+                .collect();
+            let mut meaningful = Vec::new();
+            for k in extra {
+                if harmless(&k, &args[&k]) {
+                    args.remove(&k);
+                } else {
+                    meaningful.push(k);
+                }
+            }
+            let missing: Vec<&str> = tool
+                .required
+                .iter()
+                .filter(|r| !args.contains_key(*r))
+                .map(String::as_str)
+                .collect();
+            if !meaningful.is_empty() || !missing.is_empty() {
+                let why = if meaningful.is_empty() {
+                    format!("it lacks {}", missing.join(", "))
+                } else {
+                    format!("{} has no counterpart", meaningful.join(", "))
+                };
+                s.problem(format!(
+                    "'{}' was read as {}, but {why}; {} takes {}",
+                    clip(&f.name, 60),
+                    tool.name,
+                    tool.name,
+                    tool.params.join(", ")
+                ));
+                return None;
+            }
+        }
         Some(ToolCall::new(&tool.name, Value::Object(args)))
+    }
+}
+
+/// An argument a call may carry beyond the tool's own without changing what it does: a note
+/// for the reader, or an option left off.
+fn harmless(key: &str, v: &Value) -> bool {
+    const NOTES: [&str; 11] = [
+        "description",
+        "reason",
+        "explanation",
+        "explain",
+        "thought",
+        "thoughts",
+        "rationale",
+        "comment",
+        "note",
+        "notes",
+        "title",
+    ];
+    if NOTES.contains(&names::fold(key).as_str()) {
+        return true;
+    }
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(t) => t.trim().is_empty() || t.trim().eq_ignore_ascii_case("false"),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
     }
 }
 

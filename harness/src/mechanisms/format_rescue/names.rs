@@ -7,7 +7,7 @@
 //! 2. the same after folding case and separators (`Read_File`, `run-shell`, `RunShell`,
 //!    `list dir`);
 //! 3. the same once a call namespace is removed (`functions.x`, `default_api.x`, Kimi's
-//!    `functions.x:0`);
+//!    `functions.x:0`, goose's `developer__x`);
 //! 4. the same *meaning*: both names reduce to the same set of concepts through a small lexicon
 //!    of verbs and nouns (`create_file` and `write_file` are both {write}; `bash`,
 //!    `execute_command` and `run_shell` are {run});
@@ -69,7 +69,8 @@ const TOOL_WORDS: &[&[&str]] = &[
 /// Words that carry no meaning in a tool name.
 const TOOL_FILLER: &[&str] = &[
     "file", "files", "text", "to", "the", "a", "an", "tool", "function", "func", "fn", "do",
-    "attempt", "task", "tasks", "str", "string", "my", "of", "for", "in", "and",
+    "attempt", "task", "tasks", "str", "string", "my", "of", "for", "in", "and", "content",
+    "contents",
 ];
 
 /// Call namespaces that are not part of the tool's name.
@@ -178,6 +179,12 @@ pub(crate) fn bare(name: &str) -> &str {
         {
             n = &n[ns.len()..];
             break;
+        }
+    }
+    // goose names a tool `extension__tool` (`developer__shell`)
+    if let Some((ext, tool)) = n.rsplit_once("__") {
+        if !ext.is_empty() && !tool.is_empty() && !ext.starts_with('_') {
+            n = tool;
         }
     }
     if let Some((head, idx)) = n.rsplit_once(':') {
