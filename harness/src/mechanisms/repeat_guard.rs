@@ -210,13 +210,16 @@ impl RepeatGuard {
         if polling {
             return Before::Run;
         }
-        // a change no call reported (a resumed run settling a call) voids what the versions say
-        let edited = (is_exec(tool) && world == self.last_world).then(|| self.edited());
         let known = self.calls.get(sig).and_then(|m| {
             if !m.ok && m.world_after == world {
                 return Some((m.turn, m.tail.clone(), false));
             }
-            let e = edited.as_deref()?;
+            // a change no call reported (a resumed run settling a call) voids what the
+            // versions say; the versions are digested only for a command that failed before
+            if !is_exec(tool) || world != self.last_world || m.failed_on.is_empty() {
+                return None;
+            }
+            let e = self.edited();
             m.failed_on
                 .iter()
                 .rev()

@@ -9,7 +9,7 @@
 //! `<function>NAME</function>` followed by the arguments object (Gemma 3 and Qwen on MLX
 //! servers), or a Python-style call (`run_shell(command="make")`, LFM2.5, Llama 3.3).
 
-use super::scan::{json_span, mark, parse_json, skip_ws, Next, Scan};
+use super::scan::{brackets, is_name, mark, parse_json, skip_ws, Brackets, Next, Scan};
 use super::{glm, json_calls, pythonic};
 use serde_json::{json, Value};
 
@@ -65,33 +65,11 @@ pub(crate) fn scan(s: &mut Scan) {
 /// Anything else unbalanced (an open string, a bracket of the wrong kind) stays unread.
 fn unclosed_at_tag(t: &str, i: usize, close: usize) -> Option<(Value, usize)> {
     let body = t[i..close].trim_end();
-    if json_span(body, 0).is_some() {
-        return None; // balanced: the reading above already failed for another reason
-    }
-    let mut stack = Vec::new();
-    let mut in_str: Option<u8> = None;
-    let mut esc = false;
-    for &b in body.as_bytes() {
-        match in_str {
-            Some(q) => {
-                if esc {
-                    esc = false;
-                } else if b == b'\\' {
-                    esc = true;
-                } else if b == q {
-                    in_str = None;
-                }
-            }
-            None => match b {
-                b'"' => in_str = Some(b'"'),
-                b'{' => stack.push(b'}'),
-                b'[' => stack.push(b']'),
-                b'}' | b']' if stack.pop() != Some(b) => return None,
-                _ => {}
-            },
-        }
-    }
-    if in_str.is_some() || stack.is_empty() || stack.len() > 2 {
+    // balanced: the reading above already failed for another reason
+    let Brackets::Open(stack) = brackets(body, 0) else {
+        return None;
+    };
+    if stack.is_empty() || stack.len() > 2 {
         return None;
     }
     let missing: String = stack.into_iter().rev().map(char::from).collect();
@@ -106,7 +84,7 @@ fn function_tag_then_json(s: &mut Scan, i: usize, close: usize) -> Option<Value>
     let rest = t[i..close].strip_prefix("<function>")?;
     let (name, after) = rest.split_once("</function>")?;
     let name = name.trim();
-    if !super::scan::is_name(name) {
+    if !is_name(name) {
         return None;
     }
     let j = close - after.len();

@@ -189,6 +189,7 @@ impl Catalog {
         match args {
             Value::Object(m) => {
                 let pairs = m.into_iter().map(|(k, v)| (k, Arg::Val(v))).collect();
+                // native calls keep what does not fit: the tool answers for it
                 Value::Object(build_args(t, pairs, false).0)
             }
             other => other,
@@ -283,20 +284,15 @@ impl Catalog {
     /// ```` ```json ```` object: small models mix forms in one reply), outside the marked calls'
     /// spans, in reply order. Read only when there is a `{` or `(` outside those spans.
     fn add_unmarked(&self, text: &str, markers: u64, r: &mut Rescue, spans: &[(usize, usize)]) {
-        let mut outside = 0;
-        let mut last = 0;
+        // the spans come in reply order; several calls of one block share theirs
+        let hint = |t: &str| t.bytes().any(|c| matches!(c, b'{' | b'('));
+        let mut from = 0;
+        let mut outside = false;
         for &(a, b) in spans {
-            outside += text[last.min(a)..a]
-                .bytes()
-                .filter(|c| matches!(c, b'{' | b'('))
-                .count();
-            last = last.max(b);
+            outside = outside || (a > from && hint(&text[from..a]));
+            from = from.max(b);
         }
-        outside += text[last..]
-            .bytes()
-            .filter(|c| matches!(c, b'{' | b'('))
-            .count();
-        if outside == 0 {
+        if !(outside || hint(&text[from..])) {
             return;
         }
         let (u, uspans) = self.read(text, markers, UNMARKED, &mut Vec::new(), &mut false);
@@ -429,34 +425,28 @@ impl Catalog {
             ));
             return None;
         }
-        let (mut args, fits) = build_args(tool, pairs, f.weak);
-        if f.weak && !fits {
+        let (mut args, misfit) = build_args(tool, pairs, f.weak);
+        if f.weak && !misfit.fits() {
             return None;
         }
-        if !fits {
+        if !misfit.fits() {
             // the call as written cannot be run as the tool: an argument with no counterpart
             // that would change what it does (`replace_all: true`, `run_in_background: true`,
             // `limit: 50`, `directory: "web"`), or a required one missing. Annotations and
             // switched-off options (`description`, `is_background: false`) are dropped.
-            let extra: Vec<String> = args
-                .keys()
-                .filter(|k| !tool.params.contains(*k))
-                .cloned()
-                .collect();
-            let mut meaningful = Vec::new();
-            for k in extra {
-                if harmless(&k, &args[&k]) {
-                    args.remove(&k);
-                } else {
-                    meaningful.push(k);
+            let mut meaningful: Vec<String> = Vec::new();
+            for k in misfit.unknown {
+                match args.get(&k) {
+                    // a null was dropped as "not given"; a repeated name was seen already
+                    None => {}
+                    Some(_) if meaningful.contains(&k) => {}
+                    Some(v) if harmless(&k, v) => {
+                        args.remove(&k);
+                    }
+                    Some(_) => meaningful.push(k),
                 }
             }
-            let missing: Vec<&str> = tool
-                .required
-                .iter()
-                .filter(|r| !args.contains_key(*r))
-                .map(String::as_str)
-                .collect();
+            let missing = misfit.missing;
             if !meaningful.is_empty() || !missing.is_empty() {
                 let why = if meaningful.is_empty() {
                     format!("it lacks {}", missing.join(", "))
@@ -506,10 +496,24 @@ fn harmless(key: &str, v: &Value) -> bool {
     }
 }
 
-/// Map argument names onto the tool's parameters and type the values. Also reports whether
-/// the result fits the schema exactly (every argument declared, every required one present),
-/// which weak evidence must.
-fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>, weak: bool) -> (Map<String, Value>, bool) {
+/// What keeps arguments from fitting a tool's schema exactly.
+struct Misfit {
+    /// Written names that map to no parameter (kept in the arguments, unless null).
+    unknown: Vec<String>,
+    /// Required parameters not given.
+    missing: Vec<String>,
+}
+
+impl Misfit {
+    /// Every argument declared, every required one present: what weak evidence must meet.
+    fn fits(&self) -> bool {
+        self.unknown.is_empty() && self.missing.is_empty()
+    }
+}
+
+/// Map argument names onto the tool's parameters and type the values. Also reports what does
+/// not fit the schema exactly.
+fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>, weak: bool) -> (Map<String, Value>, Misfit) {
     let given: Vec<String> = pairs
         .iter()
         .filter(|(k, _)| tool.params.contains(k))
@@ -548,7 +552,15 @@ fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>, weak: bool) -> (Map<String
             out.insert(want, v);
         }
     }
-    let fits = leftovers.is_empty() && tool.required.iter().all(|r| out.contains_key(r));
+    let misfit = Misfit {
+        unknown: leftovers.iter().map(|(k, _)| k.clone()).collect(),
+        missing: tool
+            .required
+            .iter()
+            .filter(|r| !out.contains_key(*r))
+            .cloned()
+            .collect(),
+    };
     for (k, a) in leftovers {
         let v = match a {
             Arg::Raw(s) => Value::String(s),
@@ -558,7 +570,7 @@ fn build_args(tool: &Tool, pairs: Vec<(String, Arg)>, weak: bool) -> (Map<String
     }
     // an explicit null for an optional parameter means "not given"
     out.retain(|k, v| !v.is_null() || tool.required.contains(k));
-    (out, fits)
+    (out, misfit)
 }
 
 /// Whether a value is already of the kind a parameter declares (raw text fits any).

@@ -101,8 +101,7 @@ fn region(s: &mut Scan, open: &str, close: &'static str, kind: Region, dialect: 
         if kind == Region::OwnLine && !rest_of_line_blank(t, span_end) {
             continue;
         }
-        if let Some(calls) = calls_in(s, body, end) {
-            push(s, at, span_end, calls, dialect, false);
+        if read_body(s, at, body, end, span_end, dialect) {
             consumed = span_end;
         }
     }

@@ -354,37 +354,62 @@ pub(crate) fn parse_json(s: &str) -> Result<Value, String> {
 /// Raw newlines inside strings are allowed (a repair case). None if it never closes, if the
 /// brackets mismatch, or if it nests deeper than the repair reader would accept.
 pub(crate) fn json_span(t: &str, i: usize) -> Option<usize> {
+    match brackets(t, i) {
+        Brackets::Closed(end) => Some(end),
+        _ => None,
+    }
+}
+
+/// How the brackets of a JSON-like value starting at `i` end.
+pub(crate) enum Brackets {
+    /// Balanced, ending (exclusive) here.
+    Closed(usize),
+    /// The text ends with these closers still owed, innermost last (no string left open).
+    Open(Vec<u8>),
+    /// A bracket of the wrong kind, a string that never closes, or nesting too deep.
+    Bad,
+}
+
+/// The bracket walk behind [`json_span`], the same rules.
+pub(crate) fn brackets(t: &str, i: usize) -> Brackets {
     let b = t.as_bytes();
     let mut stack: Vec<u8> = Vec::new();
     let mut j = i;
     let mut last = b'{'; // last significant byte outside strings
     while j < b.len() {
         let c = b[j];
-        match c {
+        let string = match c {
             b'{' | b'[' => {
                 if stack.len() > super::MAX_DEPTH {
-                    return None;
+                    return Brackets::Bad;
                 }
                 stack.push(if c == b'{' { b'}' } else { b']' });
+                None
             }
             b'}' | b']' => {
                 if stack.pop() != Some(c) {
-                    return None;
+                    return Brackets::Bad;
                 }
                 if stack.is_empty() {
-                    return Some(j + 1);
+                    return Brackets::Closed(j + 1);
                 }
+                None
             }
-            b'"' => j = string_end(b, j, b'"')?,
-            b'\'' if matches!(last, b'{' | b'[' | b',' | b':') => j = string_end(b, j, b'\'')?,
-            _ => {}
+            b'"' => Some(string_end(b, j, b'"')),
+            b'\'' if matches!(last, b'{' | b'[' | b',' | b':') => Some(string_end(b, j, b'\'')),
+            _ => None,
+        };
+        match string {
+            Some(Some(end)) => j = end,
+            Some(None) => return Brackets::Bad,
+            None => {}
         }
         if !c.is_ascii_whitespace() {
             last = b[j];
         }
         j += 1;
     }
-    None
+    Brackets::Open(stack)
 }
 
 /// Index of the closing quote of the string opening at `i`.
