@@ -125,6 +125,13 @@ pub struct RunArgs {
     /// context window requested from Ollama (tau2 prompts are long)
     #[arg(long, default_value_t = 32768)]
     pub num_ctx: u64,
+    /// sampling temperature of the agent model and the user simulator alike (upstream: 0)
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    /// let thinking models think (Ollama's `think`), agent and user simulator alike; without
+    /// it both are sent `think: false`, as our harness sends it
+    #[arg(long)]
+    pub think: bool,
     /// output folder (results.json, tau2.csv)
     #[arg(long, default_value = "results/tau2")]
     pub out: PathBuf,
@@ -548,6 +555,8 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
         max_steps: r.max_steps,
         max_errors: r.max_errors,
         seed: r.seed,
+        temperature: r.temperature,
+        think: r.think,
         timestamp: fixed(0),
         simulated,
     };
@@ -582,6 +591,8 @@ fn agent_for(
             let mut ab = Backend::new(&r.backend, api, &r.model);
             ab.seed = Some(seed);
             ab.num_ctx = Some(r.num_ctx);
+            ab.temperature = r.temperature;
+            ab.think = Some(r.think);
             Box::new(PlainAgent::new(
                 ab,
                 &domain.policy,
@@ -632,6 +643,8 @@ fn user_for(
     let mut ub = Backend::new(url, api, &r.user_model);
     ub.seed = Some(seed);
     ub.num_ctx = Some(r.num_ctx);
+    ub.temperature = r.temperature;
+    ub.think = Some(r.think);
     Ok(Box::new(LlmUser::new(
         ub,
         &guide,
@@ -656,11 +669,14 @@ fn harness_agent(
             let mut cfg = OllamaConfig::new(&r.backend, &r.model);
             cfg.seed = Some(seed as i64);
             cfg.num_ctx = Some(r.num_ctx);
+            cfg.temperature = Some(r.temperature);
+            cfg.think = r.think;
             Box::new(OllamaBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
         }
         Api::OpenAi => {
             let mut cfg = OpenAiConfig::new(&r.backend, &r.model);
             cfg.seed = Some(seed as i64);
+            cfg.temperature = Some(r.temperature);
             cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
             Box::new(OpenAiBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
         }

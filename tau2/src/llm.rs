@@ -27,6 +27,13 @@ pub struct Backend {
     pub api: Api,
     pub model: String,
     pub temperature: f64,
+    /// Ollama's top-level `think`, sent as our harness sends it, so that every participant
+    /// of a run (agent of any arm, user simulator) runs under the same thinking setting.
+    /// `None` sends nothing (the server's default).
+    pub think: Option<bool>,
+    /// Set once the server refused `think` (a model without the capability, which
+    /// therefore cannot think either way); later requests leave it out, as the harness does.
+    pub think_refused: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub seed: Option<u64>,
     pub num_ctx: Option<u64>,
     pub timeout: Duration,
@@ -40,6 +47,8 @@ impl Backend {
             api,
             model: model.to_string(),
             temperature: 0.0,
+            think: None,
+            think_refused: Default::default(),
             seed: None,
             num_ctx: Some(32768),
             timeout: Duration::from_secs(600),
@@ -97,8 +106,37 @@ fn parse_args(v: &Value) -> Map<String, Value> {
     }
 }
 
-/// Send one chat request (with retries on transport errors and 5xx).
+/// Whether `think` goes into the next request.
+fn sends_think(b: &Backend) -> Option<bool> {
+    use std::sync::atomic::Ordering;
+    b.think
+        .filter(|_| b.api == Api::Ollama && !b.think_refused.load(Ordering::Relaxed))
+}
+
+/// Send one chat request (with retries on transport errors and 5xx). A server that refuses
+/// `think` (HTTP 400 naming it) gets the request again without it.
 pub fn chat(b: &Backend, messages: &[WireMsg], tools: &[Value]) -> Result<Reply> {
+    let think = sends_think(b);
+    match chat_once(b, messages, tools, think) {
+        Err(e) if think.is_some() && refused_think(&e.to_string()) => {
+            b.think_refused
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            chat_once(b, messages, tools, None)
+        }
+        r => r,
+    }
+}
+
+fn refused_think(text: &str) -> bool {
+    text.contains("HTTP 400") && text.contains("think")
+}
+
+fn chat_once(
+    b: &Backend,
+    messages: &[WireMsg],
+    tools: &[Value],
+    think: Option<bool>,
+) -> Result<Reply> {
     let (path, body) = match b.api {
         Api::Ollama => {
             let mut options = json!({"temperature": b.temperature});
@@ -109,6 +147,9 @@ pub fn chat(b: &Backend, messages: &[WireMsg], tools: &[Value]) -> Result<Reply>
                 options["num_ctx"] = json!(n);
             }
             let mut body = json!({"model": b.model, "messages": messages.iter().map(to_ollama).collect::<Vec<_>>(), "stream": false, "options": options});
+            if let Some(t) = think {
+                body["think"] = json!(t);
+            }
             if !tools.is_empty() {
                 body["tools"] = json!(tools);
             }

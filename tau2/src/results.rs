@@ -33,6 +33,10 @@ pub struct RunInfo {
     pub max_steps: usize,
     pub max_errors: usize,
     pub seed: u64,
+    /// Sampling temperature and thinking of the agent and the user simulator (the same for
+    /// both, so arms compare under one setting).
+    pub temperature: f64,
+    pub think: bool,
     pub timestamp: String,
     /// Whether a backend of the run was the simulator (`lrab_sim::detect`): its
     /// rewards are not results of real models.
@@ -63,8 +67,8 @@ pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Valu
             "max_errors": info.max_errors,
             "seed": info.seed,
             "simulated": info.simulated,
-            "user_info": {"implementation": info.user, "llm": info.user_model, "llm_args": {"temperature": 0.0}, "global_simulation_guidelines": null},
-            "agent_info": {"implementation": format!("lrab_{}", info.arm), "llm": info.agent_model, "llm_args": {"temperature": 0.0}},
+            "user_info": {"implementation": info.user, "llm": info.user_model, "llm_args": {"temperature": info.temperature, "think": info.think}, "global_simulation_guidelines": null},
+            "agent_info": {"implementation": format!("lrab_{}", info.arm), "llm": info.agent_model, "llm_args": {"temperature": info.temperature, "think": info.think}},
             "environment_info": {"domain_name": info.domain, "policy": info.policy, "tool_defs": null},
         },
         "tasks": tasks.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
