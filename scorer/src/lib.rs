@@ -8,6 +8,7 @@ mod checks;
 mod command;
 mod failure;
 mod formula;
+mod output_needs;
 mod preflight;
 
 use std::path::Path;
@@ -18,7 +19,11 @@ pub use checks::image_valid::{encode_rgb as encode_png, PngError};
 pub use checks::seed_unchanged::SeedChange;
 pub use failure::{classify, produced_files, transcript_read_task_file, AttemptFacts};
 use lrab_records::{CheckDetail, TaskScore};
-pub use preflight::{check as check_need, missing_for_task, needs_of_task, Missing, Need, Unmet};
+pub use output_needs::missing_in_output;
+pub use preflight::{
+    check as check_need, group_missing, missing, missing_for_task, needs_of_shell, needs_of_task,
+    Missing, Need, Unmet,
+};
 
 /// Errors that prevent scoring at all.
 #[derive(Debug, thiserror::Error)]

@@ -75,13 +75,42 @@ impl std::fmt::Display for Missing {
     }
 }
 
+impl Missing {
+    /// The one wording every command uses for a missing need (`lrab run`, `tasks check`,
+    /// `score`, `doctor`): what is missing, what was found, who needs it, the fix.
+    pub fn line(&self, needed_by: &str) -> String {
+        format!(
+            "{} is missing ({}), needed by {needed_by}; fix: {}",
+            self.need,
+            self.why,
+            self.need.fix()
+        )
+    }
+}
+
+/// Groups `(who, missing)` pairs by need and what was found, first seen first: one entry
+/// per need with everyone who needs it, so a report names each missing thing once.
+pub fn group_missing(
+    items: impl IntoIterator<Item = (String, Missing)>,
+) -> Vec<(Missing, Vec<String>)> {
+    let mut out: Vec<(Missing, Vec<String>)> = Vec::new();
+    for (who, m) in items {
+        match out.iter_mut().find(|(x, _)| *x == m) {
+            Some((_, whos)) if whos.contains(&who) => {}
+            Some((_, whos)) => whos.push(who),
+            None => out.push((m, vec![who])),
+        }
+    }
+    out
+}
+
 /// Shell words that are builtins or keywords: never looked up on PATH.
 const SHELL_WORDS: [&str; 22] = [
     "cd", "echo", "printf", "true", "false", "exit", "test", "[", "export", "set", ":", "if",
     "then", "else", "fi", "for", "do", "done", "while", "read", "wait", "!",
 ];
 
-fn is_python(word: &str) -> bool {
+pub(crate) fn is_python(word: &str) -> bool {
     let base = word.rsplit('/').next().unwrap_or(word);
     base == "python"
         || base
@@ -401,6 +430,40 @@ mod tests {
         assert!(
             text.contains("cannot import") && text.contains("pip install lrab_no_such_module_x"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn missing_needs_have_one_wording_and_are_grouped() {
+        let pytest = Missing {
+            need: Need::PythonModule {
+                python: "python".into(),
+                module: "pytest".into(),
+            },
+            why: "`python` cannot import it".into(),
+        };
+        assert_eq!(
+            pytest.line("the checks of WF-04"),
+            "Python module `pytest` (for `python -m pytest`) is missing (`python` cannot import \
+             it), needed by the checks of WF-04; fix: install it for that interpreter: \
+             `python -m pip install pytest`"
+        );
+        let node = Missing {
+            need: prog("node"),
+            why: "not found on PATH".into(),
+        };
+        let g = group_missing([
+            ("WF-04".to_string(), pytest.clone()),
+            ("LH-03".to_string(), node.clone()),
+            ("WF-13".to_string(), pytest.clone()),
+            ("WF-04".to_string(), pytest.clone()),
+        ]);
+        assert_eq!(
+            g,
+            vec![
+                (pytest, vec!["WF-04".to_string(), "WF-13".to_string()]),
+                (node, vec!["LH-03".to_string()])
+            ]
         );
     }
 

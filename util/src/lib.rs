@@ -1,6 +1,7 @@
 //! Small helpers shared by the lrab crates, each written once: atomic file replacement,
 //! sha256 and FNV-1a digests, civil dates, text clipping, serving an HTTP router on a background
-//! thread, the list of credential locations in a home folder, the closed-stdout rule of the
+//! thread, the list of credential locations in a home folder, an error chain said on one line
+//! with each cause once, the closed-stdout rule of the
 //! binaries, and reading one raw HTTP/1.1 request (for the fake servers of tests and
 //! benchmarks). Nothing here knows about tasks, arms or models.
 
@@ -9,6 +10,7 @@
 mod credentials;
 mod date;
 mod digest;
+mod error;
 mod fs;
 mod http1;
 #[cfg(feature = "serve")]
@@ -19,6 +21,7 @@ mod text;
 pub use credentials::HOME_CREDENTIALS;
 pub use date::{civil_from_days, iso_utc, UtcTime};
 pub use digest::{fnv1a, sha256_hex, FNV1A_START};
+pub use error::error_chain;
 pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
 pub use http1::{read_http_request, RawRequest};
 #[cfg(feature = "serve")]
