@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: build the suite, make sure the checks' pytest is there, install
 # the upstream arms opencode and agent-mini (pinned, into the per-user arms cache) when their
-# registries answer, then run a small matrix — our harness, opencode and agent-mini × four model
+# registries answer, then run a small matrix — our harness beside the paper's arms that are
+# installed (`--arms paper+harness`: Mingbird and goose need `lrab arms install`), × four model
 # sizes × six tasks — against a real Ollama when one answers, else against the built-in
 # simulated backend (labelled as simulated), and print where the report is. It says what it
 # installed and what it could not. Extra arguments go to `lrab run` (e.g. --tasks all-of-them,
@@ -50,4 +51,4 @@ fi
 # 3. The matrix.
 tasks=WF-01,WF-04,WF-06,WF-10,LH-01,LH-03
 if [ "${no_pytest:-0}" = 1 ]; then tasks=WF-01,WF-06,WF-10,LH-01,LH-03; fi
-exec "$lrab" run --backend auto --arms upstream --tasks "$tasks" "$@"
+exec "$lrab" run --backend auto --arms paper+harness --tasks "$tasks" "$@"

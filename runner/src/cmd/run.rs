@@ -20,7 +20,8 @@ pub struct MatrixArgs {
     /// A matrix file (TOML); flags given on the command line override its keys.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Comma list of arm names, or `upstream` (harness, opencode, agent-mini, goose) or `all`;
+    /// Comma list of arm names, or a group: `paper` (the published arms: mingbird, goose,
+    /// opencode, agent-mini; `upstream` is the same), `paper+harness` (ours beside them) or `all`;
     /// in a group (and by default: all) arms that are not installed are left out with a note.
     #[arg(long)]
     pub arms: Option<String>,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::install::{self, InstallSpec};
 
 /// Placeholders an arm file may use in `args`, `env` and `config_files`.
-pub const PLACEHOLDERS: [&str; 9] = [
+pub const PLACEHOLDERS: [&str; 11] = [
     "prompt",
     "prompt_file",
     "workdir",
@@ -21,6 +21,10 @@ pub const PLACEHOLDERS: [&str; 9] = [
     "num_ctx",
     "budget_minutes",
     "attempt_dir",
+    // the arm's install folder in the arms cache ("" without an [install] table)
+    "install_dir",
+    // the runner's PATH (so an arm can put its own interpreter first)
+    "path",
 ];
 
 /// Which HTTP API the arm speaks to the backend.
@@ -65,6 +69,8 @@ struct RawArm {
     install_hint: Option<String>,
     upstream_version: Option<String>,
     env: Option<BTreeMap<String, String>>,
+    /// Variables of the runner's environment the arm must not inherit.
+    env_remove: Option<Vec<String>>,
     config_files: Option<Vec<ConfigFile>>,
     install: Option<InstallSpec>,
 }
@@ -85,6 +91,9 @@ pub struct Arm {
     pub install_hint: String,
     pub upstream_version: String,
     pub env: BTreeMap<String, String>,
+    /// Variables of the runner's environment removed before launch (upstream's runner
+    /// removed AGENT_STREAM for Mingbird).
+    pub env_remove: Vec<String>,
     pub config_files: Vec<ConfigFile>,
     /// How `lrab arms install` gets it (none: built with the suite, or no registry has it).
     pub install: Option<InstallSpec>,
@@ -217,6 +226,7 @@ fn resolve(
         install_hint: c.install_hint.or(base.install_hint),
         upstream_version: c.upstream_version.or(base.upstream_version),
         env: Some(env),
+        env_remove: c.env_remove.or(base.env_remove),
         config_files: c.config_files.or(base.config_files),
         install: c.install.or(base.install),
     })
@@ -287,10 +297,16 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
             ));
         }
     }
-    for k in env.keys() {
-        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            p.push(format!("{f}: env.{k}: not a valid variable name"));
-        }
+    let env_remove = r.env_remove.clone().unwrap_or_default();
+    let bad_name =
+        |k: &str| k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    for k in env.keys().filter(|k| bad_name(k)) {
+        p.push(format!("{f}: env.{k}: not a valid variable name"));
+    }
+    for (i, k) in env_remove.iter().enumerate().filter(|(_, k)| bad_name(k)) {
+        p.push(format!(
+            "{f}: env_remove[{i}]: '{k}' is not a valid variable name"
+        ));
     }
     if let Some(i) = &r.install {
         let dir = file.parent().unwrap_or(Path::new("."));
@@ -325,6 +341,7 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
         }),
         upstream_version: r.upstream_version.unwrap_or_default(),
         env,
+        env_remove,
         config_files: configs,
         install: r.install,
         file: file.to_path_buf(),
@@ -374,12 +391,15 @@ impl Arm {
                 }
             }
         }
-        if let Some(p) = self
-            .install
-            .as_ref()
-            .and_then(|i| install::installed_bin(i, self.file.parent().unwrap_or(Path::new("."))))
-        {
-            return Some(p);
+        if let Some(i) = &self.install {
+            if let Some(p) = install::installed_bin(i, self.arm_dir()) {
+                return Some(p);
+            }
+            // a git install's program is an interpreter for its files: another one on PATH
+            // would run nothing of the arm
+            if i.kind == install::Kind::Git {
+                return None;
+            }
         }
         let path = std::env::var_os("PATH")?;
         std::env::split_paths(&path)
@@ -387,9 +407,31 @@ impl Arm {
             .find(|c| is_executable(c))
     }
 
-    /// First line of `program version_args`, or None when it cannot run.
+    /// The folder of the arm file (its launchers sit there).
+    pub fn arm_dir(&self) -> &Path {
+        self.file.parent().unwrap_or(Path::new("."))
+    }
+
+    /// The install folder in the arms cache ("" without an `[install]` table).
+    pub fn install_dir(&self) -> String {
+        self.install
+            .as_ref()
+            .map(|i| i.dir(&install::cache_root()).to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// What the arm's version command may read and run (confined like its cells).
+    pub fn probe_scope(&self) -> install::ProbeScope {
+        install::ProbeScope::of(
+            self.install.as_ref(),
+            self.arm_dir(),
+            &install::cache_root(),
+        )
+    }
+
+    /// First line of `program version_args` (run confined), or None when it cannot run.
     pub fn version(&self) -> Option<String> {
-        install::run_version(&self.locate()?, &self.version_args).ok()
+        install::run_version(&self.locate()?, &self.version_args, &self.probe_scope()).ok()
     }
 
     /// The version the arm file pins: its install's, else the one upstream ran.

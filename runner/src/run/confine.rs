@@ -176,6 +176,53 @@ fn host_of(url: &str) -> Option<&str> {
     })
 }
 
+/// What a launch of `program` may read and execute: its own roots (install prefix,
+/// interpreter) and, when it has one, the arm's whole install folder (a launcher or source
+/// files may sit beside the program; a venv's Python came with the program's roots).
+fn exec_roots(program: &Path, install_dir: Option<&Path>) -> Vec<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root".into());
+    let homes = lrab_safety::home_dirs(&home);
+    let mut exec = lrab_safety::arm_program_roots(program, &path, &homes);
+    if let Some(d) = install_dir.filter(|d| d.is_dir()) {
+        exec.push(d.to_path_buf());
+    }
+    exec
+}
+
+/// The confinement of an arm's version command ([`install::run_version`]): the cells' kernel
+/// layers, writes only into `writable` (its throwaway working folder, HOME and TMPDIR), reads
+/// its program's roots, its install and the arm file's folder, and a private network with no
+/// way out. Never run unconfined: where the kernel cannot confine, the reason is the error.
+pub fn probe(
+    program: &Path,
+    scope: &install::ProbeScope,
+    writable: Vec<PathBuf>,
+) -> std::result::Result<Confinement, String> {
+    if let Some(m) = lrab_safety::arm_box_missing(ArmNet::Private) {
+        return Err(format!(
+            "this kernel cannot confine arms (missing {m}), and arm programs never run unconfined outside `lrab run --unconfined-arms`"
+        ));
+    }
+    Ok(Confinement {
+        policy: ArmPolicy {
+            writable,
+            readable: scope.arm_dir.iter().cloned().collect(),
+            executable: exec_roots(program, scope.install_dir.as_deref()),
+            // a listener inside the private network that nothing relays: no way out
+            connect_port: PROBE_PORT,
+            net: ArmNet::Private,
+            hide: Vec::new(),
+        },
+        forward_to: None,
+    })
+}
+
+/// The port of a version command's private network (relayed nowhere).
+const PROBE_PORT: u16 = 11434;
+
 /// What one launch of `arm` (its resolved `program`) may touch.
 pub fn policy(
     arm: &Arm,
@@ -199,20 +246,8 @@ pub fn policy(
         ),
         false => (ArmNet::LandlockPort, None),
     };
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/root".into());
-    let homes = lrab_safety::home_dirs(&home);
-    let mut exec = lrab_safety::arm_program_roots(program, &path, &homes);
-    if let Some(spec) = &arm.install {
-        let d = spec.dir(&install::cache_root());
-        // the whole install (a launcher may sit beside the program); the venv's Python came
-        // with the program's roots
-        if d.is_dir() {
-            exec.push(d);
-        }
-    }
+    let install_dir = arm.install.as_ref().map(|s| s.dir(&install::cache_root()));
+    let exec = exec_roots(program, install_dir.as_deref());
     let mut readable = vec![attempt_dir.to_path_buf()];
     if let Some(d) = arm.file.parent().filter(|d| !d.as_os_str().is_empty()) {
         readable.push(d.to_path_buf());

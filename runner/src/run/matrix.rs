@@ -9,8 +9,19 @@ use serde::{Deserialize, Serialize};
 
 /// Upstream's four models (docs/runner.md, `--models`), small first.
 pub const UPSTREAM_MODELS: [&str; 4] = ["gemma4:e2b", "qwen3.5:4b", "gemma4:12b", "ornith-1.5:35b"];
-/// Upstream's four arms (`--arms upstream`); ours is `harness`.
-pub const UPSTREAM_ARMS: [&str; 4] = ["harness", "opencode", "agent-mini", "goose"];
+/// The paper's four published arms (`--arms paper`, also `upstream`), exactly: Mingbird v1.5.0,
+/// goose, opencode and agent-mini. Our harness is never a stand-in for one of them.
+pub const PAPER_ARMS: [&str; 4] = ["mingbird", "goose", "opencode", "agent-mini"];
+
+/// The arms of a named group (`paper` / `upstream`: [`PAPER_ARMS`]; `paper+harness`: ours beside
+/// them, for the cell-by-cell comparison), or None for a name that is no group.
+pub fn arm_group(name: &str) -> Option<Vec<&'static str>> {
+    match name {
+        "paper" | "upstream" => Some(PAPER_ARMS.to_vec()),
+        "paper+harness" => Some(std::iter::once("harness").chain(PAPER_ARMS).collect()),
+        _ => None,
+    }
+}
 /// The simulated backend's sized models (the default when the backend is `sim`).
 pub const SIM_MODELS: [&str; 4] = ["sim-2b", "sim-4b", "sim-12b", "sim-35b"];
 

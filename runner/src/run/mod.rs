@@ -129,14 +129,16 @@ pub fn prepare(
     require_installed: bool,
 ) -> Result<Prepared> {
     let all = arms::load_dir(&opts.arms_dir)?;
-    // `all` and `upstream` are groups: their uninstalled members are left out with a note.
+    // `all`, `paper` (= `upstream`) and `paper+harness` are groups: their uninstalled members
+    // are left out with a note.
     let group: Option<Vec<String>> = match opts.arms.as_deref() {
         Some([g]) if g == "all" => Some(all.iter().map(|a| a.name.clone()).collect()),
-        Some([g]) if g == "upstream" => Some(
-            matrix::UPSTREAM_ARMS
-                .iter()
-                .filter(|n| all.iter().any(|a| a.name == **n))
-                .map(|s| s.to_string())
+        Some([g]) if matrix::arm_group(g).is_some() => Some(
+            matrix::arm_group(g)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|n| all.iter().any(|a| a.name == *n))
+                .map(str::to_string)
                 .collect(),
         ),
         Some(_) => None,

@@ -250,6 +250,7 @@ impl HarnessExecutor {
             ],
             cwd: env.workdir.clone(),
             env: launch_env,
+            env_remove: Vec::new(),
             stdout: dir.join("stdout.txt"),
             stderr: dir.join("stderr.txt"),
             deadline: self.deadline,

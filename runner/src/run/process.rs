@@ -27,6 +27,8 @@ pub struct Launch {
     pub args: Vec<String>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
+    /// Variables of the runner's environment the launch must not inherit.
+    pub env_remove: Vec<String>,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
     /// Wall-clock limit of this launch.
@@ -189,6 +191,9 @@ pub fn run_clocked(l: &Launch, extra: &dyn Fn() -> Duration) -> Result<Exit> {
         .stderr(Stdio::from(err))
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .process_group(0);
+    for k in &l.env_remove {
+        cmd.env_remove(k);
+    }
     for (k, v) in &l.env {
         cmd.env(k, v);
     }
@@ -315,6 +320,7 @@ mod tests {
             args: vec!["-c".into(), script.into()],
             cwd: dir.to_path_buf(),
             env: vec![("X_VAR".into(), "hello".into())],
+            env_remove: Vec::new(),
             stdout: dir.join("out.txt"),
             stderr: dir.join("err.txt"),
             deadline: Duration::from_millis(deadline_ms),

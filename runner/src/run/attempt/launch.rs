@@ -113,7 +113,12 @@ pub(super) fn launch(
         .set("home", home.to_string_lossy())
         .set("num_ctx", env.config.num_ctx.to_string())
         .set("budget_minutes", format!("{}", arm_budget / 60.0))
-        .set("attempt_dir", dir.to_string_lossy());
+        .set("attempt_dir", dir.to_string_lossy())
+        .set("install_dir", arm.install_dir())
+        .set(
+            "path",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+        );
     arm.write_configs(&vars)?;
     let (program, args) = arm.command(&vars)?;
     let mut launch_env = dirs.env();
@@ -135,6 +140,7 @@ pub(super) fn launch(
         args: args.clone(),
         cwd: workdir.clone(),
         env: launch_env,
+        env_remove: arm.env_remove.clone(),
         stdout: PathBuf::new(),
         stderr: PathBuf::new(),
         deadline: Duration::ZERO,

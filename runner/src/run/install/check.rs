@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{state, version_matches, State};
+use super::{state, version_matches, Kind, State};
 use crate::run::arms::Arm;
 
 /// What is wrong with an arm, if anything.
@@ -125,10 +125,14 @@ pub fn check(arm: &Arm) -> ArmCheck {
         return c;
     };
     c.path = Some(bin.clone());
-    match super::run_version(&bin, &arm.version_args) {
+    match super::run_version(&bin, &arm.version_args, &arm.probe_scope()) {
         Err(e) => {
             c.verdict = Verdict::VersionFails;
             c.detail = format!("{}: its version command failed: {e}", bin.display());
+        }
+        Ok(v) if arm.install.as_ref().is_some_and(|i| i.kind == Kind::Git) => {
+            c.version = Some(v.clone());
+            (c.verdict, c.detail) = git_files(arm, &bin, &v);
         }
         Ok(v) => {
             c.version = Some(v.clone());
@@ -163,4 +167,51 @@ pub fn check(arm: &Arm) -> ArmCheck {
         }
     }
     c
+}
+
+/// A git install is pinned by its files, not by what its interpreter prints: each file kept in
+/// the install must still have the digest the arm file names.
+fn git_files(arm: &Arm, bin: &Path, printed: &str) -> (Verdict, String) {
+    let Some(spec) = &arm.install else {
+        return (Verdict::Missing, String::new());
+    };
+    let src = spec.dir(&super::cache_root()).join("src");
+    for (i, f) in spec.files.iter().enumerate() {
+        let p = src.join(&f.path);
+        let got = std::fs::read(&p).map(|b| lrab_util::sha256_hex(&b));
+        match got {
+            Ok(d) if d == f.sha256 => {}
+            Ok(d) => {
+                return (
+                    Verdict::VersionDiffers,
+                    format!(
+                        "{} has sha256 {d}, but install.files[{i}].sha256 is {}; run `lrab arms install {}`",
+                        p.display(),
+                        f.sha256,
+                        arm.name
+                    ),
+                )
+            }
+            Err(e) => {
+                return (
+                    Verdict::Stale,
+                    format!("{}: {e}; run `lrab arms install {}`", p.display(), arm.name),
+                )
+            }
+        }
+    }
+    let names: Vec<&str> = spec.files.iter().map(|f| f.path.as_str()).collect();
+    (
+        Verdict::Ok,
+        format!(
+            "{} — {printed}; {} match their sha256 (pinned {} @ {})",
+            bin.display(),
+            names.join(", "),
+            spec.version,
+            spec.commit
+                .as_deref()
+                .and_then(|c| c.get(..12))
+                .unwrap_or("?")
+        ),
+    )
 }

@@ -6,6 +6,10 @@
 //!
 //! - `npm/<package>@<version>/`: an npm prefix (`node_modules/…`)
 //! - `venv/<package>@<version>/`: a virtual environment made with a Python that fits the arm
+//! - `git/<package>@<version>/`: files taken from a repository at a pinned commit, each checked
+//!   against its sha256 (`src/`), and a venv for them (`venv/`) — [`git`]
+//! - `archive/<package>@<version>/`: a release archive checked against its sha256 and unpacked
+//!   — [`archive`]
 //! - `<kind>/<package>@<version>/.lrab-install.json`: written last, only when every step worked;
 //!   an install without it is never used
 //! - `logs/<package>@<version>.log` and `.status.json`: what the last attempt ran and how it ended
@@ -18,16 +22,21 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod archive;
 pub mod check;
+pub mod git;
 pub mod pyfind;
 pub mod steps;
 
-/// Which registry client installs the arm.
+/// Which client installs the arm: a registry's (npm, pip), git at a pinned commit, or a
+/// release archive pinned by its digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Npm,
     Pip,
+    Git,
+    Archive,
 }
 
 impl Kind {
@@ -35,8 +44,32 @@ impl Kind {
         match self {
             Kind::Npm => "npm",
             Kind::Pip => "venv",
+            Kind::Git => "git",
+            Kind::Archive => "archive",
         }
     }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Npm => "npm",
+            Kind::Pip => "pip",
+            Kind::Git => "git",
+            Kind::Archive => "archive",
+        }
+    }
+}
+
+/// One file a `git` install takes from the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceFile {
+    /// Path inside the repository (and inside the install's `src/`).
+    pub path: String,
+    /// Lower-case hex sha256 of its bytes; a copy with another digest is refused.
+    pub sha256: String,
+    /// The commit to take it from, when not the table's `commit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// The `[install]` table of an arm file.
@@ -67,6 +100,22 @@ pub struct InstallSpec {
     /// its exec bit).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub executable: Vec<String>,
+    /// git: the repository to clone; archive: the archive to download.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// git: the full 40-hex commit the files are taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// git: an environment variable that may name an existing checkout (or a folder holding
+    /// the files, as `<folder>/<commit>/<path>` or `<folder>/<path>`) to take them from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_env: Option<String>,
+    /// git: the files taken, each with its sha256.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SourceFile>,
+    /// archive: the published sha256 of the archive (without it the install is refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// The cache root.
@@ -86,6 +135,20 @@ fn is_exact_version(v: &str) -> bool {
         && v.chars().next().is_some_and(|c| c.is_ascii_digit())
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+}
+
+/// A full commit id: 40 lower-case hex digits.
+pub fn is_full_commit(c: &str) -> bool {
+    c.len() == 40
+        && c.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A sha256 as `sha256sum` prints it: 64 lower-case hex digits.
+pub fn is_sha256(d: &str) -> bool {
+    d.len() == 64
+        && d.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn relative_inside(p: &str) -> bool {
@@ -123,9 +186,28 @@ impl InstallSpec {
         self.dir(root).join(".lrab-install.json")
     }
 
-    /// What the registry client is asked for.
+    /// What the registry client is asked for (for git and archive: what is pinned).
     pub fn requirement(&self) -> String {
         match self.kind {
+            Kind::Git => format!(
+                "{} {} @ {}",
+                self.package,
+                self.version,
+                self.commit
+                    .as_deref()
+                    .unwrap_or("?")
+                    .get(..12)
+                    .unwrap_or("?")
+            ),
+            Kind::Archive => format!(
+                "{} {} ({})",
+                self.package,
+                self.version,
+                self.url
+                    .as_deref()
+                    .and_then(|u| u.rsplit('/').next())
+                    .unwrap_or("?")
+            ),
             Kind::Npm => format!("{}@{}", self.package, self.version),
             Kind::Pip if self.extras.is_empty() => format!("{}=={}", self.package, self.version),
             Kind::Pip => format!(
@@ -156,36 +238,47 @@ impl InstallSpec {
             ));
         }
         match (self.kind, &self.python) {
-            (Kind::Npm, Some(_)) => p.push("install.python: only for kind = \"pip\"".into()),
-            (Kind::Npm, None) if !self.extras.is_empty() => {
-                p.push("install.extras: only for kind = \"pip\"".into())
-            }
-            (Kind::Pip, Some(c)) => {
+            (Kind::Npm | Kind::Archive, Some(_)) => p.push(format!(
+                "install.python: only for kind = \"pip\" or \"git\" (not \"{}\")",
+                self.kind.name()
+            )),
+            (Kind::Pip | Kind::Git, Some(c)) => {
                 if let Err(e) = pyfind::Constraint::parse(c) {
                     p.push(format!("install.python: {e}"));
                 }
             }
             _ => {}
         }
+        if !self.extras.is_empty() && self.kind != Kind::Pip {
+            p.push(format!(
+                "install.extras: only for kind = \"pip\" (for \"{}\" list pinned packages in install.with)",
+                self.kind.name()
+            ));
+        }
+        if self.kind == Kind::Git && !self.with.is_empty() && self.python.is_none() {
+            p.push("install.with: packages need install.python (the venv they go into)".into());
+        }
+        if self.kind == Kind::Archive && !self.with.is_empty() {
+            p.push("install.with: not for kind = \"archive\"".into());
+        }
         for (i, w) in self.with.iter().enumerate() {
-            let pinned = match self.kind {
-                Kind::Npm => w
+            let npm = self.kind == Kind::Npm;
+            let pinned = match npm {
+                true => w
                     .rsplit_once('@')
                     .is_some_and(|(n, v)| !n.is_empty() && is_exact_version(v)),
-                Kind::Pip => w
+                false => w
                     .split_once("==")
                     .is_some_and(|(n, v)| !n.is_empty() && is_exact_version(v)),
             };
             if !pinned {
                 p.push(format!(
                     "install.with[{i}]: '{w}' is not pinned ({})",
-                    match self.kind {
-                        Kind::Npm => "name@1.2.3",
-                        Kind::Pip => "name==1.2.3",
-                    }
+                    if npm { "name@1.2.3" } else { "name==1.2.3" }
                 ));
             }
         }
+        p.extend(self.source_problems());
         for (i, s) in self.scripts.iter().enumerate() {
             if !relative_inside(s) || s.contains('/') {
                 p.push(format!(
@@ -203,6 +296,97 @@ impl InstallSpec {
                 p.push(format!(
                     "install.executable[{i}]: '{s}' must be a relative path inside the install"
                 ));
+            }
+        }
+        p
+    }
+
+    /// Problems of the fields that say where a git or archive install comes from.
+    fn source_problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        let kind = self.kind.name();
+        let only = |field: &str, for_: &str| {
+            format!("install.{field}: only for kind = {for_} (not \"{kind}\")")
+        };
+        let url = self.url.as_deref().unwrap_or("");
+        match self.kind {
+            Kind::Npm | Kind::Pip => {
+                for (set, field) in [
+                    (self.url.is_some(), "url"),
+                    (self.commit.is_some(), "commit"),
+                    (self.src_env.is_some(), "src_env"),
+                    (!self.files.is_empty(), "files"),
+                    (self.sha256.is_some(), "sha256"),
+                ] {
+                    if set {
+                        p.push(only(field, "\"git\" or \"archive\""));
+                    }
+                }
+            }
+            Kind::Git => {
+                if url.trim().is_empty() {
+                    p.push("install.url: missing (the repository to clone)".into());
+                }
+                match self.commit.as_deref() {
+                    None => p.push("install.commit: missing (the full 40-hex commit id)".into()),
+                    Some(c) if !is_full_commit(c) => p.push(format!(
+                        "install.commit: '{c}' is not a full commit id (40 lower-case hex digits)"
+                    )),
+                    _ => {}
+                }
+                if self.files.is_empty() {
+                    p.push(
+                        "install.files: missing (the files to take, each with its sha256)".into(),
+                    );
+                }
+                for (i, f) in self.files.iter().enumerate() {
+                    if !relative_inside(&f.path) {
+                        p.push(format!(
+                            "install.files[{i}].path: '{}' must be a relative path inside the repository",
+                            f.path
+                        ));
+                    }
+                    if !is_sha256(&f.sha256) {
+                        p.push(format!(
+                            "install.files[{i}].sha256: '{}' is not a sha256 (64 lower-case hex digits)",
+                            f.sha256
+                        ));
+                    }
+                    if let Some(c) = f.commit.as_deref().filter(|c| !is_full_commit(c)) {
+                        p.push(format!(
+                            "install.files[{i}].commit: '{c}' is not a full commit id (40 lower-case hex digits)"
+                        ));
+                    }
+                }
+                if let Some(v) = &self.src_env {
+                    if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        p.push(format!("install.src_env: '{v}' is not a variable name"));
+                    }
+                }
+                if self.sha256.is_some() {
+                    p.push(only("sha256", "\"archive\" (a git install pins each file)"));
+                }
+            }
+            Kind::Archive => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    p.push(format!(
+                        "install.url: '{url}' is not an http(s) URL of the release archive"
+                    ));
+                }
+                if let Some(d) = self.sha256.as_deref().filter(|d| !is_sha256(d)) {
+                    p.push(format!(
+                        "install.sha256: '{d}' is not a sha256 (64 lower-case hex digits)"
+                    ));
+                }
+                for (set, field) in [
+                    (self.commit.is_some(), "commit"),
+                    (self.src_env.is_some(), "src_env"),
+                    (!self.files.is_empty(), "files"),
+                ] {
+                    if set {
+                        p.push(only(field, "\"git\""));
+                    }
+                }
             }
         }
         p
@@ -327,16 +511,25 @@ pub fn version_matches(text: &str, pin: &str) -> bool {
 /// in backticks, as the messages quote it.
 #[derive(Debug, thiserror::Error)]
 pub enum VersionError {
-    /// The throwaway HOME or the output files could not be made, or waiting failed.
+    /// The throwaway HOME or the output files could not be made.
     #[error("{0}")]
     Io(std::io::Error),
-    /// The program could not be started.
+    /// The program is not there (or not executable).
     #[error("cannot run {}: {err}", .bin.display())]
     Spawn {
         /// The program.
         bin: PathBuf,
         /// Why it did not start (not a `source`: the message carries it).
         err: std::io::Error,
+    },
+    /// It could not be started confined (the kernel lacks a layer, or the launch failed); it
+    /// is never run unconfined instead.
+    #[error("cannot run {} confined: {why}", .bin.display())]
+    Confine {
+        /// The program.
+        bin: PathBuf,
+        /// What is missing or what failed.
+        why: String,
     },
     /// It ran past the version timeout and was killed.
     #[error("{cmd} did not finish in {secs} s")]
@@ -366,39 +559,92 @@ pub enum VersionError {
     },
 }
 
-/// Runs `bin args` (the arm's version command) with a throwaway HOME, so a first-run setup
-/// never writes into the user's home; the first line it prints, or why it failed.
-pub fn run_version(bin: &Path, args: &[String]) -> Result<String, VersionError> {
-    use std::os::unix::process::CommandExt;
-    let tmp = tempfile::tempdir().map_err(VersionError::Io)?;
-    let out_path = tmp.path().join("out");
-    let err_path = tmp.path().join("err");
-    let out = std::fs::File::create(&out_path).map_err(VersionError::Io)?;
-    let err = std::fs::File::create(&err_path).map_err(VersionError::Io)?;
-    let mut child = std::process::Command::new(bin)
-        .args(args)
-        .current_dir(tmp.path())
-        .env("HOME", tmp.path())
-        .stdin(std::process::Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|err| VersionError::Spawn {
-            bin: bin.to_path_buf(),
-            err,
-        })?;
-    let t0 = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if t0.elapsed() > VERSION_TIMEOUT => break None,
-            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            Err(e) => return Err(VersionError::Io(e)),
+/// What an arm's version command may read and run besides the system folders: its install
+/// folder and the arm file's folder (launchers). It writes only into a throwaway folder.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeScope {
+    pub install_dir: Option<PathBuf>,
+    pub arm_dir: Option<PathBuf>,
+}
+
+impl ProbeScope {
+    /// The scope of `spec`'s install (in `root`) for an arm file in `arm_dir`.
+    pub fn of(spec: Option<&InstallSpec>, arm_dir: &Path, root: &Path) -> ProbeScope {
+        ProbeScope {
+            install_dir: spec.map(|s| s.dir(root)),
+            arm_dir: Some(arm_dir.to_path_buf()).filter(|d| !d.as_os_str().is_empty()),
         }
+    }
+}
+
+/// Runs `bin args` (the arm's version command) under the arm confinement, as every launch of
+/// an arm's program after its install: it may write only a throwaway HOME, TMPDIR and working
+/// folder, read the system, its install and the arm file's folder, and reach no network. The
+/// first line it prints, or why it failed.
+pub fn run_version(
+    bin: &Path,
+    args: &[String],
+    scope: &ProbeScope,
+) -> Result<String, VersionError> {
+    use crate::run::process;
+    if !crate::run::arms::is_executable(bin) {
+        return Err(VersionError::Spawn {
+            bin: bin.to_path_buf(),
+            err: std::io::Error::new(std::io::ErrorKind::NotFound, "no executable file there"),
+        });
+    }
+    let tmp = tempfile::tempdir().map_err(VersionError::Io)?;
+    let t = tmp.path();
+    let (home, scratch, work) = (t.join("home"), t.join("tmp"), t.join("work"));
+    for d in [&home, &scratch, &work] {
+        std::fs::create_dir_all(d).map_err(VersionError::Io)?;
+    }
+    let confine_err = |why: String| VersionError::Confine {
+        bin: bin.to_path_buf(),
+        why,
     };
-    lrab_tasks::process::kill_group(child.id() as i32);
-    let _ = child.wait();
+    let confine = crate::run::confine::probe(
+        bin,
+        scope,
+        vec![work.clone(), home.clone(), scratch.clone()],
+    )
+    .map_err(confine_err)?;
+    let (h, s) = (home.display().to_string(), scratch.display().to_string());
+    let launch = process::Launch {
+        program: bin.to_path_buf(),
+        args: args.to_vec(),
+        cwd: work,
+        env: vec![
+            ("HOME".into(), h),
+            ("TMPDIR".into(), s.clone()),
+            ("TMP".into(), s.clone()),
+            ("TEMP".into(), s),
+        ],
+        env_remove: Vec::new(),
+        stdout: t.join("out"),
+        stderr: t.join("err"),
+        deadline: VERSION_TIMEOUT,
+        grace: std::time::Duration::from_secs(1),
+        pgid_file: None,
+        confine: Some(confine),
+    };
+    let exit = process::run(&launch).map_err(|e| confine_err(format!("{e:#}")))?;
+    match exit.survivors {
+        true => process::terminate_group(exit.pgid, launch.grace),
+        false => process::forget_group(exit.pgid),
+    }
+    version_outcome(bin, args, &exit, &launch.stdout, &launch.stderr)
+}
+
+/// The version line of a finished version command, or why there is none.
+fn version_outcome(
+    bin: &Path,
+    args: &[String],
+    exit: &crate::run::process::Exit,
+    out: &Path,
+    err: &Path,
+) -> Result<String, VersionError> {
+    use std::os::unix::process::ExitStatusExt;
     // The version is on stdout; warnings (codex complains about a HOME under /tmp) go to
     // stderr, which only stands in when stdout is empty.
     let first_line = |p: &Path| {
@@ -409,16 +655,22 @@ pub fn run_version(bin: &Path, args: &[String]) -> Result<String, VersionError> 
                 .map(str::to_string)
         })
     };
-    let first = first_line(&out_path).or_else(|| first_line(&err_path));
+    let first = first_line(out).or_else(|| first_line(err));
     let cmd = format!("`{} {}`", bin.display(), args.join(" "));
-    match (status, first) {
-        (None, _) => Err(VersionError::Timeout {
+    if exit.timed_out {
+        return Err(VersionError::Timeout {
             cmd,
             secs: VERSION_TIMEOUT.as_secs(),
-        }),
-        (Some(s), Some(l)) if s.success() => Ok(l),
-        (Some(status), Some(line)) => Err(VersionError::Failed { cmd, status, line }),
-        (Some(status), None) => Err(VersionError::Silent { cmd, status }),
+        });
+    }
+    let status = match exit.code {
+        Some(c) => std::process::ExitStatus::from_raw((c & 0xff) << 8),
+        None => std::process::ExitStatus::from_raw(libc::SIGKILL),
+    };
+    match first {
+        Some(l) if status.success() => Ok(l),
+        Some(line) => Err(VersionError::Failed { cmd, status, line }),
+        None => Err(VersionError::Silent { cmd, status }),
     }
 }
 
@@ -461,12 +713,13 @@ mod tests {
     #[test]
     fn version_commands_fail_with_a_kind_each() {
         let sh = Path::new("/bin/sh");
+        let scope = ProbeScope::default();
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            run_version(sh, &args(&["-c", "echo v1.2; exit 0"])).unwrap(),
+            run_version(sh, &args(&["-c", "echo v1.2; exit 0"]), &scope).unwrap(),
             "v1.2"
         );
-        let e = run_version(sh, &args(&["-c", "echo oops >&2; exit 3"])).unwrap_err();
+        let e = run_version(sh, &args(&["-c", "echo oops >&2; exit 3"]), &scope).unwrap_err();
         assert!(
             matches!(&e, VersionError::Failed { line, .. } if line == "oops"),
             "{e:?}"
@@ -475,12 +728,12 @@ mod tests {
             e.to_string(),
             "`/bin/sh -c echo oops >&2; exit 3` failed (exit status: 3): oops"
         );
-        let e = run_version(sh, &args(&["-c", "exit 0"])).unwrap_err();
+        let e = run_version(sh, &args(&["-c", "exit 0"]), &scope).unwrap_err();
         assert_eq!(
             e.to_string(),
             "`/bin/sh -c exit 0` printed nothing (exit status: 0)"
         );
-        let e = run_version(Path::new("/nonexistent/lrab-x"), &[]).unwrap_err();
+        let e = run_version(Path::new("/nonexistent/lrab-x"), &[], &scope).unwrap_err();
         assert!(matches!(e, VersionError::Spawn { .. }), "{e:?}");
         assert!(
             e.to_string()
@@ -500,6 +753,11 @@ mod tests {
             python: None,
             scripts: vec![],
             executable: vec![],
+            url: None,
+            commit: None,
+            src_env: None,
+            files: vec![],
+            sha256: None,
         }
     }
 

@@ -31,12 +31,12 @@ pub enum Outcome {
     },
 }
 
-struct Failure {
-    step: String,
-    error: String,
+pub(super) struct Failure {
+    pub(super) step: String,
+    pub(super) error: String,
 }
 
-fn fail(step: &str, error: impl Into<String>) -> Failure {
+pub(super) fn fail(step: &str, error: impl Into<String>) -> Failure {
     Failure {
         step: step.to_string(),
         error: error.into(),
@@ -75,7 +75,7 @@ impl Lock {
 }
 
 /// Runs `argv` with its output appended to `log`; an error carries the exit and the last lines.
-fn run_step(
+pub(super) fn run_step(
     log: &mut File,
     argv: &[OsString],
     cwd: &Path,
@@ -200,7 +200,100 @@ fn venv_python(dir: &Path) -> Option<pyfind::PyVersion> {
     (o.success() && v.len() == 3).then(|| pyfind::PyVersion(v[0], v[1], v[2]))
 }
 
+/// A venv at `venv` with a Python that fits `spec.python` (the one there when it still fits),
+/// then `pip install` of `packages` (none: no pip step). The interpreter, as the marker records it.
+pub(super) fn make_venv(
+    spec: &InstallSpec,
+    venv: &Path,
+    packages: &[String],
+    log: &mut File,
+    say: &mut dyn FnMut(&str),
+) -> Result<String, Failure> {
+    let want = spec
+        .python
+        .as_deref()
+        .map(Constraint::parse)
+        .transpose()
+        .map_err(|e| fail("find python", e.to_string()))?;
+    let parent = venv.parent().unwrap_or(venv);
+    let python;
+    if let Some(v) = venv_python(venv).filter(|v| want.as_ref().is_none_or(|c| c.allows(*v))) {
+        say(&format!("reuse venv (Python {v})"));
+        python = v.to_string();
+    } else {
+        say("find python");
+        let py = pyfind::find(want.as_ref()).map_err(|e| fail("find python", e.to_string()))?;
+        let step = format!("create venv with Python {}", py.version);
+        say(&step);
+        if venv.exists() {
+            std::fs::remove_dir_all(venv).map_err(|e| fail(&step, e.to_string()))?;
+        }
+        std::fs::create_dir_all(parent).map_err(|e| fail(&step, e.to_string()))?;
+        let argv = [
+            py.path.clone().into(),
+            "-m".into(),
+            "venv".into(),
+            venv.to_path_buf().into(),
+        ];
+        run_step(log, &argv, parent, &[]).map_err(|e| fail(&step, e))?;
+        python = format!("{} {}", py.version, py.path.display());
+    }
+    if packages.is_empty() {
+        return Ok(python);
+    }
+    let step = format!("pip install {}", packages.join(" "));
+    say(&format!("{step} (can take minutes)"));
+    let mut argv: Vec<OsString> = vec![
+        venv.join("bin/python").into(),
+        "-m".into(),
+        "pip".into(),
+        "install".into(),
+        "--disable-pip-version-check".into(),
+        "--no-input".into(),
+        "--progress-bar".into(),
+        "off".into(),
+    ];
+    argv.extend(packages.iter().map(OsString::from));
+    run_step(log, &argv, venv, &[]).map_err(|e| fail(&step, e))?;
+    Ok(python)
+}
+
+fn npm_install(
+    spec: &InstallSpec,
+    dir: &Path,
+    log: &mut File,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), Failure> {
+    let parent = dir.parent().unwrap_or(dir);
+    say("find npm");
+    run_step(log, &["npm".into(), "--version".into()], parent, &[]).map_err(|e| {
+        fail(
+            "find npm",
+            format!("{e} (install Node.js and npm, e.g. apt-get install npm)"),
+        )
+    })?;
+    let req = spec.requirement();
+    let step = format!("npm install {req}");
+    say(&format!("{step} (can take minutes)"));
+    let mut argv: Vec<OsString> = vec![
+        "npm".into(),
+        "install".into(),
+        "--prefix".into(),
+        dir.to_path_buf().into(),
+        "--no-audit".into(),
+        "--no-fund".into(),
+        "--no-update-notifier".into(),
+        req.into(),
+    ];
+    argv.extend(spec.with.iter().map(OsString::from));
+    std::fs::create_dir_all(dir).map_err(|e| fail(&step, e.to_string()))?;
+    // Run inside the prefix: from its parent, npm would take the spec
+    // `name@version` for the sibling folder of that very name and install nothing.
+    run_step(log, &argv, dir, &[]).map_err(|e| fail(&step, e))
+}
+
 fn steps(
+    arm: &str,
     spec: &InstallSpec,
     arm_dir: &Path,
     version_args: &[String],
@@ -209,87 +302,23 @@ fn steps(
     say: &mut dyn FnMut(&str),
 ) -> Result<(PathBuf, Option<String>), Failure> {
     let dir = spec.dir(root);
-    let req = spec.requirement();
     let mut python = None;
     let parent = dir.parent().unwrap_or(root);
     std::fs::create_dir_all(parent).map_err(|e| fail("create cache folder", e.to_string()))?;
     match spec.kind {
-        Kind::Npm => {
-            say("find npm");
-            run_step(log, &["npm".into(), "--version".into()], parent, &[]).map_err(|e| {
-                fail(
-                    "find npm",
-                    format!("{e} (install Node.js and npm, e.g. apt-get install npm)"),
-                )
-            })?;
-            let step = format!("npm install {req}");
-            say(&format!("{step} (can take minutes)"));
-            let mut argv: Vec<OsString> = vec![
-                "npm".into(),
-                "install".into(),
-                "--prefix".into(),
-                dir.clone().into(),
-                "--no-audit".into(),
-                "--no-fund".into(),
-                "--no-update-notifier".into(),
-                req.clone().into(),
-            ];
-            argv.extend(spec.with.iter().map(OsString::from));
-            std::fs::create_dir_all(&dir).map_err(|e| fail(&step, e.to_string()))?;
-            // Run inside the prefix: from its parent, npm would take the spec
-            // `name@version` for the sibling folder of that very name and install nothing.
-            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
-        }
+        Kind::Npm => npm_install(spec, &dir, log, say)?,
         Kind::Pip => {
-            let want = spec
-                .python
-                .as_deref()
-                .map(Constraint::parse)
-                .transpose()
-                .map_err(|e| fail("find python", e.to_string()))?;
-            let reuse = venv_python(&dir).filter(|v| want.as_ref().is_none_or(|c| c.allows(*v)));
-            if let Some(v) = reuse {
-                say(&format!("reuse venv (Python {v})"));
-                python = Some(v.to_string());
-            } else {
-                say("find python");
-                let py =
-                    pyfind::find(want.as_ref()).map_err(|e| fail("find python", e.to_string()))?;
-                let step = format!("create venv with Python {}", py.version);
-                say(&step);
-                if dir.exists() {
-                    std::fs::remove_dir_all(&dir).map_err(|e| fail(&step, e.to_string()))?;
-                }
-                run_step(
-                    log,
-                    &[
-                        py.path.clone().into(),
-                        "-m".into(),
-                        "venv".into(),
-                        dir.clone().into(),
-                    ],
-                    parent,
-                    &[],
-                )
-                .map_err(|e| fail(&step, e))?;
-                python = Some(format!("{} {}", py.version, py.path.display()));
-            }
-            let step = format!("pip install {req}");
-            say(&format!("{step} (can take minutes)"));
-            let mut argv: Vec<OsString> = vec![
-                dir.join("bin/python").into(),
-                "-m".into(),
-                "pip".into(),
-                "install".into(),
-                "--disable-pip-version-check".into(),
-                "--no-input".into(),
-                "--progress-bar".into(),
-                "off".into(),
-                req.clone().into(),
-            ];
-            argv.extend(spec.with.iter().map(OsString::from));
-            run_step(log, &argv, &dir, &[]).map_err(|e| fail(&step, e))?;
+            let mut packages = vec![spec.requirement()];
+            packages.extend(spec.with.iter().cloned());
+            python = Some(make_venv(spec, &dir, &packages, log, say)?);
         }
+        Kind::Git => {
+            super::git::take_files(arm, spec, &dir, log, say)?;
+            if spec.python.is_some() {
+                python = Some(make_venv(spec, &dir.join("venv"), &spec.with, log, say)?);
+            }
+        }
+        Kind::Archive => super::archive::fetch_and_unpack(arm, spec, &dir, log, say)?,
     }
     if !spec.scripts.is_empty() {
         say("copy launcher");
@@ -297,9 +326,24 @@ fn steps(
     }
     make_executable(spec, &dir).map_err(|e| fail("make executable", e))?;
     let bin = spec.bin_path(root);
+    verify(spec, arm_dir, version_args, root, &bin, log, say)?;
+    Ok((bin, python))
+}
+
+/// The program is there and its version command, run confined, works and (except for a git
+/// install, pinned by its files' digests) prints the pinned version.
+fn verify(
+    spec: &InstallSpec,
+    arm_dir: &Path,
+    version_args: &[String],
+    root: &Path,
+    bin: &Path,
+    log: &mut File,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), Failure> {
     let step = "verify the program and its version";
     say(step);
-    if !crate::run::arms::is_executable(&bin) {
+    if !crate::run::arms::is_executable(bin) {
         return Err(fail(
             step,
             format!(
@@ -308,9 +352,10 @@ fn steps(
             ),
         ));
     }
-    let v = super::run_version(&bin, version_args).map_err(|e| fail(step, e.to_string()))?;
+    let scope = super::ProbeScope::of(Some(spec), arm_dir, root);
+    let v = super::run_version(bin, version_args, &scope).map_err(|e| fail(step, e.to_string()))?;
     let _ = writeln!(log, "version: {v}");
-    if !super::version_matches(&v, &spec.version) {
+    if spec.kind != Kind::Git && !super::version_matches(&v, &spec.version) {
         return Err(fail(
             step,
             format!(
@@ -321,7 +366,7 @@ fn steps(
             ),
         ));
     }
-    Ok((bin, python))
+    Ok(())
 }
 
 /// Installs `spec` (for the arm `arm_name`, whose file sits in `arm_dir`) into `root`, unless
@@ -369,7 +414,29 @@ pub fn install(
         }
     };
     let _ = writeln!(log, "install of arm {arm_name}: {}", spec.requirement());
-    let result = steps(spec, arm_dir, version_args, root, &mut log, say).and_then(|(bin, py)| {
+    // Each step is recorded as it starts: an install killed half way leaves its step as the
+    // reason `arms check` gives (and no marker, so nothing of it is used).
+    let log_shown = log_path.display().to_string();
+    let mut say = |step: &str| {
+        let s = Status {
+            ok: false,
+            step: step.to_string(),
+            error: "did not finish (interrupted, or still running)".into(),
+            log: log_shown.clone(),
+        };
+        write_status(spec, root, &s);
+        say(step)
+    };
+    let result = steps(
+        arm_name,
+        spec,
+        arm_dir,
+        version_args,
+        root,
+        &mut log,
+        &mut say,
+    )
+    .and_then(|(bin, py)| {
         write_marker(spec, arm_dir, root, py)
             .map_err(|e| fail("write the install marker", e.to_string()))?;
         Ok(bin)
