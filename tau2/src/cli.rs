@@ -3,11 +3,12 @@
 use crate::domains::{resolve_data_dir, Domain, DomainKind};
 use crate::evaluate::{evaluate, pass_hat_k, Evaluation, Judge, INFRASTRUCTURE_ERROR};
 use crate::gold;
-use crate::llm::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
+use crate::llm::{Api, Backend, LlmJudge};
 use crate::message::Message;
 use crate::orchestrator::{self, Agent, Limits, User};
+use crate::participants::{agent_for, user_for};
 use crate::results::{self, RunInfo, SimRecord};
-use crate::scripted::{gold_pair, GoldAgent, ScriptedUser};
+use crate::scripted::gold_pair;
 use crate::task::{parse_tasks, Task};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -19,7 +20,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, Args)]
 pub struct Tau2Args {
-    /// tau2 data folder (holding domains/ and user_simulator/); default $TAU2_DATA_DIR
+    /// tau2 data folder (holding domains/ and user_simulator/); default $TAU2_DATA_DIR, else
+    /// the data lookup (LRAB_DATA or ../shared/data, then the cache of `lrab data fetch`)
     #[arg(long, global = true)]
     pub tau2_data: Option<PathBuf>,
     #[command(subcommand)]
@@ -41,6 +43,8 @@ pub enum Tau2Cmd {
     },
     /// Re-grade a tau2-format results.json
     Grade(GradeArgs),
+    /// Serve one task's environment over MCP (stdio) to any agent; graded as `run` grades
+    Mcp(crate::mcp::McpArgs),
 }
 
 /// The agent of `lrab tau2 run --agent`.
@@ -157,7 +161,7 @@ pub struct GradeArgs {
 }
 
 /// What the scripted user says before it stops (`--user scripted`).
-const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
+pub(crate) const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
 
 /// Entry point used by the `lrab` binary.
 pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
@@ -165,6 +169,7 @@ pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
         Tau2Cmd::ReplayGold { domain } => replay_gold_cmd(args.tau2_data.as_deref(), *domain, out),
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
         Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
+        Tau2Cmd::Mcp(m) => crate::mcp::run(args.tau2_data.as_deref(), m, out),
     }
 }
 
@@ -573,126 +578,4 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
     )?;
     writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
     Ok(())
-}
-
-/// The agent of `--agent`.
-fn agent_for(
-    r: &RunArgs,
-    api: Api,
-    seed: u64,
-    domain: &Domain,
-    env: &crate::Env,
-    task: &Task,
-) -> Result<Box<dyn Agent>> {
-    Ok(match r.agent {
-        AgentKind::Gold => Box::new(GoldAgent::new(task)),
-        AgentKind::Harness => harness_agent(r, api, seed, domain, env)?,
-        AgentKind::Plain => {
-            let mut ab = Backend::new(&r.backend, api, &r.model);
-            ab.seed = Some(seed);
-            ab.num_ctx = Some(r.num_ctx);
-            ab.temperature = r.temperature;
-            ab.think = Some(r.think);
-            Box::new(PlainAgent::new(
-                ab,
-                &domain.policy,
-                env.tool_schemas("assistant"),
-            ))
-        }
-    })
-}
-
-/// The user of `--user`: scripted lines, or upstream's LLM user simulator, which gets the
-/// user tools (filtered by the task's `user_tools`) and then the tools guideline file.
-fn user_for(
-    r: &RunArgs,
-    api: Api,
-    url: &str,
-    seed: u64,
-    dir: &Path,
-    env: &crate::Env,
-    task: &Task,
-) -> Result<Box<dyn User>> {
-    if r.user == UserKind::Scripted {
-        return Ok(Box::new(ScriptedUser::new(vec![SCRIPTED_OPENING.into()])));
-    }
-    let mut tools = if env.has_user_tools() {
-        env.tool_schemas("user")
-    } else {
-        vec![]
-    };
-    if let Some(keep) = &task.user_tools {
-        tools.retain(|t| {
-            t["function"]["name"]
-                .as_str()
-                .is_some_and(|n| keep.iter().any(|k| k == n))
-        });
-    }
-    let file = if tools.is_empty() {
-        "simulation_guidelines.md"
-    } else {
-        "simulation_guidelines_tools.md"
-    };
-    let path = dir.join("user_simulator").join(file);
-    let guide = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "cannot read the user-simulator guidelines {}",
-            path.display()
-        )
-    })?;
-    let mut ub = Backend::new(url, api, &r.user_model);
-    ub.seed = Some(seed);
-    ub.num_ctx = Some(r.num_ctx);
-    ub.temperature = r.temperature;
-    ub.think = Some(r.think);
-    Ok(Box::new(LlmUser::new(
-        ub,
-        &guide,
-        &task.user_scenario.to_string(),
-        tools,
-    )))
-}
-
-/// Build the `harness` arm: lrab-harness's backend for the chosen API plus its mechanisms.
-fn harness_agent(
-    r: &RunArgs,
-    api: Api,
-    seed: u64,
-    domain: &Domain,
-    env: &crate::Env,
-) -> Result<Box<dyn Agent>> {
-    use crate::domains::ToolKind;
-    use crate::harness_agent::HarnessAgent;
-    use lrab_harness::backend::{Model, OllamaBackend, OllamaConfig, OpenAiBackend, OpenAiConfig};
-    let model: Box<dyn Model> = match api {
-        Api::Ollama => {
-            let mut cfg = OllamaConfig::new(&r.backend, &r.model);
-            cfg.seed = Some(seed as i64);
-            cfg.num_ctx = Some(r.num_ctx);
-            cfg.temperature = Some(r.temperature);
-            cfg.think = r.think;
-            Box::new(OllamaBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
-        }
-        Api::OpenAi => {
-            let mut cfg = OpenAiConfig::new(&r.backend, &r.model);
-            cfg.seed = Some(seed as i64);
-            cfg.temperature = Some(r.temperature);
-            cfg.api_key = std::env::var("OPENAI_API_KEY").ok();
-            Box::new(OpenAiBackend::connect(cfg).map_err(|e| anyhow!("harness backend: {e}"))?)
-        }
-    };
-    let tools = env.tool_schemas("assistant");
-    let writes: Vec<String> = tools
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
-        .filter(|n| env.tool_kind("assistant", n) == Some(ToolKind::Write))
-        .map(str::to_string)
-        .collect();
-    Ok(Box::new(HarnessAgent::new(
-        model,
-        &domain.policy,
-        &tools,
-        writes,
-        r.num_ctx,
-    )))
 }

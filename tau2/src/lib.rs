@@ -15,8 +15,10 @@ mod gold;
 mod harness_agent;
 mod http;
 mod llm;
+mod mcp;
 mod message;
 mod orchestrator;
+mod participants;
 mod pyjson;
 mod results;
 mod scripted;
@@ -40,6 +42,7 @@ pub use llm::{
     agent_system_prompt, agent_view, chat, parse_judge, user_system_prompt, user_view, Api,
     Backend, LlmJudge, LlmUser, PlainAgent, Reply,
 };
+pub use mcp::{McpArgs, AGENT_STOP_TEXT, CUSTOMER_TOOL, PROTOCOL_VERSIONS};
 pub use message::{Message, ToolCall};
 pub use orchestrator::{
     is_user_stop, run as run_conversation, Agent, Limits, Outcome, User, DEFAULT_MAX_ERRORS,
