@@ -85,7 +85,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // each cause once: many errors quote their cause and also return it as source()
+            eprintln!("error: {}", lrab_util::error_chain(e.as_ref()));
             cmd::Exit::Usage.into()
         }
     }

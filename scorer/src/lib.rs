@@ -21,8 +21,8 @@ pub use failure::{classify, produced_files, transcript_read_task_file, AttemptFa
 use lrab_records::{CheckDetail, TaskScore};
 pub use output_needs::missing_in_output;
 pub use preflight::{
-    check as check_need, group_missing, missing, missing_for_task, needs_of_shell, needs_of_task,
-    Missing, Need, Unmet,
+    check as check_need, group_missing, missing, missing_for_task, missing_for_tasks, missing_in,
+    needs_of_checks, needs_of_shell, needs_of_task, Missing, Need, Unmet,
 };
 
 /// Errors that prevent scoring at all.

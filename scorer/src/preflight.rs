@@ -350,6 +350,27 @@ pub fn missing_for_task(spec: &TaskSpec) -> Vec<Missing> {
     missing(&needs_of_task(spec))
 }
 
+/// What the checks of several tasks need and the machine lacks, each need looked up once:
+/// one entry per missing need with the ids of the tasks whose checks need it.
+pub fn missing_for_tasks<'a>(
+    specs: impl IntoIterator<Item = &'a TaskSpec>,
+) -> Vec<(Missing, Vec<String>)> {
+    let per: Vec<(String, Vec<Need>)> = specs
+        .into_iter()
+        .map(|s| (s.id.clone(), needs_of_task(s)))
+        .collect();
+    let mut all: Vec<Need> = per.iter().flat_map(|(_, n)| n.iter().cloned()).collect();
+    all.sort();
+    all.dedup();
+    let lacking = missing(&all);
+    group_missing(per.iter().flat_map(|(id, needs)| {
+        lacking
+            .iter()
+            .filter(|m| needs.contains(&m.need))
+            .map(|m| (id.clone(), m.clone()))
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

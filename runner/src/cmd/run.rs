@@ -177,7 +177,7 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
 pub fn run(a: Args) -> Result<Exit> {
     let ms = Duration::from_millis;
     let mut opts = if let Some(dir) = &a.resume {
-        let m = run::manifest::Manifest::read(dir)?;
+        let m = run::resume::read_manifest(dir)?;
         let root = dir.parent().map(PathBuf::from).unwrap_or_default();
         run::options_from_manifest(&m, &root, a.no_progress)?
     } else {

@@ -34,7 +34,9 @@ pub fn run(a: Args) -> Result<Exit> {
     }
     let (pack, task) = load_task(a.pack.as_deref(), &a.task)?;
     let checks = lrab_tasks::resolve_checks(&task, a.seed)?;
-    // A check whose program is missing here must not read as the workdir's failure.
+    // A check whose program is missing here must not read as the workdir's failure: say what
+    // is missing and the fix (as `lrab run` does) before scoring anything.
+    refuse_if_lacking(&task, &checks, &a.workdir)?;
     let s = lrab_scorer::score_checked(
         &task,
         &checks,
@@ -63,6 +65,32 @@ pub fn run(a: Args) -> Result<Exit> {
         eprintln!("wrote {}", a.workdir.join("score.json").display());
     }
     Ok(Exit::Ok)
+}
+
+/// An error naming every program or Python module the task's checks run that this machine
+/// lacks (looked up from the workdir, as the checks will run), with the fix.
+fn refuse_if_lacking(
+    task: &lrab_tasks::Task,
+    checks: &lrab_tasks::ResolvedChecks,
+    workdir: &std::path::Path,
+) -> Result<()> {
+    let lacking = lrab_scorer::missing_in(
+        &lrab_scorer::needs_of_checks(checks.milestones.iter().chain(&checks.finals)),
+        workdir,
+    );
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    let who = format!("the checks of {}", task.spec.id);
+    let lines: Vec<String> = lacking
+        .iter()
+        .map(|m| format!("  {}", m.line(&who)))
+        .collect();
+    bail!(
+        "cannot score {} on this machine (nothing was written):\n{}",
+        task.spec.id,
+        lines.join("\n")
+    )
 }
 
 /// Workdir-relative names of what materialize writes (inputs, generated files, the prompt).

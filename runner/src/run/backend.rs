@@ -3,7 +3,7 @@
 //! Ollama per GPU; pool.rs shares the cells among them). Health checks, model presence and
 //! digests go through the public HTTP API only.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -421,19 +421,23 @@ pub fn health(url: &str, timeout: Duration) -> Result<Value> {
         .with_context(|| format!("{url}/api/tags: not JSON"))
 }
 
-/// Polls `/api/tags` until it answers or `wait` passes (at least one try).
+/// Polls `/api/tags` until it answers or `wait` passes (at least one try), saying on stderr
+/// what it waits for once the first try fails (`super::wait`). The first try is short, so a
+/// host that swallows packets is announced at once.
 pub fn wait_healthy(url: &str, wait: Duration) -> Result<Value> {
-    let start = Instant::now();
-    loop {
-        match health(
+    let what = format!("the backend at {url} to answer GET /api/tags");
+    let w = super::wait::Wait::new(what, wait, "--backend-wait-secs N");
+    let per_try = Duration::from_secs(15).min(wait.max(Duration::from_secs(2)));
+    super::wait::poll(w, Duration::from_millis(500), |n| {
+        health(
             url,
-            Duration::from_secs(15).min(wait.max(Duration::from_secs(2))),
-        ) {
-            Ok(v) => return Ok(v),
-            Err(e) if start.elapsed() >= wait => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(500)),
-        }
-    }
+            if n == 0 {
+                per_try.min(Duration::from_secs(2))
+            } else {
+                per_try
+            },
+        )
+    })
 }
 
 pub use lrab_records::ModelInfo;

@@ -43,9 +43,10 @@ pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
                 "{url} answers (version {})",
                 backend::version(url).unwrap_or_else(|| "unknown".into())
             ),
-            Err(e) => {
-                format!("{url} unreachable ({e:#}); `lrab run` will fall back to --backend sim")
-            }
+            Err(e) => format!(
+                "{url} unreachable ({}); `lrab run` will fall back to --backend sim",
+                lrab_util::error_chain(e.as_ref())
+            ),
         },
         required: false,
     });
@@ -70,7 +71,7 @@ pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
         Err(e) => out.push(Check {
             name: "arm files".into(),
             ok: false,
-            detail: format!("{e:#}"),
+            detail: lrab_util::error_chain(e.as_ref()),
             required: true,
         }),
         Ok(list) => {
@@ -92,7 +93,13 @@ pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
     out.push(Check {
         name: "python3".into(),
         ok: py.is_some(),
-        detail: py.unwrap_or_else(|| "missing: checks that run code need python3".into()),
+        detail: py.unwrap_or_else(|| {
+            let m = lrab_scorer::Missing {
+                need: lrab_scorer::Need::Program("python3".into()),
+                why: "`python3 --version` did not run".into(),
+            };
+            m.line("the checks that run code")
+        }),
         required: true,
     });
     out.extend(scorer_needs());
@@ -120,11 +127,14 @@ fn scorer_needs() -> Vec<Check> {
                 ok: found.is_ok(),
                 detail: match found {
                     Ok(()) => format!("present (for {})", tasks.join(", ")),
-                    Err(why) => format!(
-                        "missing ({why}): `lrab run` refuses {}; {}",
-                        tasks.join(", "),
-                        need.fix()
-                    ),
+                    Err(why) => {
+                        let m = lrab_scorer::Missing {
+                            need,
+                            why: why.to_string(),
+                        };
+                        let line = m.line(&format!("the checks of {}", tasks.join(", ")));
+                        format!("{line}; `lrab run` refuses those tasks until then")
+                    }
                 },
                 required: true,
             }

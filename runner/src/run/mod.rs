@@ -22,6 +22,7 @@ pub mod quiet;
 pub mod resume;
 pub mod sim_clock;
 pub mod usage;
+pub mod wait;
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
@@ -352,29 +353,21 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
 fn scorer_preflight(p: &Prepared) -> Result<()> {
     let planned: std::collections::BTreeSet<&str> =
         p.cells.iter().map(|c| c.task.as_str()).collect();
-    let mut by_need: BTreeMap<String, (String, Vec<&str>)> = BTreeMap::new();
-    for id in planned {
-        let Some(t) = p.pack.get(id) else { continue };
-        for m in lrab_scorer::missing_for_task(&t.spec) {
-            by_need
-                .entry(format!("{} is missing ({})", m.need, m.why))
-                .or_insert_with(|| (m.need.fix(), Vec::new()))
-                .1
-                .push(id);
-        }
-    }
-    if by_need.is_empty() {
-        return Ok(());
-    }
-    let lines: Vec<String> = by_need
-        .iter()
-        .map(|(what, (fix, tasks))| {
+    let specs = planned
+        .into_iter()
+        .filter_map(|id| p.pack.get(id).map(|t| &t.spec));
+    let lines: Vec<String> = lrab_scorer::missing_for_tasks(specs)
+        .into_iter()
+        .map(|(m, tasks)| {
             format!(
-                "  {what}, needed by the checks of {}; fix: {fix}",
-                tasks.join(", ")
+                "  {}",
+                m.line(&format!("the checks of {}", tasks.join(", ")))
             )
         })
         .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
     bail!(
         "the scorer cannot score the planned tasks on this machine (nothing was run):\n{}\n\
          Install what is missing, or leave those tasks out with --tasks.",

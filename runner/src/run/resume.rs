@@ -12,6 +12,23 @@ use lrab_records::CellRow;
 use super::cell::needs_retry;
 use super::matrix::Cell;
 
+/// The manifest of the run folder `--resume` names. A folder that does not exist, is not a
+/// folder or holds no `manifest.json` is an error naming it (not the system's bare "No such
+/// file or directory").
+pub fn read_manifest(dir: &Path) -> Result<super::manifest::Manifest> {
+    let d = dir.display();
+    if !dir.exists() {
+        anyhow::bail!("--resume {d}: the folder does not exist");
+    }
+    if !dir.is_dir() {
+        anyhow::bail!("--resume {d}: not a folder (give the run folder, results/<run-id>)");
+    }
+    if !dir.join("manifest.json").exists() {
+        anyhow::bail!("--resume {d}: not a run folder (it has no manifest.json)");
+    }
+    Ok(super::manifest::Manifest::read(dir)?)
+}
+
 /// Reads the rows of a `cells.csv` (either layout), skipping a torn line left by a writer that
 /// died mid-row. A missing file is an empty run.
 pub fn read_rows_lenient(path: &Path) -> Result<Vec<CellRow>> {

@@ -49,7 +49,7 @@ def main():
     with open("EXPORT.md", "w", encoding="utf-8") as fh:
         fh.write("\n".join(out))
     if rc != 0:
-        sys.exit("tests failed; see EXPORT.md")
+        sys.exit("tests failed; see EXPORT.md\n" + text)  # the cause, for `lrab tasks check`
 
 
 if __name__ == "__main__":

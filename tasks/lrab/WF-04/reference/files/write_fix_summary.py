@@ -27,7 +27,7 @@ def main():
     with open("fix_summary.md", "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
     if proc.returncode != 0:
-        sys.exit("tests still fail; see fix_summary.md")
+        sys.exit("tests still fail; see fix_summary.md\n" + "\n".join(tail))  # the cause
 
 
 if __name__ == "__main__":
