@@ -12,6 +12,7 @@ mod analysis;
 mod cli;
 mod error;
 mod events;
+pub mod failure_forms;
 mod figures;
 mod load;
 mod model;

@@ -135,6 +135,8 @@ pub struct Dataset {
     pub unmatched_annotations: Vec<(String, usize)>,
     /// Files without a model column, and the model label their cells got.
     pub unnamed_models: Vec<(String, String)>,
+    /// Cells coded for failure forms, per input file (a published coding; a run's cells).
+    pub forms: Vec<crate::failure_forms::Source>,
 }
 
 /// Tier of an LRAB task id (`WF-01`..`WF-15`, `LH-01`..`LH-03`); 0 when not a known id.

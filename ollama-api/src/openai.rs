@@ -229,6 +229,50 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
+/// Token counts as OpenAI-compatible servers report them (read side: every field optional,
+/// unknown fields ignored). Cached prompt tokens are in `prompt_tokens_details` (OpenAI, vLLM
+/// with prefix caching); llama.cpp's server says it in [`Timings`] instead.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ServerUsage {
+    /// Tokens in the prompt, cached or not.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    /// Tokens generated.
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    /// Breakdown of the prompt tokens.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens served from the server's prompt cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+/// llama.cpp server's `timings` object (on the last chunk or the whole reply).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timings {
+    /// Prompt tokens taken from the cache.
+    #[serde(default)]
+    pub cache_n: Option<u64>,
+    /// Prompt tokens evaluated.
+    #[serde(default)]
+    pub prompt_n: Option<u64>,
+    /// Milliseconds spent evaluating them.
+    #[serde(default)]
+    pub prompt_ms: Option<f64>,
+    /// Tokens generated.
+    #[serde(default)]
+    pub predicted_n: Option<u64>,
+    /// Milliseconds spent generating them.
+    #[serde(default)]
+    pub predicted_ms: Option<f64>,
+}
+
 /// Message of a non-streaming choice.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResponseMessage {

@@ -39,7 +39,8 @@ pub use events::{
 };
 pub use jsonl::{append_jsonl, read_jsonl_lenient};
 pub use manifest::{
-    ArmInfo, BackendInfo, Disagreement, Manifest, MatrixSpec, ModelInfo, Order, UNKNOWN_COMMIT,
+    ArmInfo, BackendApi, BackendInfo, BackendKind, Disagreement, Manifest, MatrixSpec, ModelInfo,
+    Order, ThinkSetting, UNKNOWN_COMMIT,
 };
 pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{

@@ -26,6 +26,107 @@ pub enum Order {
     Interleaved,
 }
 
+/// Whether models think (`--think`): a run setting, pinned by the proxy on every chat request
+/// the way the backend's API expects it (docs/runner.md, "Thinking").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkSetting {
+    /// Thinking off on every request (the paper's setting; absent in older manifests).
+    #[default]
+    Off,
+    /// Thinking on on every request.
+    On,
+    /// Left to the model and server (the request says nothing about thinking).
+    Model,
+}
+
+impl ThinkSetting {
+    /// The flag's spelling (`off`, `on`, `model`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkSetting::Off => "off",
+            ThinkSetting::On => "on",
+            ThinkSetting::Model => "model",
+        }
+    }
+}
+
+impl std::fmt::Display for ThinkSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ThinkSetting {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(ThinkSetting::Off),
+            "on" => Ok(ThinkSetting::On),
+            "model" => Ok(ThinkSetting::Model),
+            o => Err(format!("--think '{o}': expected off, on or model")),
+        }
+    }
+}
+
+/// The API a backend speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// Ollama's native API (`/api/*`), a real Ollama or anything speaking it.
+    Ollama,
+    /// Only the OpenAI API (`/v1/chat/completions`, `/v1/models`): vLLM, llama.cpp's server,
+    /// LM Studio, hosted APIs. The runner translates for the arms that speak Ollama.
+    Openai,
+    /// The simulator (`lrab-sim`).
+    Sim,
+}
+
+impl BackendKind {
+    /// The recorded spelling (`ollama`, `openai`, `sim`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Ollama => "ollama",
+            BackendKind::Openai => "openai",
+            BackendKind::Sim => "sim",
+        }
+    }
+}
+
+/// `--backend-api`: which API the backend URLs speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendApi {
+    /// Ollama when `/api/tags` answers, else OpenAI when `/v1/models` does.
+    #[default]
+    Auto,
+    /// Ollama's native API.
+    Ollama,
+    /// The OpenAI API.
+    Openai,
+}
+
+impl BackendApi {
+    /// The default, detected API.
+    pub fn is_auto(&self) -> bool {
+        *self == BackendApi::Auto
+    }
+}
+
+impl std::str::FromStr for BackendApi {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendApi::Auto),
+            "ollama" => Ok(BackendApi::Ollama),
+            "openai" => Ok(BackendApi::Openai),
+            o => Err(format!(
+                "--backend-api '{o}': expected auto, ollama or openai"
+            )),
+        }
+    }
+}
+
 /// The part of the manifest that defines the work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatrixSpec {
@@ -71,6 +172,16 @@ pub struct MatrixSpec {
     /// Cell order; absent in manifests written before ablation runs existed (= matrix).
     #[serde(default)]
     pub order: Order,
+    /// `--think` (absent in older manifests: off, the only setting then).
+    #[serde(default)]
+    pub think: ThinkSetting,
+    /// `--backend-api` (absent when auto, and in older manifests).
+    #[serde(default, skip_serializing_if = "BackendApi::is_auto")]
+    pub backend_api: BackendApi,
+    /// `--backend-key-env` when not the default `OPENAI_API_KEY`: the name of the variable
+    /// holding the API key (never the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_key_env: Option<String>,
 }
 
 /// Facts about one model recorded in the manifest (from the backend's `/api/tags`).
@@ -118,6 +229,9 @@ pub struct BackendInfo {
     pub simulated: bool,
     /// Its `/api/version`.
     pub version: Option<String>,
+    /// The API it speaks (absent in manifests written before OpenAI backends existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<BackendKind>,
 }
 
 /// The suite commit recorded when neither the build nor the run could tell it.
@@ -274,6 +388,7 @@ impl Manifest {
         );
         cmp("matrix.grace_ms", j(&m.grace_ms), j(&n.grace_ms));
         cmp("matrix.sim_seed", j(&m.sim_seed), j(&n.sim_seed));
+        cmp("matrix.think", j(&m.think), j(&n.think));
         for a in &self.models {
             if let Some(b) = other.models.iter().find(|b| b.name == a.name) {
                 if let (Some(x), Some(y)) = (&a.digest, &b.digest) {

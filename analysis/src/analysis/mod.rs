@@ -266,6 +266,8 @@ pub struct Analysis {
     pub mechanisms: Vec<MechanismRow>,
     /// Extra per-cell columns from annotation files.
     pub extras: Option<Extras>,
+    /// Failure forms coded by the paper's rules, in the paper's layout.
+    pub failure_forms: Option<crate::failure_forms::FormsTable>,
     /// Prompt-cache use per arm and model, on the same cells.
     pub prompt_cache: Vec<prompt_cache::CacheRow>,
     /// Ablations: each variant against its baseline, with repeats.
@@ -323,6 +325,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
     let mechanisms = activity::mechanisms(ds, &with_variants);
     let (failure_modes, wall, resources) = activity::per_arm(ds, &arms);
     let extras = activity::extras(ds, &arms);
+    let failure_forms = crate::failure_forms::table(&ds.forms, &arms, &models);
 
     let mut designs = Vec::new();
     for f in &ds.ablations {
@@ -349,6 +352,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
         resources,
         mechanisms,
         extras,
+        failure_forms,
         prompt_cache,
         ablations,
         tau: tau_summary(ds, cfg.focal.as_deref()),

@@ -11,6 +11,7 @@
 mod ablation;
 mod annotations;
 mod cells;
+mod forms;
 mod table;
 mod tau;
 
@@ -56,6 +57,10 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
     let mut ds = Dataset::default();
     let mut b = cells::Builder::default();
     let mut notes: Vec<(String, Vec<annotations::Row>)> = Vec::new();
+    // Annotation files with their own scores, and how many score files were given: an
+    // annotation file given without one is read as its own score file too.
+    let mut self_scored: Vec<(String, Table)> = Vec::new();
+    let mut score_files = 0;
     for p in paths {
         let shown = p.display().to_string();
         if p.extension().and_then(|e| e.to_str()) == Some("json") {
@@ -67,9 +72,16 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
         let per_cell = (t.has(&["harness"]) || t.has(&["arm"])) && t.has(&["task", "score"]);
         let kind = if t.has(CELLS_REQUIRED) {
             cells::read_cells(&t, &mut b)?;
+            score_files += 1;
             "cells.csv"
         } else if annotations::is_annotation(&t) {
+            if forms::is_coding(&t) {
+                ds.forms.push(forms::read(&t)?);
+            }
             notes.push((shown.clone(), annotations::read(&t)?));
+            if t.has(&["score"]) {
+                self_scored.push((shown.clone(), t));
+            }
             "per-cell annotations"
         } else if per_cell {
             let label = p
@@ -79,6 +91,7 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
                 ds.unnamed_models.push((shown.clone(), label.clone()));
             }
             cells::read_upstream(&t, &mut b, &label)?;
+            score_files += 1;
             "upstream per-cell scores"
         } else if t.has(ABLATION_REQUIRED) {
             ds.ablations.push(ablation::read_long(&t)?);
@@ -113,6 +126,14 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
             )));
         };
         ds.sources.push((shown, kind.into()));
+    }
+    if score_files == 0 {
+        for (shown, t) in &self_scored {
+            cells::read_upstream(t, &mut b, shown)?;
+            if let Some(s) = ds.sources.iter_mut().find(|s| &s.0 == shown) {
+                s.1.push_str(" (and their scores: no score file given)");
+            }
+        }
     }
     ds.superseded_attempts = b.superseded;
     let cells::Finished {

@@ -291,6 +291,9 @@ pub fn tables_markdown(a: &Analysis) -> String {
         );
     }
     out.push_str(&extras(a));
+    if let Some(f) = &a.failure_forms {
+        out.push_str(&f.markdown());
+    }
     out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {

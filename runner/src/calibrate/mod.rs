@@ -341,6 +341,8 @@ pub fn evaluate(
         repeats: 1,
         // the cache key of a calibration cell does not depend on the order cells run in
         order: crate::run::matrix::Order::Matrix,
+        backend_api: Default::default(),
+        backend_key_env: crate::run::backend_api::DEFAULT_KEY_ENV.into(),
         backend: BackendSpec::Url(sim.url()),
         backend_wait: Duration::from_secs(30),
         cell_backend_wait: Duration::from_secs(30),

@@ -29,10 +29,26 @@ pub struct Args {
     /// Record only: forward every request byte for byte (arms with their own sampling knobs).
     #[arg(long)]
     pub record_only: bool,
+    /// Thinking pinned on every chat request: off, on, or model (the server's default).
+    #[arg(long, default_value = "off")]
+    pub think: lrab_records::ThinkSetting,
+    /// The API the upstream speaks: ollama, openai (translated for native clients) or auto.
+    #[arg(long, default_value = "auto")]
+    pub upstream_api: lrab_records::BackendApi,
+    /// Environment variable holding the upstream's API key (OpenAI-compatible upstreams).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    pub key_env: String,
 }
 
 pub fn run(a: Args) -> Result<Exit> {
     let upstream = a.upstream.unwrap_or_else(crate::run::backend::ollama_url);
+    let openai = crate::run::backend::openai_upstream(
+        &upstream,
+        a.upstream_api,
+        &a.key_env,
+        a.think,
+        a.num_ctx,
+    )?;
     let h = start_on(
         &a.listen,
         ProxyConfig {
@@ -41,6 +57,8 @@ pub fn run(a: Args) -> Result<Exit> {
             log: a.log,
             normalize: !a.record_only,
             v1_to_native: !a.v1_passthrough,
+            think: a.think,
+            openai,
         },
     )?;
     if a.record_only {

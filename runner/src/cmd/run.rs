@@ -38,6 +38,13 @@ pub struct MatrixArgs {
     /// Ollama per GPU: cells go to the healthy ones, see docs/runner.md).
     #[arg(long)]
     pub backend: Option<String>,
+    /// The API the --backend URLs speak: auto (Ollama when /api/tags answers, else OpenAI when
+    /// /v1/models does), ollama, or openai (vLLM, llama.cpp, LM Studio, hosted APIs).
+    #[arg(long, default_value = "auto")]
+    pub backend_api: lrab_records::BackendApi,
+    /// Environment variable holding an OpenAI backend's API key (never recorded).
+    #[arg(long, default_value = crate::run::backend_api::DEFAULT_KEY_ENV)]
+    pub backend_key_env: String,
     /// Run only slice k of n (cells whose plan index ≡ k-1 mod n).
     // Hyphen values reach the parser, so `--shard -1/4` is rejected by name like `0/4`.
     #[arg(long, allow_hyphen_values = true)]
@@ -72,6 +79,10 @@ pub struct Args {
     /// Context length pinned by the proxy and given to the arms.
     #[arg(long)]
     pub num_ctx: Option<u64>,
+    /// Thinking on every model request: off (the paper's setting), on, or model (the
+    /// server's default); pinned by the proxy the way the backend's API expects it.
+    #[arg(long)]
+    pub think: Option<lrab_records::ThinkSetting>,
     /// Results root.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -170,6 +181,8 @@ pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
         quiet: false,
         sim_seed: file.seed.unwrap_or(0),
         order: m.order,
+        backend_api: m.backend_api,
+        backend_key_env: m.backend_key_env.clone(),
     };
     Ok((opts, file))
 }
@@ -195,6 +208,7 @@ pub fn run(a: Args) -> Result<Exit> {
             retries: a.retries.or(file.retries).unwrap_or(1),
             num_ctx: a.num_ctx.or(file.num_ctx).unwrap_or(32768),
             unconfined_arms: a.unconfined_arms,
+            think: a.think.unwrap_or_default(),
         };
         o.out_root = a.out.clone();
         o.run_id = a.run_id.clone();

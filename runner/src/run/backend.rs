@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+pub use super::backend_api::{openai_upstream, BackendOptions};
+
 /// What the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BackendSpec {
@@ -183,7 +185,14 @@ impl Managed {
 pub struct Backend {
     /// `ollama`, `sim` or the URL (the cells.csv `backend` column).
     pub label: String,
+    /// Where the runner reaches it: for an OpenAI backend, its translating proxy.
     pub url: String,
+    /// The backend's own URL (the one recorded).
+    pub public_url: String,
+    /// The API it speaks.
+    pub kind: lrab_records::BackendKind,
+    /// An OpenAI backend's run-wide translating proxy (stops when the backend is dropped).
+    gateway: Option<super::proxy::ProxyHandle>,
     pub simulated: bool,
     /// Set when the backend is `lrab-sim`, however it is reached (its time scale and ledger).
     pub sim_info: Option<lrab_sim::SimInfo>,
@@ -212,6 +221,7 @@ pub fn ollama_program() -> Option<std::path::PathBuf> {
 }
 
 impl Backend {
+    #[cfg(test)]
     /// Resolves the spec. `wait` bounds how long an explicit backend may take to answer. With
     /// `serve`, an Ollama backend that does not answer is started by the runner
     /// (`ollama serve`, `OLLAMA_BIN` or PATH) and stopped when the run ends.
@@ -221,6 +231,20 @@ impl Backend {
         sim_seed: u64,
         serve: bool,
     ) -> Result<Backend> {
+        Backend::start_with_opts(spec, wait, sim_seed, serve, &BackendOptions::default())
+    }
+
+    /// [`Backend::start_with`] with the API, key and translation settings of `opts`.
+    pub fn start_with_opts(
+        spec: &BackendSpec,
+        wait: Duration,
+        sim_seed: u64,
+        serve: bool,
+        opts: &BackendOptions,
+    ) -> Result<Backend> {
+        if !matches!(spec, BackendSpec::Url(_) | BackendSpec::Urls(_)) {
+            super::backend_api::refuse_api(opts.api, &format!("{spec:?}"))?;
+        }
         match spec {
             BackendSpec::Sim => Backend::sim(sim_seed),
             BackendSpec::Ollama if serve => {
@@ -242,10 +266,7 @@ impl Backend {
                 })?;
                 Ok(Backend::plain("ollama", url))
             }
-            BackendSpec::Url(u) => {
-                wait_healthy(u, wait).with_context(|| format!("backend {u} is unreachable"))?;
-                Ok(Backend::plain(u, u.clone()))
-            }
+            BackendSpec::Url(u) => Backend::at_url(u, wait, opts),
             BackendSpec::Urls(_) => bail!("a list of backends is started with start_all"),
             BackendSpec::Auto => {
                 let url = ollama_url();
@@ -261,7 +282,10 @@ impl Backend {
     pub(super) fn plain(label: &str, url: String) -> Backend {
         Backend {
             label: label.to_string(),
+            public_url: url.clone(),
             url,
+            kind: lrab_records::BackendKind::Ollama,
+            gateway: None,
             simulated: false,
             sim_info: None,
             sim: None,
@@ -276,7 +300,37 @@ impl Backend {
     fn detected(mut self) -> Backend {
         self.sim_info = lrab_sim::detect(&self.url);
         self.simulated |= self.sim_info.is_some();
+        if self.simulated {
+            self.kind = lrab_records::BackendKind::Sim;
+        }
         self
+    }
+
+    /// The backend at `u` (a URL given with `--backend`), of the kind `opts` asks for or
+    /// detects; an OpenAI one is reached through a translating proxy of its own.
+    fn at_url(u: &str, wait: Duration, opts: &BackendOptions) -> Result<Backend> {
+        if opts.api == lrab_records::BackendApi::Ollama {
+            wait_healthy(u, wait).with_context(|| format!("backend {u} is unreachable"))?;
+            return Ok(Backend::plain(u, u.to_string()));
+        }
+        let (kind, models) = super::backend_api::detect(u, opts, wait)?;
+        if kind == lrab_records::BackendKind::Ollama {
+            return Ok(Backend::plain(u, u.to_string()));
+        }
+        let gw = super::backend_api::gateway(u, &models, opts)?;
+        let mut b = Backend::plain(u, gw.url());
+        b.public_url = u.to_string();
+        b.kind = kind;
+        b.gateway = Some(gw);
+        Ok(b)
+    }
+
+    /// Its `/api/version` (none for an OpenAI backend, which has no version to tell).
+    pub fn version(&self) -> Option<String> {
+        match self.kind {
+            lrab_records::BackendKind::Openai => None,
+            _ => version(&self.url),
+        }
     }
 
     /// Every backend of the spec: the one of a single spec, or each URL of a list, all waited
@@ -286,16 +340,20 @@ impl Backend {
         wait: Duration,
         sim_seed: u64,
         serve: bool,
+        opts: &BackendOptions,
     ) -> Result<Vec<Backend>> {
         let BackendSpec::Urls(urls) = spec else {
-            return Ok(vec![Backend::start_with(spec, wait, sim_seed, serve)?]);
+            return Ok(vec![Backend::start_with_opts(
+                spec, wait, sim_seed, serve, opts,
+            )?]);
         };
         let results: Vec<Result<Backend>> = std::thread::scope(|s| {
             let hs: Vec<_> = urls
                 .iter()
                 .map(|u| {
                     s.spawn(move || {
-                        Backend::start_with(&BackendSpec::Url(u.clone()), wait, sim_seed, false)
+                        let one = BackendSpec::Url(u.clone());
+                        Backend::start_with_opts(&one, wait, sim_seed, false, opts)
                     })
                 })
                 .collect();
@@ -362,7 +420,10 @@ impl Backend {
         let info = lrab_sim::detect(&h.url());
         Ok(Backend {
             label: "sim".into(),
+            public_url: h.url(),
             url: h.url(),
+            kind: lrab_records::BackendKind::Sim,
+            gateway: None,
             simulated: true,
             sim_info: info,
             sim: Some(h),
@@ -454,7 +515,13 @@ fn full_tag(m: &str) -> String {
 /// Checks every model is served; returns their tags info. Missing ones are one error naming
 /// them all and the ones available.
 pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
-    let tags = health(url, Duration::from_secs(15))?;
+    check_models_at(url, url, models)
+}
+
+/// [`check_models`] of the backend reached at `url`, whose errors name it `shown` (an OpenAI
+/// backend is asked through its translating proxy).
+pub fn check_models_at(url: &str, shown: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
+    let tags = health(url, Duration::from_secs(15)).with_context(|| format!("backend {shown}"))?;
     let list = tags["models"].as_array().cloned().unwrap_or_default();
     let names: Vec<String> = list
         .iter()
@@ -485,7 +552,7 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
     }
     if !missing.is_empty() {
         bail!(
-            "unknown model(s) {} at {url} (available: {})",
+            "unknown model(s) {} at {shown} (available: {})",
             missing.join(", "),
             names.join(", ")
         );
@@ -498,7 +565,7 @@ pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
 pub fn same_models(backends: &[Backend], models: &[String]) -> Result<Vec<ModelInfo>> {
     let mut first: Option<(String, Vec<ModelInfo>)> = None;
     for b in backends {
-        let info = check_models(&b.url, models)?;
+        let info = check_models_at(&b.url, &b.public_url, models)?;
         if let Some((u0, i0)) = &first {
             for (x, y) in i0.iter().zip(&info) {
                 if x.digest != y.digest {

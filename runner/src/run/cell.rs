@@ -28,6 +28,8 @@ pub struct CellConfig {
     pub num_ctx: u64,
     /// Launch arms without kernel confinement (`--unconfined-arms`; see confine.rs).
     pub unconfined_arms: bool,
+    /// Whether models think (`--think`), pinned by every attempt's proxy.
+    pub think: lrab_records::ThinkSetting,
 }
 
 impl Default for CellConfig {
@@ -41,6 +43,7 @@ impl Default for CellConfig {
             retries: 1,
             num_ctx: 32768,
             unconfined_arms: false,
+            think: lrab_records::ThinkSetting::Off,
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod arms;
 pub mod attempt;
 pub mod backend;
+pub mod backend_api;
 pub mod cell;
 pub mod confine;
 pub mod doctor;
@@ -70,6 +71,22 @@ pub struct RunOptions {
     pub sim_seed: u64,
     /// Cell order (`lrab ablate` interleaves the arms).
     pub order: matrix::Order,
+    /// `--backend-api`: the API the backend URLs speak (auto: detected).
+    pub backend_api: lrab_records::BackendApi,
+    /// `--backend-key-env`: the variable holding an OpenAI backend's key.
+    pub backend_key_env: String,
+}
+
+impl RunOptions {
+    /// How the backends are reached and what translated requests carry.
+    pub fn backend_options(&self) -> backend::BackendOptions {
+        backend::BackendOptions {
+            api: self.backend_api,
+            key_env: self.backend_key_env.clone(),
+            think: self.cell.think,
+            num_ctx: self.cell.num_ctx,
+        }
+    }
 }
 
 /// What a finished (or resumed) run reports.
@@ -266,6 +283,10 @@ fn spec_of(opts: &RunOptions, p: &Prepared, backend: &Backend) -> MatrixSpec {
         grace_ms: opts.cell.grace.as_millis() as u64,
         sim_seed: opts.sim_seed,
         unconfined_arms: opts.cell.unconfined_arms,
+        think: opts.cell.think,
+        backend_api: opts.backend_api,
+        backend_key_env: (opts.backend_key_env != backend_api::DEFAULT_KEY_ENV)
+            .then(|| opts.backend_key_env.clone()),
         pack: absolute(&opts.pack_dir),
         arms_dir: absolute(&opts.arms_dir),
         order: opts.order,
@@ -307,6 +328,7 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
             retries: s.retries,
             num_ctx: s.num_ctx,
             unconfined_arms: s.unconfined_arms,
+            think: s.think,
         },
         out_root: out_root.to_path_buf(),
         run_id: Some(m.run_id.clone()),
@@ -323,6 +345,11 @@ pub fn options_from_manifest(m: &Manifest, out_root: &Path, quiet: bool) -> Resu
         quiet,
         sim_seed: s.sim_seed,
         order: s.order,
+        backend_api: s.backend_api,
+        backend_key_env: s
+            .backend_key_env
+            .clone()
+            .unwrap_or_else(|| backend_api::DEFAULT_KEY_ENV.into()),
     })
 }
 
@@ -383,6 +410,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         opts.backend_wait,
         opts.sim_seed,
         opts.ollama_serve,
+        &opts.backend_options(),
     )?;
     let backend = &backends[0];
     let p = prepare(opts, backend.simulated, true)?;
@@ -444,15 +472,16 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         ),
         simulated: backend.simulated,
         backend_label: backend.label.clone(),
-        backend_url: backend.url.clone(),
-        backend_version: backend::version(&backend.url),
+        backend_url: backend.public_url.clone(),
+        backend_version: backend.version(),
         backends: backends
             .iter()
             .map(|b| manifest::BackendInfo {
                 label: b.label.clone(),
-                url: b.url.clone(),
+                url: b.public_url.clone(),
                 simulated: b.simulated,
-                version: backend::version(&b.url),
+                version: b.version(),
+                kind: Some(b.kind),
             })
             .collect(),
         models: model_info,

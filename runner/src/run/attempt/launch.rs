@@ -93,6 +93,9 @@ pub(super) fn launch(
         log: Some(proxy_log.clone()),
         normalize: arm.proxy,
         v1_to_native: arm.proxy,
+        think: env.config.think,
+        // an OpenAI-only backend is reached through its run-wide translating proxy (backend.rs)
+        openai: None,
     })?;
     let backend_url = proxy.url();
     let budget = budget_seconds(task, env.config);

@@ -5,19 +5,27 @@
 //! relayed ([`tap`]), never buffered whole.
 //!
 //! Normalizing (arms without sampling knobs; docs/runner.md, "The proxy"; docs/arms.md): every
-//! `/api/chat` and `/v1/chat/completions` request leaves with temperature 0, thinking off and a
-//! fixed context length. Ollama's `/v1` cannot carry `num_ctx`, so `/v1/chat/completions` is
-//! rewritten onto `/api/chat` and the answer translated back (JSON or SSE); `/v1/responses`
-//! likewise (`lrab_ollama::responses`). Arms with their own knobs (ours) get a recording-only
-//! proxy that forwards every request byte for byte. Other paths are forwarded unchanged.
+//! `/api/chat` and `/v1/chat/completions` request leaves with temperature 0, the run's thinking
+//! (`--think`, off by default) and a fixed context length. Ollama's `/v1` cannot carry
+//! `num_ctx`, so `/v1/chat/completions` is rewritten onto `/api/chat` and the answer translated
+//! back (JSON or SSE); `/v1/responses` likewise (`lrab_ollama::responses`). Arms with their own
+//! knobs (ours) get a recording-only proxy that forwards every request byte for byte (only the
+//! run's thinking is pinned when it is not off). Other paths are forwarded unchanged.
+//!
+//! A backend that speaks only the OpenAI API ([`ProxyConfig::openai`]) is presented as Ollama:
+//! native requests are translated onto `/v1` ([`openai_upstream`]), `/v1` ones are forwarded
+//! with the key.
 
+pub mod openai_upstream;
 mod record;
 pub mod tap;
 pub mod transcript;
 mod translate;
 
+pub use openai_upstream::{OpenaiUpstream, Reasoning, Secret};
 pub use translate::{
-    native_to_openai, normalize_native, normalize_openai, openai_to_native, SseTranslator,
+    native_to_openai, normalize_native, normalize_openai, openai_to_native, pin_think,
+    SseTranslator,
 };
 
 use std::io::{BufRead, BufReader, Read};
@@ -35,6 +43,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use lrab_ollama::responses::{id_base, responses_to_native, ResponsesTranslator};
+use lrab_records::ThinkSetting;
+use openai_upstream::ToNative;
 use record::Recorder;
 use tap::{Tap, Wire};
 
@@ -49,8 +59,13 @@ pub struct ProxyConfig {
     /// Force temperature 0, thinking off and `num_ctx`; false: record only, forward untouched.
     pub normalize: bool,
     /// Rewrite `/v1/chat/completions` onto `/api/chat` (the only way to pin `num_ctx`; only
-    /// when normalizing).
+    /// when normalizing, and only on an Ollama backend).
     pub v1_to_native: bool,
+    /// The run's `--think`: pinned on normalized requests, and on record-only ones when it is
+    /// not `off`.
+    pub think: ThinkSetting,
+    /// Set when the backend speaks only the OpenAI API.
+    pub openai: Option<OpenaiUpstream>,
 }
 
 /// What every request of one proxy shares.
@@ -210,11 +225,16 @@ struct Plan {
     recorded: Value,
     /// A request forwarded untouched is parsed for the trajectory only after it was answered.
     deferred: bool,
+    /// The native body goes to an OpenAI backend as chat completions; its answer comes back
+    /// through [`ToNative`].
+    up_openai: bool,
 }
 
 fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
     let plain = r.path.split('?').next().unwrap_or("");
-    let parsed: Option<Value> = (r.method == "POST" && (cfg.normalize || plain != "/api/chat"))
+    // a native request is forwarded byte for byte unless something in it must change
+    let untouched = !cfg.normalize && cfg.openai.is_none() && cfg.think == ThinkSetting::Off;
+    let parsed: Option<Value> = (r.method == "POST" && (!untouched || plain != "/api/chat"))
         .then(|| serde_json::from_slice(r.body).ok())
         .flatten();
     let raw = Plan {
@@ -227,8 +247,9 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
         base: 0,
         recorded: Value::Null,
         deferred: false,
+        up_openai: false,
     };
-    if plain == "/api/chat" && r.method == "POST" && !cfg.normalize {
+    if plain == "/api/chat" && r.method == "POST" && untouched {
         return Plan {
             mode: Mode::Native,
             deferred: true,
@@ -240,13 +261,17 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
     };
     let model = v["model"].as_str().unwrap_or("").to_string();
     let rewrite = cfg.normalize && cfg.v1_to_native;
-    match plain {
+    let p = match plain {
         "/api/chat" => {
-            let body = if cfg.normalize {
-                normalize_native(&mut v, cfg.num_ctx);
-                v.to_string().into_bytes()
-            } else {
+            if cfg.normalize {
+                normalize_native(&mut v, cfg.num_ctx, cfg.think);
+            } else if cfg.think != ThinkSetting::Off {
+                pin_think(&mut v, cfg.think);
+            }
+            let body = if untouched {
                 r.body.to_vec()
+            } else {
+                v.to_string().into_bytes()
             };
             Plan {
                 mode: Mode::Native,
@@ -257,8 +282,8 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
                 ..raw
             }
         }
-        "/v1/chat/completions" if rewrite => {
-            let n = openai_to_native(&v, cfg.num_ctx);
+        "/v1/chat/completions" if rewrite && cfg.openai.is_none() => {
+            let n = openai_to_native(&v, cfg.num_ctx, cfg.think);
             Plan {
                 mode: Mode::V1,
                 target: "/api/chat".into(),
@@ -274,7 +299,7 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
         }
         "/v1/responses" if rewrite => {
             let mut n = responses_to_native(&v);
-            normalize_native(&mut n, cfg.num_ctx);
+            normalize_native(&mut n, cfg.num_ctx, cfg.think);
             Plan {
                 mode: Mode::Responses,
                 target: "/api/chat".into(),
@@ -290,7 +315,7 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
             let (wire, recorded) = if plain == "/v1/responses" {
                 (Wire::Responses, responses_to_native(&v))
             } else {
-                let mut n = openai_to_native(&v, cfg.num_ctx);
+                let mut n = openai_to_native(&v, cfg.num_ctx, cfg.think);
                 if let Some(t) = v.get("tools") {
                     n["tools"] = t.clone();
                 }
@@ -298,7 +323,11 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
             };
             let stream = v["stream"].as_bool().unwrap_or(false);
             let body = if cfg.normalize {
-                normalize_openai(&mut v);
+                let kwargs = cfg
+                    .openai
+                    .as_ref()
+                    .is_some_and(|u| u.reasoning == Reasoning::TemplateKwargs);
+                normalize_openai(&mut v, cfg.think, kwargs);
                 v.to_string().into_bytes()
             } else {
                 r.body.to_vec()
@@ -313,6 +342,18 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
             }
         }
         _ => raw,
+    };
+    match &cfg.openai {
+        Some(up) if matches!(p.mode, Mode::Native | Mode::Responses) => Plan {
+            target: "/v1/chat/completions".into(),
+            body: up
+                .chat_request(&p.recorded, p.stream)
+                .to_string()
+                .into_bytes(),
+            up_openai: true,
+            ..p
+        },
+        _ => p,
     }
 }
 
@@ -323,6 +364,18 @@ fn forward(
     tx: mpsc::Sender<bytes::Bytes>,
 ) {
     let cfg = &sh.cfg;
+    if let Some(up) = &cfg.openai {
+        let plain = r.path.split('?').next().unwrap_or("");
+        let models = || fetch_models(sh, up);
+        if let Some((status, ct, body)) = up.local(r.method, plain, r.body, models) {
+            let _ = tx_head.send(Head {
+                status,
+                content_type: ct.into(),
+            });
+            let _ = tx.blocking_send(bytes::Bytes::from(body));
+            return;
+        }
+    }
     let p = plan(cfg, r);
     let mut entry = TrajectoryEntry {
         schema_version: TrajectoryEntry::SCHEMA_VERSION,
@@ -334,10 +387,13 @@ fn forward(
         ..Default::default()
     };
     let url = format!("{}{}", cfg.upstream.trim_end_matches('/'), p.target);
-    let req = sh
+    let mut req = sh
         .agent
         .request(r.method, &url)
         .set("content-type", r.ctype);
+    if let Some(k) = cfg.openai.as_ref().and_then(|u| u.key.as_ref()) {
+        req = req.set("authorization", &k.bearer());
+    }
     let result = if r.method == "GET" || r.method == "HEAD" {
         req.call()
     } else {
@@ -376,7 +432,20 @@ fn forward(
     );
     let translated = matches!(p.mode, Mode::V1 | Mode::Responses);
     if ok && (p.mode == Mode::Native || translated) {
-        relay_lines(&p, &up_ctype, status, &mut reader, &mut tap, tx_head, &tx);
+        let conv = p.up_openai.then(|| ToNative::new(&p.model, r.t0));
+        relay_lines(
+            &p,
+            &up_ctype,
+            status,
+            &mut reader,
+            &mut tap,
+            tx_head,
+            &tx,
+            conv,
+        );
+    } else if !ok && cfg.openai.is_some() {
+        let up = cfg.openai.as_ref().expect("checked");
+        relay_openai_error(&p, up, status, &mut reader, &mut tap, tx_head, &tx);
     } else {
         relay_bytes(&p, &up_ctype, status, &mut reader, &mut tap, tx_head, &tx);
     }
@@ -407,7 +476,9 @@ fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming<'_>, p: &Plan) {
 /// Relays a successful native answer line by line, translated when the arm spoke OpenAI. Each
 /// line is parsed once, for the tap and the translation alike. Lines that have already arrived
 /// together leave together (one hop to the server, one write to the arm); nothing is held back
-/// while the backend is still producing the next line.
+/// while the backend is still producing the next line. An OpenAI backend's answer is turned
+/// into native lines first (`conv`), event by event.
+#[allow(clippy::too_many_arguments)]
 fn relay_lines<R: Read>(
     p: &Plan,
     up_ctype: &str,
@@ -416,50 +487,56 @@ fn relay_lines<R: Read>(
     tap: &mut Tap,
     tx_head: tokio::sync::oneshot::Sender<Head>,
     tx: &mpsc::Sender<bytes::Bytes>,
+    mut conv: Option<ToNative>,
 ) {
     let ct = match (p.mode, p.stream) {
         (Mode::V1 | Mode::Responses, true) => "text/event-stream",
         (Mode::V1 | Mode::Responses, false) => "application/json",
-        _ => up_ctype,
+        _ if !p.up_openai => up_ctype,
+        (_, true) => "application/x-ndjson",
+        (_, false) => "application/json; charset=utf-8",
     };
     let _ = tx_head.send(Head {
         status,
         content_type: ct.to_string(),
     });
-    let mut sse = SseTranslator::new(&p.model, now(), p.include_usage);
-    let mut rsse = ResponsesTranslator::new(&p.model, p.base, now());
+    let mut em = Emit {
+        sse: SseTranslator::new(&p.model, now(), p.include_usage),
+        rsse: ResponsesTranslator::new(&p.model, p.base, now()),
+        out: Vec::new(),
+    };
     let mut line = Vec::new();
-    let mut out: Vec<u8> = Vec::new();
+    let mut whole = Vec::new();
     loop {
         line.clear();
         let end = matches!(reader.read_until(b'\n', &mut line), Ok(0) | Err(_));
-        if !end {
-            let v = serde_json::from_slice::<Value>(&line).ok();
-            if let Some(v) = &v {
-                tap.object(v);
+        match (&mut conv, end) {
+            (None, false) => {
+                let v = serde_json::from_slice::<Value>(&line).ok();
+                em.object(p, tap, v, Some(&line));
             }
-            match (p.mode, v) {
-                (Mode::Native, _) => out.extend_from_slice(&line),
-                (_, None) => {}
-                (Mode::V1, Some(v)) if p.stream => out.extend_from_slice(sse.line(&v).as_bytes()),
-                (Mode::V1, Some(v)) => {
-                    out.extend_from_slice(native_to_openai(&v, now()).to_string().as_bytes())
+            (None, true) => {}
+            (Some(c), false) if p.stream => {
+                for v in c.event_line(&line) {
+                    em.object(p, tap, Some(v), None);
                 }
-                (_, Some(v)) if p.stream => out.extend_from_slice(rsse.line(&v).as_bytes()),
-                (_, Some(v)) => out.extend_from_slice(
-                    ResponsesTranslator::new(&p.model, p.base, now())
-                        .whole(&v)
-                        .to_string()
-                        .as_bytes(),
-                ),
+            }
+            (Some(_), false) => whole.extend_from_slice(&line),
+            (Some(c), true) => {
+                let last = if p.stream {
+                    c.eof()
+                } else {
+                    Some(c.whole(&whole))
+                };
+                em.object(p, tap, last, None);
             }
         }
         // send what is ready before the next read could wait on the backend
         let more_ready = reader.buffer().contains(&b'\n');
         if (end || !more_ready)
-            && !out.is_empty()
+            && !em.out.is_empty()
             && tx
-                .blocking_send(bytes::Bytes::from(std::mem::take(&mut out)))
+                .blocking_send(bytes::Bytes::from(std::mem::take(&mut em.out)))
                 .is_err()
         {
             break;
@@ -468,6 +545,93 @@ fn relay_lines<R: Read>(
             break;
         }
     }
+}
+
+/// What a relayed answer has ready for the arm, and the translators it goes through.
+struct Emit {
+    sse: SseTranslator,
+    rsse: ResponsesTranslator,
+    out: Vec<u8>,
+}
+
+impl Emit {
+    /// One native object of the answer (`raw`: its line as the backend sent it).
+    fn object(&mut self, p: &Plan, tap: &mut Tap, v: Option<Value>, raw: Option<&[u8]>) {
+        if let Some(v) = &v {
+            tap.object(v);
+        }
+        let out = &mut self.out;
+        match (p.mode, v) {
+            (Mode::Native, v) => match (raw, v) {
+                (Some(line), _) => out.extend_from_slice(line),
+                (None, Some(v)) => {
+                    out.extend_from_slice(v.to_string().as_bytes());
+                    out.push(b'\n');
+                }
+                (None, None) => {}
+            },
+            (_, None) => {}
+            (Mode::V1, Some(v)) if p.stream => out.extend_from_slice(self.sse.line(&v).as_bytes()),
+            (Mode::V1, Some(v)) => {
+                out.extend_from_slice(native_to_openai(&v, now()).to_string().as_bytes())
+            }
+            (_, Some(v)) if p.stream => out.extend_from_slice(self.rsse.line(&v).as_bytes()),
+            (_, Some(v)) => out.extend_from_slice(
+                ResponsesTranslator::new(&p.model, p.base, now())
+                    .whole(&v)
+                    .to_string()
+                    .as_bytes(),
+            ),
+        }
+    }
+}
+
+/// An OpenAI backend's error, read whole (errors are short; capped) and relayed without the
+/// key: as Ollama's `{"error"}` to a native arm, in OpenAI's shape to an OpenAI one.
+fn relay_openai_error(
+    p: &Plan,
+    up: &OpenaiUpstream,
+    status: u16,
+    reader: &mut impl Read,
+    tap: &mut Tap,
+    tx_head: tokio::sync::oneshot::Sender<Head>,
+    tx: &mpsc::Sender<bytes::Bytes>,
+) {
+    let mut body = Vec::new();
+    let _ = reader.take(1 << 20).read_to_end(&mut body);
+    let msg = up.error_message(&body);
+    let out = match p.mode {
+        Mode::Native => json!({ "error": msg }),
+        _ => serde_json::to_value(lrab_ollama::openai::ErrorResponse::for_status(status, msg))
+            .unwrap_or(Value::Null),
+    };
+    let bytes = out.to_string();
+    tap.bytes(bytes.as_bytes());
+    let _ = tx_head.send(Head {
+        status,
+        content_type: "application/json".into(),
+    });
+    let _ = tx.blocking_send(bytes::Bytes::from(bytes));
+}
+
+/// `/v1/models` of an OpenAI backend, with the key.
+fn fetch_models(sh: &Shared, up: &OpenaiUpstream) -> openai_upstream::Fetched {
+    let url = format!("{}/v1/models", sh.cfg.upstream.trim_end_matches('/'));
+    let mut req = sh.agent.get(&url).timeout(Duration::from_secs(30));
+    if let Some(k) = &up.key {
+        req = req.set("authorization", &k.bearer());
+    }
+    let resp = match req.call() {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => return Err(format!("proxy: upstream {url}: {e}")),
+    };
+    let status = resp.status();
+    let mut body = Vec::new();
+    resp.into_reader()
+        .take(16 << 20)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("proxy: upstream {url}: {e}"))?;
+    Ok((status, body))
 }
 
 /// Relays any other answer chunk by chunk (an error of a rewritten request in OpenAI's shape).

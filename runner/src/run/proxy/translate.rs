@@ -1,10 +1,25 @@
 //! Request and reply translation between the OpenAI chat API and Ollama's native one, and the
-//! sampling the normalizing proxy forces (temperature 0, thinking off, a fixed context length).
+//! sampling the normalizing proxy forces (temperature 0, the run's thinking, a fixed context
+//! length).
 
+use lrab_records::ThinkSetting;
 use serde_json::{json, Map, Value};
 
+/// Pins the run's thinking on a native body: `think` false or true, or no `think` at all
+/// (`model`: the server's default).
+pub fn pin_think(body: &mut Value, think: ThinkSetting) {
+    let Some(obj) = body.as_object_mut() else {
+        return;
+    };
+    match think {
+        ThinkSetting::Off => obj.insert("think".into(), json!(false)),
+        ThinkSetting::On => obj.insert("think".into(), json!(true)),
+        ThinkSetting::Model => obj.remove("think"),
+    };
+}
+
 /// Forces the normalized sampling on a native `/api/chat` body.
-pub fn normalize_native(body: &mut Value, num_ctx: u64) {
+pub fn normalize_native(body: &mut Value, num_ctx: u64, think: ThinkSetting) {
     let Some(obj) = body.as_object_mut() else {
         return;
     };
@@ -17,15 +32,36 @@ pub fn normalize_native(body: &mut Value, num_ctx: u64) {
     let o = opts.as_object_mut().expect("object");
     o.insert("temperature".into(), json!(0));
     o.insert("num_ctx".into(), json!(num_ctx));
-    obj.insert("think".into(), json!(false));
+    pin_think(body, think);
 }
 
-/// Normalizes an OpenAI body in place (for pass-through mode): temperature 0, reasoning off.
-pub fn normalize_openai(body: &mut Value) {
+/// Normalizes an OpenAI body in place (for pass-through mode): temperature 0 and the run's
+/// thinking as `reasoning_effort` (`none` or `medium`; left out for `model`) or, for servers
+/// whose chat template decides (`kwargs`), as `chat_template_kwargs.enable_thinking`.
+pub fn normalize_openai(body: &mut Value, think: ThinkSetting, kwargs: bool) {
     if let Some(obj) = body.as_object_mut() {
         obj.insert("temperature".into(), json!(0));
-        obj.insert("reasoning_effort".into(), json!("none"));
         obj.remove("reasoning");
+        obj.remove("reasoning_effort");
+        let on = match think {
+            ThinkSetting::Off => false,
+            ThinkSetting::On => true,
+            ThinkSetting::Model => return,
+        };
+        if kwargs {
+            let k = obj
+                .entry("chat_template_kwargs")
+                .or_insert_with(|| json!({}));
+            if !k.is_object() {
+                *k = json!({});
+            }
+            k["enable_thinking"] = json!(on);
+        } else {
+            obj.insert(
+                "reasoning_effort".into(),
+                json!(if on { "medium" } else { "none" }),
+            );
+        }
     }
 }
 
@@ -42,7 +78,8 @@ pub(super) fn text_of(content: &Value) -> String {
 }
 
 /// Translates an OpenAI chat-completions request into a native `/api/chat` one (normalized).
-pub fn openai_to_native(req: &Value, num_ctx: u64) -> Value {
+/// Tool calls keep their ids, so a tool result's `tool_call_id` still names its call.
+pub fn openai_to_native(req: &Value, num_ctx: u64, think: ThinkSetting) -> Value {
     let mut names_by_id = std::collections::HashMap::new();
     let mut messages = Vec::new();
     for m in req["messages"].as_array().cloned().unwrap_or_default() {
@@ -60,7 +97,11 @@ pub fn openai_to_native(req: &Value, num_ctx: u64) -> Value {
                     v @ Value::Object(_) => v.clone(),
                     _ => json!({}),
                 };
-                native.push(json!({"function": {"name": name, "arguments": args}}));
+                let mut call = json!({"function": {"name": name, "arguments": args}});
+                if let Some(id) = c["id"].as_str() {
+                    call["id"] = json!(id);
+                }
+                native.push(call);
             }
             out["tool_calls"] = Value::Array(native);
         }
@@ -108,7 +149,7 @@ pub fn openai_to_native(req: &Value, num_ctx: u64) -> Value {
     if req["response_format"]["type"] == "json_object" {
         body["format"] = json!("json");
     }
-    normalize_native(&mut body, num_ctx);
+    normalize_native(&mut body, num_ctx, think);
     body
 }
 
@@ -238,7 +279,7 @@ mod tests {
     fn native_normalization_overrides_everything() {
         let mut v =
             json!({"model": "m", "think": true, "options": {"temperature": 0.7, "top_k": 5}});
-        normalize_native(&mut v, 8192);
+        normalize_native(&mut v, 8192, ThinkSetting::Off);
         assert_eq!(
             v["options"],
             json!({"temperature": 0, "top_k": 5, "num_ctx": 8192})
@@ -253,7 +294,7 @@ mod tests {
             {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{\"p\":\".\"}"}}]},
             {"role": "tool", "tool_call_id": "call_1", "content": "a.txt"}
         ], "tools": [{"type": "function", "function": {"name": "ls"}}]});
-        let n = openai_to_native(&req, 4096);
+        let n = openai_to_native(&req, 4096, ThinkSetting::Off);
         assert_eq!(n["messages"][0]["content"], "hi");
         assert_eq!(
             n["messages"][1]["tool_calls"][0]["function"]["arguments"],
@@ -265,6 +306,26 @@ mod tests {
         assert_eq!(n["options"]["temperature"], 0);
         assert_eq!(n["think"], false);
         assert_eq!(n["stream"], true);
+        assert_eq!(n["messages"][1]["tool_calls"][0]["id"], "call_1");
+        assert!(openai_to_native(&req, 1, ThinkSetting::Model)
+            .get("think")
+            .is_none());
+        assert_eq!(openai_to_native(&req, 1, ThinkSetting::On)["think"], true);
+    }
+
+    #[test]
+    fn openai_normalization_speaks_each_dialect() {
+        let mut v = json!({"reasoning_effort": "high", "temperature": 1});
+        normalize_openai(&mut v, ThinkSetting::Off, false);
+        assert_eq!(v, json!({"temperature": 0, "reasoning_effort": "none"}));
+        normalize_openai(&mut v, ThinkSetting::On, true);
+        assert_eq!(
+            v,
+            json!({"temperature": 0, "chat_template_kwargs": {"enable_thinking": true}})
+        );
+        let mut v = json!({"reasoning_effort": "high"});
+        normalize_openai(&mut v, ThinkSetting::Model, false);
+        assert_eq!(v, json!({"temperature": 0}));
     }
 
     #[test]

@@ -1,0 +1,140 @@
+//! A published failure-form coding (`failure_forms_2609.csv`: the ten flag columns beside the
+//! fields they were coded from) read as [`Source`]: each row's fields become
+//! [`Inputs`] for our coder and its flags the published coding to compare with.
+
+use super::table::Table;
+use crate::error::{input, Result};
+use crate::failure_forms::{
+    Budget, Checks, Coding, Exit, Field, Form, FormCell, Inputs, Source, SourceKind,
+};
+use crate::model::normalize_task;
+use std::collections::BTreeSet;
+
+/// Whether `t` carries a published coding: every one of the ten flag columns.
+pub(crate) fn is_coding(t: &Table) -> bool {
+    Form::ALL.iter().all(|f| t.has(&[f.name()]))
+}
+
+fn count(t: &Table, col: &str, i: usize) -> Result<Option<u64>> {
+    t.get(col, i)
+        .map(|s| {
+            s.parse::<u64>().map_err(|_| {
+                input!(
+                    "{}: column `{col}`: `{s}` is not a non-negative integer",
+                    t.origin(i)
+                )
+            })
+        })
+        .transpose()
+}
+
+fn published(t: &Table, i: usize) -> Result<Coding> {
+    let mut c = Coding::default();
+    for f in Form::ALL {
+        let v = match t.get(f.name(), i) {
+            None => None,
+            Some("0") => Some(false),
+            Some("1") => Some(true),
+            Some(s) => {
+                return Err(input!(
+                    "{}: column `{}`: `{s}` is not 0, 1 or empty",
+                    t.origin(i),
+                    f.name()
+                ))
+            }
+        };
+        c.set(f, v);
+    }
+    Ok(c)
+}
+
+/// The fields row `i` records. The four marker counters are the harness's own (Mingbird's
+/// printed markers: a row with `spin_events`); another arm's `fmt_arg_errors` counts its
+/// generic error words, a different scale that upstream leaves uncoded, so it is not read as
+/// one.
+fn inputs(t: &Table, i: usize, task: &str) -> Result<Inputs> {
+    let own = t.get("spin_events", i).is_some();
+    let marker =
+        |col: &str| -> Result<Option<u64>> { Ok(if own { count(t, col, i)? } else { None }) };
+    let checks = match (
+        count(t, "artifact_checks_ok", i)?,
+        count(t, "artifact_checks_total", i)?,
+    ) {
+        (Some(passed), Some(total)) => Some(Checks { passed, total }),
+        _ => None,
+    };
+    let exit = match t.get("exit_code", i) {
+        None => None,
+        Some(s) => Some(Exit::Code(s.parse().map_err(|_| {
+            input!(
+                "{}: column `exit_code`: `{s}` is not an integer",
+                t.origin(i)
+            )
+        })?)),
+    };
+    Ok(Inputs {
+        score: t.score("score", i)?,
+        wall_seconds: t.num("wall_seconds", i)?,
+        // The paper's protocol (the coding script's budgets), not a column.
+        budget: Some(Budget::paper(task)),
+        failure_mode: t.get("failure_mode", i).map(str::to_string),
+        exit,
+        tool_calls: count(t, "tool_calls", i)?,
+        checks,
+        spin_events: marker("spin_events")?,
+        fmt_arg_errors: marker("fmt_arg_errors")?,
+        ctx_events: marker("ctx_events")?,
+        finish_rejections: marker("finish_rejections")?,
+        provider_errors: count(t, "provider_errors", i)?,
+    })
+}
+
+/// The fields the file has columns for (the budget is the protocol's, always known).
+fn fields(t: &Table) -> BTreeSet<Field> {
+    let cols: [(Field, &[&str]); 11] = [
+        (Field::Score, &["score"]),
+        (Field::Wall, &["wall_seconds"]),
+        (Field::FailureMode, &["failure_mode"]),
+        (Field::Exit, &["exit_code"]),
+        (Field::ToolCalls, &["tool_calls"]),
+        (
+            Field::Checks,
+            &["artifact_checks_ok", "artifact_checks_total"],
+        ),
+        (Field::SpinEvents, &["spin_events"]),
+        (Field::FmtArgErrors, &["fmt_arg_errors", "spin_events"]),
+        (Field::CtxEvents, &["ctx_events"]),
+        (Field::FinishRejections, &["finish_rejections"]),
+        (Field::ProviderErrors, &["provider_errors"]),
+    ];
+    let mut set: BTreeSet<Field> = cols
+        .iter()
+        .filter(|(_, c)| t.has(c))
+        .map(|(f, _)| *f)
+        .collect();
+    set.insert(Field::Budget);
+    set
+}
+
+/// Every row of a published coding.
+pub(crate) fn read(t: &Table) -> Result<Source> {
+    let arm = super::cells::arm_column(t);
+    let mut cells = Vec::with_capacity(t.rows);
+    for i in 0..t.rows {
+        let task = normalize_task(t.req("task", i)?);
+        let mut c = FormCell::new(
+            t.req(arm, i)?,
+            t.req("model", i)?,
+            &task,
+            inputs(t, i, &task)?,
+        );
+        c.published = Some(published(t, i)?);
+        cells.push(c);
+    }
+    Ok(Source {
+        file: t.path.clone(),
+        kind: SourceKind::Published,
+        fields: fields(t),
+        cells,
+    })
+}
