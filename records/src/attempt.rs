@@ -94,6 +94,30 @@ pub struct AttemptRecord {
     pub retry: bool,
 }
 
+/// One line of `interrupted.jsonl`: an attempt folder that a resume found under `cells/` with no
+/// `cells.csv` row (the runner stopped during the attempt, or after its `score.json` but before
+/// its row). It is not counted: the resume moved it to `interrupted/` and the attempt runs again
+/// under the same number in a fresh folder. `lrab merge` copies these along and refuses a folder
+/// under `cells/` that has no row and was not set aside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterruptedRecord {
+    /// Schema version of the line.
+    #[serde(default = "crate::legacy_version")]
+    pub schema_version: u32,
+    /// Where the folder was, relative to the run folder (`cells/<arm>/<model>/<task>/r<k>/a<n>`).
+    pub from: String,
+    /// Where it is now, relative to the run folder (`interrupted/…/a<n>-<m>`).
+    pub attempt_dir: String,
+    /// Index of the planned cell the folder belongs to (`None`: no planned cell has that folder).
+    pub cell: Option<usize>,
+    /// The attempt number read from the folder name (`None`: not an `a<n>` name).
+    pub attempt: Option<u32>,
+    /// Whether the attempt had written its `score.json` (it stopped just before its row).
+    pub scored: bool,
+    /// Why it was set aside, for people.
+    pub reason: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! |---|---|---|---|
 //! | `<run>/cells.csv` | [`CellRow`] | runner | runner (resume, merge), analysis |
 //! | `<run>/attempts.jsonl` | [`AttemptRecord`] | runner | runner (merge, calibration), people |
+//! | `<run>/interrupted.jsonl` | [`InterruptedRecord`] | runner (resume) | runner (merge), people |
 //! | `<attempt>/score.json` | [`ScoreReport`] | runner, `lrab score` | analysis (attempt pages), people, tools |
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, job scripts |
@@ -28,7 +29,7 @@ mod plan;
 mod score;
 mod trajectory;
 
-pub use attempt::{AttemptRecord, PhaseRecord, SimLedgerRecord};
+pub use attempt::{AttemptRecord, InterruptedRecord, PhaseRecord, SimLedgerRecord};
 pub use cells::{
     column, read_cell_rows, read_cell_rows_lenient, CellRow, HEADER, HEADER_V1, LEGACY_HEADER,
 };

@@ -386,8 +386,25 @@ fn alive(pid: i32) -> bool {
             .any(|l| l.starts_with("State:") && l.contains('Z'))
 }
 
+/// Runs a function of `scripts/slurm/runfolder.sh` (the check scripts' run-folder checks) on
+/// `dir`: whether it succeeded, and what it printed.
+fn run_folder(dir: &Path, function: &str) -> (bool, String) {
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(". \"$1\" && {function} \"$2\""))
+        .arg("runfolder")
+        .arg(script("runfolder.sh"))
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
 #[test]
-fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
+fn shard_script_stopped_mid_cell_sets_the_attempt_aside_and_resume_redoes_it() {
     let d = tempfile::tempdir().unwrap();
     let arms = arms(d.path());
     let out = d.path().join("results");
@@ -431,13 +448,31 @@ fn shard_script_stopped_mid_cell_discards_the_attempt_and_resume_redoes_it() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(rows(&dir).is_empty(), "the cell in flight was recorded");
+    // the check scripts' helper sees exactly the attempt in flight
+    assert_eq!(
+        run_folder(&dir, "rf_unrecorded").1,
+        "cells/slow/sim-2b/WF-01/r0/a0\n"
+    );
     std::fs::write(attempt.join("LEFT-BY-THE-STOPPED-RUN"), "").unwrap();
-    // Started again (a requeued task): resumes, redoes the attempt in a fresh folder.
+    // Started again (a requeued task): resumes, sets the attempt aside (named), redoes it in a
+    // fresh folder.
     let o = shard("2", "cut", &out, &m, "0").output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("resuming"), "{}", text(&o));
+    let aside = "interrupted/slow/sim-2b/WF-01/r0/a0-1";
+    assert!(
+        text(&o).contains(&format!(
+            "resume: set aside cells/slow/sim-2b/WF-01/r0/a0 -> {aside}: no cells.csv row"
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(dir.join(aside).join("LEFT-BY-THE-STOPPED-RUN").is_file());
     assert!(!attempt.join("LEFT-BY-THE-STOPPED-RUN").exists());
     assert!(attempt.join("score.json").is_file());
+    assert_eq!(run_folder(&dir, "rf_unrecorded"), (true, String::new()));
+    let (ok, problems) = run_folder(&dir, "rf_verify");
+    assert!(ok, "{problems}");
     let k = keys(&dir);
     assert_eq!(
         k,

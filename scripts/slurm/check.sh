@@ -14,20 +14,23 @@
 #  5. checks that every task COMPLETED, the stopped ones after a restart; that the merged run
 #     has exactly the cells of the serial run with the same scores, failure modes, exit codes
 #     and token counts (only run_id and wall_seconds differ), no cell twice, no attempt folder
-#     without its row, each interrupted attempt redone in a fresh folder; and that no process
-#     of the runs is left;
+#     without its row (runfolder.sh's rf_verify on the merge and every shard), each interrupted
+#     attempt set aside by the resume (interrupted/, named in its log and interrupted.jsonl)
+#     and redone in a fresh folder; and that no process of the runs is left;
 #  6. tears the cluster down (down.sh) and prints the wall times.
 #
 # Exit 0 when everything holds, 1 on a failed check, 77 when no cluster can be had here.
 # Env: LRAB_BIN (default: cargo build -p lrab-runner -p lrab-harness; lrab-harness must sit
 # next to lrab), CARGO_TARGET_DIR (default ~/.cache/lrab/target), AGENT_MINI_BIN (default:
-# ~/.local/agent-mini/bin/agent-mini, else installed into ~/.cache/lrab/agent-mini with pip),
+# the arms cache, `lrab arms install agent-mini` when it is not there yet),
 # OPENCODE_BIN (when LRAB_SLURM_ARMS names opencode), LRAB_SLURM_KEEP=1 (leave the cluster
 # up and the work folder in place), LRAB_SLURM_BENCH=1 (also time a sharded run without
 # interruptions).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=runfolder.sh
+. "$HERE/runfolder.sh"
 T_ALL=$(date +%s.%N)
 say() { printf '== %s\n' "$*"; }
 fail() { printf 'slurm-check: FAIL: %s\n' "$*" >&2; exit 1; }
@@ -49,20 +52,14 @@ LRAB_BIN=$(cd "$(dirname "$LRAB_BIN")" && pwd)/$(basename "$LRAB_BIN")
   fail "no lrab-harness next to $LRAB_BIN (cargo build -p lrab-harness)"
 export LRAB_BIN
 ARMS=${LRAB_SLURM_ARMS:-harness,agent-mini}
-if [[ ,$ARMS, == *,agent-mini,* ]] && [ -z "${AGENT_MINI_BIN:-}" ]; then
-  if [ -x "$HOME/.local/agent-mini/bin/agent-mini" ]; then
-    AGENT_MINI_BIN=$HOME/.local/agent-mini/bin/agent-mini
-  elif command -v agent-mini >/dev/null; then
-    AGENT_MINI_BIN=$(command -v agent-mini)
-  else
-    V=$HOME/.cache/lrab/agent-mini
-    say "installing agent-mini 0.3.1 into $V"
-    [ -x "$V/bin/agent-mini" ] || { python3 -m venv "$V" && "$V/bin/pip" install --quiet agent-mini==0.3.1; } ||
-      { echo "slurm-check: SKIP: cannot install agent-mini (pip)" >&2; exit 77; }
-    AGENT_MINI_BIN=$V/bin/agent-mini
-  fi
-  export AGENT_MINI_BIN
-fi
+# Third-party arms come from the arms cache (the pinned versions; the shards find them there).
+for a in agent-mini opencode; do
+  [[ ,$ARMS, == *,$a,* ]] || continue
+  "$LRAB_BIN" arms check "$a" >/dev/null 2>&1 && continue
+  say "installing $a into the arms cache"
+  "$LRAB_BIN" arms install "$a" >&2 ||
+    { echo "slurm-check: SKIP: cannot install $a (lrab arms install $a)" >&2; exit 77; }
+done
 
 W=${1:-$(mktemp -d "${TMPDIR:-/tmp}/lrab-slurm-check.XXXXXX")}
 mkdir -p "$W"
@@ -104,15 +101,8 @@ say "cluster up in ${T_UP} s"
 
 # --- helpers --------------------------------------------------------------------------------
 shard_dir() { echo "$OUT/$RUN-s${1}of$N"; }
-recorded() { tail -n +2 "$1/cells.csv" 2>/dev/null | awk -F, 'NF > 1 { print $NF }'; }
-# Attempt folders of a run folder that have no row in its cells.csv (in flight, or orphaned).
-unrecorded() {
-  local d=$1 done a
-  [ -d "$d/cells" ] || return 0
-  done=$(recorded "$d")
-  (cd "$d" && find cells -mindepth 5 -maxdepth 5 -type d -name 'a[0-9]*' | sort) |
-    while read -r a; do grep -qxF "$a" <<<"$done" || echo "$a"; done
-}
+# rf_recorded / rf_unrecorded (runfolder.sh): a run folder's recorded attempt folders, and those
+# without a row (in flight, or orphaned).
 state() { squeue -h -j "$1" -o %T 2>/dev/null | head -n1; }
 # The pid of the lrab process working on shard k (by its exact arguments).
 lrab_pid() {
@@ -143,7 +133,9 @@ say "array job $J ($N tasks), merge job $M"
 
 # --- 4. stop three tasks mid-cell -----------------------------------------------------------
 # A task is stopped only while it has recorded at least one cell (so the resume must keep
-# something) and has an attempt in flight (so the resume must discard and redo something).
+# something) and has an attempt in flight (so the resume must set aside and redo something).
+# An attempt can end between that look and the signal: a task stopped between two cells is
+# still requeued and checked, and the mode is tried again on another task.
 MODES=(crash requeue usr1)
 declare -A STOPPED=()   # shard k -> mode
 PARTIAL=()              # "k attempt_dir" of the attempts in flight when a task was stopped
@@ -153,8 +145,8 @@ while [ $m -lt ${#MODES[@]} ] && [ $SECONDS -lt $t_end ]; do
     [ -z "${STOPPED[$k]:-}" ] || continue
     [ "$(state "${J}_$((k - 1))")" = RUNNING ] || continue
     d=$(shard_dir "$k")
-    [ "$(recorded "$d" | grep -c .)" -ge 1 ] || continue
-    [ -n "$(unrecorded "$d")" ] || continue
+    [ "$(rf_recorded "$d" | grep -c .)" -ge 1 ] || continue
+    [ -n "$(rf_unrecorded "$d")" ] || continue
     mode=${MODES[$m]} task="${J}_$((k - 1))"
     case $mode in
       crash) pid=$(lrab_pid "$k") || continue; kill -KILL "$pid" ;;
@@ -165,14 +157,17 @@ while [ $m -lt ${#MODES[@]} ] && [ $SECONDS -lt $t_end ]; do
     for _ in $(seq 150); do
       s=$(state "$task"); [ "$s" = RUNNING ] || [ "$s" = COMPLETING ] || break; sleep 0.2
     done
-    left=$(unrecorded "$d")
-    [ -n "$left" ] || fail "shard $k ($mode): no attempt was in flight when it stopped"
+    left=$(rf_unrecorded "$d")
+    STOPPED[$k]=$mode
+    if [ -z "$left" ]; then
+      say "shard $k ($task): stopped by $mode between two cells; trying $mode again on another task"
+      continue 2
+    fi
     for a in $left; do
       PARTIAL+=("$k $a")
       : >"$d/$a/STOPPED-MID-CELL"   # must be gone after the resume redid the attempt
     done
     say "shard $k ($task): stopped mid-cell by $mode (state now $(state "$task")); in flight: $(echo $left)"
-    STOPPED[$k]=$mode
     m=$((m + 1))
     break
   done
@@ -215,16 +210,24 @@ diff -u "$W/serial.rows" "$W/merged.rows" >"$W/rows.diff" ||
 dups=$(tail -n +2 "$MERGED/cells.csv" | cut -d, -f2-7 | sort | uniq -d)
 [ -z "$dups" ] || fail "attempts recorded twice: $dups"
 [ "$(grep -c . "$MERGED/plan.jsonl")" = "$CELLS" ] || fail "merged plan is not the full matrix"
+# Nothing lost, nothing twice, no orphan, set-aside folders all journalled (runfolder.sh).
 for d in "$MERGED" "$OUT"/$RUN-s*of$N; do
-  orphans=$(unrecorded "$d")
-  [ -z "$orphans" ] || fail "$d: attempt folders without a row: $orphans"
+  problems=$(rf_verify "$d") || fail "$problems"
 done
 for p in "${PARTIAL[@]}"; do
   read -r k a <<<"$p"
   d=$(shard_dir "$k")
+  aside=interrupted/${a#cells/}-1
   [ ! -e "$d/$a/STOPPED-MID-CELL" ] || fail "shard $k: interrupted attempt $a was not redone"
   [ -f "$d/$a/score.json" ] || fail "shard $k: redone attempt $a has no score.json"
-  [ "$(recorded "$d" | grep -cxF "$a")" = 1 ] || fail "shard $k: $a is not recorded exactly once"
+  [ "$(rf_recorded "$d" | grep -cxF "$a")" = 1 ] || fail "shard $k: $a is not recorded exactly once"
+  for x in "$d" "$MERGED"; do
+    [ -f "$x/$aside/STOPPED-MID-CELL" ] || fail "$x: interrupted attempt $a was not set aside as $aside"
+    grep -qF "\"attempt_dir\":\"$aside\"" "$x/interrupted.jsonl" ||
+      fail "$x/interrupted.jsonl does not name $aside"
+  done
+  grep -qF "resume: set aside $a -> $aside" "$OUT/logs/$RUN-${J}_$((k - 1)).out" ||
+    fail "shard $k: the resume did not say it set $a aside"
 done
 # No process of the runs may be left (arms of the killed runner included).
 left=$(for p in /proc/[0-9]*; do
@@ -233,7 +236,7 @@ left=$(for p in /proc/[0-9]*; do
   case "$c $w" in *"$OUT"*) echo "${p#/proc/}: $c" ;; esac
 done)
 [ -z "$left" ] || fail "processes left behind: $left"
-say "merged run = serial run: $CELLS cells, same scores, no duplicates, no orphans; ${#PARTIAL[@]} interrupted attempt(s) redone"
+say "merged run = serial run: $CELLS cells, same scores, no duplicates, no orphans; ${#PARTIAL[@]} interrupted attempt(s) set aside and redone"
 
 # --- optional: a clean sharded run for the timing table ----------------------------------------
 T_CLEAN=-

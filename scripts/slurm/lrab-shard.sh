@@ -9,8 +9,8 @@
 # OUT/RUN-s<k>of<SHARDS>. When that folder already holds a manifest (a requeued task, a
 # restarted pod, a second try by hand) it continues it with `lrab run --resume`: cells.csv is
 # the source of truth, so recorded cells are kept, and an attempt that was in flight when the
-# task was stopped is discarded (its processes killed, its folder deleted) and run again —
-# nothing lost, nothing counted twice.
+# task was stopped is set aside (its processes killed, its folder moved to interrupted/ and
+# named in the log and interrupted.jsonl) and run again — nothing lost, nothing counted twice.
 #
 # Signals:
 #   TERM/INT/HUP (scancel, preemption, `scontrol requeue`, pod deletion): lrab is stopped (it
@@ -89,7 +89,7 @@ requeue_self() { # requeue_self REASON: only under Slurm, and a bounded number o
   scontrol requeue "$SLURM_JOB_ID"
 }
 on_stop() {
-  say "stopped by SIG$1: stopping lrab; the attempt in flight is discarded and rerun on resume"
+  say "stopped by SIG$1: stopping lrab; the attempt in flight is set aside and rerun on resume"
   stop_lrab
   exit 143
 }

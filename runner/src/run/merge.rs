@@ -1,7 +1,8 @@
 //! `lrab merge`: combines run folders of one matrix (typically the shards of a distributed run)
-//! into one. Attempt folders (and the `lost/` attempts a backend broke) are copied, rows
-//! re-labelled with the merged run id. A cell that
-//! appears in two inputs is an error, and so are inputs whose manifests disagree on the work
+//! into one. Attempt folders (and the `lost/` attempts a backend broke, and the `interrupted/`
+//! ones a resume set aside) are copied, rows re-labelled with the merged run id. A cell that
+//! appears in two inputs is an error, and so is an attempt folder under `cells/` without a row
+//! (a runner stopped during it and the input was not resumed). So are inputs whose manifests disagree on the work
 //! or the code (`Manifest::disagreements`: matrix and knobs, suite commit, task-pack hash, arm
 //! versions, model digests, simulated or real) — the error names the field, both values and
 //! both files. Shards that differ only in what differs between hosts (host, backend, paths)
@@ -68,7 +69,9 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
                 );
             }
         }
-        for r in resume::read_rows_lenient(&dir.join("cells.csv"))? {
+        let rows = resume::read_rows_lenient(&dir.join("cells.csv"))?;
+        refuse_unrecorded(dir, &rows)?;
+        for r in rows {
             let k = (
                 r.arm.clone(),
                 r.model.clone(),
@@ -120,27 +123,25 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         r.run_id = out_id.clone();
         r.append_to(&out.join("cells.csv"))?;
     }
-    // attempts a backend broke stay with the journal lines that name them
+    // attempts a backend broke, and those a resume set aside, stay with the journal lines that
+    // name them
     for dir in inputs {
-        let lost = dir.join("lost");
-        if lost.is_dir() {
-            lrab_tasks::copy_tree(&lost, &out.join("lost"))
-                .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", lost.display()))?;
-        }
-    }
-    let mut journal = String::new();
-    for dir in inputs {
-        if let Ok(t) = std::fs::read_to_string(dir.join("attempts.jsonl")) {
-            for l in t
-                .lines()
-                .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
-            {
-                journal.push_str(l);
-                journal.push('\n');
+        for aside in ["lost", resume::INTERRUPTED_DIR] {
+            let from = dir.join(aside);
+            if from.is_dir() {
+                lrab_tasks::copy_tree(&from, &out.join(aside))
+                    .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", from.display()))?;
             }
         }
     }
-    std::fs::write(out.join("attempts.jsonl"), journal)?;
+    std::fs::write(
+        out.join("attempts.jsonl"),
+        journal(inputs, "attempts.jsonl"),
+    )?;
+    let aside = journal(inputs, resume::INTERRUPTED_JOURNAL);
+    if !aside.is_empty() {
+        std::fs::write(out.join(resume::INTERRUPTED_JOURNAL), aside)?;
+    }
     let mut m = manifests[0].clone();
     // the merged run ran on every input's host and backends
     let mut hosts: Vec<String> = manifests.iter().filter_map(|x| x.host.clone()).collect();
@@ -188,4 +189,41 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         cells_planned: cells.len(),
         missing,
     })
+}
+
+/// An attempt folder under `cells/` with no row is an attempt a runner was in the middle of:
+/// merging would either drop it silently or count what was never recorded. The resume sets such
+/// folders aside (`interrupted/`), so the fix is to resume the input first.
+fn refuse_unrecorded(dir: &Path, rows: &[CellRow]) -> Result<()> {
+    let orphans = resume::unrecorded(dir, rows);
+    if orphans.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "merge: {} has {} attempt folder(s) without a cells.csv row (a runner stopped during \
+         them and the run was not resumed):\n  {}\nresume it first: lrab run --resume {} \
+         (the resume sets such folders aside under {}/ and runs the attempts again)",
+        dir.display(),
+        orphans.len(),
+        orphans.join("\n  "),
+        dir.display(),
+        resume::INTERRUPTED_DIR
+    )
+}
+
+/// The valid JSON lines of `name` in every input, in input order.
+fn journal(inputs: &[PathBuf], name: &str) -> String {
+    let mut out = String::new();
+    for dir in inputs {
+        if let Ok(t) = std::fs::read_to_string(dir.join(name)) {
+            for l in t
+                .lines()
+                .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+            {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }

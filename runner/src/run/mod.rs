@@ -510,6 +510,10 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
         );
     }
     let rows = resume::read_rows_lenient(&run_dir.join("cells.csv"))?;
+    if resuming.is_some() {
+        // attempts the stopped runner left without a row: set aside, named, and run again
+        resume::set_aside_unrecorded(&run_dir, &rows, &p.cells, opts.cell.retries)?;
+    }
     let todo = resume::pending(&p.cells, &rows, opts.cell.retries);
     let progress = progress::Progress::new(p.cells.len(), p.cells.len() - todo.len(), opts.quiet);
     let arm_map: BTreeMap<String, Arm> =

@@ -304,9 +304,14 @@ impl std::error::Error for BackendLost {}
 /// the rerun starts in a fresh folder and `cells/` holds counted attempts only. Returns the
 /// new folder relative to the run folder.
 pub fn set_aside(run_dir: &Path, attempt_dir: &Path) -> Result<String> {
+    set_aside_under(run_dir, attempt_dir, "lost")
+}
+
+/// [`set_aside`] into another folder of the run (`interrupted/` for the resume's set-asides).
+pub fn set_aside_under(run_dir: &Path, attempt_dir: &Path, under: &str) -> Result<String> {
     let rel = attempt_dir.strip_prefix(run_dir).unwrap_or(attempt_dir);
     let rel = rel.strip_prefix("cells").unwrap_or(rel);
-    let base = run_dir.join("lost").join(rel);
+    let base = run_dir.join(under).join(rel);
     let mut k = 1;
     let dest = loop {
         let d = PathBuf::from(format!("{}-{k}", base.display()));

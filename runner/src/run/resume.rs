@@ -1,16 +1,23 @@
 //! Resume: what is left to do in a run folder. `cells.csv` is the source of truth — a row is
 //! appended atomically only after the attempt's `score.json` is on disk, so after any crash
-//! (even SIGKILL) a cell is either recorded or rerun from a fresh attempt folder, never lost
-//! and never counted twice.
+//! (even SIGKILL) an attempt is either recorded, or its folder has no row: the resume sets such
+//! a folder aside under `interrupted/` (named on stderr and in `interrupted.jsonl`) and the
+//! attempt runs again in a fresh folder. Nothing is lost, nothing is counted twice, and `cells/`
+//! holds recorded attempts only, which `lrab merge` checks.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use lrab_records::CellRow;
+use lrab_records::{CellRow, InterruptedRecord};
 
 use super::cell::needs_retry;
 use super::matrix::Cell;
+
+/// Where the resume puts the attempt folders it sets aside, and their journal.
+pub const INTERRUPTED_DIR: &str = "interrupted";
+/// The journal of the set-aside folders (`lrab_records::InterruptedRecord` lines).
+pub const INTERRUPTED_JOURNAL: &str = "interrupted.jsonl";
 
 /// The manifest of the run folder `--resume` names. A folder that does not exist, is not a
 /// folder or holds no `manifest.json` is an error naming it (not the system's bare "No such
@@ -61,6 +68,98 @@ pub fn pending(cells: &[Cell], rows: &[CellRow], retries: u32) -> Vec<(Cell, u32
             Some(_) => None,
         })
         .collect()
+}
+
+/// Every attempt folder under `cells/` (`cells/<arm>/<model>/<task>/r<k>/<attempt>`, any
+/// directory at that depth), relative to the run folder, sorted.
+pub fn attempt_folders(run_dir: &Path) -> Vec<String> {
+    let mut level = vec![PathBuf::from("cells")];
+    for _ in 0..5 {
+        let mut next = Vec::new();
+        for rel in &level {
+            let Ok(rd) = std::fs::read_dir(run_dir.join(rel)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    next.push(rel.join(e.file_name()));
+                }
+            }
+        }
+        level = next;
+    }
+    let mut out: Vec<String> = level
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Attempt folders under `cells/` that no row of `rows` names: attempts a runner was in the
+/// middle of when it stopped (or folders nobody recorded).
+pub fn unrecorded(run_dir: &Path, rows: &[CellRow]) -> Vec<String> {
+    let named: BTreeSet<&str> = rows.iter().map(|r| r.attempt_dir.as_str()).collect();
+    attempt_folders(run_dir)
+        .into_iter()
+        .filter(|a| !named.contains(a.as_str()))
+        .collect()
+}
+
+/// On resume: every attempt folder under `cells/` without a row is an attempt the runner did
+/// not finish recording. What it launched is killed (`arm.pgid`), the folder moves to
+/// `interrupted/<arm>/<model>/<task>/r<k>/a<n>-<m>`, and a line in `interrupted.jsonl` and one
+/// on stderr say which folder, where to and why. The attempt is then pending again and reruns
+/// under the same number in a fresh folder.
+pub fn set_aside_unrecorded(
+    run_dir: &Path,
+    rows: &[CellRow],
+    cells: &[Cell],
+    retries: u32,
+) -> Result<Vec<InterruptedRecord>> {
+    let todo = pending(cells, rows, retries);
+    let mut out = Vec::new();
+    for from in unrecorded(run_dir, rows) {
+        let dir = run_dir.join(&from);
+        super::process::reap_stale(&dir.join("arm.pgid"), run_dir);
+        let attempt =
+            (dir.file_name()).and_then(|n| n.to_str()?.strip_prefix('a')?.parse::<u32>().ok());
+        let cell = (cells.iter())
+            .find(|c| Path::new(&from).parent() == Some(Path::new(&c.rel_dir())))
+            .map(|c| c.index);
+        let scored = dir.join("score.json").is_file();
+        let reruns = todo
+            .iter()
+            .any(|(c, a)| Some(c.index) == cell && Some(*a) == attempt);
+        let reason = format!(
+            "{}; not counted{}",
+            match (cell, scored) {
+                (None, _) => "no planned cell of this run has this folder",
+                (_, true) =>
+                    "it has score.json but no cells.csv row: the runner stopped between the two",
+                (_, false) => "no cells.csv row: the runner stopped during this attempt",
+            },
+            if reruns {
+                ", the attempt runs again"
+            } else {
+                ""
+            }
+        );
+        let moved = super::pool::set_aside_under(run_dir, &dir, INTERRUPTED_DIR)?;
+        eprintln!("resume: set aside {from} -> {moved}: {reason}");
+        let rec = InterruptedRecord {
+            schema_version: lrab_records::SCHEMA_VERSION,
+            from,
+            attempt_dir: moved,
+            cell,
+            attempt,
+            scored,
+            reason,
+        };
+        lrab_records::append_jsonl(&run_dir.join(INTERRUPTED_JOURNAL), &rec)?;
+        out.push(rec);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -115,6 +214,54 @@ mod tests {
         let p = pending(&cells, &rows, 1);
         let got: Vec<(String, u32)> = p.iter().map(|(c, a)| (c.task.clone(), *a)).collect();
         assert_eq!(got, vec![("T2".to_string(), 1), ("T4".to_string(), 0)]);
+    }
+
+    #[test]
+    fn unrecorded_folders_are_set_aside_with_the_reason() {
+        let d = tempfile::tempdir().unwrap();
+        let run = d.path();
+        let cells = expand(&["a".into()], &["m".into()], &["T1".into(), "T2".into()], 1);
+        let mut done = row("T1", 0, FailureMode::Completed);
+        done.attempt_dir = "cells/a/m/T1/r0/a0".into();
+        let mk = |rel: &str, scored: bool| {
+            std::fs::create_dir_all(run.join(rel)).unwrap();
+            if scored {
+                std::fs::write(run.join(rel).join("score.json"), "{}").unwrap();
+            }
+        };
+        mk("cells/a/m/T1/r0/a0", true); // recorded
+        mk("cells/a/m/T2/r0/a0", true); // scored, stopped before its row
+        mk("cells/x/m/T9/r0/a0", false); // no planned cell's
+        let got = set_aside_unrecorded(run, &[done], &cells, 1).unwrap();
+        let seen: Vec<_> = (got.iter())
+            .map(|r| (r.from.as_str(), r.attempt_dir.as_str(), r.cell, r.scored))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    "cells/a/m/T2/r0/a0",
+                    "interrupted/a/m/T2/r0/a0-1",
+                    Some(1),
+                    true
+                ),
+                (
+                    "cells/x/m/T9/r0/a0",
+                    "interrupted/x/m/T9/r0/a0-1",
+                    None,
+                    false
+                ),
+            ]
+        );
+        assert!(got[0].reason.contains("score.json but no cells.csv row"));
+        assert!(got[0].reason.ends_with("the attempt runs again"));
+        assert!(got[1].reason.starts_with("no planned cell"));
+        assert_eq!(attempt_folders(run), vec!["cells/a/m/T1/r0/a0".to_string()]);
+        assert!(run.join("interrupted/a/m/T2/r0/a0-1/score.json").is_file());
+        let (lines, bad) =
+            lrab_records::read_jsonl_lenient::<InterruptedRecord>(&run.join(INTERRUPTED_JOURNAL))
+                .unwrap();
+        assert_eq!((lines, bad), (got, 0));
     }
 
     #[test]
