@@ -301,3 +301,99 @@ fn a_hostile_arm_is_confined_reaped_and_still_scored() {
         "the control's setsid loop escaped the group kill"
     );
 }
+
+/// A hostile arm whose *version command* writes outside (the system temp folders, the user's
+/// home, its own arm folder): every command that probes the version — `arms check`, `arms
+/// list`, `doctor`, the probe behind `lrab run` — runs it under the arm confinement, so none
+/// of the writes lands, while the command itself runs (its version line is read). The control
+/// runs the same command directly: there every write lands (so the test can fail).
+#[test]
+fn a_hostile_version_command_writes_nothing_outside() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    let (home, arms, out) = (root.join("home"), root.join("arms"), root.join("results"));
+    for p in [&home, &arms] {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    std::fs::write(home.join("canary.txt"), CANARY).unwrap();
+    let tag = format!(
+        "lrab-hostile-version-{}-{}",
+        std::process::id(),
+        root.file_name().unwrap().to_string_lossy()
+    );
+    let outside = [
+        std::env::temp_dir().join(&tag),
+        PathBuf::from("/var/tmp").join(&tag),
+        home.join("planted.txt"),
+        arms.join("planted.txt"),
+    ];
+    let mut script = String::new();
+    for p in &outside {
+        script.push_str(&format!("echo pwned > '{}' 2>/dev/null; ", p.display()));
+    }
+    script.push_str(&format!(
+        "echo pwned >> '{}' 2>/dev/null; echo 'hostile 1.0'",
+        home.join("canary.txt").display()
+    ));
+    std::fs::write(
+        arms.join("hostile.toml"),
+        format!(
+            "name = \"hostile\"\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"printf 'S001 Ti aging\\\\n' > shortlist.md\", \"{{prompt_file}}\"]\napi = \"ollama\"\nupstream_version = \"1.0\"\nversion_args = [\"-c\", {script:?}]\n"
+        ),
+    )
+    .unwrap();
+    let untouched = || {
+        for p in &outside {
+            assert!(!p.exists(), "{} was written", p.display());
+        }
+        assert_eq!(
+            std::fs::read_to_string(home.join("canary.txt")).unwrap(),
+            CANARY
+        );
+    };
+    let lrab_in = |args: &[&str]| {
+        let o = lrab()
+            .args(args)
+            .arg("--arms-dir")
+            .arg(&arms)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        text(&o)
+    };
+    let t = lrab_in(&["arms", "check", "hostile"]);
+    assert!(t.contains("ok       hostile") && t.contains("hostile 1.0"), "{t}");
+    untouched();
+    lrab_in(&["arms", "list"]);
+    untouched();
+    let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).unwrap();
+    let t = lrab_in(&["doctor", "--backend-url", &sim.url(), "--models", "sim-2b"]);
+    assert!(t.contains("ok    arm hostile") && t.contains("hostile 1.0"), "{t}");
+    untouched();
+    let o = lrab()
+        .arg("run")
+        .args(fast(200, 1000, 200))
+        .args(["--arms", "hostile", "--models", "sim-2b", "--tasks", "WF-01"])
+        .args(["--run-id", "v", "--arms-dir"])
+        .arg(&arms)
+        .arg("--out")
+        .arg(&out)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let m = std::fs::read_to_string(out.join("v/manifest.json")).unwrap();
+    assert!(m.contains("\"version\": \"hostile 1.0\""), "{m}");
+    untouched();
+
+    // control: the same version command, run directly, writes everywhere it aims at
+    let o = std::process::Command::new("/bin/sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    for p in &outside {
+        assert!(p.exists(), "control: {} not written", p.display());
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -208,7 +208,8 @@ fn read_file(
         Source::Folder(p) => {
             let tries = [p.join(commit).join(&f.path), p.join(&f.path)];
             for t in &tries {
-                if t.is_file() {
+                // not only regular files: whatever reads like one (a pipe, a device)
+                if t.exists() && !t.is_dir() {
                     return std::fs::read(t)
                         .map(|b| (b, t.display().to_string()))
                         .map_err(|e| format!("read {}: {e}", t.display()));
