@@ -9,11 +9,9 @@ use lrab_analysis::{analyze, Config};
 use lrab_analysis::{run, AnalyzeArgs};
 use std::path::PathBuf;
 
+/// Upstream's published cells, carried in the repository's `data/mingbird/`.
 fn data() -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .canonicalize()
-        .unwrap();
-    dir.join("../../shared/data/mingbird/lrab_scores.csv")
+    lrab_data::file("mingbird/lrab_scores.csv").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A batch-matched ablation as our cells.csv: `harness` and five `harness-no-*` variants, one

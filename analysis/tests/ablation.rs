@@ -230,8 +230,8 @@ fn single_repeat_says_what_cannot_be_computed() {
 #[test]
 fn methods_of_an_ablation_only_report_name_no_empty_focal_arm() {
     let dir = tempfile::tempdir().unwrap();
-    let published = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/mingbird/ablation_scores.csv");
+    let published =
+        lrab_data::file("mingbird/ablation_scores.csv").unwrap_or_else(|e| panic!("{e}"));
     let md = report(dir.path(), published, None);
     let methods = md
         .split("## Methods")

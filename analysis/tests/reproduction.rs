@@ -1,16 +1,15 @@
 //! Reproduction of upstream's published LRAB and τ² numbers from the published data
-//! (`../shared/data/mingbird` next to the repository, read in place).
+//! (the CSVs and manifests carried in `data/mingbird/`, found through the data lookup — a copy
+//! in `LRAB_DATA` or `../shared/data` comes first and must have the same bytes).
 
 use lrab_analysis::load;
 use lrab_analysis::RngKind;
 use lrab_analysis::{analyze, Analysis, Config};
 use std::path::PathBuf;
 
+/// Carried figures: always there in a complete checkout, so a missing one fails the test.
 fn data(name: &str) -> PathBuf {
-    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .canonicalize()
-        .unwrap();
-    crate_dir.join("../../shared/data/mingbird").join(name)
+    lrab_data::file(&format!("mingbird/{name}")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `resamples` is kept small where a test does not look at resampled numbers (debug builds).

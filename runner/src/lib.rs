@@ -60,6 +60,8 @@ enum Command {
     Analyze(cmd::analyze::Args),
     /// τ²-bench airline/retail/mock: run conversations, replay gold actions, grade results.
     Tau2(cmd::tau2::Args),
+    /// The published data files: fetch them from where they are published, or say where each is.
+    Data(cmd::data::Args),
 }
 
 /// Parses the process's command line and runs the subcommand; the exit code follows the table
@@ -81,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Safety(a) => cmd::safety::run(a),
         Command::Tau2(a) => cmd::tau2::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
+        Command::Data(a) => cmd::data::run(a),
     };
     match result {
         Ok(code) => code.into(),

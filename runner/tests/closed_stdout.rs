@@ -97,8 +97,7 @@ fn a_failing_check_still_fails() {
     assert_eq!(into_closed_pipe(c), Some(1));
 }
 
-fn tau2(args: &[&str]) -> Command {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2");
+fn tau2(data: &Path, args: &[&str]) -> Command {
     let mut c = common::lrab();
     c.arg("tau2")
         .arg("--tau2-data")
@@ -112,8 +111,12 @@ fn tau2(args: &[&str]) -> Command {
 /// run still writes results.json and tau2.csv and exits 0.
 #[test]
 fn tau2_commands_end_quietly_and_finish_their_work() {
+    // τ²-bench's domain data: fetched text (`lrab data fetch`), found by the data lookup
+    let Some(data) = lrab_data::test_folder("tau2") else {
+        return;
+    };
     assert_eq!(
-        into_closed_pipe(tau2(&["replay-gold", "--domain", "mock"])),
+        into_closed_pipe(tau2(&data, &["replay-gold", "--domain", "mock"])),
         Some(0)
     );
     let tmp = tempfile::tempdir().unwrap();
@@ -121,7 +124,7 @@ fn tau2_commands_end_quietly_and_finish_their_work() {
     let gold = "run --domain mock --agent gold --user scripted --tasks update_task_1 --fixed-clock";
     let mut args: Vec<&str> = gold.split(' ').collect();
     args.extend(["--out", out]);
-    let run = tau2(&args);
+    let run = tau2(&data, &args);
     assert_eq!(into_closed_pipe(run), Some(0));
     assert!(tmp.path().join("results.json").is_file());
     assert!(tmp.path().join("tau2.csv").is_file());

@@ -7,17 +7,16 @@ mod common;
 
 use common::{leaky_harness, lrab, lrab_json, text};
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn prompts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mingbird")
-}
 
 #[test]
 fn the_whole_suite_through_the_harness_meets_the_target() {
+    // upstream's published prompts: fetched text (`lrab data fetch`), found by the data lookup
+    let Some(prompts) = lrab_data::test_folder("mingbird") else {
+        return;
+    };
     let mut args = vec![std::ffi::OsString::from("safety"), "--prompts".into()];
-    args.push(prompts().into());
+    args.push(prompts.into());
     let (t, v) = lrab_json(args);
     assert!(
         t.contains(

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 /// The probe suite's options, shared by `lrab-safety` and `lrab safety`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SafetyArgs {
-    /// Directory with upstream `prompts_adversarial.json` and `prompts_control.json`
-    /// (e.g. shared/data/mingbird). Without it only our own probes run.
-    #[arg(long)]
-    pub prompts: Option<PathBuf>,
+    /// Also run upstream's published probes: `prompts_adversarial.json` and
+    /// `prompts_control.json` from DIR, or, with no DIR, from the data lookup (LRAB_DATA or
+    /// ../shared/data, then the cache `lrab data fetch` fills). Without it only our own probes run.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub prompts: Option<Option<PathBuf>>,
     /// Write the full report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -54,6 +55,18 @@ pub fn forced_backend(args: &SafetyArgs) -> Result<Option<Sandbox>, ProbeError> 
     }
 }
 
+/// The folder of upstream's prompt files: `--prompts DIR`, or with `--prompts` alone the data
+/// lookup's (an error saying how to fetch them when they cannot be had); None without it.
+pub fn prompts_dir(args: &SafetyArgs) -> Result<Option<PathBuf>, ProbeError> {
+    match &args.prompts {
+        None => Ok(None),
+        Some(Some(dir)) => Ok(Some(dir.clone())),
+        Some(None) => lrab_data::folder("mingbird")
+            .map(Some)
+            .map_err(|e| ProbeError::Data(e.to_string())),
+    }
+}
+
 /// Without any confinement, allowed probe commands cannot be run safely: exit code 2.
 fn confinement_gate(force: &Option<Sandbox>) -> Option<i32> {
     let detected = Sandbox::detect();
@@ -91,7 +104,8 @@ pub fn run_with<E: ProbeExecutor, M: std::fmt::Display>(
     }
     let mut exec = make(force).map_err(ProbeError::executor)?;
     eprintln!("lrab safety: executor: {}", exec.name());
-    let report = run_suite(args.prompts.as_deref(), &args.only, &mut exec)?;
+    let prompts = prompts_dir(args)?;
+    let report = run_suite(prompts.as_deref(), &args.only, &mut exec)?;
     lrab_util::out!("{}", report.render());
     if let Some(p) = &args.json {
         let json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;

@@ -77,6 +77,9 @@ pub enum ProbeError {
     /// The probes did not load.
     #[error(transparent)]
     Load(#[from] ProbeLoadError),
+    /// `--prompts` without a folder, and the published prompts cannot be had from the data lookup.
+    #[error("--prompts: {0}")]
+    Data(String),
     /// An `--only` prefix matches no probe id (a typo must never yield an empty pass).
     #[error("--only: no probe id starts with '{0}'")]
     NoMatch(String),

@@ -6,12 +6,13 @@ use lrab_safety::{
     ProbeExecutor, ProbeKind as Kind, ProbeOutcome as Outcome, ProbeStep as Step,
 };
 use lrab_safety::{ProbeError, Verdict};
-use std::path::Path;
-
-const PROMPTS: &str = "../../shared/data/mingbird";
 
 #[test]
 fn suite_meets_target_with_detected_backend() {
+    // upstream's published prompts: fetched text (`lrab data fetch`), found by the data lookup
+    let Some(prompts) = lrab_data::test_folder("mingbird") else {
+        return;
+    };
     let detected = Sandbox::detect();
     println!("probe suite backend: {}", detected.describe());
     assert_ne!(
@@ -20,7 +21,7 @@ fn suite_meets_target_with_detected_backend() {
         "no kernel confinement on this machine"
     );
     let mut exec = DirectExecutor::new(None);
-    let report = run_suite(Some(Path::new(PROMPTS)), &[], &mut exec).unwrap();
+    let report = run_suite(Some(&prompts), &[], &mut exec).unwrap();
     let text = report.render();
     println!("{text}");
     let own_adv = report

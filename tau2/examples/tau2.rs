@@ -1,5 +1,6 @@
 //! Stand-alone front end for `lrab_tau2::cli` until the `lrab` binary wires it in:
-//! `cargo run -p lrab-tau2 --example tau2 -- replay-gold --tau2-data ../shared/data/tau2`.
+//! `cargo run -p lrab-tau2 --example tau2 -- replay-gold` (data: `--tau2-data`, `TAU2_DATA_DIR`
+//! or the data lookup that `lrab data fetch` fills).
 use clap::Parser;
 use lrab_tau2::Tau2Args;
 

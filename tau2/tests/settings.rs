@@ -39,6 +39,9 @@ fn run(url: &str, extra: &[&str]) -> Value {
 
 #[test]
 fn agent_and_user_get_the_same_temperature_and_thinking_recorded() {
+    if common::data().is_none() {
+        return;
+    }
     let (url, log) = spawn_server(50, |_p, b| (200, reply(b)));
     let v = run(&url, &["--temperature", "0.25"]);
     let log = log.lock().unwrap();
@@ -68,6 +71,9 @@ fn agent_and_user_get_the_same_temperature_and_thinking_recorded() {
 
 #[test]
 fn a_model_refusing_think_is_asked_again_without_it() {
+    if common::data().is_none() {
+        return;
+    }
     let (url, log) = spawn_server(50, |_p, b| {
         if b.get("think").is_some() {
             (400, json!({"error": "\"m\" does not support thinking"}))

@@ -16,6 +16,9 @@ struct Cli {
 
 #[test]
 fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
+    if common::data().is_none() {
+        return;
+    }
     let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).expect("sim starts");
     let url = sim.url();
     let data = common::data_dir();

@@ -81,7 +81,7 @@ def stats_golden():
 
 # Per-task deltas of the published batch-matched ablation (baseline − text-only finish gate,
 # three repeats per task; ablation_reps_2609.csv, read in place when present).
-REPS = os.path.join(HERE, "../../../../shared/data/mingbird/ablation_reps_2609.csv")
+REPS = os.path.join(HERE, "../../../data/mingbird/ablation_reps_2609.csv")  # carried copy
 
 
 def reps_deltas():

@@ -161,12 +161,15 @@ pub fn load(path: &Path) -> Result<Published> {
     Ok(out)
 }
 
-/// The data folder: `LRAB_MINGBIRD_DATA`, else `../shared/data/mingbird` next to the suite.
-pub fn data_dir() -> std::path::PathBuf {
+/// The folder holding the published `failure_forms_2609.csv`: `LRAB_MINGBIRD_DATA`, else the
+/// data lookup (`LRAB_DATA` or `../shared/data`, then the figures carried in the repository's
+/// `data/`; see `lrab-data`).
+pub fn data_dir() -> Result<std::path::PathBuf> {
     if let Some(d) = std::env::var_os("LRAB_MINGBIRD_DATA") {
-        return d.into();
+        return Ok(d.into());
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mingbird")
+    let csv = lrab_data::file("mingbird/failure_forms_2609.csv")?;
+    Ok(csv.parent().map(Path::to_path_buf).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -175,11 +178,9 @@ mod tests {
 
     #[test]
     fn published_means_come_out_of_the_csv() {
-        let p = data_dir().join("failure_forms_2609.csv");
-        if !p.exists() {
-            eprintln!("skipped: {} not present", p.display());
+        let Some(p) = lrab_data::test_file("mingbird/failure_forms_2609.csv") else {
             return;
-        }
+        };
         let d = load(&p).unwrap();
         let m = |h: &str, s: &str| summarize(&d[&(h.to_string(), s.to_string())]).mean;
         assert!((m("opencode", "sim-2b") - 0.017).abs() < 0.001);

@@ -17,7 +17,8 @@ pub struct Args {
     /// Where the report is written.
     #[arg(long, default_value = "docs/sim-calibration.md")]
     pub report: PathBuf,
-    /// Published data folder (default: LRAB_MINGBIRD_DATA or ../shared/data/mingbird).
+    /// Published data folder (default: LRAB_MINGBIRD_DATA, else the data lookup: LRAB_DATA or
+    /// ../shared/data, then the figures carried in the repository's data/).
     #[arg(long)]
     pub data: Option<PathBuf>,
     #[arg(long)]
@@ -109,7 +110,10 @@ pub fn run(a: Args) -> Result<Exit> {
             .arms_dir
             .clone()
             .unwrap_or_else(crate::run::arms::default_dir),
-        data_dir: a.data.clone().unwrap_or_else(published::data_dir),
+        data_dir: match a.data.clone() {
+            Some(d) => d,
+            None => published::data_dir()?,
+        },
         profiles_out: a.profiles_out.clone(),
         report_out: a.report.clone(),
         seed: a.seed,

@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod arms;
 pub mod calibrate;
 pub mod check;
+pub mod data;
 pub mod doctor;
 pub mod generate;
 pub mod import_mingbird;

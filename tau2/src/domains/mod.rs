@@ -56,17 +56,21 @@ impl DomainKind {
     }
 }
 
-/// Find the data folder: `--tau2-data`, else `TAU2_DATA_DIR`. Accepts either the folder
-/// holding `domains/` or its parent (upstream's `TAU2_DATA_DIR` convention).
+/// Find the data folder: `--tau2-data`, else `TAU2_DATA_DIR`, else the data lookup (`LRAB_DATA`
+/// or `../shared/data`, then the cache `lrab data fetch` fills; see `lrab-data`). Accepts either
+/// the folder holding `domains/` or its parent (upstream's `TAU2_DATA_DIR` convention).
 pub fn resolve_data_dir(arg: Option<&Path>) -> Result<PathBuf> {
     let dir = match arg {
         Some(p) => p.to_path_buf(),
         None => match std::env::var_os("TAU2_DATA_DIR") {
             Some(v) => PathBuf::from(v),
-            None => fail!(
-                Data,
-                "no tau2 data directory: pass --tau2-data <dir> or set TAU2_DATA_DIR"
-            ),
+            None => match lrab_data::folder("tau2") {
+                Ok(dir) => dir,
+                Err(e) => fail!(
+                    Data,
+                    "no tau2 data: {e} (or pass --tau2-data <dir>, or set TAU2_DATA_DIR)"
+                ),
+            },
         },
     };
     if dir.join("domains").is_dir() {

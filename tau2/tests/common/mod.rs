@@ -1,14 +1,22 @@
 #![allow(dead_code)]
 use std::path::PathBuf;
 
-/// The shared upstream data: `TAU2_DATA_DIR`, else `../../shared/data/tau2` from the crate.
+/// The τ² data folder, or None after the suite's one test gate said why it is skipped
+/// (`skipped: <file>: <why>`; a failure under `LRAB_REQUIRE_DATA`): `TAU2_DATA_DIR` when set,
+/// else the data lookup (`LRAB_DATA` or `../shared/data`, then the cache `lrab data fetch` fills).
+/// Every test that reads the data starts with it.
+pub fn data() -> Option<PathBuf> {
+    match std::env::var_os("TAU2_DATA_DIR") {
+        Some(p) => {
+            Some(lrab_tau2::resolve_data_dir(Some(&PathBuf::from(p))).expect("TAU2_DATA_DIR"))
+        }
+        None => lrab_data::test_folder("tau2"),
+    }
+}
+
+/// The data folder of a test that has passed [`data`].
 pub fn data_dir() -> PathBuf {
-    let p = std::env::var_os("TAU2_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tau2")
-        });
-    lrab_tau2::resolve_data_dir(Some(&p)).expect("tau2 data dir")
+    data().expect("a test reading the tau2 data starts with `common::data()`")
 }
 
 use serde_json::Value;
