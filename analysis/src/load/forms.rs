@@ -1,6 +1,8 @@
-//! A published failure-form coding (`failure_forms_2609.csv`: the ten flag columns beside the
-//! fields they were coded from) read as [`Source`]: each row's fields become
-//! [`Inputs`] for our coder and its flags the published coding to compare with.
+//! Failure-form sources: a published coding (`failure_forms_2609.csv`: the ten flag columns
+//! beside the fields they were coded from), whose fields become [`Inputs`] for our coder and
+//! whose flags are kept to compare with; and our `cells.csv`, whose winning attempts are coded
+//! from what the run recorded (the marker counters come from trajectories: not yet recorded,
+//! so those forms are unknown).
 
 use super::table::Table;
 use crate::error::{input, Result};
@@ -8,7 +10,8 @@ use crate::failure_forms::{
     Budget, Checks, Coding, Exit, Field, Form, FormCell, Inputs, Source, SourceKind,
 };
 use crate::model::normalize_task;
-use std::collections::BTreeSet;
+use lrab_records::{column, FailureMode, ScoreReport};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Whether `t` carries a published coding: every one of the ten flag columns.
 pub(crate) fn is_coding(t: &Table) -> bool {
@@ -135,6 +138,95 @@ pub(crate) fn read(t: &Table) -> Result<Source> {
         file: t.path.clone(),
         kind: SourceKind::Published,
         fields: fields(t),
+        cells,
+    })
+}
+
+/// The scorer's checks of an attempt folder's `score.json`; `None` when it cannot be read or
+/// lists no check (the folder was moved, or the attempt was never scored).
+fn checks_of(attempt: &std::path::Path) -> Option<Checks> {
+    let r = ScoreReport::read(&attempt.join("score.json")).ok()?;
+    let all: Vec<_> = r.milestone_details.iter().chain(&r.final_details).collect();
+    (!all.is_empty()).then(|| Checks {
+        passed: all.iter().filter(|d| d.ok).count() as u64,
+        total: all.len() as u64,
+    })
+}
+
+/// The fields of our cells.csv row `i`. The runner enforces the budget and records the
+/// attempts it stopped as `timeout`; it leaves `exit_code` empty when it killed the arm.
+fn run_inputs(t: &Table, i: usize) -> Result<Inputs> {
+    let exit = if t.has(&[column::EXIT_CODE]) {
+        Some(match t.get(column::EXIT_CODE, i) {
+            None => Exit::Killed,
+            Some(s) => Exit::Code(s.parse().map_err(|_| {
+                input!(
+                    "{}: column `{}`: `{s}` is not an integer",
+                    t.origin(i),
+                    column::EXIT_CODE
+                )
+            })?),
+        })
+    } else {
+        None
+    };
+    Ok(Inputs {
+        score: t.score(column::SCORE, i)?,
+        wall_seconds: t.num(column::WALL_SECONDS, i)?,
+        budget: Some(Budget::Enforced),
+        failure_mode: t.get(column::FAILURE_MODE, i).map(str::to_string),
+        exit,
+        tool_calls: t.num(column::TOOL_CALLS, i)?.map(|n| n as u64),
+        checks: t
+            .get(column::ATTEMPT_DIR, i)
+            .and_then(|d| checks_of(&t.dir.join(d))),
+        ..Inputs::default()
+    })
+}
+
+/// The winning attempt of every repeat of our cells.csv, coded (scorer errors left out: the
+/// scorer's failure, not the arm's).
+pub(crate) fn read_run(t: &Table) -> Result<Source> {
+    type Key = (String, String, String, String, u64);
+    let mut best: BTreeMap<Key, (u64, usize)> = BTreeMap::new();
+    for i in 0..t.rows {
+        let key = (
+            t.req(column::ARM, i)?.to_string(),
+            t.req(column::MODEL, i)?.to_string(),
+            normalize_task(t.req(column::TASK, i)?),
+            t.req(column::RUN_ID, i)?.to_string(),
+            t.int(column::REPEAT, i)?,
+        );
+        let attempt = t.int(column::ATTEMPT, i)?;
+        let e = best.entry(key).or_insert((attempt, i));
+        if attempt > e.0 {
+            *e = (attempt, i);
+        }
+    }
+    let mut cells = Vec::new();
+    for ((arm, model, task, _, _), (_, i)) in best {
+        if t.get(column::FAILURE_MODE, i) == Some(FailureMode::ScorerError.as_str()) {
+            continue;
+        }
+        cells.push(FormCell::new(&arm, &model, &task, run_inputs(t, i)?));
+    }
+    let mut fields: BTreeSet<Field> = [Field::Budget].into();
+    for (f, c) in [
+        (Field::Score, column::SCORE),
+        (Field::Wall, column::WALL_SECONDS),
+        (Field::FailureMode, column::FAILURE_MODE),
+        (Field::Exit, column::EXIT_CODE),
+        (Field::ToolCalls, column::TOOL_CALLS),
+        (Field::Checks, column::ATTEMPT_DIR),
+    ] {
+        if t.has(&[c]) {
+            fields.insert(f);
+        }
+    }
+    Ok(Source {
+        file: t.path.clone(),
+        kind: SourceKind::Run,
+        fields,
         cells,
     })
 }

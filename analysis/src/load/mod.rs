@@ -72,6 +72,7 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
         let per_cell = (t.has(&["harness"]) || t.has(&["arm"])) && t.has(&["task", "score"]);
         let kind = if t.has(CELLS_REQUIRED) {
             cells::read_cells(&t, &mut b)?;
+            ds.forms.push(forms::read_run(&t)?);
             score_files += 1;
             "cells.csv"
         } else if annotations::is_annotation(&t) {
