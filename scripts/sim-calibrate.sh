@@ -4,7 +4,7 @@
 #   scripts/sim-calibrate.sh [extra `lrab sim calibrate` flags, e.g. --cross-check]
 #
 # Fits sim/profiles/*.toml to the published opencode and agent-mini cells
-# (../shared/data/mingbird/failure_forms_2609.csv), then verifies them by running the real
+# (failure_forms_2609.csv, carried in data/mingbird/), then verifies them by running the real
 # opencode 1.18.23 and agent-mini 0.3.1 through the runner against the simulator on all 18
 # tasks (2 arms × 4 models), and our harness (held out of the fit) for the plausibility rows.
 # Writes sim/profiles/ and docs/sim-calibration.md only when every step succeeded; evaluations

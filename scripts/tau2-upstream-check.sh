@@ -20,7 +20,8 @@
 #    tampered tool result must make upstream reject the file.
 # Exits non-zero on any load error or mismatch. Never calls a remote API.
 #
-# Env: TAU2_DATA_DIR (default ../shared/data/tau2), LRAB_BIN (default: cargo build -p
+# Env: TAU2_DATA_DIR (default: $LRAB_DATA/tau2, else ../shared/data/tau2, else the cache of
+# `lrab data fetch`, $LRAB_DATA_CACHE/tau2 or ~/.cache/lrab/data/tau2), LRAB_BIN (default: cargo build -p
 # lrab-runner), CARGO_TARGET_DIR (default ~/.cache/lrab/target), PYTHON (default python3).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,10 +40,13 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- data ---------------------------------------------------------------------------------
-DATA=${TAU2_DATA_DIR:-$REPO/../shared/data/tau2}
+if [ -n "${TAU2_DATA_DIR:-}" ]; then DATA=$TAU2_DATA_DIR
+elif [ -n "${LRAB_DATA:-}" ]; then DATA=$LRAB_DATA/tau2
+elif [ -d "$REPO/../shared/data/tau2/domains" ]; then DATA=$REPO/../shared/data/tau2
+else DATA=${LRAB_DATA_CACHE:-$HOME/.cache/lrab/data}/tau2; fi
 if [ -d "$DATA/domains" ]; then :
 elif [ -d "$DATA/tau2/domains" ]; then DATA="$DATA/tau2"
-else die "no tau2 data at $DATA (set TAU2_DATA_DIR to the folder holding domains/)"; fi
+else die "no tau2 data at $DATA (run \`lrab data fetch\`, or set TAU2_DATA_DIR to the folder holding domains/)"; fi
 DATA=$(cd "$DATA" && pwd)
 
 # --- venv with upstream -------------------------------------------------------------------

@@ -453,6 +453,29 @@ mod tests {
         assert_eq!(FILES.iter().filter(|f| !f.is_fetched()).count(), 16);
     }
 
+    /// data/README.md's provenance table names every carried file with the catalogue's digest.
+    #[test]
+    fn the_readme_lists_every_carried_file_with_its_digest() {
+        let readme = include_str!("../README.md");
+        for f in FILES.iter().filter(|f| !f.is_fetched()) {
+            let row = format!("| `{}` |", f.path);
+            let line = readme.lines().find(|l| l.starts_with(&row));
+            let line = line.unwrap_or_else(|| panic!("README.md has no row for {}", f.path));
+            assert!(
+                line.contains(f.sha256),
+                "{}: digest differs in README.md",
+                f.path
+            );
+            if let Origin::Carried { from: Some(g) } = &f.origin {
+                assert!(
+                    line.contains(g.path) && line.contains(g.pin.commit),
+                    "{}",
+                    f.path
+                );
+            }
+        }
+    }
+
     #[test]
     fn upstream_urls_name_repository_commit_and_path() {
         let f = entry("tau2/domains/airline/tasks.json").unwrap();
