@@ -2,16 +2,17 @@
 //! (`failure_forms_2609.csv`), our rules reproduce the published flags — the agreement is
 //! printed, and the test fails below the agreement established in docs/statistics.md
 //! ("Failure forms"). Also the table in the paper's layout from `lrab analyze` on the file
-//! alone, and bad input.
+//! alone, a run of ours coded from what it recorded, and bad input.
 
 use lrab_analysis::failure_forms::{agreement, Field, Form, FormsTable, SourceKind};
 use lrab_analysis::{analyze, load, run, AnalyzeArgs, Config};
 use std::path::PathBuf;
 
-/// A published data file (carried in `data/mingbird/`, found through the data lookup), or
-/// `None` with `skipped: <file>: <why>` when it cannot be had (the suite's one test gate).
-fn data(name: &str) -> Option<PathBuf> {
-    lrab_data::test_file(&format!("mingbird/{name}"))
+/// A published data file, carried in `data/mingbird/` and found through the data lookup (a copy
+/// in `LRAB_DATA` or `../shared/data` comes first and must have the same bytes): always there
+/// in a complete checkout, so a missing one fails the test.
+fn data(name: &str) -> PathBuf {
+    lrab_data::file(&format!("mingbird/{name}")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Rows (of 288) on which every checkable form agrees: established on the published file.
@@ -19,9 +20,7 @@ const ROWS_AGREEING: usize = 287;
 
 #[test]
 fn published_flags_are_reproduced_by_our_rules() {
-    let Some(file) = data("failure_forms_2609.csv") else {
-        return;
-    };
+    let file = data("failure_forms_2609.csv");
     let ds = load(&[file]).unwrap();
     assert_eq!(ds.forms.len(), 1);
     let src = &ds.forms[0];
@@ -89,9 +88,7 @@ fn table_of(files: &[PathBuf]) -> FormsTable {
 
 #[test]
 fn the_table_has_the_papers_layout_and_numbers() {
-    let Some(file) = data("failure_forms_2609.csv") else {
-        return;
-    };
+    let file = data("failure_forms_2609.csv");
     let t = table_of(&[file]);
     let arms: Vec<&str> = t.by_arm.iter().map(|c| c.arm.as_str()).collect();
     assert_eq!(arms, ["Mingbird", "goose", "opencode", "agent-mini"]);
@@ -158,9 +155,7 @@ fn the_table_has_the_papers_layout_and_numbers() {
 
 #[test]
 fn analyze_on_the_published_file_alone_prints_the_table() {
-    let Some(file) = data("failure_forms_2609.csv") else {
-        return;
-    };
+    let file = data("failure_forms_2609.csv");
     let tmp = tempfile::tempdir().unwrap();
     let out = run(&AnalyzeArgs {
         resamples: 10,
@@ -191,9 +186,7 @@ fn analyze_on_the_published_file_alone_prints_the_table() {
 /// before) and the table is the same.
 #[test]
 fn with_the_score_file_the_table_is_unchanged() {
-    let (Some(ff), Some(scores)) = (data("failure_forms_2609.csv"), data("lrab_scores.csv")) else {
-        return;
-    };
+    let (ff, scores) = (data("failure_forms_2609.csv"), data("lrab_scores.csv"));
     assert_eq!(table_of(&[scores, ff.clone()]), table_of(&[ff]));
 }
 
@@ -246,4 +239,72 @@ fn missing_fields_are_unknown_and_bad_flags_are_errors() {
         e.contains("bad.csv:2") && e.contains("`early_stop`") && e.contains("`yes`"),
         "{e}"
     );
+}
+
+const CELLS: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,\
+wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,\
+tool_calls,attempt_dir";
+
+/// A run of ours is coded from what it recorded: exit code (empty = killed), failure mode, tool
+/// calls from the trajectory (empty without one: unknown), the checks in score.json; the latest
+/// attempt wins and a scorer error is not the arm's failure. The marker counters are not
+/// recorded yet, so those forms are n/a.
+#[test]
+fn a_run_is_coded_from_what_it_recorded() {
+    use lrab_records::{write_score_json, CheckDetail, FailureMode, ScoreReport, TaskScore};
+    let tmp = tempfile::tempdir().unwrap();
+    let check = |ok: bool| CheckDetail {
+        artifact: "a.md".into(),
+        check: "exists".into(),
+        ok,
+        score: f64::from(u8::from(ok)),
+        detail: String::new(),
+    };
+    let a1 = tmp.path().join("a1");
+    std::fs::create_dir_all(&a1).unwrap();
+    let score = TaskScore {
+        task_id: "WF-01".into(),
+        domain: "d".into(),
+        tier: 1,
+        milestone_score: 0.5,
+        final_score: 0.0,
+        total: 0.2,
+        milestone_details: vec![check(true), check(false)],
+        final_details: vec![check(false)],
+    };
+    write_score_json(&a1, &ScoreReport::scored(score, FailureMode::Completed)).unwrap();
+    let rows = [
+        "run1,harness,m,WF-01,1,0,0,0.2,0.5,0,100,0,completed,ollama,false,,,,4,a1",
+        "run1,harness,m,WF-02,1,0,0,0,,,600,,timeout,ollama,false,,,,,a2",
+        "run1,harness,m,WF-03,3,0,0,0,,,10,1,crash,ollama,false,,,,2,a3a",
+        "run1,harness,m,WF-03,3,0,1,1,1,1,30,0,completed,ollama,false,,,,0,a3",
+        "run1,harness,m,WF-04,2,0,0,0,,,50,0,scorer_error,ollama,false,,,,3,a4",
+    ];
+    let csv = tmp.path().join("cells.csv");
+    std::fs::write(&csv, format!("{CELLS}\n{}\n", rows.join("\n"))).unwrap();
+    let ds = load(std::slice::from_ref(&csv)).unwrap();
+    assert_eq!(ds.forms.len(), 1);
+    assert_eq!(ds.forms[0].kind, SourceKind::Run);
+    assert!(agreement(&ds.forms[0]).is_none());
+    let t = table_of(std::slice::from_ref(&csv));
+    let shown: Vec<String> = t.by_arm[0].counts.iter().map(|c| c.show()).collect();
+    assert_eq!(
+        shown,
+        ["1/3", "1/3", "n/a", "1/2", "n/a", "n/a", "n/a", "n/a", "1/3", "1/1"]
+    );
+    let out = run(&AnalyzeArgs {
+        resamples: 10,
+        no_figures: true,
+        quiet: true,
+        ..AnalyzeArgs::new(vec![csv], tmp.path().join("o"))
+    })
+    .unwrap();
+    assert!(
+        out.summary.contains("cells.csv (this run)"),
+        "{}",
+        out.summary
+    );
+    assert!(out
+        .summary
+        .contains("| early stop (score < 0.5, no crash / timeout) (`early_stop`) | 1/3 |"));
 }
