@@ -71,6 +71,13 @@ fn not_found(arm: &Arm) -> String {
         let p = Path::new(&arm.program);
         return format!("program {} {}", p.display(), bad(p));
     }
+    if let Some(i) = arm.install.as_ref().filter(|i| i.kind == super::Kind::Git) {
+        return format!(
+            "no finished install of {} in the arms cache {} (a git arm's program is only taken from there)",
+            i.requirement(),
+            super::cache_root().display()
+        );
+    }
     format!(
         "program '{}' not found (next to lrab, in the arms cache {}, on PATH{})",
         arm.program,
