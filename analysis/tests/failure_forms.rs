@@ -8,11 +8,10 @@ use lrab_analysis::failure_forms::{agreement, Field, Form, FormsTable, SourceKin
 use lrab_analysis::{analyze, load, run, AnalyzeArgs, Config};
 use std::path::PathBuf;
 
-/// A published data file, carried in `data/mingbird/` and found through the data lookup (a copy
-/// in `LRAB_DATA` or `../shared/data` comes first and must have the same bytes): always there
-/// in a complete checkout, so a missing one fails the test.
-fn data(name: &str) -> PathBuf {
-    lrab_data::file(&format!("mingbird/{name}")).unwrap_or_else(|e| panic!("{e}"))
+/// A published data file (carried in `data/mingbird/`, found through the data lookup), or
+/// `None` with `skipped: <file>: <why>` when it cannot be had (the suite's one test gate).
+fn data(name: &str) -> Option<PathBuf> {
+    lrab_data::test_file(&format!("mingbird/{name}"))
 }
 
 /// Rows (of 288) on which every checkable form agrees: established on the published file.
@@ -20,7 +19,9 @@ const ROWS_AGREEING: usize = 287;
 
 #[test]
 fn published_flags_are_reproduced_by_our_rules() {
-    let file = data("failure_forms_2609.csv");
+    let Some(file) = data("failure_forms_2609.csv") else {
+        return;
+    };
     let ds = load(&[file]).unwrap();
     assert_eq!(ds.forms.len(), 1);
     let src = &ds.forms[0];
@@ -88,7 +89,9 @@ fn table_of(files: &[PathBuf]) -> FormsTable {
 
 #[test]
 fn the_table_has_the_papers_layout_and_numbers() {
-    let file = data("failure_forms_2609.csv");
+    let Some(file) = data("failure_forms_2609.csv") else {
+        return;
+    };
     let t = table_of(&[file]);
     let arms: Vec<&str> = t.by_arm.iter().map(|c| c.arm.as_str()).collect();
     assert_eq!(arms, ["Mingbird", "goose", "opencode", "agent-mini"]);
@@ -155,7 +158,9 @@ fn the_table_has_the_papers_layout_and_numbers() {
 
 #[test]
 fn analyze_on_the_published_file_alone_prints_the_table() {
-    let file = data("failure_forms_2609.csv");
+    let Some(file) = data("failure_forms_2609.csv") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let out = run(&AnalyzeArgs {
         resamples: 10,
@@ -186,7 +191,9 @@ fn analyze_on_the_published_file_alone_prints_the_table() {
 /// before) and the table is the same.
 #[test]
 fn with_the_score_file_the_table_is_unchanged() {
-    let (ff, scores) = (data("failure_forms_2609.csv"), data("lrab_scores.csv"));
+    let (Some(ff), Some(scores)) = (data("failure_forms_2609.csv"), data("lrab_scores.csv")) else {
+        return;
+    };
     assert_eq!(table_of(&[scores, ff.clone()]), table_of(&[ff]));
 }
 
