@@ -130,17 +130,18 @@ fn look(url: &str, api: BackendApi, opts: &BackendOptions, timeout: Duration) ->
 /// Which API `url` speaks, waiting up to `wait` for it to answer at all. A server that
 /// answers but refuses (key, API, malformed list) is an error at once.
 pub fn detect(url: &str, opts: &BackendOptions, wait: Duration) -> Result<(BackendKind, Value)> {
+    // a wait the user can see: what for, at most how long, how to change it, progress
+    let w = super::wait::Wait::new(
+        format!("the backend at {url} to answer"),
+        wait,
+        "--backend-wait-secs N",
+    );
     let per_try = Duration::from_secs(15).min(wait.max(Duration::from_secs(2)));
-    let start = std::time::Instant::now();
-    let found = loop {
-        match look(url, opts.api, opts, per_try) {
-            Ok(f) => break f,
-            Err(e) if start.elapsed() >= wait => {
-                return Err(e.context(format!("backend {url} is unreachable")))
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(500)),
-        }
-    };
+    let first = per_try.min(Duration::from_secs(2));
+    let found = super::wait::poll(w, Duration::from_millis(500), |n| {
+        look(url, opts.api, opts, if n == 0 { first } else { per_try })
+    })
+    .with_context(|| format!("backend {url} is unreachable"))?;
     found.map_err(anyhow::Error::msg)
 }
 
