@@ -22,6 +22,7 @@ mod faults;
 mod feedback;
 mod policy;
 mod profile;
+mod protocols;
 mod render;
 mod server;
 mod serving;

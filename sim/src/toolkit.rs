@@ -59,6 +59,11 @@ const NEW_PARAMS: &[&str] = &[
 ];
 const SUMMARY_PARAMS: &[&str] = &["summary", "message", "result", "answer", "text", "reason"];
 
+/// Whether a parameter name reads as a file path.
+pub fn is_path_param(name: &str) -> bool {
+    PATH_PARAMS.contains(&norm(name).as_str())
+}
+
 fn norm(s: &str) -> String {
     s.to_lowercase().replace(['-', ' '], "_")
 }

@@ -16,6 +16,8 @@
 //!   `Command exited with status N`, `test result: FAILED`, `N failed`.
 //! - our harness (harness/src): `[exit N]`, `refused: …`, `not executed: identical …`,
 //!   `unchanged: … already has exactly this content`, `Not finished: …`, `missing file(s)`.
+//! - Qwen Code 0.24.4 (its file tools): `File path must be absolute: …`, `File … has not been
+//!   read in this session. Use the read_file tool first …`.
 //! - the programs the tasks run (python, pytest, POSIX shells): `Traceback (most recent call
 //!   last)`, `File "x.py", line N`, `FAILED test_x.py::test_y`, `N passed, M failed`,
 //!   `No such file or directory`, `command not found`, `Permission denied`.
@@ -74,6 +76,7 @@ pub const ERROR: &[&str] = &[
     "needs both",
     "only gave",
     "is required",
+    "must be absolute",
     "are required",
     "required argument",
     "required parameter",
@@ -215,6 +218,8 @@ pub const NOT_RUN: &[&str] = &[
     "not carried out",
     "not re-run",
     "not rerun",
+    // a write refused until the file is read (Qwen Code: "has not been read in this session")
+    "has not been read",
 ];
 
 /// What the call asks for is already in place: an identical repeat answered with "nothing

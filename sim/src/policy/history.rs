@@ -63,6 +63,10 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
         nudged: false,
         h: FNV0,
     };
+    // a summary the model wrote of its own earlier work lists the steps it carried out
+    for k in crate::protocols::summary::done_steps(&conv.messages[start].content, plan) {
+        h.done[k] = true;
+    }
     let mut last_sig: Option<String> = None;
     let msgs = &conv.messages[start..];
     let mut i = 0;
@@ -79,7 +83,8 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
             if !fb_text.is_empty() {
                 fb_text.push('\n');
             }
-            fb_text.push_str(&msgs[i].content);
+            // a result that repeats the call's own arguments is read without the echo
+            fb_text.push_str(&crate::protocols::echo::strip(&msgs[i].content, &m.calls));
             let result = is_tool_result(&msgs[i]);
             tool_role |= result;
             user_nudge |= msgs[i].role == "user" && !result && !plan.stated_in(&msgs[i].content);
@@ -113,7 +118,13 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
         h.nudged = m.calls.is_empty() && !narrated && action.is_none() && user_nudge;
         match action {
             Some((Action::Step(k), right)) => {
-                h.attempts[k] += 1;
+                // reading a file the plan writes (what an agent may demand before an
+                // overwrite) is not an attempt at writing it
+                let reading = matches!(plan.steps[k], Step::Write { .. })
+                    && m.calls
+                        .first()
+                        .is_some_and(|c| kit.read.as_ref().is_some_and(|r| r.name == c.name));
+                h.attempts[k] += u32::from(!reading);
                 let text_form = m.calls.is_empty();
                 let ran = fb.present && !fb.not_run && (!text_form || (tool_role && narrated));
                 // not run again, but the answer says the call's effect is already in place

@@ -8,10 +8,12 @@
 
 pub mod adversary;
 pub mod chat;
-mod forms;
+pub(crate) mod forms;
 mod history;
 mod steps;
-mod work;
+pub(crate) mod work;
+
+pub(crate) use steps::{narration, narration_re};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,6 +23,7 @@ use crate::content;
 use crate::convo::{tokens_of, Call, Conv};
 use crate::dialect::Outcome;
 use crate::profile::FailureForm;
+use crate::protocols;
 use crate::task::TaskIndex;
 
 /// One generated assistant turn.
@@ -72,7 +75,18 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
         return adversary::respond(conv);
     }
     match env.tasks.recognize(conv) {
-        Some((plan, at)) if !conv.tools.is_empty() => work::turn(env, conv, plan, at),
+        Some((plan, at)) if protocols::summary::demanded(conv) => {
+            protocols::summary::turn(conv, plan, at, &work::done_steps(env, conv, plan, at))
+        }
+        Some((plan, at)) if !conv.tools.is_empty() => {
+            let t = protocols::abs_paths::apply(conv, work::turn(env, conv, plan, at));
+            protocols::read_first::apply(conv, t)
+        }
+        // no tools: act through the text protocol the request documents, if any
+        Some((plan, at)) => match protocols::detect(conv) {
+            Some(p) => protocols::turn(env, conv, plan, at, p.as_ref()),
+            None => chat::respond(env, conv),
+        },
         _ => chat::respond(env, conv),
     }
 }

@@ -14,18 +14,29 @@ use crate::profile::FailureForm;
 use crate::task::{Step, TaskPlan};
 use crate::toolkit::Toolkit;
 
-pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
-    let kit = Toolkit::detect(&conv.tools);
-    let prof = &env.model.profile;
-    let oracle = prof.is_oracle();
+/// The run's fixed draws (the hash every draw of this model on this task starts from) and
+/// the degraded variants they pick.
+fn fixed(env: &Env, conv: &Conv, plan: &TaskPlan) -> (u64, Variants) {
     let mut h = fnv(FNV0, &env.seed.to_le_bytes());
     h = fnv(h, &conv.seed.unwrap_or(0).to_le_bytes());
     h = fnv(h, env.model.name.as_bytes());
     h = fnv(h, plan.id.as_bytes());
-    let static_h = h;
-    let vars = Variants::of(plan, |k| {
-        draw(fnv(static_h, &(k as u64).to_le_bytes()), "variant")
-    });
+    let vars = Variants::of(plan, |k| draw(fnv(h, &(k as u64).to_le_bytes()), "variant"));
+    (h, vars)
+}
+
+/// Which steps the model's own turns carried out (for a summary of its work).
+pub fn done_steps(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Vec<bool> {
+    let (_, vars) = fixed(env, conv, plan);
+    history::read(conv, plan, &Toolkit::detect(&conv.tools), &vars, at).done
+}
+
+pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
+    let kit = Toolkit::detect(&conv.tools);
+    let prof = &env.model.profile;
+    let oracle = prof.is_oracle();
+    let (static_h, vars) = fixed(env, conv, plan);
+    let mut h = static_h;
     let hist = history::read(conv, plan, &kit, &vars, at);
     h = fnv(h, &hist.h.to_le_bytes());
     let d = Decide {

@@ -1,0 +1,117 @@
+//! Summaries that replace the conversation. Some agents compress a long conversation by
+//! asking the model for a structured summary that becomes its only memory (Qwen Code and
+//! Gemini CLI: a `<state_snapshot>` XML document whose sections hold the user's request, the
+//! work done and the next step); the agent then resumes from that summary alone. A model
+//! trained on that protocol quotes the request verbatim and lists what is done. Reading such
+//! a summary back, the model knows which steps it already carried out.
+
+use crate::convo::Conv;
+use crate::policy::Turn;
+use crate::task::TaskPlan;
+
+/// Where the model lists the steps it has carried out.
+const DONE: &str = "Done: ";
+
+/// Whether the request asks for a `<state_snapshot>` summary of the conversation.
+pub fn demanded(conv: &Conv) -> bool {
+    let last_user = conv.messages.iter().rev().find(|m| m.role == "user");
+    conv.system_text().contains("<state_snapshot>")
+        || last_user.is_some_and(|m| m.content.contains("<state_snapshot>"))
+}
+
+/// The summary: the request as the user stated it (message `at`), the steps done and the
+/// next one.
+pub fn turn(conv: &Conv, plan: &TaskPlan, at: usize, done: &[bool]) -> Turn {
+    let n = plan.steps.len();
+    let mut lines = Vec::new();
+    let mut next = None;
+    for (k, d) in done.iter().enumerate() {
+        let step = crate::policy::narration(plan, k);
+        if *d {
+            lines.push(format!("{DONE}{step}"));
+        } else if next.is_none() {
+            next = Some(step);
+        }
+    }
+    let request = conv.messages[at].content.trim();
+    let next = next.unwrap_or_else(|| "Report completion.".to_string());
+    Turn::text(format!(
+        "<analysis>\nThe user's request is quoted below; {} of {n} steps are done.\n</analysis>\n\
+         <state_snapshot>\n<primary_request_and_intent>\n{request}\n</primary_request_and_intent>\n\
+         <current_work>\n{}\n</current_work>\n<next_step>\n{next}\n</next_step>\n</state_snapshot>",
+        lines.len(),
+        lines.join("\n"),
+    ))
+}
+
+/// The steps a summary written by [`turn`] lists as done (none for any other text).
+pub fn done_steps(text: &str, plan: &TaskPlan) -> Vec<usize> {
+    if !text.contains("<state_snapshot>") {
+        return vec![];
+    }
+    let n = plan.steps.len();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix(DONE))
+        .filter_map(|s| {
+            let c = crate::policy::narration_re().captures(s)?;
+            let k: usize = c[1].parse().ok()?;
+            let total: usize = c[2].parse().ok()?;
+            (total == n && k >= 1 && k <= n && s == crate::policy::narration(plan, k - 1))
+                .then_some(k - 1)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convo::Msg;
+    use crate::task::Step;
+
+    #[test]
+    fn the_summary_carries_the_request_and_the_progress() {
+        let plan = TaskPlan {
+            id: "T".into(),
+            tier: 1,
+            originals: Default::default(),
+            key_lines: vec![],
+            steps: vec![
+                Step::Write {
+                    path: "a.md".into(),
+                    bytes: b"a\n".to_vec(),
+                },
+                Step::Run {
+                    command: "python3 x.py".into(),
+                },
+            ],
+        };
+        let conv = Conv {
+            messages: vec![
+                Msg {
+                    role: "system".into(),
+                    content: "You summarize a conversation. Produce the <state_snapshot> XML."
+                        .into(),
+                    calls: vec![],
+                },
+                Msg {
+                    role: "user".into(),
+                    content: "Write a.md, then run x.py.".into(),
+                    calls: vec![],
+                },
+            ],
+            ..Default::default()
+        };
+        assert!(demanded(&conv));
+        let t = turn(&conv, &plan, 1, &[true, false]);
+        assert!(t
+            .content
+            .contains("<primary_request_and_intent>\nWrite a.md, then run x.py.\n"));
+        assert!(t.content.contains("Done: Step 1/2: writing a.md.\n"));
+        assert!(t
+            .content
+            .contains("<next_step>\nStep 2/2: running `python3 x.py`.\n"));
+        assert_eq!(done_steps(&t.content, &plan), vec![0]);
+        assert!(done_steps("Done: Step 1/2: writing a.md.", &plan).is_empty());
+        assert!(!demanded(&Conv::default()));
+    }
+}
