@@ -19,8 +19,17 @@ fn u32_at(b: &[u8], at: usize) -> Option<usize> {
         .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
 }
 
-/// The central directory's entries: (name, method, compressed size, size, local header offset).
-fn entries(zip: &[u8]) -> Result<Vec<(String, usize, usize, usize, usize)>, String> {
+/// One central directory entry.
+struct Entry {
+    name: String,
+    method: usize,
+    csize: usize,
+    size: usize,
+    local: usize,
+}
+
+/// The central directory's entries.
+fn entries(zip: &[u8]) -> Result<Vec<Entry>, String> {
     let floor = zip.len().saturating_sub(22 + 65_535);
     let end = (floor..=zip.len().saturating_sub(22))
         .rev()
@@ -44,13 +53,13 @@ fn entries(zip: &[u8]) -> Result<Vec<(String, usize, usize, usize, usize)>, Stri
         );
         let local = u32_at(zip, at + 42).ok_or_else(bad)?;
         let name = zip.get(at + 46..at + 46 + n).ok_or_else(bad)?;
-        out.push((
-            String::from_utf8_lossy(name).into_owned(),
+        out.push(Entry {
+            name: String::from_utf8_lossy(name).into_owned(),
             method,
             csize,
             size,
             local,
-        ));
+        });
         at += 46 + n + e + c;
     }
     Ok(out)
@@ -59,10 +68,11 @@ fn entries(zip: &[u8]) -> Result<Vec<(String, usize, usize, usize, usize)>, Stri
 /// The bytes of `member` in the zip archive `zip`.
 pub fn member(zip: &[u8], member: &str) -> Result<Vec<u8>, String> {
     let all = entries(zip)?;
-    let &(_, method, csize, size, local) = all
+    let e = all
         .iter()
-        .find(|e| e.0 == member)
+        .find(|e| e.name == member)
         .ok_or_else(|| format!("no member {member}"))?;
+    let (method, csize, size, local) = (e.method, e.csize, e.size, e.local);
     if u32_at(zip, local) != Some(LOCAL as usize) {
         return Err(format!("{member}: bad local header"));
     }
