@@ -30,6 +30,8 @@ fn row(arm: &str, task: &str, cached: Option<u64>, uncached: Option<u64>) -> Cel
         turns: Some(3),
         cached_prompt_tokens: cached,
         uncached_prompt_tokens: uncached,
+        backend_kind: None,
+        think: None,
     }
 }
 

@@ -62,6 +62,12 @@ pub struct AttemptRecord {
     pub backend: Option<String>,
     /// The backend URL the arm was given (the proxy's, when it had one).
     pub backend_url: String,
+    /// The API of the backend the attempt ran on (absent in records written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_kind: Option<crate::BackendKind>,
+    /// The run's thinking setting (absent in records written before: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<crate::ThinkSetting>,
     /// Whether the arm ran confined by the runner (absent in records written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confined: Option<bool>,

@@ -60,6 +60,10 @@ pub mod column {
     pub const CACHED_PROMPT_TOKENS: &str = "cached_prompt_tokens";
     /// Prompt tokens the backend evaluated.
     pub const UNCACHED_PROMPT_TOKENS: &str = "uncached_prompt_tokens";
+    /// The API the attempt's backend speaks (`ollama`, `openai`, `sim`).
+    pub const BACKEND_KIND: &str = "backend_kind";
+    /// The run's thinking setting (`off`, `on`, `model`).
+    pub const THINK: &str = "think";
 }
 
 /// The header of `cells.csv` files written before `schema_version` existed (still read, and
@@ -91,9 +95,9 @@ pub const LEGACY_HEADER: [&str; 20] = [
 /// appended to in that layout).
 pub const HEADER_V1: [&str; 21] = extended(LEGACY_HEADER, [column::SCHEMA_VERSION]);
 
-/// The exact header of `cells.csv` as written now: version 1's columns plus the turn and
-/// prompt-cache counts taken from the trajectory.
-pub const HEADER: [&str; 24] = extended(
+/// The header of schema version 2: version 1's columns plus the turn and prompt-cache counts
+/// taken from the trajectory (still read, and appended to in that layout).
+pub const HEADER_V2: [&str; 24] = extended(
     HEADER_V1,
     [
         column::TURNS,
@@ -101,6 +105,10 @@ pub const HEADER: [&str; 24] = extended(
         column::UNCACHED_PROMPT_TOKENS,
     ],
 );
+
+/// The exact header of `cells.csv` as written now: version 2's columns plus the backend's kind
+/// and the thinking setting the attempt ran with.
+pub const HEADER: [&str; 26] = extended(HEADER_V2, [column::BACKEND_KIND, column::THINK]);
 
 /// `base` with `more` appended (derived, so the headers cannot drift apart).
 const fn extended<const A: usize, const B: usize, const C: usize>(
@@ -180,6 +188,12 @@ pub struct CellRow {
     /// Prompt tokens the backend evaluated, when it said for every request.
     #[serde(default)]
     pub uncached_prompt_tokens: Option<u64>,
+    /// The API of the backend the attempt ran on (absent before version 3).
+    #[serde(default)]
+    pub backend_kind: Option<crate::BackendKind>,
+    /// The thinking setting of the run (absent before version 3: off was the only one).
+    #[serde(default)]
+    pub think: Option<crate::ThinkSetting>,
 }
 
 fn ser3<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -198,7 +212,7 @@ fn ser_wall<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
 /// Which of the layouts a file's first line is.
 fn layout(first_line: &str) -> Option<Layout> {
     let first = first_line.trim_end_matches('\r');
-    [Layout::Current, Layout::V1, Layout::Legacy]
+    [Layout::Current, Layout::V2, Layout::V1, Layout::Legacy]
         .into_iter()
         .find(|l| first == l.header().join(","))
 }
@@ -207,6 +221,7 @@ fn layout(first_line: &str) -> Option<Layout> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Layout {
     Current,
+    V2,
     V1,
     Legacy,
 }
@@ -215,6 +230,7 @@ impl Layout {
     fn header(self) -> &'static [&'static str] {
         match self {
             Layout::Current => &HEADER,
+            Layout::V2 => &HEADER_V2,
             Layout::V1 => &HEADER_V1,
             Layout::Legacy => &LEGACY_HEADER,
         }
@@ -225,9 +241,10 @@ impl Layout {
 }
 
 impl CellRow {
-    /// The version of rows in the current layout (2: the trajectory's turn and prompt-cache
-    /// counts); rows of the older layouts are version 1.
-    pub const SCHEMA_VERSION: u32 = 2;
+    /// The version of rows in the current layout (3: the backend's kind and the thinking
+    /// setting; 2 added the trajectory's turn and prompt-cache counts); rows of the older
+    /// layouts are versions 2 and 1.
+    pub const SCHEMA_VERSION: u32 = 3;
 
     /// The row as one CSV line (with trailing newline), in the current layout.
     pub fn to_csv_line(&self) -> Result<String, csv::Error> {
@@ -241,16 +258,16 @@ impl CellRow {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    /// The line in an older layout: a version-1 row with the columns that layout lacks cut
-    /// off the end (unquoted numbers or empty, so cutting at commas is exact).
+    /// The line in an older layout: a row of that layout's version with the columns it lacks
+    /// cut off the end (unquoted numbers, names or empty, so cutting at commas is exact).
     fn to_layout_line(&self, l: Layout) -> Result<String, csv::Error> {
         let mut old = self.clone();
         if l == Layout::Current {
-            // the layout fixes the version: a row built with an older number is still version 2
+            // the layout fixes the version: a row built with an older number is still current
             old.schema_version = old.schema_version.max(Self::SCHEMA_VERSION);
             return old.to_csv_line();
         }
-        old.schema_version = 1;
+        old.schema_version = if l == Layout::V2 { 2 } else { 1 };
         let line = old.to_csv_line()?;
         let mut body = line.trim_end_matches('\n');
         for _ in l.columns()..HEADER.len() {
@@ -397,6 +414,8 @@ mod tests {
             turns: Some(3),
             cached_prompt_tokens: None,
             uncached_prompt_tokens: Some(4),
+            backend_kind: Some(crate::BackendKind::Openai),
+            think: Some(crate::ThinkSetting::On),
         }
     }
 
@@ -419,7 +438,7 @@ mod tests {
         assert!(lines[1].starts_with(
             "r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"
         ));
-        assert!(lines[1].ends_with(",2,3,,4"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",3,3,,4,openai,on"), "{}", lines[1]);
         assert_eq!(lines[2], "torn,row");
         assert!(lines[3].starts_with("r1,harness,sim-4b,WF-04,2,1,"));
         assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 2);
@@ -521,6 +540,35 @@ run-20261130-090000,opencode,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,complet
         let r = &read_cell_rows(&q).unwrap()[0];
         assert_eq!(r.schema_version, CellRow::SCHEMA_VERSION);
         assert_eq!((r.turns, r.uncached_prompt_tokens), (Some(3), Some(4)));
+        assert_eq!(
+            (r.backend_kind, r.think),
+            (
+                Some(crate::BackendKind::Openai),
+                Some(crate::ThinkSetting::On)
+            )
+        );
+    }
+
+    /// A cells.csv as version 2 wrote it (trajectory counts, without backend kind and think).
+    const V2_FILE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens
+run-20261201-090000,harness,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,completed,sim,true,5000,300,6,,cells/harness/sim-4b/WF-02/r0/a0,2,6,4000,1000
+";
+
+    #[test]
+    fn files_of_version_2_load_and_stay_consistent() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        std::fs::write(&p, V2_FILE).unwrap();
+        let rows = read_cell_rows(&p).unwrap();
+        assert_eq!((rows[0].schema_version, rows[0].turns), (2, Some(6)));
+        assert_eq!((rows[0].backend_kind, rows[0].think), (None, None));
+        rec(9).append_to(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(last.ends_with(",2,3,,4"), "{last}");
+        let rows = read_cell_rows_lenient(&p).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[1].schema_version, rows[1].think), (2, None));
     }
 
     #[test]

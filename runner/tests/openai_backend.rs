@@ -89,6 +89,15 @@ fn harness_runs_a_cell_on_an_openai_only_backend() {
     let rows = common::csv_lines(&cells);
     assert_eq!(rows.len(), 2, "{cells}");
     assert_eq!(rows[1][common::col("backend")], fake.url);
+    assert_eq!(rows[1][common::col("backend_kind")], "openai");
+    assert_eq!(rows[1][common::col("think")], "off");
+    let attempts = std::fs::read_to_string(run.join("attempts.jsonl")).unwrap();
+    let a: serde_json::Value = serde_json::from_str(attempts.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (a["backend"].as_str(), a["backend_kind"].as_str()),
+        (Some(fake.url.as_str()), Some("openai"))
+    );
+    assert_eq!(a["think"], "off");
     // the trajectory is the Ollama one: calls, results, counts with the cached tokens
     let dir = run.join(&rows[1][common::col("attempt_dir")]);
     let t = lrab_records::read_trajectory(&dir.join("proxy.jsonl")).unwrap();

@@ -56,6 +56,8 @@ pub struct CellEnv<'a> {
     pub backend_label: &'a str,
     pub backend_url: &'a str,
     pub simulated: bool,
+    /// The API of the backend (recorded per attempt).
+    pub backend_kind: lrab_records::BackendKind,
     pub config: &'a CellConfig,
     /// Asked once the arm has finished: `Some(why)` when the backend stopped answering, so the
     /// attempt is the backend's failure, not the arm's (pool.rs).

@@ -563,14 +563,14 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                     Err(e) => return fail(e.context(format!("cell {}", c.label()))),
                 };
                 let i = lease.index();
-                let (url, simulated) = {
+                let (url, simulated, backend_kind) = {
                     let mut b = lease.backend();
                     if opts.fresh_backend {
                         if let Err(e) = b.refresh(&p.models) {
                             return fail(e);
                         }
                     }
-                    (b.url.clone(), b.simulated)
+                    (b.url.clone(), b.simulated, b.kind)
                 };
                 let lost = || pool.lost(i);
                 let env = CellEnv {
@@ -580,6 +580,7 @@ pub fn execute(opts: &RunOptions, resuming: Option<&Path>) -> Result<RunSummary>
                     backend_label: pool.label(i),
                     backend_url: &url,
                     simulated,
+                    backend_kind,
                     config: &opts.cell,
                     backend_lost: Some(&lost),
                 };

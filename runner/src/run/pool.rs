@@ -359,6 +359,8 @@ pub fn record_lost(
         command: l.map(|l| l.command.clone()).unwrap_or_default(),
         backend: Some(env.backend_label.to_string()),
         backend_url: l.map_or_else(|| env.backend_url.to_string(), |l| l.backend_url.clone()),
+        backend_kind: Some(env.backend_kind),
+        think: Some(env.config.think),
         confined: Some(!env.config.unconfined_arms),
         backend_failure: Some(match l {
             Some(_) => why.to_string(),

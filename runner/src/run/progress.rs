@@ -161,6 +161,8 @@ mod tests {
             turns: None,
             cached_prompt_tokens: None,
             uncached_prompt_tokens: None,
+            backend_kind: None,
+            think: None,
         }
     }
 

@@ -78,6 +78,8 @@ pub fn run_attempt(
         attempt_dir: rel(&l.dir, env.run_dir),
         backend: env.backend_label.to_string(),
         simulated: env.simulated,
+        backend_kind: Some(env.backend_kind),
+        think: Some(env.config.think),
         confined: Some(!env.config.unconfined_arms),
         command: l.command,
         backend_url: l.backend_url,

@@ -37,6 +37,10 @@ pub struct Facts {
     pub backend: String,
     /// Whether the backend is simulated.
     pub simulated: bool,
+    /// The API of the backend (`None`: not recorded).
+    pub backend_kind: Option<lrab_records::BackendKind>,
+    /// The run's thinking setting (`None`: not recorded).
+    pub think: Option<lrab_records::ThinkSetting>,
     /// Whether the arm ran confined (`None`: not recorded).
     pub confined: Option<bool>,
     /// The launched command line, program first.
@@ -155,6 +159,8 @@ impl Facts {
             turns: self.usage.turns,
             cached_prompt_tokens: self.usage.cached_prompt_tokens,
             uncached_prompt_tokens: self.usage.uncached_prompt_tokens,
+            backend_kind: self.backend_kind,
+            think: self.think,
         }
     }
 
@@ -173,6 +179,8 @@ impl Facts {
             command: self.command.clone(),
             backend: Some(self.backend.clone()),
             backend_url: self.backend_url.clone(),
+            backend_kind: self.backend_kind,
+            think: self.think,
             confined: self.confined,
             backend_failure: None,
             phases: self

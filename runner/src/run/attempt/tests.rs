@@ -49,6 +49,8 @@ fn resumed() -> Facts {
         attempt_dir: "cells/harness/sim-4b/LH-03/r1/a0".into(),
         backend: "sim".into(),
         simulated: true,
+        backend_kind: Some(lrab_records::BackendKind::Sim),
+        think: Some(lrab_records::ThinkSetting::Off),
         confined: None,
         command: vec!["/bin/lrab-harness".into(), "run".into(), "--x".into()],
         backend_url: "http://127.0.0.1:4000".into(),
@@ -105,6 +107,8 @@ fn timed_out() -> Facts {
         attempt_dir: "cells/goose/qwen3_4b/WF-01/r0/a0".into(),
         backend: "ollama".into(),
         simulated: false,
+        backend_kind: Some(lrab_records::BackendKind::Ollama),
+        think: Some(lrab_records::ThinkSetting::Off),
         confined: None,
         command: vec!["goose".into()],
         backend_url: "http://127.0.0.1:5000".into(),
@@ -188,9 +192,9 @@ const RESUMED_SCORE_JSON: &str = r#"{
 }
 "#;
 
-const HEADER_LINE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens\n";
+const HEADER_LINE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think\n";
 
-const RESUMED_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":7,"arm":"harness","model":"sim-4b","task":"LH-03","repeat":1,"attempt":0,"attempt_dir":"cells/harness/sim-4b/LH-03/r1/a0","command":["/bin/lrab-harness","run","--x"],"backend":"sim","backend_url":"http://127.0.0.1:4000","phases":[{"wall":1800.0,"code":null,"timed_out":true,"survivors":false},{"wall":95.556,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":1.25,"modelled_wall_seconds":1935.3,"sim_ledger":{"requests":12,"model_seconds":40.123,"paced_seconds":0.401,"tool_calls":9,"errors":1},"runner_overhead_seconds":0.31,"scoring_seconds":0.051,"failure_mode":"completed","score":0.6666,"score_error":null,"retry":false}
+const RESUMED_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":7,"arm":"harness","model":"sim-4b","task":"LH-03","repeat":1,"attempt":0,"attempt_dir":"cells/harness/sim-4b/LH-03/r1/a0","command":["/bin/lrab-harness","run","--x"],"backend":"sim","backend_url":"http://127.0.0.1:4000","backend_kind":"sim","think":"off","phases":[{"wall":1800.0,"code":null,"timed_out":true,"survivors":false},{"wall":95.556,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":1.25,"modelled_wall_seconds":1935.3,"sim_ledger":{"requests":12,"model_seconds":40.123,"paced_seconds":0.401,"tool_calls":9,"errors":1},"runner_overhead_seconds":0.31,"scoring_seconds":0.051,"failure_mode":"completed","score":0.6666,"score_error":null,"retry":false}
 "#;
 
 #[test]
@@ -199,7 +203,7 @@ fn a_resumed_sim_attempt_writes_exactly_these_bytes() {
     assert_eq!(score, RESUMED_SCORE_JSON);
     assert_eq!(
         cells,
-        format!("{HEADER_LINE}run-1,harness,sim-4b,LH-03,4,1,0,0.667,1.000,0.500,1895.6,0,completed,sim,true,1200,80,12,,cells/harness/sim-4b/LH-03/r1/a0,2,11,900,300\n")
+        format!("{HEADER_LINE}run-1,harness,sim-4b,LH-03,4,1,0,0.667,1.000,0.500,1895.6,0,completed,sim,true,1200,80,12,,cells/harness/sim-4b/LH-03/r1/a0,3,11,900,300,sim,off\n")
     );
     assert_eq!(HEADER_LINE.trim_end(), lrab_records::HEADER.join(","));
     assert_eq!(attempts, RESUMED_ATTEMPT_LINE);
@@ -226,7 +230,7 @@ const TIMED_OUT_SCORE_JSON: &str = r#"{
 }
 "#;
 
-const TIMED_OUT_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":0,"arm":"goose","model":"qwen3:4b","task":"WF-01","repeat":0,"attempt":0,"attempt_dir":"cells/goose/qwen3_4b/WF-01/r0/a0","command":["goose"],"backend":"ollama","backend_url":"http://127.0.0.1:5000","phases":[{"wall":600.03,"code":null,"timed_out":true,"survivors":false}],"quiet_wait_seconds":0.0,"modelled_wall_seconds":null,"sim_ledger":null,"runner_overhead_seconds":0.02,"scoring_seconds":0.0,"failure_mode":"timeout","score":0.0,"score_error":null,"retry":true}
+const TIMED_OUT_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":0,"arm":"goose","model":"qwen3:4b","task":"WF-01","repeat":0,"attempt":0,"attempt_dir":"cells/goose/qwen3_4b/WF-01/r0/a0","command":["goose"],"backend":"ollama","backend_url":"http://127.0.0.1:5000","backend_kind":"ollama","think":"off","phases":[{"wall":600.03,"code":null,"timed_out":true,"survivors":false}],"quiet_wait_seconds":0.0,"modelled_wall_seconds":null,"sim_ledger":null,"runner_overhead_seconds":0.02,"scoring_seconds":0.0,"failure_mode":"timeout","score":0.0,"score_error":null,"retry":true}
 "#;
 
 #[test]
@@ -235,7 +239,7 @@ fn a_timed_out_attempt_writes_exactly_these_bytes() {
     assert_eq!(score, TIMED_OUT_SCORE_JSON);
     assert_eq!(
         cells,
-        format!("{HEADER_LINE}run-2,goose,qwen3:4b,WF-01,1,0,0,0.000,,,600.0,,timeout,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,2,,,\n")
+        format!("{HEADER_LINE}run-2,goose,qwen3:4b,WF-01,1,0,0,0.000,,,600.0,,timeout,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,3,,,,ollama,off\n")
     );
     assert_eq!(attempts, TIMED_OUT_ATTEMPT_LINE);
     // the last allowed attempt is not retried
@@ -260,7 +264,7 @@ fn a_scoring_error_is_kept_in_both_json_records() {
     assert_eq!(a["failure_mode"], "error");
     // no score: the retry rule applies
     assert_eq!(a["retry"], true);
-    assert!(
-        cells.ends_with(",70.0,0,error,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,2,,,\n")
-    );
+    assert!(cells.ends_with(
+        ",70.0,0,error,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,3,,,,ollama,off\n"
+    ));
 }
