@@ -8,9 +8,12 @@
 #  1. installs opencode and agent-mini into the arms cache if needed (`lrab arms install`);
 #  2. runs the matrix once without interruption (the reference): harness, opencode, agent-mini
 #     × sim-2b, sim-35b × 6 tasks on the simulated backend, 2 cells at a time;
-#  3. runs it again and SIGKILLs `lrab` LRAB_SOAK_KILLS (10) times, each after a random delay
-#     (uniform in 0.5 s … LRAB_SOAK_MAX_DELAY_MS, from bash's RANDOM seeded with
-#     LRAB_SOAK_SEED), resuming the run after every kill and once more at the end; after each
+#  3. runs it again and SIGKILLs `lrab` LRAB_SOAK_KILLS (10) times, resuming the run after every
+#     kill and once more at the end. Each kill comes at a random moment (bash's RANDOM, seeded
+#     with LRAB_SOAK_SEED): one in four 0.2–6 s after the session started (its startup: backend,
+#     checks, the resume's set-aside, the first launches), the others 0 s … LRAB_SOAK_MAX_DELAY_MS
+#     (default 1.5 × the reference's time / kills) after the session's first attempt folder
+#     appeared, so that the kills spread over the run's cells and arms; after each
 #     kill it notes the attempt folders in flight (no row) and, 5 s later, any process of the
 #     run still alive;
 #  4. checks: the run completes; runfolder.sh's rf_verify (every planned cell has a row, no
@@ -23,7 +26,7 @@
 # Exit 0 when everything holds, 1 on a failed check, 77 when an arm cannot be installed.
 # Env: LRAB_BIN (default: `cargo build -p lrab-runner -p lrab-harness`, target/debug/lrab),
 # LRAB_SOAK_SEED (default: from the clock; printed), LRAB_SOAK_KILLS (10),
-# LRAB_SOAK_MAX_DELAY_MS (15000), LRAB_SOAK_ARMS, LRAB_SOAK_MODELS, LRAB_SOAK_TASKS,
+# LRAB_SOAK_MAX_DELAY_MS (default: 1.5 × reference time / kills), LRAB_SOAK_ARMS, LRAB_SOAK_MODELS, LRAB_SOAK_TASKS,
 # LRAB_SOAK_JOBS (2), LRAB_SOAK_KEEP=1 (leave the work folder).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +54,6 @@ for a in opencode agent-mini; do
 done
 
 KILLS=${LRAB_SOAK_KILLS:-10}
-MAX_MS=${LRAB_SOAK_MAX_DELAY_MS:-15000}
 SEED=${LRAB_SOAK_SEED:-$(( $(date +%s) % 1000000 ))}
 RANDOM=$SEED
 W=${1:-$(mktemp -d "${TMPDIR:-/tmp}/lrab-soak.XXXXXX")}
@@ -84,11 +86,27 @@ T=$(now)
 T_REF=$(since "$T")
 CELLS=$(tail -n +2 "$OUT/soak-ref/cells.csv" | grep -c .)
 say "reference run: $CELLS rows in $T_REF s"
+# A session's startup (backend, arm versions, confinement check) takes seconds on a loaded
+# machine: delays scaled to the run put the kills into its cells, not only into startups.
+MAX_MS=${LRAB_SOAK_MAX_DELAY_MS:-$(awk -v t="$T_REF" -v k="$KILLS" 'BEGIN { printf "%d", 1500 * t / k }')}
+[ "$MAX_MS" -gt 1000 ] || MAX_MS=1000
+say "kill moments: 1 in 4 at 200 … 6000 ms after a session's start, the others at 0 … $MAX_MS ms after its first attempt began"
+rand() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }  # rand LO HI
+ms() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+# first_attempt STAMP PID: waits until an attempt folder newer than STAMP exists (or PID ended)
+first_attempt() {
+  local t=0
+  while kill -0 "$2" 2>/dev/null && [ $t -lt 2400 ]; do
+    [ -n "$(find "$D/cells" -mindepth 5 -maxdepth 5 -type d -newer "$1" 2>/dev/null | head -n1)" ] && return 0
+    sleep 0.05; t=$((t + 1))
+  done
+  return 1
+}
 
 # --- 2. kill, resume, kill … ---------------------------------------------------------------------
 D=$OUT/soak-run
 T=$(now)
-k=0 session=0 inflight=0 survivors=0 finished_early=0
+k=0 session=0 survivors=0
 MOMENTS=()
 while [ $k -lt "$KILLS" ]; do
   session=$((session + 1))
@@ -98,20 +116,22 @@ while [ $k -lt "$KILLS" ]; do
   else
     cmd=("$LRAB_BIN" run --resume "$D" --no-progress --jobs "${LRAB_SOAK_JOBS:-2}")
   fi
-  delay=$(( 500 + (RANDOM * 32768 + RANDOM) % (MAX_MS - 500) ))
+  if [ $((RANDOM % 4)) = 0 ]; then anchor=start delay=$(rand 200 6000)
+  else anchor="first attempt" delay=$(rand 0 "$MAX_MS"); fi
+  touch "$W/stamp"
+  sleep 0.01
   "${cmd[@]}" >>"$W/session-$session.log" 2>&1 &
   pid=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+  [ "$anchor" = start ] || first_attempt "$W/stamp" "$pid" || true
+  sleep "$(ms "$delay")"
   if ! kill -0 "$pid" 2>/dev/null; then
     wait "$pid" || { tail -n 30 "$W/session-$session.log" >&2; fail "session $session failed"; }
-    finished_early=1
-    say "session $session finished before its kill at ${delay} ms: the run is complete"
-    break
+    fail "session $session finished before its kill at ${delay} ms: only $k of $KILLS kills landed (set a smaller LRAB_SOAK_MAX_DELAY_MS)"
   fi
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null || true
   k=$((k + 1))
-  MOMENTS+=("$delay")
+  MOMENTS+=("$delay ms after $anchor")
   # the folders in flight, by inode: a folder set aside keeps its inode under interrupted/
   n=0
   for a in $(rf_unrecorded "$D"); do
@@ -125,13 +145,11 @@ while [ $k -lt "$KILLS" ]; do
     survivors=$((survivors + $(grep -c . <<<"$left")))
     printf 'soak: after kill %d, still alive after 5 s:\n%s\n' "$k" "$left" >&2
   fi
-  say "kill $k at ${delay} ms into session $session: $rows rows recorded, $n attempt(s) in flight"
+  say "kill $k, $delay ms after session $session's $anchor: $rows rows recorded, $n attempt(s) in flight"
 done
 session=$((session + 1))
-if [ $finished_early = 0 ]; then
-  "$LRAB_BIN" run --resume "$D" --no-progress --jobs "${LRAB_SOAK_JOBS:-2}" >>"$W/session-$session.log" 2>&1 ||
-    { tail -n 30 "$W/session-$session.log" >&2; fail "the last resume failed"; }
-fi
+"$LRAB_BIN" run --resume "$D" --no-progress --jobs "${LRAB_SOAK_JOBS:-2}" >>"$W/session-$session.log" 2>&1 ||
+  { tail -n 30 "$W/session-$session.log" >&2; fail "the last resume failed"; }
 T_SOAK=$(since "$T")
 say "$k kills, $session sessions, run complete in $T_SOAK s"
 
@@ -165,6 +183,6 @@ same=$(LC_ALL=C comm -12 <(key "$OUT/soak-ref") <(key "$D") | grep -c . || true)
 per_arm=$(LC_ALL=C comm -13 <(key "$OUT/soak-ref") <(key "$D") | cut -d, -f1 | sort | uniq -c |
   awk '{ printf "%s%s %s", s, $2, $1; s = ", " }')
 say "rows equal to the uninterrupted reference: $same of $CELLS${per_arm:+ (differing: $per_arm)}"
-say "kill moments (ms into each session): ${MOMENTS[*]}"
+say "kill moments: $(printf '%s; ' "${MOMENTS[@]}")"
 say "OK: $k SIGKILLs (seed $SEED), $inflight attempt(s) in flight set aside and rerun, $CELLS cells: nothing lost, nothing twice, no orphan, no process left; wall $(since "$T_ALL") s, reference $T_REF s, soaked run $T_SOAK s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "${LRAB_SOAK_KEEP:-0}" = 1 ] || rm -rf "$W"
