@@ -1,7 +1,7 @@
 //! The normalised data the analysis works on, whatever file format it came from.
 
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One (arm, model, task) cell after "latest attempt wins" and averaging over repeats.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -137,6 +137,9 @@ pub struct Dataset {
     pub unnamed_models: Vec<(String, String)>,
     /// Cells coded for failure forms, per input file (a published coding; a run's cells).
     pub forms: Vec<crate::failure_forms::Source>,
+    /// The thinking settings (`think` column; `off` for files written before it existed) and
+    /// the cells.csv files that ran with each: more than one is a caveat.
+    pub think: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Tier of an LRAB task id (`WF-01`..`WF-15`, `LH-01`..`LH-03`); 0 when not a known id.

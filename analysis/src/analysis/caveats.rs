@@ -32,6 +32,20 @@ pub(crate) fn caveats(ds: &Dataset, a: &Analysis) -> Vec<String> {
             ds.cells.iter().map(|c| c.tier).collect::<BTreeSet<_>>().len()
         ));
     }
+    if ds.think.len() > 1 {
+        let each: Vec<String> = ds
+            .think
+            .iter()
+            .map(|(setting, files)| {
+                let files: Vec<&str> = files.iter().map(String::as_str).collect();
+                format!("{setting} in {}", files.join(", "))
+            })
+            .collect();
+        out.push(format!(
+            "The runs compared differ in thinking (--think): {}. A score moves with the setting,              so cells of different settings are not comparable as they stand.",
+            each.join("; ")
+        ));
+    }
     comparisons(&a.comparisons, &mut out);
     timeouts(ds, a, &mut out);
     for (file, label) in &ds.unnamed_models {

@@ -72,6 +72,14 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
         let per_cell = (t.has(&["harness"]) || t.has(&["arm"])) && t.has(&["task", "score"]);
         let kind = if t.has(CELLS_REQUIRED) {
             cells::read_cells(&t, &mut b)?;
+            for i in 0..t.rows {
+                // files written before the column existed ran with thinking off
+                let think = t.get(lrab_records::column::THINK, i).unwrap_or("off");
+                ds.think
+                    .entry(think.to_string())
+                    .or_default()
+                    .insert(shown.clone());
+            }
             ds.forms.push(forms::read_run(&t)?);
             score_files += 1;
             "cells.csv"
