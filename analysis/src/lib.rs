@@ -17,6 +17,7 @@ mod figures;
 mod load;
 mod model;
 mod report;
+pub mod resource_table;
 mod rng;
 pub mod stats;
 pub mod tau2_tables;

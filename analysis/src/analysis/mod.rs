@@ -268,6 +268,8 @@ pub struct Analysis {
     pub extras: Option<Extras>,
     /// Failure forms coded by the paper's rules, in the paper's layout.
     pub failure_forms: Option<crate::failure_forms::FormsTable>,
+    /// The paper's resource table (per arm and per model).
+    pub resource_table: Option<crate::resource_table::ResourceTable>,
     /// Prompt-cache use per arm and model, on the same cells.
     pub prompt_cache: Vec<prompt_cache::CacheRow>,
     /// Ablations: each variant against its baseline, with repeats.
@@ -326,6 +328,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
     let (failure_modes, wall, resources) = activity::per_arm(ds, &arms);
     let extras = activity::extras(ds, &arms);
     let failure_forms = crate::failure_forms::table(&ds.forms, &arms, &models);
+    let resource_table = crate::resource_table::table(&ds.cells, &arms, &models);
 
     let mut designs = Vec::new();
     for f in &ds.ablations {
@@ -353,6 +356,7 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
         mechanisms,
         extras,
         failure_forms,
+        resource_table,
         prompt_cache,
         ablations,
         tau: tau_summary(ds, cfg.focal.as_deref()),

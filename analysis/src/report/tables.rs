@@ -294,6 +294,9 @@ pub fn tables_markdown(a: &Analysis) -> String {
     if let Some(f) = &a.failure_forms {
         out.push_str(&f.markdown());
     }
+    if let Some(r) = &a.resource_table {
+        out.push_str(&r.markdown());
+    }
     out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
