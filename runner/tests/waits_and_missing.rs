@@ -393,3 +393,91 @@ fn tasks_check_names_a_program_missing_from_path() {
         .unwrap_or_else(|| panic!("the check's program is not named: {t}"));
     assert!(l.contains("the checks of T-03"), "{l}");
 }
+
+/// When the only backend stops answering mid-run, the wait for one to come back is said like
+/// the first one (what, how long at most, `--cell-backend-wait-secs`), with progress, then the
+/// run stops naming it.
+#[test]
+fn waiting_for_a_lost_backend_to_come_back_is_said() {
+    let d = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut sim = lrab()
+        .args(["sim", "serve", "--addr", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let gate = d.path().join("gate");
+    std::fs::create_dir_all(&gate).unwrap();
+    let arms = d.path().join("arms");
+    std::fs::create_dir_all(&arms).unwrap();
+    let g = gate.display();
+    common::sh_arm(
+        &arms,
+        "waiter",
+        &format!("touch {g}/started; while [ ! -e {g}/go ]; do sleep 0.05; done; exit 0\n"),
+    );
+    let mut run = lrab()
+        .args([
+            "run",
+            "--arms-dir",
+            s(&arms),
+            "--out",
+            s(&d.path().join("results")),
+        ])
+        .args([
+            "--backend",
+            &url,
+            "--backend-wait-secs",
+            "30",
+            "--no-progress",
+        ])
+        .args(["--cell-backend-wait-secs", "3", "--unconfined-arms"])
+        .args([
+            "--quiet-poll-ms",
+            "20",
+            "--quiet-stable-ms",
+            "100",
+            "--quiet-max-ms",
+            "500",
+        ])
+        .args(["--arms", "waiter", "--models", "sim-2b", "--tasks", "WF-01"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !gate.join("started").exists() {
+        assert!(t0.elapsed().as_secs() < 120, "the cell never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = sim.kill();
+    let _ = sim.wait();
+    std::fs::write(gate.join("go"), "").unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut run.stderr.take().unwrap(), &mut err).unwrap();
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    let announced = err
+        .lines()
+        .position(|l| {
+            l.contains("waiting up to 3 s for a backend to answer again")
+                && l.contains("change with --cell-backend-wait-secs")
+        })
+        .unwrap_or_else(|| panic!("no announcement: {err}"));
+    let last = err.lines().count() - 1;
+    assert!(
+        err.lines()
+            .nth(last)
+            .unwrap()
+            .contains("no backend answers after 3 s"),
+        "{err}"
+    );
+    assert!(announced < last, "{err}");
+    assert!(
+        err.contains("still waiting for a backend to answer again"),
+        "{err}"
+    );
+    eprintln!("{err}");
+}

@@ -51,7 +51,10 @@ pub fn run(dir: &Path, out: &Path) -> Result<Exit> {
                 )?;
                 lrab_util::outln!("imported {id} (untouched floor {f:.3})");
             }
-            Err(e) => errors.push(format!("{id}: measuring the floor: {e:#}")),
+            Err(e) => errors.push(format!(
+                "{id}: measuring the floor: {}",
+                lrab_util::error_chain(e.as_ref())
+            )),
         }
     }
     for e in &errors {

@@ -266,7 +266,10 @@ fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
     match lrab_analysis::run(&args) {
         Ok(_) => out.join("report.md"),
         Err(e) => {
-            eprintln!("note: no full report for this run ({e:#}); see the summary instead");
+            eprintln!(
+                "note: no full report for this run ({}); see the summary instead",
+                lrab_util::error_chain(&e)
+            );
             run_dir.join("summary.md")
         }
     }

@@ -369,7 +369,7 @@ impl Backend {
         for r in results {
             match r {
                 Ok(b) => out.push(b),
-                Err(e) => bad.push(format!("{e:#}")),
+                Err(e) => bad.push(lrab_util::error_chain(e.as_ref())),
             }
         }
         if !bad.is_empty() {

@@ -176,7 +176,7 @@ impl Pool {
             }
             match backend::health(&url, PROBE) {
                 Ok(_) => return None,
-                Err(e) => why = format!("{e:#}"),
+                Err(e) => why = lrab_util::error_chain(e.as_ref()),
             }
         }
         Some(why)
@@ -186,6 +186,12 @@ impl Pool {
     /// answers for `wait`, an error naming each and why.
     pub fn acquire(&self, wait: Duration) -> Result<Lease<'_>> {
         let start = Instant::now();
+        // a wait for a backend to come back is said, paced and bounded like any (wait.rs)
+        let mut said = super::wait::Wait::new(
+            "a backend to answer again (none is left in rotation)",
+            wait,
+            "--cell-backend-wait-secs N",
+        );
         loop {
             self.reprobe();
             let pick = {
@@ -207,7 +213,7 @@ impl Pool {
                 match backend::health(&self.url(i), PROBE) {
                     Ok(_) => return Ok(lease),
                     Err(e) => {
-                        self.mark_down(i, &format!("{e:#}"));
+                        self.mark_down(i, &lrab_util::error_chain(e.as_ref()));
                         continue;
                     }
                 }
@@ -233,6 +239,10 @@ impl Pool {
                     );
                 }
                 drop(st);
+                let out = format!("{} out of rotation", self.labels.join(", "));
+                if let Some(line) = said.failed_try(start.elapsed(), &out) {
+                    self.note(line);
+                }
                 std::thread::sleep(Duration::from_millis(500));
             } else {
                 let _ = self
@@ -364,7 +374,10 @@ pub fn record_lost(
         confined: Some(!env.config.unconfined_arms),
         backend_failure: Some(match l {
             Some(_) => why.to_string(),
-            None => format!("{why} (the attempt failed: {e:#})"),
+            None => format!(
+                "{why} (the attempt failed: {})",
+                lrab_util::error_chain(e.as_ref())
+            ),
         }),
         phases: l
             .map(|l| {
