@@ -38,8 +38,12 @@ fn m(role: &str, content: &str) -> Msg {
 }
 
 fn reply(conv: &Conv) -> Turn {
+    reply_of(conv, Profile::oracle())
+}
+
+fn reply_of(conv: &Conv, profile: Profile) -> Turn {
     let tasks = index();
-    let model = ModelSpec::from_profile(Profile::oracle());
+    let model = ModelSpec::from_profile(profile);
     let env = Env {
         model: &model,
         seed: 1,
@@ -131,4 +135,71 @@ following list of modules: ['pathlib', 'subprocess']";
         t.content
     );
     assert!(!t.content.contains("final_answer("), "{}", t.content);
+}
+
+#[test]
+fn a_sized_model_fails_in_the_protocol_as_it_does_with_tools() {
+    use crate::dialect::Family;
+    use crate::profile::{FailureForm, REACT_ORACLE};
+    let sys = "Act as an expert software developer.\nYou MUST use this *file listing* format:\n\npath/to/filename.js\n```\n// entire file content ...\n```\n";
+    let conv = Conv {
+        messages: vec![m("system", sys), m("user", TASK)],
+        ..Default::default()
+    };
+    // a model that always stops: no listing at all, the stopping sentence instead
+    let stop = Profile::only(
+        "stops",
+        Family::Gemma4,
+        FailureForm::Abandon,
+        1.0,
+        REACT_ORACLE,
+    );
+    let t = reply_of(&conv, stop);
+    assert_eq!(t.form, Some(FailureForm::Abandon));
+    assert!(
+        edit_blocks::listings(&t.content, "```", "```").is_empty(),
+        "{}",
+        t.content
+    );
+    // a model whose writes are always degraded: the listing holds other content
+    let wrong = Profile::only(
+        "wrong",
+        Family::Gemma4,
+        FailureForm::ContentError,
+        1.0,
+        REACT_ORACLE,
+    );
+    let t = reply_of(&conv, wrong);
+    assert_eq!(t.form, Some(FailureForm::ContentError));
+    let files = edit_blocks::listings(&t.content, "```", "```");
+    assert!(!files.is_empty());
+    assert!(t.content_kind.is_some());
+    let reference = |p: &str| match p {
+        "report.md" => Some("# Report\n\n"),
+        "tools/check.py" => Some("print('ok')\n"),
+        _ => None,
+    };
+    assert!(
+        files
+            .iter()
+            .any(|(_, p, c)| reference(p) != Some(c.as_str())),
+        "{}",
+        t.content
+    );
+    // a model that leaks its calls as text: prose without an action (the family's call shape)
+    let leak = Profile::only(
+        "leaks",
+        Family::Gemma4,
+        FailureForm::TextCall,
+        1.0,
+        REACT_ORACLE,
+    );
+    let t = reply_of(&conv, leak);
+    assert_eq!(t.form, Some(FailureForm::TextCall));
+    assert!(t.outcome.is_none() && t.calls.is_empty());
+    assert!(
+        edit_blocks::listings(&t.content, "```", "```").is_empty(),
+        "{}",
+        t.content
+    );
 }
