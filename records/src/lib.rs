@@ -41,7 +41,7 @@ pub use events::{
 pub use jsonl::{append_jsonl, read_jsonl_lenient};
 pub use manifest::{
     ArmInfo, BackendApi, BackendInfo, BackendKind, Disagreement, Manifest, MatrixSpec, ModelInfo,
-    Order, ThinkSetting, UNKNOWN_COMMIT,
+    Order, ThinkSetting, SERVED_BY, UNKNOWN_COMMIT,
 };
 pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{

@@ -393,6 +393,14 @@ impl Manifest {
             if let Some(b) = other.models.iter().find(|b| b.name == a.name) {
                 if let (Some(x), Some(y)) = (&a.digest, &b.digest) {
                     cmp(&format!("models[{}].digest", a.name), j(x), j(y));
+                } else {
+                    // no digest says what the name is: the servers that answered to it must
+                    // be the same ones
+                    cmp(
+                        &format!("models[{}]{SERVED_BY}", a.name),
+                        j(&self.openai_backends()),
+                        j(&other.openai_backends()),
+                    );
                 }
             }
         }
@@ -407,6 +415,25 @@ impl Manifest {
             }
         }
         out
+    }
+}
+
+/// The suffix of the disagreement raised when a model without a digest was served by different
+/// OpenAI-compatible backends (`lrab merge --allow-different-backends` accepts it).
+pub const SERVED_BY: &str = ".served_by";
+
+impl Manifest {
+    /// The OpenAI-compatible backends of the run (`kind url`, sorted): what served a model
+    /// that has no digest.
+    fn openai_backends(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .backends
+            .iter()
+            .filter(|b| b.kind == Some(BackendKind::Openai))
+            .map(|b| format!("openai {}", b.url))
+            .collect();
+        v.sort();
+        v
     }
 }
 
@@ -499,6 +526,34 @@ mod tests {
     }
 
     #[test]
+    fn a_model_without_digest_must_come_from_the_same_openai_backends() {
+        let on = |url: &str| {
+            let mut m = current();
+            m.models[0].digest = None;
+            m.backends = vec![BackendInfo {
+                label: url.into(),
+                url: url.into(),
+                simulated: false,
+                version: None,
+                kind: Some(BackendKind::Openai),
+            }];
+            m
+        };
+        let (a, b) = (on("https://api.one.example"), on("https://api.two.example"));
+        assert_eq!(a.disagreements(&on("https://api.one.example")), vec![]);
+        let d = a.disagreements(&b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].field, format!("models[sim-4b]{SERVED_BY}"));
+        assert!(d[0].right.contains("api.two.example"));
+        // a digest on both sides says it all
+        let mut c = b.clone();
+        c.models[0].digest = Some("sha256:ab".into());
+        let mut a2 = a.clone();
+        a2.models[0].digest = Some("sha256:ab".into());
+        assert_eq!(a2.disagreements(&c), vec![]);
+    }
+
+    #[test]
     fn each_recorded_difference_is_named_with_both_values() {
         let a = current();
         type Change = Box<dyn Fn(&mut Manifest)>;
@@ -526,6 +581,10 @@ mod tests {
                 Box::new(|m| m.matrix.tasks.push("WF-02".into())),
             ),
             ("matrix.num_ctx", Box::new(|m| m.matrix.num_ctx = 8192)),
+            (
+                "matrix.think",
+                Box::new(|m| m.matrix.think = ThinkSetting::On),
+            ),
             (
                 "models[sim-4b].digest",
                 Box::new(|m| m.models[0].digest = Some("sha256:cd".into())),

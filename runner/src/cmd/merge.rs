@@ -15,10 +15,14 @@ pub struct Args {
     /// Run folders to merge.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    /// Merge even when a model without a digest (an OpenAI-compatible backend's) was served by
+    /// different backends in different inputs: nothing then tells it is the same model.
+    #[arg(long)]
+    pub allow_different_backends: bool,
 }
 
 pub fn run(a: Args) -> Result<Exit> {
-    let r = crate::run::merge::merge(&a.out, &a.inputs)?;
+    let r = crate::run::merge::merge(&a.out, &a.inputs, a.allow_different_backends)?;
     lrab_util::outln!(
         "merged {} rows into {} ({} cells planned, {} missing)",
         r.rows,

@@ -27,7 +27,10 @@ pub struct MergeReport {
     pub missing: usize,
 }
 
-pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
+/// Merges `inputs` into `out`. `allow_backends`: a model without a digest may have been served
+/// by different OpenAI-compatible backends in different inputs (nothing tells whether it is
+/// one model; refused otherwise).
+pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<MergeReport> {
     if inputs.is_empty() {
         bail!("merge: give at least one run folder");
     }
@@ -41,7 +44,10 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport> {
         let m = Manifest::read(dir)
             .with_context(|| format!("merge: {} is not a run folder", dir.display()))?;
         if let Some(first) = manifests.first() {
-            let d = Manifest::disagreements(first, &m);
+            let mut d = Manifest::disagreements(first, &m);
+            if allow_backends {
+                d.retain(|x| !x.field.ends_with(lrab_records::SERVED_BY));
+            }
             if !d.is_empty() {
                 let (a, b) = (inputs[0].join("manifest.json"), dir.join("manifest.json"));
                 let lines: Vec<String> = d
