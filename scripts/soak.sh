@@ -45,7 +45,7 @@ if [ -z "${LRAB_BIN:-}" ]; then
   LRAB_BIN=$REPO/target/debug/lrab
 fi
 [ -x "$LRAB_BIN" ] || fail "lrab binary not found: $LRAB_BIN"
-ARMS=${LRAB_SOAK_ARMS:-harness,opencode,agent-mini}
+ARMS=${LRAB_SOAK_ARMS:-harness,agent-mini,opencode}
 for a in opencode agent-mini; do
   [[ ,$ARMS, == *,$a,* ]] || continue
   "$LRAB_BIN" arms check "$a" >/dev/null 2>&1 && continue

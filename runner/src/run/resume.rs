@@ -73,7 +73,13 @@ pub fn pending(cells: &[Cell], rows: &[CellRow], retries: u32) -> Vec<(Cell, u32
 /// Every attempt folder under `cells/` (`cells/<arm>/<model>/<task>/r<k>/<attempt>`, any
 /// directory at that depth), relative to the run folder, sorted.
 pub fn attempt_folders(run_dir: &Path) -> Vec<String> {
-    let mut level = vec![PathBuf::from("cells")];
+    folders_under(run_dir, "cells")
+}
+
+/// The folders at attempt depth under `<run_dir>/<top>` (`cells`, `interrupted`, `lost`),
+/// relative to the run folder, sorted.
+fn folders_under(run_dir: &Path, top: &str) -> Vec<String> {
+    let mut level = vec![PathBuf::from(top)];
     for _ in 0..5 {
         let mut next = Vec::new();
         for rel in &level {
@@ -118,7 +124,7 @@ pub fn set_aside_unrecorded(
     retries: u32,
 ) -> Result<Vec<InterruptedRecord>> {
     let todo = pending(cells, rows, retries);
-    let mut out = Vec::new();
+    let mut out = journal_unjournalled(run_dir)?;
     for from in unrecorded(run_dir, rows) {
         let dir = run_dir.join(&from);
         super::process::reap_stale(&dir.join("arm.pgid"), run_dir);
@@ -136,7 +142,7 @@ pub fn set_aside_unrecorded(
             match (cell, scored) {
                 (None, _) => "no planned cell of this run has this folder",
                 (_, true) =>
-                    "it has score.json but no cells.csv row: the runner stopped between the two",
+                    "it has score.json but no cells.csv row: the runner stopped before recording it",
                 (_, false) => "no cells.csv row: the runner stopped during this attempt",
             },
             if reruns {
@@ -157,6 +163,40 @@ pub fn set_aside_unrecorded(
             reason,
         };
         lrab_records::append_jsonl(&run_dir.join(INTERRUPTED_JOURNAL), &rec)?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// A resume killed between moving a folder to `interrupted/` and journalling it leaves the
+/// folder unnamed: the next resume names it (with `from` rebuilt from its path).
+fn journal_unjournalled(run_dir: &Path) -> Result<Vec<InterruptedRecord>> {
+    let journal = run_dir.join(INTERRUPTED_JOURNAL);
+    let named: BTreeSet<String> = lrab_records::read_jsonl_lenient::<InterruptedRecord>(&journal)
+        .map(|(v, _)| v.into_iter().map(|r| r.attempt_dir).collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for moved in folders_under(run_dir, INTERRUPTED_DIR) {
+        if named.contains(&moved) {
+            continue;
+        }
+        let rel = &moved[INTERRUPTED_DIR.len()..];
+        let from = format!("cells{}", rel.rsplit_once('-').map_or(rel, |(a, _)| a));
+        let reason = "found under interrupted/ without its journal line (the resume that set it \
+                      aside stopped before recording it); not counted"
+            .to_string();
+        eprintln!("resume: set aside {from} -> {moved}: {reason}");
+        let rec = InterruptedRecord {
+            schema_version: lrab_records::SCHEMA_VERSION,
+            attempt: (Path::new(&from).file_name())
+                .and_then(|n| n.to_str()?.strip_prefix('a')?.parse().ok()),
+            from,
+            scored: run_dir.join(&moved).join("score.json").is_file(),
+            attempt_dir: moved,
+            cell: None,
+            reason,
+        };
+        lrab_records::append_jsonl(&journal, &rec)?;
         out.push(rec);
     }
     Ok(out)
@@ -234,6 +274,7 @@ mod tests {
         mk("cells/a/m/T1/r0/a0", true); // recorded
         mk("cells/a/m/T2/r0/a0", true); // scored, stopped before its row
         mk("cells/x/m/T9/r0/a0", false); // no planned cell's
+        mk("interrupted/a/m/T1/r0/a3-2", false); // moved by a resume killed before journalling
         let got = set_aside_unrecorded(run, &[done], &cells, 1).unwrap();
         let seen: Vec<_> = (got.iter())
             .map(|r| (r.from.as_str(), r.attempt_dir.as_str(), r.cell, r.scored))
@@ -241,6 +282,12 @@ mod tests {
         assert_eq!(
             seen,
             vec![
+                (
+                    "cells/a/m/T1/r0/a3",
+                    "interrupted/a/m/T1/r0/a3-2",
+                    None,
+                    false
+                ),
                 (
                     "cells/a/m/T2/r0/a0",
                     "interrupted/a/m/T2/r0/a0-1",
@@ -255,9 +302,11 @@ mod tests {
                 ),
             ]
         );
-        assert!(got[0].reason.contains("score.json but no cells.csv row"));
-        assert!(got[0].reason.ends_with("the attempt runs again"));
-        assert!(got[1].reason.starts_with("no planned cell"));
+        assert_eq!(got[0].attempt, Some(3));
+        assert!(got[0].reason.contains("without its journal line"));
+        assert!(got[1].reason.contains("score.json but no cells.csv row"));
+        assert!(got[1].reason.ends_with("the attempt runs again"));
+        assert!(got[2].reason.starts_with("no planned cell"));
         assert_eq!(attempt_folders(run), vec!["cells/a/m/T1/r0/a0".to_string()]);
         assert!(run.join("interrupted/a/m/T2/r0/a0-1/score.json").is_file());
         let (lines, bad) =

@@ -1,7 +1,10 @@
 //! The facts of one attempt, gathered once, and the three records built from them: the runner's
 //! part of `score.json` ([`RunInfo`]), the `cells.csv` row ([`CellRow`]) and the
-//! `attempts.jsonl` line ([`AttemptRecord`]). Written in that order: the row is the source of
-//! truth for resume, so it goes out only once `score.json` is on disk.
+//! `attempts.jsonl` line ([`AttemptRecord`]). Written `score.json`, journal line, row: the row
+//! is the source of truth for resume, so it goes out last, once everything else about the
+//! attempt is on disk. A runner killed before the row leaves a folder the resume sets aside
+//! (its journal line, if written, is superseded by the rerun's line for the same folder); one
+//! killed after it leaves a complete record.
 
 use std::path::Path;
 use std::time::Duration;
@@ -211,8 +214,8 @@ impl Facts {
         }
     }
 
-    /// Writes `<attempt>/score.json`, appends the row to `<run>/cells.csv`, then measures the
-    /// runner's overhead with `overhead` and appends the line to `<run>/attempts.jsonl`.
+    /// Writes `<attempt>/score.json`, measures the runner's overhead with `overhead`, appends the
+    /// line to `<run>/attempts.jsonl`, then the row to `<run>/cells.csv` (the commit point).
     pub fn record(
         &mut self,
         run_dir: &Path,
@@ -221,10 +224,10 @@ impl Facts {
         let dir = run_dir.join(&self.attempt_dir);
         lrab_records::write_score_json(&dir, &self.score_json())
             .with_context(|| format!("write {}/score.json", dir.display()))?;
-        let row = self.cell_row();
-        row.append_to(&run_dir.join("cells.csv"))?;
         self.overhead = overhead();
         lrab_records::append_jsonl(&run_dir.join("attempts.jsonl"), &self.attempt_record())?;
+        let row = self.cell_row();
+        row.append_to(&run_dir.join("cells.csv"))?;
         Ok(row)
     }
 }
