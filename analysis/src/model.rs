@@ -44,6 +44,8 @@ pub struct Cell {
     pub cached_prompt_tokens: Option<f64>,
     /// Mean prompt tokens the backend evaluated (our cells.csv, version 2).
     pub uncached_prompt_tokens: Option<f64>,
+    /// Mean turns (requests answered with a reply; our cells.csv, version 2).
+    pub turns: Option<f64>,
     /// Mean mechanism firings per repeat (repeats with an event log), by mechanism name.
     pub mechanisms: BTreeMap<String, f64>,
     /// Repeats whose event log was found.

@@ -4,9 +4,10 @@
 //! with an all-arms row. A value no cell records is `n/a (not recorded)`, never estimated.
 //!
 //! Per-cell values come from the loaded cells: wall time and tool calls from the score files or
-//! annotations; turns from a `turns` column (our cells.csv does not carry it into the analysis
-//! yet), else `ctx_lines` where the same file records a peak (`turns_resource.csv` writes 0
-//! for arms it did not count); the peak from `ctx_peak_tokens`; timeouts from failure modes.
+//! annotations; turns from our cells.csv (version 2) or a `turns` column, else `ctx_lines`
+//! where the same file records a peak (`turns_resource.csv` writes 0 for arms it did not
+//! count); the peak from `ctx_peak_tokens` (our cells.csv has no such column yet); timeouts
+//! from failure modes.
 
 use crate::model::Cell;
 use crate::stats::{mean, median};
@@ -44,12 +45,14 @@ pub struct ResourceTable {
 }
 
 fn turns(c: &Cell) -> Option<f64> {
-    c.extras.get("turns").copied().or_else(|| {
-        c.extras
-            .contains_key("ctx_peak_tokens")
-            .then(|| c.extras.get("ctx_lines").copied())
-            .flatten()
-    })
+    c.turns
+        .or_else(|| c.extras.get("turns").copied())
+        .or_else(|| {
+            c.extras
+                .contains_key("ctx_peak_tokens")
+                .then(|| c.extras.get("ctx_lines").copied())
+                .flatten()
+        })
 }
 
 fn summary(v: Vec<f64>) -> Option<(f64, f64, usize)> {

@@ -56,11 +56,11 @@ fn a_run_gives_what_it_records_and_says_what_it_does_not() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = tmp.path().join("cells.csv");
     let head =
-        "run_id,arm,model,task,tier,repeat,attempt,score,wall_seconds,failure_mode,tool_calls";
+        "run_id,arm,model,task,tier,repeat,attempt,score,wall_seconds,failure_mode,tool_calls,turns";
     let rows = [
-        "r,harness,m,WF-01,1,0,0,1,100,completed,4",
-        "r,harness,m,WF-02,1,0,0,0,600,timeout,",
-        "r,harness,m,WF-03,2,0,0,0.5,30,completed,10",
+        "r,harness,m,WF-01,1,0,0,1,100,completed,4,5",
+        "r,harness,m,WF-02,1,0,0,0,600,timeout,,",
+        "r,harness,m,WF-03,2,0,0,0.5,30,completed,10,12",
     ];
     std::fs::write(&csv, format!("{head}\n{}\n", rows.join("\n"))).unwrap();
     let (t, md) = table(&[csv]);
@@ -69,7 +69,9 @@ fn a_run_gives_what_it_records_and_says_what_it_does_not() {
     assert_eq!(r.tool_calls, Some((7.0, 7.0, 2)));
     assert_eq!(r.timeouts, Some((1, 3)));
     assert!(
-        md.contains("| harness | 3 | 243.3 (n=3) | 100 | 7.0 (n=2) | 7 | n/a (not recorded) | n/a (not recorded) | 1/3 |"),
+        md.contains(
+            "| harness | 3 | 243.3 (n=3) | 100 | 7.0 (n=2) | 7 | 8.5 | n/a (not recorded) | 1/3 |"
+        ),
         "{md}"
     );
 }

@@ -149,6 +149,7 @@ mod tests {
             mechanisms: BTreeMap::new(),
             repeats_with_events: 0,
             attempt_dirs: Vec::new(),
+            turns: None,
         }
     }
 

@@ -27,7 +27,8 @@ struct Repeat {
     wall: Option<f64>,
     failure_mode: Option<String>,
     simulated: bool,
-    tokens: [Option<f64>; 6],
+    /// Prompt, completion, model calls, tool calls, cached, uncached, turns.
+    tokens: [Option<f64>; 7],
     attempt: u64,
     origin: String,
     /// Where the attempt's event log may be (our cells.csv only).
@@ -146,6 +147,7 @@ impl Builder {
                 tool_calls: tok(3),
                 cached_prompt_tokens: tok(4),
                 uncached_prompt_tokens: tok(5),
+                turns: tok(6),
                 batches: reps
                     .iter()
                     .map(|((run, rep), _)| format!("{run}/r{rep}"))
@@ -218,6 +220,7 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
                 t.num(column::TOOL_CALLS, i)?,
                 t.num(column::CACHED_PROMPT_TOKENS, i)?,
                 t.num(column::UNCACHED_PROMPT_TOKENS, i)?,
+                t.num(column::TURNS, i)?,
             ],
             attempt: t.int(column::ATTEMPT, i)?,
             origin: origin.clone(),
@@ -261,7 +264,7 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             wall: t.num("wall_seconds", i)?,
             failure_mode: t.get("failure_mode", i).map(str::to_string),
             simulated: false,
-            tokens: [None, None, None, t.num("tool_calls", i)?, None, None],
+            tokens: [None, None, None, t.num("tool_calls", i)?, None, None, None],
             attempt: 0,
             origin: t.origin(i),
             attempt_dir: None,
