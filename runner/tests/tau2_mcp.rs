@@ -23,9 +23,24 @@ struct Client {
 
 impl Client {
     fn spawn(data: &Path, args: &[&str]) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lrab"))
-            .args(["tau2", "--tau2-data", data.to_str().unwrap(), "mcp"])
-            .args(args)
+        let mut argv = vec!["tau2", "--tau2-data", data.to_str().unwrap(), "mcp"];
+        argv.extend_from_slice(args);
+        Client::spawn_lrab(&argv)
+    }
+
+    /// `lrab tau2 mcp-relay DIR`: the server a confined agent starts.
+    fn relay(dir: &Path) -> Client {
+        Client::spawn_lrab(&["tau2", "mcp-relay", dir.to_str().unwrap()])
+    }
+
+    fn spawn_lrab(args: &[&str]) -> Client {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lrab"));
+        cmd.args(args);
+        Client::spawn_cmd(cmd)
+    }
+
+    fn spawn_cmd(mut cmd: Command) -> Client {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -350,4 +365,134 @@ fn bad_task_is_a_clear_error_before_serving() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("nope"), "{err}");
     assert!(o.stdout.is_empty(), "nothing on the protocol channel");
+}
+
+/// The launcher's side in-process (`Relayed`: loop, customer and record outside the agent's
+/// box), the agent's side through `lrab tau2 mcp-relay` processes: a first relay only lists
+/// the tools and leaves, a second does the task; the conversation grades with the gold DB.
+#[test]
+fn relayed_conversation_serves_one_relay_after_another_and_grades() {
+    use lrab_tau2::{evaluate, Limits, Relayed, ScriptedUser, User};
+    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let task = d.task("update_task_1").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut env = d.env();
+    env.set_state(task.initial_state.as_ref(), &[]).unwrap();
+    let make_user: Box<dyn FnOnce() -> Box<dyn User> + Send> =
+        Box::new(|| Box::new(ScriptedUser::new(vec!["Please complete task_1.".into()])));
+    let r = Relayed::start(
+        tmp.path(),
+        env,
+        vec![],
+        Limits::default(),
+        &d.policy,
+        make_user,
+    )
+    .unwrap();
+    assert_eq!(r.opening(), Some("Please complete task_1."));
+    let mut c = Client::relay(tmp.path());
+    let init = c.initialize();
+    assert!(init["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("Please complete task_1."));
+    let tools = c.request("tools/list", json!({}))["result"]["tools"].clone();
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "update_task_status"));
+    c.close();
+    let mut c = Client::relay(tmp.path());
+    c.initialize();
+    let (_, is_error) = c.call(
+        "update_task_status",
+        json!({"task_id": "task_1", "status": "completed"}),
+    );
+    assert!(!is_error);
+    let (reply, _) = c.call(
+        lrab_tau2::CUSTOMER_TOOL,
+        json!({"message": "task_1 is completed."}),
+    );
+    assert!(reply.contains("###STOP###"), "{reply}");
+    c.close();
+    let o = r.finish().unwrap();
+    assert_eq!(o.termination, "user_stop");
+    let ev = evaluate(&d, task, &o.messages, &o.termination, None).unwrap();
+    assert_eq!(ev.reward, Some(1.0));
+}
+
+/// An agent that never starts the server: finishing ends the conversation as agent_stop.
+#[test]
+fn relayed_conversation_without_any_relay_ends_as_agent_stop() {
+    use lrab_tau2::{Limits, Relayed, ScriptedUser, User};
+    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let make_user: Box<dyn FnOnce() -> Box<dyn User> + Send> =
+        Box::new(|| Box::new(ScriptedUser::new(vec!["Hi.".into()])));
+    let r = Relayed::start(
+        tmp.path(),
+        d.env(),
+        vec![],
+        Limits::default(),
+        &d.policy,
+        make_user,
+    )
+    .unwrap();
+    let o = r.finish().unwrap();
+    assert_eq!(o.termination, "agent_stop");
+    assert_eq!(
+        o.messages.len(),
+        3,
+        "greeting, the customer's opening, the agent's stop"
+    );
+}
+
+/// The relay started inside an arm's box (Landlock: writes only in the workdir, the `lrab`
+/// binary's folder readable and executable; private network; no unix sockets) reaches the
+/// conversation through the FIFOs in the workdir.
+#[test]
+fn relay_inside_the_arm_box_reaches_the_conversation() {
+    use lrab_tau2::{Limits, Relayed, ScriptedUser, User};
+    if let Some(m) = lrab_safety::arm_box_missing(lrab_safety::ArmNet::Private) {
+        eprintln!("skipped: this kernel cannot confine arms: {m}");
+        return;
+    }
+    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let task = d.task("update_task_1").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    let mcp = work.join("mcp");
+    std::fs::create_dir_all(&mcp).unwrap();
+    let mut env = d.env();
+    env.set_state(task.initial_state.as_ref(), &[]).unwrap();
+    let make_user: Box<dyn FnOnce() -> Box<dyn User> + Send> =
+        Box::new(|| Box::new(ScriptedUser::new(vec!["Please complete task_1.".into()])));
+    let r = Relayed::start(&mcp, env, vec![], Limits::default(), &d.policy, make_user).unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_lrab"));
+    let policy = lrab_safety::ArmPolicy {
+        writable: vec![work.clone()],
+        readable: vec![],
+        executable: vec![bin.parent().unwrap().to_path_buf()],
+        connect_port: 9,
+        net: lrab_safety::ArmNet::Private,
+        hide: vec![],
+    };
+    let mut cmd = Command::new(&bin);
+    cmd.args(["tau2", "mcp-relay", mcp.to_str().unwrap()]);
+    let _confined = lrab_safety::confine_arm(&mut cmd, &policy).expect("confine");
+    let mut c = Client::spawn_cmd(cmd);
+    c.initialize();
+    let (_, is_error) = c.call(
+        "update_task_status",
+        json!({"task_id": "task_1", "status": "completed"}),
+    );
+    assert!(!is_error);
+    let (reply, _) = c.call(lrab_tau2::CUSTOMER_TOOL, json!({"message": "Done."}));
+    assert!(reply.contains("###STOP###"), "{reply}");
+    c.close();
+    let o = r.finish().unwrap();
+    assert_eq!(o.termination, "user_stop");
+    let ev = lrab_tau2::evaluate(&d, task, &o.messages, &o.termination, None).unwrap();
+    assert_eq!(ev.reward, Some(1.0));
 }

@@ -45,6 +45,12 @@ pub enum Tau2Cmd {
     Grade(GradeArgs),
     /// Serve one task's environment over MCP (stdio) to any agent; graded as `run` grades
     Mcp(crate::mcp::McpArgs),
+    /// The MCP server a confined agent starts: relays stdio to the conversation served by
+    /// the process that launched the agent (FIFOs in DIR)
+    McpRelay {
+        /// the folder holding the req/resp FIFOs
+        dir: PathBuf,
+    },
 }
 
 /// The agent of `lrab tau2 run --agent`.
@@ -170,6 +176,7 @@ pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
         Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
         Tau2Cmd::Mcp(m) => crate::mcp::run(args.tau2_data.as_deref(), m, out),
+        Tau2Cmd::McpRelay { dir } => crate::mcp::relay(dir, out),
     }
 }
 

@@ -42,7 +42,7 @@ pub use llm::{
     agent_system_prompt, agent_view, chat, parse_judge, user_system_prompt, user_view, Api,
     Backend, LlmJudge, LlmUser, PlainAgent, Reply,
 };
-pub use mcp::{McpArgs, AGENT_STOP_TEXT, CUSTOMER_TOOL, PROTOCOL_VERSIONS};
+pub use mcp::{McpArgs, Relayed, AGENT_STOP_TEXT, CUSTOMER_TOOL, PROTOCOL_VERSIONS};
 pub use message::{Message, ToolCall};
 pub use orchestrator::{
     is_user_stop, run as run_conversation, Agent, Limits, Outcome, User, DEFAULT_MAX_ERRORS,

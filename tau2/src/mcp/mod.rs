@@ -5,9 +5,11 @@
 //! (session.rs), and is graded and written as `lrab tau2 run` writes it. See docs/tau2.md.
 
 mod protocol;
+mod relay;
 mod session;
 
 pub use protocol::PROTOCOL_VERSIONS;
+pub use relay::{relay, Relayed};
 pub use session::{AGENT_STOP_TEXT, CUSTOMER_TOOL};
 
 use protocol::serve;

@@ -123,6 +123,7 @@ fn answer(p: &Pending, traj: &[Message]) -> CallResult {
     match p {
         Pending::Tool(id) => traj
             .iter()
+            .rev()
             .find(|m| m.role == "tool" && m.id.as_deref() == Some(id.as_str()))
             .map(|m| CallResult {
                 text: m.text().to_string(),
