@@ -49,6 +49,10 @@ impl Drop for Proxy {
 }
 
 fn start_proxy(upstream: &str, log: &std::path::Path) -> (Proxy, String) {
+    start_proxy_with(upstream, log, &[])
+}
+
+fn start_proxy_with(upstream: &str, log: &std::path::Path, extra: &[&str]) -> (Proxy, String) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     drop(l);
@@ -64,6 +68,7 @@ fn start_proxy(upstream: &str, log: &std::path::Path) -> (Proxy, String) {
             "--log",
         ])
         .arg(log)
+        .args(extra)
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -207,4 +212,63 @@ fn responses_requests_are_rewritten_onto_native_chat_and_streamed_as_events() {
     assert_eq!(l["path"], "/v1/responses");
     assert_eq!(l["rewritten_to_native"], true);
     assert_eq!(l["prompt_tokens"], 11);
+}
+
+/// `--think` is pinned on every chat request: `on` for normalized native and rewritten OpenAI
+/// requests alike, `model` leaves `think` out even of a record-only proxy's requests (which the
+/// arm sent with one), `off` forwards a record-only request byte for byte.
+#[test]
+fn the_runs_thinking_is_pinned_on_the_wire() {
+    let (up, seen) = fake_upstream(4);
+    let d = tempfile::tempdir().unwrap();
+    let chat = |url: &str, path: &str, body: serde_json::Value| {
+        ureq::post(&format!("{url}{path}"))
+            .send_json(body)
+            .unwrap()
+            .into_string()
+            .unwrap()
+    };
+    let msgs = serde_json::json!([{"role": "user", "content": "hi"}]);
+    let (_p, url) = start_proxy_with(&up, &d.path().join("a.jsonl"), &["--think", "on"]);
+    chat(
+        &url,
+        "/api/chat",
+        serde_json::json!({"model": "m", "think": false, "messages": msgs}),
+    );
+    chat(
+        &url,
+        "/v1/chat/completions",
+        serde_json::json!({"model": "m", "reasoning_effort": "none", "messages": msgs}),
+    );
+    let (_q, url) = start_proxy_with(
+        &up,
+        &d.path().join("b.jsonl"),
+        &["--think", "model", "--record-only"],
+    );
+    chat(
+        &url,
+        "/api/chat",
+        serde_json::json!({"model": "m", "think": false, "messages": msgs}),
+    );
+    let (_r, url) = start_proxy_with(&up, &d.path().join("c.jsonl"), &["--record-only"]);
+    let raw = r#"{"model":"m",  "think":true,"messages":[]}"#;
+    ureq::post(&format!("{url}/api/chat"))
+        .set("content-type", "application/json")
+        .send_string(raw)
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let s = seen.lock().unwrap();
+    assert_eq!(s[0].1["think"], true);
+    assert_eq!(s[1].1["think"], true);
+    assert!(s[2].1.get("think").is_none(), "{:?}", s[2]);
+    assert_eq!(
+        s[2].1["options"],
+        serde_json::Value::Null,
+        "record-only keeps the arm's options"
+    );
+    assert_eq!(
+        s[3].1["think"], true,
+        "off: the arm's own request, untouched"
+    );
 }

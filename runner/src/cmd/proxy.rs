@@ -32,8 +32,9 @@ pub struct Args {
     /// Thinking pinned on every chat request: off, on, or model (the server's default).
     #[arg(long, default_value = "off")]
     pub think: lrab_records::ThinkSetting,
-    /// The API the upstream speaks: ollama, openai (translated for native clients) or auto.
-    #[arg(long, default_value = "auto")]
+    /// The API the upstream speaks: ollama (default), openai (translated for native clients),
+    /// or auto (asks the upstream once at start).
+    #[arg(long, default_value = "ollama")]
     pub upstream_api: lrab_records::BackendApi,
     /// Environment variable holding the upstream's API key (OpenAI-compatible upstreams).
     #[arg(long, default_value = "OPENAI_API_KEY")]
