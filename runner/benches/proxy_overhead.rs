@@ -4,6 +4,9 @@
 //! opencode-like arms), with a 40-message conversation and a 60-line streamed reply. Prints the
 //! p50/p99 latency of each and the added p50. Then streaming: the fake holds its last line for
 //! 300 ms, and the time to the first line through the proxy shows that nothing is buffered.
+//! Then the same at load 16 (16 clients at once), for the native paths and the translated one
+//! (a native request through `lrab proxy --upstream-api openai` to a fake OpenAI server
+//! answering the same reply as SSE), each against the same fake reached straight at load 16.
 //! `cargo bench -p lrab-runner --bench proxy_overhead` (figures in docs/runner.md).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -13,6 +16,58 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 const N: usize = 400;
+
+/// A fake OpenAI server: `/v1/models` and a chat answer of 60 SSE content events, the finish
+/// event, usage and `[DONE]`.
+fn fake_openai() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                let Ok(req) = lrab_util::read_http_request(&c) else {
+                    return;
+                };
+                if req.path == "/v1/models" {
+                    let b = r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}"#;
+                    let _ = write!(c, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}", b.len());
+                    return;
+                }
+                let mut out = String::new();
+                let ev = |v: serde_json::Value| format!("data: {v}\n\n");
+                for i in 0..60 {
+                    out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": format!("word{i} ")}, "finish_reason": null}]})));
+                }
+                out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})));
+                out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 4000, "completion_tokens": 60, "prompt_tokens_details": {"cached_tokens": 3900}}})));
+                out.push_str("data: [DONE]\n\n");
+                let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+                let _ = c.write_all(out.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+/// Latencies (ms, to the end of the answer) of `n` requests sent by `clients` threads at once.
+fn loaded(base: &str, path: &str, body: &str, clients: usize, n: usize) -> Vec<f64> {
+    for _ in 0..20 {
+        request(base, path, body);
+    }
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..clients)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..n / clients)
+                        .map(|_| request(base, path, body).1.as_secs_f64() * 1e3)
+                        .collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    })
+}
 
 /// A fake `/api/chat`: 60 content lines and a final line; with `hold`, the final line waits.
 fn fake(hold: Option<Duration>) -> String {
@@ -195,4 +250,61 @@ fn main() {
         f50 < 150.0,
         "the reply was buffered: first byte after {f50:.1} ms"
     );
+    at_load_16(&d, &up, &native, &openai);
+}
+
+/// Added latency at load 16: each proxied path against its backend reached straight at the
+/// same load (p50 and p99 of each, and their differences).
+fn at_load_16(d: &tempfile::TempDir, up: &str, native: &str, openai: &str) {
+    const CLIENTS: usize = 16;
+    const M: usize = 1600;
+    let oa = fake_openai();
+    let oa_body = json!({"model": "m", "stream": true, "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "hi"}]})
+    .to_string();
+    let mut direct = loaded(up, "/api/chat", native, CLIENTS, M);
+    let mut direct_oa = loaded(&oa, "/v1/chat/completions", &oa_body, CLIENTS, M);
+    let (n50, n99) = (pct(&mut direct, 0.5), pct(&mut direct, 0.99));
+    let (o50, o99) = (pct(&mut direct_oa, 0.5), pct(&mut direct_oa, 0.99));
+    println!("load {CLIENTS}: straight to the fake Ollama p50 {n50:.3} ms p99 {n99:.3} ms; to the fake OpenAI server p50 {o50:.3} ms p99 {o99:.3} ms");
+    let cases: [(&str, &str, Vec<&str>, &str, &str, f64, f64); 3] = [
+        (
+            "record-only, /api/chat",
+            up,
+            vec!["--record-only"],
+            "/api/chat",
+            native,
+            n50,
+            n99,
+        ),
+        (
+            "normalizing, /v1 → native",
+            up,
+            vec![],
+            "/v1/chat/completions",
+            openai,
+            n50,
+            n99,
+        ),
+        (
+            "translated, native → OpenAI",
+            &oa,
+            vec!["--upstream-api", "openai"],
+            "/api/chat",
+            native,
+            o50,
+            o99,
+        ),
+    ];
+    for (label, upstream, extra, path, body, b50, b99) in cases {
+        let log = d.path().join(format!("load-{}.jsonl", label.len()));
+        let (_p, url) = proxy(upstream, &log, &extra);
+        let mut v = loaded(&url, path, body, CLIENTS, M);
+        let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
+        println!(
+            "load {CLIENTS}, through the proxy ({label:<28}) p50 {p50:.3} ms p99 {p99:.3} ms  added p50 {:.3} ms  added p99 {:.3} ms",
+            p50 - b50,
+            p99 - b99
+        );
+    }
 }
