@@ -5,15 +5,15 @@
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file could not be read, created or written.
-    #[error("{path}: {what}: {source}")]
+    #[error("{path}: {what}: {err}")]
     Io {
         /// The file.
         path: String,
         /// What was being done (`cannot read file`, `cannot create`, …).
         what: &'static str,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+        /// The operating system's error (not a `source`: the message carries it, and a chain
+        /// that printed both would say it twice).
+        err: std::io::Error,
     },
     /// An input file's content is wrong; the message starts with `file` or `file:line`.
     #[error("{0}")]
@@ -45,7 +45,7 @@ impl Error {
         Error::Io {
             path: path.to_string(),
             what,
-            source: e,
+            err: e,
         }
     }
 }

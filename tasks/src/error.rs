@@ -53,13 +53,13 @@ impl std::error::Error for LoadError {}
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (not a `source`: the message carries it, and a chain that
+        /// printed both would say it twice).
+        err: std::io::Error,
     },
     /// The workdir exists and holds files.
     #[error("workdir {0} exists and is not empty (pass wipe to replace it)")]
@@ -169,10 +169,10 @@ pub enum ManifestError {
 pub struct MissingTruth(pub String);
 
 impl TaskError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<PathBuf>, err: std::io::Error) -> Self {
         TaskError::Io {
             path: path.into(),
-            source,
+            err,
         }
     }
 }
