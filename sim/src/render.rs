@@ -60,6 +60,11 @@ impl Frame {
             seed = fnv(seed, c.args.to_string().as_bytes());
         }
         seed = fnv(seed, &(conv.messages.len() as u64).to_le_bytes());
+        // the whole conversation, so that a call repeated after an agent rewrote its history
+        // (a compressed conversation of the same length) gets a new id, as on Ollama
+        for m in &conv.messages {
+            seed = fnv(seed, m.content.as_bytes());
+        }
         Frame {
             model: model_name.to_string(),
             created_at: rfc3339(unix, (seed % 1_000_000_000) as u32),

@@ -47,11 +47,17 @@ pub fn apply(conv: &Conv, mut turn: Turn) -> Turn {
     if turn.calls.is_empty() {
         return turn;
     }
-    let first_own = conv.messages.iter().position(|m| m.role == "assistant");
-    let asked = first_own.is_some_and(|i| {
-        conv.messages[i..]
-            .iter()
-            .any(|m| m.role != "assistant" && m.role != "system" && demanded(&m.content))
+    // a result after the model's first turn, or the model's own summary of earlier work
+    // (which quotes the errors it met)
+    let first_own = conv
+        .messages
+        .iter()
+        .position(|m| m.role == "assistant")
+        .unwrap_or(conv.messages.len());
+    let asked = conv.messages.iter().enumerate().any(|(i, m)| {
+        let result = i > first_own && m.role != "assistant" && m.role != "system";
+        let summary = m.role == "user" && m.content.contains("<state_snapshot>");
+        (result || summary) && demanded(&m.content)
     });
     if !asked {
         return turn;

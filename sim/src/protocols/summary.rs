@@ -34,10 +34,21 @@ pub fn turn(conv: &Conv, plan: &TaskPlan, at: usize, done: &[bool]) -> Turn {
         }
     }
     let request = conv.messages[at].content.trim();
+    // the errors met, verbatim (first line each, the latest few), as the protocol asks
+    let mut errors: Vec<&str> = Vec::new();
+    for m in conv.messages[at + 1..].iter().filter(|m| m.role == "tool") {
+        let f = crate::feedback::classify(&m.content);
+        let line = m.content.trim().lines().next().unwrap_or("").trim();
+        if (f.error || f.not_run) && !line.is_empty() && !errors.contains(&line) {
+            errors.push(line);
+        }
+    }
+    let errors = errors[errors.len().saturating_sub(5)..].join("\n");
     let next = next.unwrap_or_else(|| "Report completion.".to_string());
     Turn::text(format!(
         "<analysis>\nThe user's request is quoted below; {} of {n} steps are done.\n</analysis>\n\
          <state_snapshot>\n<primary_request_and_intent>\n{request}\n</primary_request_and_intent>\n\
+         <errors_and_fixes>\n{errors}\n</errors_and_fixes>\n\
          <current_work>\n{}\n</current_work>\n<next_step>\n{next}\n</next_step>\n</state_snapshot>",
         lines.len(),
         lines.join("\n"),
@@ -102,7 +113,41 @@ mod tests {
             ..Default::default()
         };
         assert!(demanded(&conv));
+        let mut conv = conv;
+        conv.messages.push(Msg {
+            role: "tool".into(),
+            content: "File path must be absolute: a.md".into(),
+            calls: vec![],
+        });
         let t = turn(&conv, &plan, 1, &[true, false]);
+        assert!(t
+            .content
+            .contains("<errors_and_fixes>\nFile path must be absolute: a.md\n"));
+        // read back after the compression: the paths stay absolute
+        let after = Conv {
+            messages: vec![
+                Msg {
+                    role: "system".into(),
+                    content: "I'm currently working in the directory: /w".into(),
+                    calls: vec![],
+                },
+                Msg {
+                    role: "user".into(),
+                    content: t.content.clone(),
+                    calls: vec![],
+                },
+            ],
+            ..Default::default()
+        };
+        let write = Turn {
+            calls: vec![crate::convo::Call {
+                name: "write_file".into(),
+                args: serde_json::json!({"file_path": "b.md"}),
+            }],
+            ..Default::default()
+        };
+        let got = crate::protocols::abs_paths::apply(&after, write);
+        assert_eq!(got.calls[0].args["file_path"], "/w/b.md");
         assert!(t
             .content
             .contains("<primary_request_and_intent>\nWrite a.md, then run x.py.\n"));
