@@ -353,3 +353,94 @@ fn streams_are_translated_as_they_arrive_and_cut_streams_are_errors() {
     }
     assert!(files_containing(d.path(), KEY).is_empty());
 }
+
+/// A small agent (python, stdlib only) speaking Ollama's `/api/chat` without streaming: it
+/// offers write_file, writes what the model asks for, and stops at the first text reply.
+const AGENT: &str = r#"import json, os, sys, urllib.request
+prompt, model = open(sys.argv[1]).read(), sys.argv[2]
+url = os.environ["OLLAMA_HOST"].rstrip("/") + "/api/chat"
+tools = [{"type": "function", "function": {"name": "write_file", "description": "write a file",
+          "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                         "required": ["path", "content"]}}}]
+msgs = [{"role": "user", "content": prompt}]
+for turn in range(4):
+    body = json.dumps({"model": model, "stream": False, "messages": msgs, "tools": tools}).encode()
+    req = urllib.request.Request(url, body, {"content-type": "application/json"})
+    m = json.loads(urllib.request.urlopen(req, timeout=30).read())["message"]
+    msgs.append(m)
+    calls = m.get("tool_calls") or []
+    for c in calls:
+        a = c["function"].get("arguments") or {}
+        open(os.path.basename(a.get("path", "out.txt")), "w").write(a.get("content", ""))
+        msgs.append({"role": "tool", "tool_name": "write_file", "content": "ok"})
+    if not calls:
+        break
+"#;
+
+/// `--backend` mixes kinds: an Ollama-speaking server (here `lrab proxy` presenting a fake
+/// OpenAI server as Ollama) and an OpenAI-only one; cells spread over both and each row and
+/// attempt line names its backend and kind.
+#[test]
+fn a_list_of_backends_mixes_kinds() {
+    let d = tempfile::tempdir().unwrap();
+    let first = openai_fake::start(None, &["fake-coder"], Fault::None, Duration::ZERO);
+    let second = openai_fake::start(None, &["fake-coder"], Fault::None, Duration::ZERO);
+    let (mut p, ollama_like) = proxy(&first.url, &d.path().join("gw.jsonl"));
+    let arms = d.path().join("arms");
+    std::fs::create_dir(&arms).unwrap();
+    common::script_arm(
+        &arms,
+        "agent",
+        "python3",
+        "py",
+        AGENT,
+        "print(1)",
+        "proxy = true\n",
+    );
+    let list = format!("{ollama_like},{}", second.url);
+    let o = lrab()
+        .args(["run", "--arms", "agent", "--models", "fake-coder"])
+        .args(["--tasks", "WF-01,WF-02,WF-03,WF-04", "--jobs", "2"])
+        .args(["--backend", &list, "--no-progress", "--run-id", "mix"])
+        .args([
+            "--retries",
+            "0",
+            "--quiet-stable-ms",
+            "200",
+            "--quiet-max-ms",
+            "1000",
+        ])
+        .arg("--arms-dir")
+        .arg(&arms)
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let _ = p.kill();
+    let _ = p.wait();
+    assert!(o.status.success(), "{}", text(&o));
+    let run = d.path().join("out/mix");
+    let cells = std::fs::read_to_string(run.join("cells.csv")).unwrap();
+    let rows = common::csv_lines(&cells);
+    let kinds: std::collections::BTreeSet<(String, String)> = rows[1..]
+        .iter()
+        .map(|r| {
+            (
+                r[common::col("backend")].clone(),
+                r[common::col("backend_kind")].clone(),
+            )
+        })
+        .collect();
+    let want: std::collections::BTreeSet<(String, String)> = [
+        (ollama_like.clone(), "ollama".to_string()),
+        (second.url.clone(), "openai".to_string()),
+    ]
+    .into();
+    assert_eq!(kinds, want, "{cells}");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["backends"][0]["kind"], "ollama");
+    assert_eq!(m["backends"][1]["kind"], "openai");
+    // both servers were asked for chats, and each answer's tool call reached a file
+    assert!(!first.seen.lock().unwrap().is_empty() && !second.seen.lock().unwrap().is_empty());
+}
