@@ -19,8 +19,8 @@ pub fn demanded(conv: &Conv) -> bool {
         || last_user.is_some_and(|m| m.content.contains("<state_snapshot>"))
 }
 
-/// The summary: the request as the user stated it (message `at`), the steps done and the
-/// next one.
+/// The summary: the request as the user stated it (the task's distinctive lines from message
+/// `at`), the errors met, the steps done and the next one.
 pub fn turn(conv: &Conv, plan: &TaskPlan, at: usize, done: &[bool]) -> Turn {
     let n = plan.steps.len();
     let mut lines = Vec::new();
@@ -33,7 +33,9 @@ pub fn turn(conv: &Conv, plan: &TaskPlan, at: usize, done: &[bool]) -> Turn {
             next = Some(step);
         }
     }
-    let request = conv.messages[at].content.trim();
+    // the task in the user's words (its distinctive lines: a summary that quoted the whole
+    // message would carry the agent's own preamble, and a second summary the first one)
+    let request = plan.key_lines.join("\n");
     // the errors met, verbatim (first line each, the latest few), as the protocol asks
     let mut errors: Vec<&str> = Vec::new();
     for m in conv.messages[at + 1..].iter().filter(|m| m.role == "tool") {
@@ -85,7 +87,7 @@ mod tests {
             id: "T".into(),
             tier: 1,
             originals: Default::default(),
-            key_lines: vec![],
+            key_lines: vec!["Write a.md, then run x.py.".into()],
             steps: vec![
                 Step::Write {
                     path: "a.md".into(),
