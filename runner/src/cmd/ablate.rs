@@ -55,15 +55,14 @@ fn mechanisms_of(a: &Arm) -> Result<Vec<String>> {
             a.name, a.program, a.install_hint
         )
     })?;
-    let out = lrab_tasks::process::run_argv(
-        bin.to_str().context("harness path is not UTF-8")?,
-        &["mechanisms"],
-        &std::env::temp_dir(),
-        std::time::Duration::from_secs(10),
+    // confined, like every launch of an arm's program
+    let out = crate::run::install::run_confined_output(
+        &bin,
+        &["mechanisms".to_string()],
+        &a.probe_scope(),
     )
     .with_context(|| format!("{} mechanisms", bin.display()))?;
     Ok(out
-        .stdout
         .lines()
         .filter(|l| !l.contains("not ablatable"))
         .filter_map(|l| l.split_whitespace().next())

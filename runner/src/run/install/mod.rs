@@ -586,6 +586,33 @@ pub fn run_version(
     args: &[String],
     scope: &ProbeScope,
 ) -> Result<String, VersionError> {
+    let done = run_probe(bin, args, scope)?;
+    version_outcome(bin, args, &done.exit, &done.out, &done.err)
+}
+
+/// Everything `bin args` printed on stdout, run confined like [`run_version`]; an error when it
+/// fails or prints nothing. For other read-only questions to an arm's program (our harness's
+/// `mechanisms`, which `lrab ablate` asks).
+pub fn run_confined_output(
+    bin: &Path,
+    args: &[String],
+    scope: &ProbeScope,
+) -> Result<String, VersionError> {
+    let done = run_probe(bin, args, scope)?;
+    version_outcome(bin, args, &done.exit, &done.out, &done.err)?;
+    std::fs::read_to_string(&done.out).map_err(VersionError::Io)
+}
+
+/// A finished confined probe: how it ended and where its output is (the folder lives as long
+/// as this).
+struct Probed {
+    exit: crate::run::process::Exit,
+    out: PathBuf,
+    err: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+fn run_probe(bin: &Path, args: &[String], scope: &ProbeScope) -> Result<Probed, VersionError> {
     use crate::run::process;
     if !crate::run::arms::is_executable(bin) {
         return Err(VersionError::Spawn {
@@ -633,7 +660,12 @@ pub fn run_version(
         true => process::terminate_group(exit.pgid, launch.grace),
         false => process::forget_group(exit.pgid),
     }
-    version_outcome(bin, args, &exit, &launch.stdout, &launch.stderr)
+    Ok(Probed {
+        exit,
+        out: launch.stdout,
+        err: launch.stderr,
+        _tmp: tmp,
+    })
 }
 
 /// The version line of a finished version command, or why there is none.
