@@ -29,6 +29,7 @@ pub use analysis::{
 };
 pub use cli::{run, AnalyzeArgs, Outcome};
 pub use error::{Error, Result};
+pub use figures::{prefill_curve_svg, CurveSeries};
 pub use load::{load, load_with, LoadOptions, TimeoutPolicy};
 pub use model::{normalize_task, tier_of, AblationFile, Cell, Dataset, ScorerError, TauData};
 pub use rng::{ChaChaSource, CpythonRandom, RandomSource, RngKind};

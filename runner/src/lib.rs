@@ -62,6 +62,8 @@ enum Command {
     Tau2(cmd::tau2::Args),
     /// The published data files: fetch them from where they are published, or say where each is.
     Data(cmd::data::Args),
+    /// Microbenchmarks of a backend: `bench prefill` measures the prefill cost curve.
+    Bench(cmd::bench::Args),
 }
 
 /// Parses the process's command line and runs the subcommand; the exit code follows the table
@@ -84,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Tau2(a) => cmd::tau2::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Data(a) => cmd::data::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -3,6 +3,9 @@
 //! Colours are the Okabe–Ito palette (distinguishable with common colour-vision deficiencies).
 
 mod ablation;
+mod prefill;
+
+pub use prefill::{prefill_curve_svg, CurveSeries};
 
 use crate::analysis::Analysis;
 use crate::error::{Error, Result};

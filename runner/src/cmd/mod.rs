@@ -3,6 +3,7 @@
 pub mod ablate;
 pub mod analyze;
 pub mod arms;
+pub mod bench;
 pub mod calibrate;
 pub mod check;
 pub mod data;

@@ -15,6 +15,7 @@ pub mod manifest;
 pub mod matrix;
 pub mod merge;
 pub mod pool;
+pub mod prefill;
 pub mod probe_harness;
 pub mod process;
 pub mod progress;
