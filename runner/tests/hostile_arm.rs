@@ -362,18 +362,26 @@ fn a_hostile_version_command_writes_nothing_outside() {
         text(&o)
     };
     let t = lrab_in(&["arms", "check", "hostile"]);
-    assert!(t.contains("ok       hostile") && t.contains("hostile 1.0"), "{t}");
+    assert!(
+        t.contains("ok       hostile") && t.contains("hostile 1.0"),
+        "{t}"
+    );
     untouched();
     lrab_in(&["arms", "list"]);
     untouched();
     let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default()).unwrap();
     let t = lrab_in(&["doctor", "--backend-url", &sim.url(), "--models", "sim-2b"]);
-    assert!(t.contains("ok    arm hostile") && t.contains("hostile 1.0"), "{t}");
+    assert!(
+        t.contains("ok    arm hostile") && t.contains("hostile 1.0"),
+        "{t}"
+    );
     untouched();
     let o = lrab()
         .arg("run")
         .args(fast(200, 1000, 200))
-        .args(["--arms", "hostile", "--models", "sim-2b", "--tasks", "WF-01"])
+        .args([
+            "--arms", "hostile", "--models", "sim-2b", "--tasks", "WF-01",
+        ])
         .args(["--run-id", "v", "--arms-dir"])
         .arg(&arms)
         .arg("--out")
