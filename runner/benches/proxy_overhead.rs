@@ -253,6 +253,9 @@ fn main() {
     at_load_16(&d, &up, &native, &openai);
 }
 
+/// One proxied path: label, upstream, proxy flags, path, body, and the straight p50/p99.
+type Case<'a> = (&'a str, &'a str, Vec<&'a str>, &'a str, &'a str, f64, f64);
+
 /// Added latency at load 16: each proxied path against its backend reached straight at the
 /// same load (p50 and p99 of each, and their differences).
 fn at_load_16(d: &tempfile::TempDir, up: &str, native: &str, openai: &str) {
@@ -267,7 +270,7 @@ fn at_load_16(d: &tempfile::TempDir, up: &str, native: &str, openai: &str) {
     let (n50, n99) = (pct(&mut direct, 0.5), pct(&mut direct, 0.99));
     let (o50, o99) = (pct(&mut direct_oa, 0.5), pct(&mut direct_oa, 0.99));
     println!("load {CLIENTS}: straight to the fake Ollama p50 {n50:.3} ms p99 {n99:.3} ms; to the fake OpenAI server p50 {o50:.3} ms p99 {o99:.3} ms");
-    let cases: [(&str, &str, Vec<&str>, &str, &str, f64, f64); 3] = [
+    let cases: [Case; 3] = [
         (
             "record-only, /api/chat",
             up,
