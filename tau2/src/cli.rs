@@ -186,7 +186,12 @@ fn replay_gold_cmd(
     out: &mut dyn Write,
 ) -> Result<()> {
     let dir = resolve_data_dir(data)?;
-    let vpath = dir.join("test_vectors.json");
+    // the vectors sit beside the domains in a full data folder; else the copy carried in the
+    // repository (data/tau2/test_vectors.json, found by the data lookup)
+    let mut vpath = dir.join("test_vectors.json");
+    if !vpath.is_file() {
+        vpath = lrab_data::file("tau2/test_vectors.json").map_err(|e| anyhow!("{e}"))?;
+    }
     let vectors: Value = serde_json::from_str(
         &std::fs::read_to_string(&vpath)
             .with_context(|| format!("cannot read {}", vpath.display()))?,
