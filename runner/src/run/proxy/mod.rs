@@ -432,7 +432,10 @@ fn forward(
     );
     let translated = matches!(p.mode, Mode::V1 | Mode::Responses);
     if ok && (p.mode == Mode::Native || translated) {
-        let conv = p.up_openai.then(|| ToNative::new(&p.model, r.t0));
+        let key = cfg.openai.as_ref().and_then(|u| u.key.clone());
+        let conv = p
+            .up_openai
+            .then(|| ToNative::new(&p.model, r.t0).without(key));
         relay_lines(
             &p,
             &up_ctype,

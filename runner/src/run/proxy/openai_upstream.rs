@@ -330,6 +330,8 @@ pub struct ToNative {
     usage: ServerUsage,
     timings: Option<Timings>,
     ended: bool,
+    /// Scrubbed from error events.
+    key: Option<Secret>,
 }
 
 impl ToNative {
@@ -343,7 +345,14 @@ impl ToNative {
             usage: ServerUsage::default(),
             timings: None,
             ended: false,
+            key: None,
         }
+    }
+
+    /// Error events of the answer will not carry `key`.
+    pub fn without(mut self, key: Option<Secret>) -> ToNative {
+        self.key = key;
+        self
     }
 
     fn line(&self, message: Value) -> Value {
@@ -389,6 +398,10 @@ impl ToNative {
                 .as_str()
                 .or(e.as_str())
                 .unwrap_or("backend error");
+            let msg = match &self.key {
+                Some(k) => k.scrub(msg),
+                None => msg.to_string(),
+            };
             return vec![json!({ "error": msg })];
         }
         self.note_usage(&v);

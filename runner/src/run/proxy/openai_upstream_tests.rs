@@ -91,6 +91,9 @@ fn cut_streams_bad_json_and_keys_are_errors_without_the_key() {
         .contains("ended before"));
     let mut t = ToNative::new("m", Instant::now());
     assert!(t.event("{not json").pop().unwrap()["error"].is_string());
+    let mut t = ToNative::new("m", Instant::now()).without(Secret::new("sk-abcdefgh12345"));
+    let e = t.event(r#"{"error":{"message":"bad key sk-abcdefgh12345"}}"#);
+    assert_eq!(e[0]["error"], "bad key <redacted>");
     assert!(ToNative::new("m", Instant::now())
         .whole(b"<html>")
         .get("error")
