@@ -505,3 +505,47 @@ fn relay_inside_the_arm_box_reaches_the_conversation() {
     let ev = lrab_tau2::evaluate(&d, task, &o.messages, &o.termination, None).unwrap();
     assert_eq!(ev.reward, Some(1.0));
 }
+
+/// `--user-backend sim`: the simulated backend plays the customer (no GPU); the record says
+/// simulated, and nothing but protocol lines reaches stdout.
+#[test]
+fn mcp_with_the_simulated_customer_is_labelled_simulated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut c = Client::spawn(
+        &data(),
+        &[
+            "--domain",
+            "mock",
+            "--task",
+            "update_task_1",
+            "--user-model",
+            "sim-4b",
+            "--user-backend",
+            "sim",
+            "--fixed-clock",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let init = c.initialize();
+    assert!(init["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("<customer_first_message>"));
+    let (_, is_error) = c.call(
+        "update_task_status",
+        json!({"task_id": "task_1", "status": "completed"}),
+    );
+    assert!(!is_error);
+    c.close();
+    let v = results(&out);
+    assert_eq!(v["info"]["simulated"], true);
+    assert_eq!(v["simulations"][0]["termination_reason"], "agent_stop");
+    assert_eq!(
+        v["simulations"][0]["reward_info"]["db_check"]["db_match"],
+        true
+    );
+    let csv = std::fs::read_to_string(out.join("tau2.csv")).unwrap();
+    assert!(csv.lines().nth(1).unwrap().ends_with(",true"), "{csv}");
+}
