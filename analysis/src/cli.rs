@@ -53,6 +53,14 @@ pub struct AnalyzeArgs {
     /// Do not print the summary tables to stdout.
     #[arg(long)]
     pub quiet: bool,
+    /// Also write the inputs' cells in the published frontier probe's format
+    /// (`frontier_probe_scores.csv`: arm,task,score,failure_mode,wall_seconds) to this file.
+    #[arg(long, value_name = "CSV")]
+    pub probe_out: Option<PathBuf>,
+    /// Compare the inputs' cells (one model) with this published frontier probe file: per-arm
+    /// means, per task, missing cells (printed and written to probe_comparison.md).
+    #[arg(long, value_name = "CSV")]
+    pub probe_compare: Option<PathBuf>,
     /// Print the wall time of each phase (load, statistics, figures, report) to stderr.
     #[arg(long)]
     pub timings: bool,
@@ -73,6 +81,8 @@ impl AnalyzeArgs {
             power: None,
             timeouts: TimeoutPolicy::Zero,
             no_figures: false,
+            probe_out: None,
+            probe_compare: None,
             quiet: false,
             timings: false,
         }
@@ -114,6 +124,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
             timeouts: args.timeouts,
         },
     )?;
+    let probe = probe_outputs(args)?;
     let t_load = t0.elapsed();
     if ds.cells.is_empty() && ds.tau.is_empty() && ds.ablations.is_empty() {
         return Err(Error::Input("no data rows in the inputs".into()));
@@ -213,7 +224,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         write_atomic(&p, body)?;
         files.push(p);
     }
-    let summary = tables_markdown(&a);
+    let mut summary = tables_markdown(&a);
+    files.extend(write_probe(args, probe, &mut summary)?);
     if args.timings {
         eprintln!(
             "timings: load {:.3} s, statistics {:.3} s, figures {:.3} s, report {:.3} s, total {:.3} s ({} cells, {} cell pages)",
@@ -234,4 +246,44 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         lrab_util::outln!("wrote {}", args.out.display());
     }
     Ok(Outcome { summary, files })
+}
+
+/// The probe CSV and the comparison Markdown, when asked for (computed before anything is
+/// written, so bad input loses nothing).
+fn probe_outputs(args: &AnalyzeArgs) -> Result<(Option<String>, Option<String>)> {
+    use crate::frontier_probe as fp;
+    if args.probe_out.is_none() && args.probe_compare.is_none() {
+        return Ok((None, None));
+    }
+    let rows = fp::rows_from_inputs(&args.inputs)?;
+    let csv = args.probe_out.as_ref().map(|_| fp::to_csv(&rows));
+    let cmp = match &args.probe_compare {
+        Some(p) => {
+            let published = fp::rows_from_inputs(std::slice::from_ref(p))?;
+            Some(fp::markdown(&fp::compare(&rows, &published)))
+        }
+        None => None,
+    };
+    Ok((csv, cmp))
+}
+
+/// Write what [`probe_outputs`] made; the comparison is appended to the printed summary.
+fn write_probe(
+    args: &AnalyzeArgs,
+    (csv, cmp): (Option<String>, Option<String>),
+    summary: &mut String,
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    if let (Some(p), Some(csv)) = (&args.probe_out, csv) {
+        write_atomic(p, csv.as_bytes())?;
+        files.push(p.clone());
+    }
+    if let Some(md) = cmp {
+        let p = args.out.join("probe_comparison.md");
+        write_atomic(&p, md.as_bytes())?;
+        files.push(p);
+        summary.push('\n');
+        summary.push_str(&md);
+    }
+    Ok(files)
 }

@@ -14,6 +14,7 @@ mod error;
 mod events;
 pub mod failure_forms;
 mod figures;
+pub mod frontier_probe;
 mod load;
 mod model;
 mod report;

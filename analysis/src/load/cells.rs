@@ -263,7 +263,8 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             score: score_or_timeout(t, "score", i)?,
             wall: t.num("wall_seconds", i)?,
             failure_mode: t.get("failure_mode", i).map(str::to_string),
-            simulated: false,
+            // a simulated run exported in the frontier-probe format keeps its label
+            simulated: t.flag(crate::frontier_probe::SIMULATED, i)?,
             tokens: [None, None, None, t.num("tool_calls", i)?, None, None, None],
             attempt: 0,
             origin: t.origin(i),
