@@ -219,7 +219,7 @@ impl Ctx<'_> {
                 match prefill::measure(&self.backend.url, &req, timeout) {
                     Ok(Outcome::Sample(s)) => {
                         say(n, &rows[i], run, &s);
-                        add(&mut rows[i], s);
+                        add(&mut rows[i], s, self.backend.simulated);
                     }
                     Ok(Outcome::Refused(why)) => {
                         eprintln!("{n:>4} tools: not measured: {why}");
@@ -254,9 +254,12 @@ fn say(n: usize, row: &PointRow, run: usize, s: &prefill::Sample) {
     );
 }
 
-fn add(row: &mut PointRow, s: prefill::Sample) {
+/// Adds a sample; on the simulator the wall time is the modelled one (its real time is only
+/// this machine's, and would make two identical runs differ).
+fn add(row: &mut PointRow, s: prefill::Sample, simulated: bool) {
     row.prefill_ms.push(s.prefill_ms);
-    row.wall_ms.push(s.wall_ms);
+    let modelled = s.server_total_ms.filter(|_| simulated);
+    row.wall_ms.push(modelled.unwrap_or(s.wall_ms));
     row.prompt_tokens.extend(s.prompt_tokens);
     row.cached_tokens.extend(s.cached_tokens);
     // a mix of sources within a row is shown as the one of the last sample; backends do not

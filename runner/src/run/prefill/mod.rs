@@ -23,6 +23,8 @@ pub struct Sample {
     pub cached_tokens: Option<u64>,
     pub prefill_ms: f64,
     pub wall_ms: f64,
+    /// The server's `total_duration` (on the simulator: the modelled time of the request).
+    pub server_total_ms: Option<f64>,
     pub source: TimingSource,
 }
 
@@ -121,6 +123,7 @@ pub fn measure(url: &str, req: &ChatRequest, timeout: Duration) -> anyhow::Resul
         cached_tokens: m.prompt_eval_cached_count,
         prefill_ms,
         wall_ms,
+        server_total_ms: m.total_duration.map(|ns| ns as f64 / 1e6),
         source,
     }))
 }
