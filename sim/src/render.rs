@@ -60,10 +60,15 @@ impl Frame {
             seed = fnv(seed, c.args.to_string().as_bytes());
         }
         seed = fnv(seed, &(conv.messages.len() as u64).to_le_bytes());
-        // the whole conversation, so that a call repeated after an agent rewrote its history
-        // (a compressed conversation of the same length) gets a new id, as on Ollama
-        for m in &conv.messages {
+        // the model's own earlier turns, so that a call repeated after an agent rewrote its
+        // history (a compressed conversation of the same length) gets a new id, as on Ollama;
+        // rewording the other messages changes no id
+        for m in conv.messages.iter().filter(|m| m.role == "assistant") {
             seed = fnv(seed, m.content.as_bytes());
+            for c in &m.calls {
+                seed = fnv(seed, c.name.as_bytes());
+                seed = fnv(seed, c.args.to_string().as_bytes());
+            }
         }
         Frame {
             model: model_name.to_string(),
