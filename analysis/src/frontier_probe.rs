@@ -70,12 +70,17 @@ fn worst_mode(modes: &[String]) -> &'static str {
 }
 
 /// Read any per-cell inputs (our cells.csv, a probe CSV) into probe rows: one per arm × task,
-/// the score the mean of the scored repeats, empty when every repeat timed out. The inputs must
-/// hold one model (the probe has no model column).
+/// the score the mean over the cell's repeats (as recorded), empty when every repeat timed out
+/// (our cells.csv scores a timed-out attempt from what it left; the published file does not, and
+/// the cells.csv keeps that score). The inputs must hold one model (the probe has no model
+/// column).
 pub fn rows_from_inputs(paths: &[PathBuf]) -> Result<Vec<ProbeRow>> {
-    let load = |timeouts| load_with(paths, &LoadOptions { timeouts });
-    let all = load(TimeoutPolicy::Zero)?;
-    let scored = load(TimeoutPolicy::Exclude)?;
+    let all = load_with(
+        paths,
+        &LoadOptions {
+            timeouts: TimeoutPolicy::Zero,
+        },
+    )?;
     let models: BTreeSet<&str> = all.cells.iter().map(|c| c.model.as_str()).collect();
     if models.len() > 1 {
         return Err(Error::Input(format!(
@@ -86,7 +91,7 @@ pub fn rows_from_inputs(paths: &[PathBuf]) -> Result<Vec<ProbeRow>> {
             models.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
-    Ok(rows_from(&all, &scored))
+    Ok(rows_from(&all))
 }
 
 fn shown(paths: &[PathBuf]) -> String {
@@ -94,22 +99,16 @@ fn shown(paths: &[PathBuf]) -> String {
     v.join(", ")
 }
 
-fn rows_from(all: &Dataset, scored: &Dataset) -> Vec<ProbeRow> {
+fn rows_from(all: &Dataset) -> Vec<ProbeRow> {
     let mut rows: Vec<ProbeRow> = all
         .cells
         .iter()
         .map(|c| {
             let arm = paper_arm(&c.arm);
-            let every_timeout = c.timeouts > 0 && c.timeouts == c.repeat_scores.len();
-            let score = (!every_timeout)
-                .then(|| {
-                    scored
-                        .cells
-                        .iter()
-                        .find(|s| s.arm == c.arm && s.model == c.model && s.task == c.task)
-                        .map(|s| s.score)
-                })
-                .flatten();
+            let n = c.repeat_scores.len();
+            let timed_out = c.failure_modes.iter().filter(|m| *m == "timeout").count();
+            let every_timeout = n > 0 && (c.timeouts == n || timed_out == n);
+            let score = (!every_timeout).then_some(c.score);
             let mode = if every_timeout {
                 "timeout"
             } else {
