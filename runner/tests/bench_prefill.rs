@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 
@@ -131,24 +131,8 @@ fn fake_ollama(chats: usize, max_body: usize) -> String {
 }
 
 fn serve(mut c: TcpStream, max_body: usize) -> Option<bool> {
-    let mut r = BufReader::new(c.try_clone().ok()?);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let mut len = 0usize;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 || h.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
+    let req = lrab_util::read_http_request(&c).ok()?;
+    let (path, len) = (req.path, req.body.len());
     let (status, answer, chat) = match path.as_str() {
         "/api/tags" => (
             200,
