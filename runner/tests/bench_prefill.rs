@@ -4,6 +4,8 @@
 //! number of answers (the points measured before are kept, the exit is non-zero).
 
 mod common;
+#[path = "common/openai_fake.rs"]
+mod openai_fake;
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
@@ -225,4 +227,39 @@ fn a_backend_that_dies_mid_way_keeps_its_points_and_fails() {
     );
     assert!(r[4][11].contains("backend failed"), "{:?}", r[4]);
     assert!(dir.path().join("summary.md").is_file());
+}
+
+#[test]
+fn an_openai_backend_is_timed_by_wall_time_to_first_byte() {
+    let fake = openai_fake::start(
+        None,
+        &["tiny-oa"],
+        openai_fake::Fault::None,
+        std::time::Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let o = bench(&fake.url, "tiny-oa", "0,4", "1", dir.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let (_, r) = rows(dir.path());
+    assert_eq!(r.len(), 4, "{r:?}");
+    for row in &r {
+        // usage.prompt_tokens and prompt_tokens_details.cached_tokens of the fake (2 messages)
+        assert_eq!(
+            (row[7].as_str(), row[14].as_str()),
+            ("120", "20"),
+            "{row:?}"
+        );
+        assert_eq!(row[13], "wall_time_to_first_byte");
+        assert!(row[6].parse::<f64>().unwrap() > 0.0);
+    }
+    // the 4 tools reached the server through the translating proxy
+    let seen = fake.seen.lock().unwrap();
+    assert!(seen
+        .iter()
+        .any(|b| b["tools"].as_array().is_some_and(|t| t.len() == 4)));
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("Timing: wall_time_to_first_byte"),
+        "{summary}"
+    );
 }
