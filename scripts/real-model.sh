@@ -69,3 +69,20 @@ done
   --arms "$arms" --tasks "$tasks" --budget-minutes "$budget" --num-ctx 8192 --retries 0 \
   --out "$out" --run-id "$run_id"
 echo "real-model: results in $out/$run_id, the server's request log in $log"
+# The check: every arm's cells reached the real model through the translation (model calls and
+# prompt tokens recorded, backend kind openai); scores are not checked (a 135M model scores 0).
+python3 - "$out/$run_id/cells.csv" "$arms" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+for arm in sys.argv[2].split(","):
+    mine = [r for r in rows if r["arm"] == arm]
+    calls = sum(int(r["model_calls"] or 0) for r in mine)
+    prompt = sum(int(r["prompt_tokens"] or 0) for r in mine)
+    kinds = {r["backend_kind"] for r in mine}
+    print(f"real-model: {arm}: {len(mine)} attempts, {calls} model calls, {prompt} prompt tokens, backend {kinds}")
+    if not mine or calls == 0 or prompt == 0 or kinds != {"openai"}:
+        bad.append(arm)
+if bad:
+    sys.exit(f"real-model: no model call reached the server for: {', '.join(bad)}")
+PY
