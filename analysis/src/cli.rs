@@ -256,7 +256,7 @@ fn probe_outputs(args: &AnalyzeArgs) -> Result<(Option<String>, Option<String>)>
         return Ok((None, None));
     }
     let rows = fp::rows_from_inputs(&args.inputs)?;
-    let csv = args.probe_out.as_ref().map(|_| fp::to_csv(&rows));
+    let csv = args.probe_out.as_ref().map(|_| fp::to_csv(&rows.rows));
     let cmp = match &args.probe_compare {
         Some(p) => {
             let published = fp::rows_from_inputs(std::slice::from_ref(p))?;

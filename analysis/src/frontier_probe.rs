@@ -25,6 +25,22 @@ pub const MODELESS_ARMS: [&str; 1] = ["agent-mini"];
 /// The paper's four arms, as the published file names them (our arm names are the same).
 pub const PAPER_ARMS: [&str; 4] = ["mingbird", "goose", "opencode", "agent-mini"];
 
+/// The model the published probe ran (hosted, temperature 0).
+pub const PUBLISHED_MODEL: &str = "qwen3.8-flash";
+/// The published probe's thinking setting (its shim sent `enable_thinking: false`).
+pub const PUBLISHED_THINK: &str = "off";
+
+/// The cells of some inputs as probe rows, with the settings they ran under.
+#[derive(Clone, Debug)]
+pub struct ProbeInput {
+    /// One per arm × task.
+    pub rows: Vec<ProbeRow>,
+    /// The model of the cells (a probe CSV has none: its file stem).
+    pub model: Option<String>,
+    /// Thinking settings recorded (our cells.csv; empty for a probe CSV).
+    pub think: Vec<String>,
+}
+
 /// One cell of a probe file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeRow {
@@ -74,14 +90,14 @@ fn worst_mode(modes: &[String]) -> &'static str {
 /// (our cells.csv scores a timed-out attempt from what it left; the published file does not, and
 /// the cells.csv keeps that score). The inputs must hold one model (the probe has no model
 /// column).
-pub fn rows_from_inputs(paths: &[PathBuf]) -> Result<Vec<ProbeRow>> {
+pub fn rows_from_inputs(paths: &[PathBuf]) -> Result<ProbeInput> {
     let all = load_with(
         paths,
         &LoadOptions {
             timeouts: TimeoutPolicy::Zero,
         },
     )?;
-    let models: BTreeSet<&str> = all.cells.iter().map(|c| c.model.as_str()).collect();
+    let models: BTreeSet<String> = all.cells.iter().map(|c| c.model.clone()).collect();
     if models.len() > 1 {
         return Err(Error::Input(format!(
             "{}: the frontier probe compares one model; these inputs hold {} ({}): give one \
@@ -91,7 +107,11 @@ pub fn rows_from_inputs(paths: &[PathBuf]) -> Result<Vec<ProbeRow>> {
             models.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
-    Ok(rows_from(&all))
+    Ok(ProbeInput {
+        model: models.into_iter().next(),
+        think: all.think.keys().cloned().collect(),
+        rows: rows_from(&all),
+    })
 }
 
 fn shown(paths: &[PathBuf]) -> String {
@@ -213,6 +233,8 @@ fn arm_means(rows: &[ProbeRow], arm: &str) -> ArmMeans {
 pub struct ProbeComparison {
     /// `this run`, or `this run (simulated)`.
     pub run_label: String,
+    /// The run's model and thinking against the published probe's, and whether they differ.
+    pub settings: String,
     /// Arm, published, this run: the paper's arms first, in its order.
     pub arms: Vec<(String, ArmMeans, ArmMeans)>,
     /// (arm, task, published, this run) for the cells both have; `None` = timeout.
@@ -223,8 +245,26 @@ pub struct ProbeComparison {
     pub only_run: Vec<(String, String)>,
 }
 
-/// Compare `run` with `published` (both probe rows).
-pub fn compare(run: &[ProbeRow], published: &[ProbeRow]) -> ProbeComparison {
+/// The settings line: thinking differing from the paper's is said, as the report does.
+fn settings(run: &ProbeInput) -> String {
+    let model = run.model.as_deref().unwrap_or("?");
+    let think = match run.think.as_slice() {
+        [] => "not recorded in the input".to_string(),
+        t => format!("`{}`", t.join("`, `")),
+    };
+    let mut s = format!(
+        "Model: this run `{model}`, thinking {think}; published `{PUBLISHED_MODEL}`, thinking \
+         `{PUBLISHED_THINK}`."
+    );
+    if run.think.iter().any(|t| t != PUBLISHED_THINK) {
+        s.push_str(" **The runs compared differ in thinking.**");
+    }
+    s
+}
+
+/// Compare `run` with `published`.
+pub fn compare(run_in: &ProbeInput, published_in: &ProbeInput) -> ProbeComparison {
+    let (run, published) = (&run_in.rows[..], &published_in.rows[..]);
     let key = |r: &ProbeRow| (r.arm.clone(), r.task.clone());
     let pubs: BTreeMap<_, _> = published.iter().map(|r| (key(r), r.score)).collect();
     let runs: BTreeMap<_, _> = run.iter().map(|r| (key(r), r.score)).collect();
@@ -266,6 +306,7 @@ pub fn compare(run: &[ProbeRow], published: &[ProbeRow]) -> ProbeComparison {
     };
     ProbeComparison {
         run_label: label.to_string(),
+        settings: settings(run_in),
         arms,
         both,
         only_published,
@@ -297,10 +338,12 @@ pub fn markdown(c: &ProbeComparison) -> String {
     let r = &c.run_label;
     let mut s = format!(
         "## Frontier probe: {r} vs published\n\n\
+         {}\n\n\
          Means leave a timeout out (the published convention); `timeouts 0` counts it 0.\n\n\
          | arm | published cells | {r} cells | published mean | {r} mean | Δ ({r} − published) \
          | published mean, timeouts 0 | {r} mean, timeouts 0 |\n\
-         |---|---|---|---|---|---|---|---|\n"
+         |---|---|---|---|---|---|---|---|\n",
+        c.settings
     );
     for (arm, p, o) in &c.arms {
         s.push_str(&format!(

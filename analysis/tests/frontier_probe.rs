@@ -169,6 +169,45 @@ fn a_run_is_compared_with_the_published_probe() {
         md.contains("Missing from published (1): harness WF-01"),
         "{md}"
     );
+    assert!(
+        md.contains(
+            "Model: this run `run_probe`, thinking not recorded in the input; published \
+             `qwen3.8-flash`, thinking `off`."
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("differ in thinking"), "{md}");
+}
+
+#[test]
+fn a_run_with_thinking_on_is_flagged_against_the_published_probe() {
+    let d = tempfile::tempdir().unwrap();
+    let cells = d.path().join("cells.csv");
+    std::fs::write(
+        &cells,
+        "run_id,arm,model,task,repeat,attempt,score,failure_mode,think\n\
+         r,goose,hosted-x,WF-01,0,0,1.000,completed,on\n",
+    )
+    .unwrap();
+    let out = d.path().join("o");
+    run(&AnalyzeArgs {
+        probe_compare: Some(published()),
+        ..args(vec![cells], out.clone())
+    })
+    .unwrap();
+    let md = std::fs::read_to_string(out.join("probe_comparison.md")).unwrap();
+    assert!(
+        md.contains("Model: this run `hosted-x`, thinking `on`; published `qwen3.8-flash`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**The runs compared differ in thinking.**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| goose | WF-01 | 1.000 | 1.000 | +0.000 |"),
+        "{md}"
+    );
 }
 
 #[test]
