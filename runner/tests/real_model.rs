@@ -12,6 +12,9 @@ fn arms_reach_a_real_model_through_the_translation() {
         return;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/real-model.sh");
-    let status = Command::new("bash").arg(script).status().expect("run scripts/real-model.sh");
+    let status = Command::new("bash")
+        .arg(script)
+        .status()
+        .expect("run scripts/real-model.sh");
     assert!(status.success(), "scripts/real-model.sh failed: {status}");
 }
