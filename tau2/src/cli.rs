@@ -2,11 +2,12 @@
 
 use crate::domains::{resolve_data_dir, Domain, DomainKind};
 use crate::evaluate::{evaluate, pass_hat_k, Evaluation, Judge, INFRASTRUCTURE_ERROR};
+use crate::external::{Conversation, ExternalAgent};
 use crate::gold;
 use crate::llm::{Api, Backend, LlmJudge};
 use crate::message::Message;
 use crate::orchestrator::{self, Agent, Limits, User};
-use crate::participants::{agent_for, user_for};
+use crate::participants::{agent_for, user_for, user_maker};
 use crate::results::{self, RunInfo, SimRecord};
 use crate::scripted::gold_pair;
 use crate::task::{parse_tasks, Task};
@@ -54,7 +55,7 @@ pub enum Tau2Cmd {
 }
 
 /// The agent of `lrab tau2 run --agent`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentKind {
     /// The reference LLM agent (upstream's prompt and tool loop)
     Plain,
@@ -62,17 +63,40 @@ pub enum AgentKind {
     Harness,
     /// The task's gold actions, scripted (no model)
     Gold,
+    /// A command-line arm (`arms/<name>.toml`), served the task over MCP by the `lrab` binary
+    Arm(String),
 }
 
 impl AgentKind {
     /// The value as typed on the command line (also the arm name in the results).
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             AgentKind::Plain => "plain",
             AgentKind::Harness => "harness",
             AgentKind::Gold => "gold",
+            AgentKind::Arm(n) => n,
         }
     }
+}
+
+/// `--agent`: plain, harness, gold, or any other name as a command-line arm.
+fn parse_agent(s: &str) -> std::result::Result<AgentKind, String> {
+    Ok(match s {
+        "plain" => AgentKind::Plain,
+        "harness" => AgentKind::Harness,
+        "gold" => AgentKind::Gold,
+        n if !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+        {
+            AgentKind::Arm(n.into())
+        }
+        _ => {
+            return Err(format!(
+                "'{s}' is not an agent (plain, harness, gold or an arm name)"
+            ))
+        }
+    })
 }
 
 /// The user of `lrab tau2 run --user`.
@@ -89,8 +113,9 @@ pub enum UserKind {
 pub struct RunArgs {
     #[arg(long, value_enum)]
     pub domain: DomainKind,
-    /// which agent talks to the user
-    #[arg(long, value_enum, default_value_t = AgentKind::Plain)]
+    /// which agent talks to the user: plain, harness, gold, or a command-line arm's name
+    /// (arms/<name>.toml with an [mcp] section; launched confined through the proxy)
+    #[arg(long, default_value = "plain", value_parser = parse_agent)]
     pub agent: AgentKind,
     /// agent model (not needed for --agent gold)
     #[arg(long, default_value = "")]
@@ -148,6 +173,10 @@ pub struct RunArgs {
     /// write fixed timestamps so identical runs give byte-identical files
     #[arg(long)]
     pub fixed_clock: bool,
+    /// a command-line arm's time per conversation in seconds; killed at it, the conversation
+    /// ends as `max_steps` (a limit, graded 0)
+    #[arg(long, default_value_t = 600.0)]
+    pub arm_timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -171,10 +200,20 @@ pub(crate) const SCRIPTED_OPENING: &str = "Hello, I need help with my request.";
 
 /// Entry point used by the `lrab` binary.
 pub fn run(args: &Tau2Args, out: &mut dyn Write) -> Result<()> {
+    run_with(args, out, None)
+}
+
+/// As [`run`], with the launcher of command-line arms (`--agent <arm>`), which the `lrab`
+/// binary provides.
+pub fn run_with(
+    args: &Tau2Args,
+    out: &mut dyn Write,
+    ext: Option<&mut dyn ExternalAgent>,
+) -> Result<()> {
     match &args.cmd {
         Tau2Cmd::ReplayGold { domain } => replay_gold_cmd(args.tau2_data.as_deref(), *domain, out),
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
-        Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out),
+        Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out, ext),
         Tau2Cmd::Mcp(m) => crate::mcp::run(args.tau2_data.as_deref(), m, out),
         Tau2Cmd::McpRelay { dir } => crate::mcp::relay(dir, out),
     }
@@ -423,7 +462,15 @@ pub fn iso_time(t: SystemTime) -> String {
     lrab_util::iso_utc(secs)
 }
 
-fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> {
+fn run_cmd(
+    data: Option<&Path>,
+    r: &RunArgs,
+    out: &mut dyn Write,
+    mut ext: Option<&mut dyn ExternalAgent>,
+) -> Result<()> {
+    if let (AgentKind::Arm(n), None) = (&r.agent, &ext) {
+        bail!("--agent {n}: command-line arms run only through the `lrab` binary");
+    }
     let dir = resolve_data_dir(data)?;
     let domain = Domain::load(&dir, r.domain)?;
     if r.trials == 0 {
@@ -514,19 +561,35 @@ fn run_cmd(data: Option<&Path>, r: &RunArgs, out: &mut dyn Write) -> Result<()> 
                 });
                 continue;
             }
-            let (mut agent, mut user): (Box<dyn Agent>, Box<dyn User>) =
-                if r.agent == AgentKind::Gold && r.user == UserKind::Scripted {
-                    let (a, u) = gold_pair(task, SCRIPTED_OPENING);
-                    (Box::new(a), Box::new(u))
-                } else {
-                    (
-                        agent_for(r, agent_api, *seed, &domain, &env, task)?,
-                        user_for(r, user_api, &user_url, *seed, &dir, &env, task)?,
-                    )
-                };
             let t0 = Instant::now();
-            let outcome =
-                orchestrator::run(&mut env, agent.as_mut(), user.as_mut(), &history, &limits);
+            let outcome = if let Some(ext) = ext.as_deref_mut() {
+                let user = user_maker(r, user_api, &user_url, *seed, &dir, &env, task)?;
+                ext.converse(Conversation {
+                    task_id: task.id.clone(),
+                    trial,
+                    seed: *seed,
+                    env,
+                    history: history.clone(),
+                    limits: Limits {
+                        max_steps: r.max_steps,
+                        max_errors: r.max_errors,
+                    },
+                    policy: domain.policy.clone(),
+                    user,
+                })?
+            } else {
+                let (mut agent, mut user): (Box<dyn Agent>, Box<dyn User>) =
+                    if r.agent == AgentKind::Gold && r.user == UserKind::Scripted {
+                        let (a, u) = gold_pair(task, SCRIPTED_OPENING);
+                        (Box::new(a), Box::new(u))
+                    } else {
+                        (
+                            agent_for(r, agent_api, *seed, &domain, &env, task)?,
+                            user_for(r, user_api, &user_url, *seed, &dir, &env, task)?,
+                        )
+                    };
+                orchestrator::run(&mut env, agent.as_mut(), user.as_mut(), &history, &limits)
+            };
             let duration = if r.fixed_clock {
                 0.0
             } else {

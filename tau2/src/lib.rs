@@ -11,6 +11,7 @@ mod cli;
 mod domains;
 mod error;
 mod evaluate;
+mod external;
 mod gold;
 mod harness_agent;
 mod http;
@@ -27,7 +28,8 @@ mod task;
 pub use args::{Out, ToolError, ToolResult};
 pub use canon::sha256_hex;
 pub use cli::{
-    iso_time, run as run_cli, AgentKind, GradeArgs, RunArgs, Tau2Args, Tau2Cmd, UserKind,
+    iso_time, run as run_cli, run_with as run_cli_with, AgentKind, GradeArgs, RunArgs, Tau2Args,
+    Tau2Cmd, UserKind,
 };
 pub use domains::telecom::{LoadError as TelecomLoadError, TelecomDb, TelecomState, UserDb};
 pub use domains::{as_bool, deep_merge, resolve_data_dir, Domain, DomainKind, Env, ToolKind};
@@ -36,6 +38,7 @@ pub use evaluate::{
     action_matches, communicated, evaluate, pass_hat_k, Evaluation, Judge, NlResult, AGENT_ERROR,
     AGENT_STOP, INFRASTRUCTURE_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR, USER_STOP,
 };
+pub use external::{Conversation, ExternalAgent, MakeUser};
 pub use gold::{replay_gold, GoldOutcome};
 pub use harness_agent::{HarnessAgent, EMPTY_NUDGE, LOOP_NUDGE, MAX_REASKS, REPEAT_NUDGE};
 pub use llm::{

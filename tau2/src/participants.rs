@@ -35,6 +35,7 @@ pub(crate) fn agent_for(
                 env.tool_schemas("assistant"),
             ))
         }
+        AgentKind::Arm(ref n) => anyhow::bail!("--agent {n}: a command-line arm is not in-process"),
     })
 }
 
@@ -58,6 +59,30 @@ pub(crate) fn user_for(
     ub.temperature = r.temperature;
     ub.think = Some(r.think);
     Ok(Box::new(llm_user(dir, env, task, ub)?))
+}
+
+/// As [`user_for`], made later on another thread (a command-line arm's conversation loop).
+pub(crate) fn user_maker(
+    r: &RunArgs,
+    api: Api,
+    url: &str,
+    seed: u64,
+    dir: &Path,
+    env: &crate::Env,
+    task: &Task,
+) -> Result<crate::external::MakeUser> {
+    if r.user == UserKind::Scripted {
+        return Ok(Box::new(|| {
+            Box::new(ScriptedUser::new(vec![SCRIPTED_OPENING.into()])) as Box<dyn User>
+        }));
+    }
+    let mut ub = Backend::new(url, api, &r.user_model);
+    ub.seed = Some(seed);
+    ub.num_ctx = Some(r.num_ctx);
+    ub.temperature = r.temperature;
+    ub.think = Some(r.think);
+    let u = llm_user(dir, env, task, ub)?;
+    Ok(Box::new(move || Box::new(u) as Box<dyn User>))
 }
 
 /// Upstream's LLM user simulator on `backend` for `task`: the user tools (narrowed by the

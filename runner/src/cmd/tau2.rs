@@ -3,11 +3,15 @@
 //! simulated backend in-process, so a run goes end to end without a GPU; such results are
 //! labelled simulated.
 
-use anyhow::Result;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
 use clap::Parser;
 
 use super::Exit;
-use lrab_tau2::{Tau2Args, Tau2Cmd};
+use crate::run::arms;
+use crate::run::tau2_arm::{check_mcp, ArmAgent};
+use lrab_tau2::{AgentKind, Tau2Args, Tau2Cmd};
 
 #[derive(Parser, Debug)]
 pub struct Args {
@@ -46,10 +50,45 @@ fn start_sim_if_asked(args: &mut Tau2Args) -> Result<Option<lrab_sim::SimHandle>
     Ok(Some(handle))
 }
 
+/// `--agent <arm>`: the arm file, refused when it takes no MCP server (before anything runs).
+fn arm_agent(a: &Tau2Args) -> Result<Option<ArmAgent>> {
+    let Tau2Cmd::Run(r) = &a.cmd else {
+        return Ok(None);
+    };
+    let AgentKind::Arm(name) = &r.agent else {
+        return Ok(None);
+    };
+    let all = arms::load_dir(&arms::default_dir())?;
+    let arm = arms::select(&all, std::slice::from_ref(name))?
+        .pop()
+        .expect("select returns the arm it names");
+    check_mcp(&arm)?;
+    if r.arm_timeout.is_nan() || r.arm_timeout <= 0.0 {
+        bail!("--arm-timeout must be a positive number of seconds");
+    }
+    Ok(Some(ArmAgent {
+        arm,
+        model: r.model.clone(),
+        backend_url: r.backend.clone(),
+        num_ctx: r.num_ctx,
+        think: r.think,
+        attempts: r.out.join("attempts"),
+        deadline: Duration::from_secs_f64(r.arm_timeout),
+    }))
+}
+
 pub fn run(mut a: Args) -> Result<Exit> {
+    let mut arm = arm_agent(&a.inner)?;
     let sim = start_sim_if_asked(&mut a.inner)?;
+    if let (Some(arm), Tau2Cmd::Run(r)) = (arm.as_mut(), &a.inner.cmd) {
+        arm.backend_url = r.backend.clone();
+    }
     let mut out = lrab_util::stdout();
-    let result = lrab_tau2::run_cli(&a.inner, &mut out);
+    let result = lrab_tau2::run_cli_with(
+        &a.inner,
+        &mut out,
+        arm.as_mut().map(|x| x as &mut dyn lrab_tau2::ExternalAgent),
+    );
     drop(sim);
     result.map(|()| Exit::Ok)
 }

@@ -48,6 +48,23 @@ pub struct ConfigFile {
     pub content: String,
 }
 
+/// How an arm takes an MCP server (`lrab tau2 run --agent <arm>`): config files written and
+/// arguments appended for a τ² launch. Beside the usual placeholders they may use
+/// `{mcp_program}` (the server's program as a JSON string), `{mcp_args}` (its arguments as a
+/// JSON list) and `{mcp_command}` (program and arguments as one JSON list); JSON strings and
+/// lists of strings are also valid TOML.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSpec {
+    #[serde(default)]
+    pub config_files: Vec<ConfigFile>,
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+}
+
+/// The placeholders only an `[mcp]` section may use.
+pub const MCP_PLACEHOLDERS: [&str; 3] = ["mcp_program", "mcp_args", "mcp_command"];
+
 /// The on-disk form: every field optional so `extends` can inherit.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,6 +90,7 @@ struct RawArm {
     env_remove: Option<Vec<String>>,
     config_files: Option<Vec<ConfigFile>>,
     install: Option<InstallSpec>,
+    mcp: Option<McpSpec>,
 }
 
 /// A validated arm.
@@ -97,6 +115,8 @@ pub struct Arm {
     pub config_files: Vec<ConfigFile>,
     /// How `lrab arms install` gets it (none: built with the suite, or no registry has it).
     pub install: Option<InstallSpec>,
+    /// How it takes an MCP server (none: it cannot run τ²).
+    pub mcp: Option<McpSpec>,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -229,6 +249,7 @@ fn resolve(
         env_remove: c.env_remove.or(base.env_remove),
         config_files: c.config_files.or(base.config_files),
         install: c.install.or(base.install),
+        mcp: c.mcp.or(base.mcp),
     })
 }
 
@@ -289,6 +310,11 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
             ));
         }
     }
+    p.extend(mcp_problems(
+        &f,
+        r.mcp.as_ref(),
+        r.isolate_home == Some(true),
+    ));
     for (field, t) in templates {
         for u in unknown_placeholders(t) {
             p.push(format!(
@@ -344,8 +370,52 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
         env_remove,
         config_files: configs,
         install: r.install,
+        mcp: r.mcp,
         file: file.to_path_buf(),
     })
+}
+
+/// The problems of an `[mcp]` section: paths as for `config_files`, known placeholders only.
+fn mcp_problems(f: &str, mcp: Option<&McpSpec>, isolate_home: bool) -> Vec<String> {
+    let Some(m) = mcp else { return Vec::new() };
+    let mut p = Vec::new();
+    let mut templates: Vec<(String, &str)> = Vec::new();
+    for (i, c) in m.config_files.iter().enumerate() {
+        templates.push((format!("mcp.config_files[{i}].path"), &c.path));
+        templates.push((format!("mcp.config_files[{i}].content"), &c.content));
+        let home = c.path.starts_with("{home}/");
+        if !(home || c.path.starts_with("{attempt_dir}/")) || c.path.split('/').any(|x| x == "..") {
+            p.push(format!(
+                "{f}: mcp.config_files[{i}].path: must start with {{home}}/ or {{attempt_dir}}/, without '..'"
+            ));
+        }
+        if home && !isolate_home {
+            p.push(format!(
+                "{f}: mcp.config_files[{i}].path: {{home}} needs isolate_home = true"
+            ));
+        }
+    }
+    for (i, a) in m.extra_args.iter().enumerate() {
+        templates.push((format!("mcp.extra_args[{i}]"), a));
+    }
+    if m.config_files.is_empty() && m.extra_args.is_empty() {
+        p.push(format!(
+            "{f}: mcp: give config_files or extra_args naming the server"
+        ));
+    }
+    for (field, t) in templates {
+        for u in unknown_placeholders(t)
+            .into_iter()
+            .filter(|u| !MCP_PLACEHOLDERS.contains(&u.as_str()))
+        {
+            p.push(format!(
+                "{f}: {field}: unknown placeholder {{{u}}} (known: {}, {})",
+                PLACEHOLDERS.join(", "),
+                MCP_PLACEHOLDERS.join(", ")
+            ));
+        }
+    }
+    p
 }
 
 /// Picks arms by name; an unknown name is an error listing the known ones.

@@ -23,6 +23,7 @@ pub mod proxy;
 pub mod quiet;
 pub mod resume;
 pub mod sim_clock;
+pub mod tau2_arm;
 pub mod usage;
 pub mod wait;
 
