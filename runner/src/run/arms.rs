@@ -48,8 +48,9 @@ pub struct ConfigFile {
     pub content: String,
 }
 
-/// How an arm takes an MCP server (`lrab tau2 run --agent <arm>`): config files written and
-/// arguments appended for a τ² launch. Beside the usual placeholders they may use
+/// How an arm takes an MCP server (`lrab tau2 run --agent <arm>`): config files written (after
+/// `config_files`, so one may replace a file of the same path) and arguments appended (or the
+/// whole argument list) for a τ² launch. Beside the usual placeholders they may use
 /// `{mcp_program}` (the server's program as a JSON string), `{mcp_args}` (its arguments as a
 /// JSON list) and `{mcp_command}` (program and arguments as one JSON list); JSON strings and
 /// lists of strings are also valid TOML.
@@ -58,6 +59,10 @@ pub struct ConfigFile {
 pub struct McpSpec {
     #[serde(default)]
     pub config_files: Vec<ConfigFile>,
+    /// The arm's whole argument list for a τ² launch, when its `args` cannot simply be
+    /// appended to (e.g. codex's end in `-- {prompt}`).
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
     #[serde(default)]
     pub extra_args: Vec<String>,
 }
@@ -398,7 +403,10 @@ fn mcp_problems(f: &str, mcp: Option<&McpSpec>, isolate_home: bool) -> Vec<Strin
     for (i, a) in m.extra_args.iter().enumerate() {
         templates.push((format!("mcp.extra_args[{i}]"), a));
     }
-    if m.config_files.is_empty() && m.extra_args.is_empty() {
+    for (i, a) in m.args.iter().flatten().enumerate() {
+        templates.push((format!("mcp.args[{i}]"), a));
+    }
+    if m.config_files.is_empty() && m.extra_args.is_empty() && m.args.is_none() {
         p.push(format!(
             "{f}: mcp: give config_files or extra_args naming the server"
         ));

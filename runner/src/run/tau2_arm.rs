@@ -133,6 +133,9 @@ impl ArmAgent {
                 .with_context(|| format!("write {}", path.display()))?;
         }
         let (program, mut args) = self.arm.command(&vars)?;
+        if let Some(own) = &mcp.args {
+            args = own.iter().map(|a| expand(a, &vars)).collect();
+        }
         args.extend(mcp.extra_args.iter().map(|a| expand(a, &vars)));
         let mut env = dirs.env();
         env.extend(self.arm.env_for(&vars));
