@@ -211,3 +211,41 @@ fn an_arm_without_mcp_support_is_refused_by_name() {
     let o = run(&root, "no-such-arm", &[]);
     assert!(!o.status.success() && text(&o).contains("unknown arm 'no-such-arm'"));
 }
+
+#[test]
+fn a_bad_mcp_section_is_refused_naming_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arms = tmp.path().join("arms");
+    std::fs::create_dir_all(&arms).unwrap();
+    std::fs::write(
+        arms.join("bad.toml"),
+        r#"name = "bad"
+program = "python3"
+args = ["{prompt}"]
+api = "openai"
+isolate_home = true
+[mcp]
+config_files = [{ path = "/etc/mcp.json", content = "{mcp_bogus}" }]
+"#,
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lrab"))
+        .args([
+            "tau2", "run", "--domain", "mock", "--agent", "bad", "--model", "m",
+        ])
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .env("LRAB_ARMS", &arms)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("bad.toml: mcp.config_files[0].content: unknown placeholder {mcp_bogus}"),
+        "{t}"
+    );
+    assert!(
+        t.contains("bad.toml: mcp.config_files[0].path: must start with {home}/"),
+        "{t}"
+    );
+}
