@@ -210,6 +210,13 @@ fn an_arm_without_mcp_support_is_refused_by_name() {
     assert!(!root.join("out/results.json").exists());
     let o = run(&root, "no-such-arm", &[]);
     assert!(!o.status.success() && text(&o).contains("unknown arm 'no-such-arm'"));
+    // a setting the arm cannot be given is refused, not run for the customer alone
+    let o = run(&root, "standin", &["--temperature", "0.5"]);
+    assert!(
+        !o.status.success()
+            && text(&o).contains("--temperature 0.5 would hold for the customer only")
+    );
+    assert!(!root.join("out/results.json").exists());
 }
 
 #[test]

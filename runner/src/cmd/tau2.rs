@@ -63,6 +63,16 @@ fn arm_agent(a: &Tau2Args) -> Result<Option<ArmAgent>> {
         .pop()
         .expect("select returns the arm it names");
     check_mcp(&arm)?;
+    // what the arm's proxy cannot honour yet is refused rather than run under other settings
+    if r.temperature != 0.0 {
+        bail!(
+            "--agent {name}: an arm samples at what its proxy pins (temperature 0) or at what it sends itself, so --temperature {} would hold for the customer only; not supported yet",
+            r.temperature
+        );
+    }
+    if r.api != lrab_tau2::Api::Ollama {
+        bail!("--agent {name}: command-line arms on τ² need an Ollama-API backend (--api ollama) for now");
+    }
     if r.arm_timeout.is_nan() || r.arm_timeout <= 0.0 {
         bail!("--arm-timeout must be a positive number of seconds");
     }
