@@ -11,7 +11,7 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = err.source();
     while let Some(c) = cause {
         let text = c.to_string();
-        let text = text.trim();
+        let text = unsaid(&out, text.trim());
         if !text.is_empty() && !out.contains(text) {
             if !out.is_empty() {
                 out.push_str(": ");
@@ -21,6 +21,18 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     out
+}
+
+/// `text` without its leading `segment: ` parts that `said` already holds: a client error that
+/// starts by naming the URL the context just named says only what is new.
+fn unsaid<'a>(said: &str, mut text: &'a str) -> &'a str {
+    while let Some((head, rest)) = text.split_once(": ") {
+        if head.is_empty() || !said.contains(head) {
+            break;
+        }
+        text = rest.trim_start();
+    }
+    text
 }
 
 #[cfg(test)]
@@ -48,6 +60,19 @@ mod tests {
         assert_eq!(
             error_chain(&outer),
             "cannot resume: /x/manifest.json: entity not found"
+        );
+    }
+
+    #[test]
+    fn a_cause_that_repeats_the_url_says_only_what_is_new() {
+        let inner = Wrap(
+            "http://h:1/api/tags: Connection Failed: Connection refused".into(),
+            None,
+        );
+        let outer = Wrap("GET http://h:1/api/tags".into(), Some(Box::new(inner)));
+        assert_eq!(
+            error_chain(&outer),
+            "GET http://h:1/api/tags: Connection Failed: Connection refused"
         );
     }
 

@@ -58,7 +58,7 @@ fn get(url: &str, key: Option<&Secret>, timeout: Duration) -> Result<(u16, Vec<u
     }
     let resp = match req.call() {
         Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => return Err(anyhow::anyhow!("GET {url}: {e}")),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("GET {url}"))),
     };
     let status = resp.status();
     let mut body = Vec::new();
