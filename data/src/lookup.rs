@@ -78,21 +78,26 @@ pub fn folder(dir: &str) -> Result<PathBuf, DataError> {
         return Err(DataError::Unknown(dir.into()));
     }
     let roots = roots();
-    let mut first_missing = None;
+    // The file to name when no place is complete: the first one missing from the place that
+    // lacks the fewest (a cache that `lrab data fetch` half filled names what it could not get).
+    let mut closest: Option<(usize, &DataFile)> = None;
     for root in &roots {
-        let missing = files.iter().find(|f| !root.dir.join(f.path).is_file());
-        match missing {
-            None => {
-                for f in &files {
-                    verify(&root.dir.join(f.path), f)?;
-                }
-                return Ok(root.dir.join(dir));
+        let absent: Vec<&DataFile> = files
+            .iter()
+            .copied()
+            .filter(|f| !root.dir.join(f.path).is_file())
+            .collect();
+        let Some(first) = absent.first() else {
+            for f in &files {
+                verify(&root.dir.join(f.path), f)?;
             }
-            Some(f) if first_missing.is_none() => first_missing = Some(*f),
-            Some(_) => {}
+            return Ok(root.dir.join(dir));
+        };
+        if closest.is_none_or(|(n, _)| absent.len() < n) {
+            closest = Some((absent.len(), first));
         }
     }
-    Err(missing(first_missing.unwrap_or(files[0]), &roots))
+    Err(missing(closest.map_or(files[0], |(_, f)| f), &roots))
 }
 
 /// The first root holding `entry`, its digest checked.
