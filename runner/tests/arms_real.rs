@@ -38,27 +38,18 @@ const ARMS: &[(&str, Expect)] = &[
     ("opencode", Expect::Perfect),
     ("agent-mini", Expect::Perfect),
     ("mini-swe-agent", Expect::Perfect),
-    (
-        "qwen-code",
-        Expect::SimLimit("its write_file wants absolute paths; the sim writes relative ones"),
-    ),
+    ("qwen-code", Expect::Perfect),
     (
         "aider",
-        Expect::SimLimit("aider offers no tools; the sim only acts through tool calls"),
+        Expect::SimLimit(
+            "aider never runs a program (its whole-file format proposes none, and it declines shell commands even with --yes-always); files a task makes by running one are missing",
+        ),
     ),
-    (
-        "smolagents",
-        Expect::SimLimit("CodeAgent acts in <code> blocks; the sim only acts through tool calls"),
-    ),
+    ("smolagents", Expect::Perfect),
     // Through the proxy's Responses API translation.
     ("codex", Expect::Perfect),
     ("gptme", Expect::Perfect),
-    (
-        "cline",
-        Expect::SimLimit(
-            "its run_commands result echoes the command; the sim reads WF-04's \"4 failed\" in it as a failure",
-        ),
-    ),
+    ("cline", Expect::Perfect),
 ];
 
 /// Whether the registry of `kind` answers for `package` (a plain lookup).
