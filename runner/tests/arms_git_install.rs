@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{fast, git, lrab, text};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,21 +28,6 @@ json.dump({
 open("shortlist.md", "w").write("S001 Ti aging\n")
 "#;
 const CONF: &str = "SETTING = 'from the second commit'\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.org")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.org")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", text(&o));
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
-}
 
 fn sha(b: &str) -> String {
     lrab_util::sha256_hex(b.as_bytes())

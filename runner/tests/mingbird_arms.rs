@@ -8,10 +8,9 @@
 
 mod common;
 
-use common::{fast, lrab, shipped_arms, text};
+use common::{fast, git, lrab, shipped_arms, text};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const STAND_IN: &str = r#"import json, os, sys
 keys = ["AGENT_STREAM", "AGENT_ABLATION", "AGENT_CTX", "HUMMINGBIRD_HOME", "OLLAMA_HOST"]
@@ -23,21 +22,6 @@ json.dump(seen, open("seen.json", "w"))
 open("shortlist.md", "w").write("S001 Ti aging\n")
 "#;
 const CONF: &str = "# stand-in appconfig\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.org")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.org")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", text(&o));
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
-}
 
 /// Copies of the shipped Mingbird arm files installing the stand-in from `repo` at `commit`.
 fn stand_in_arms(arms: &Path, repo: &Path, commit: &str) {

@@ -204,3 +204,19 @@ pub fn complete_records(
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// `git -C dir args…` with a fixed author, for tests that build a repository; its trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.org")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.org")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", text(&o));
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
