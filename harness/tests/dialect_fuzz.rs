@@ -10,6 +10,7 @@
 use lrab_harness::mechanisms::format_rescue::{Catalog, MAX_ARGS};
 use lrab_harness::table;
 use lrab_harness::ToolSpec;
+use lrab_util::SplitMix64;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Instant;
@@ -17,21 +18,6 @@ use std::time::Instant;
 fn catalog() -> Catalog {
     let specs: Vec<ToolSpec> = table::specs_for(&table::all_but_web());
     Catalog::new(&specs)
-}
-
-/// splitmix64: a fixed, dependency-free generator.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 fn corpus() -> Vec<(String, String, Vec<Value>)> {
@@ -208,7 +194,7 @@ const FRAGMENTS: &[&str] = &[
 #[test]
 fn random_text_never_panics_and_calls_are_declared() {
     let cat = catalog();
-    let mut rng = Rng(0x5eed_0014);
+    let mut rng = SplitMix64(0x5eed_0014);
     for _ in 0..4000 {
         let n = 1 + rng.below(40);
         let mut s = String::new();
@@ -222,7 +208,7 @@ fn random_text_never_panics_and_calls_are_declared() {
 #[test]
 fn edited_corpus_replies_never_panic() {
     let cat = catalog();
-    let mut rng = Rng(0xed17_0014);
+    let mut rng = SplitMix64(0xed17_0014);
     let samples = corpus();
     for _ in 0..3000 {
         let (_, text, _) = &samples[rng.below(samples.len())];
@@ -242,7 +228,7 @@ fn edited_corpus_replies_never_panic() {
                     let piece = b[i..j].to_vec();
                     b.splice(i..i, piece);
                 }
-                _ => b[i] = (rng.next() & 0xff) as u8,
+                _ => b[i] = (rng.next_u64() & 0xff) as u8,
             }
         }
         assert_sane(&cat, &String::from_utf8_lossy(&b));
@@ -252,8 +238,10 @@ fn edited_corpus_replies_never_panic() {
 #[test]
 fn hostile_replies_are_bounded() {
     let cat = catalog();
-    let mut rng = Rng(0xbad_0014);
-    let garbage: Vec<u8> = (0..1 << 20).map(|_| (rng.next() & 0xff) as u8).collect();
+    let mut rng = SplitMix64(0xbad_0014);
+    let garbage: Vec<u8> = (0..1 << 20)
+        .map(|_| (rng.next_u64() & 0xff) as u8)
+        .collect();
     let mut many_args = String::from("{\"name\": \"write_file\", \"arguments\": {");
     let mut many_kw = String::from("[write_file(");
     let mut many_xml = String::from("<tool_call>\n<function=write_file>\n");

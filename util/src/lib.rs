@@ -13,6 +13,7 @@ mod digest;
 mod error;
 mod fs;
 mod http1;
+mod rng;
 #[cfg(feature = "serve")]
 mod serve;
 mod stdout;
@@ -24,6 +25,7 @@ pub use digest::{fnv1a, sha256_hex, FNV1A_START};
 pub use error::error_chain;
 pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
 pub use http1::{read_http_request, RawRequest};
+pub use rng::SplitMix64;
 #[cfg(feature = "serve")]
 pub use serve::{serve_in_background, BackgroundServer};
 #[doc(hidden)]

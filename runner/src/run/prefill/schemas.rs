@@ -5,6 +5,7 @@
 //! ones keep a server from sharing any work between them.
 
 use lrab_ollama::Tool;
+use lrab_util::SplitMix64;
 use serde_json::{json, Map, Value};
 
 const VERBS: [&str; 16] = [
@@ -126,22 +127,6 @@ const PARAMS: [(&str, &str, &str); 20] = [
     ("notes", "string", "Optional notes recorded with the {n}."),
 ];
 
-/// splitmix64: a small, well-mixed generator; enough to pick words deterministically.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn property(kind: &str, desc: &str, pname: &str) -> Value {
     match kind {
         "enum" => {
@@ -159,7 +144,7 @@ fn property(kind: &str, desc: &str, pname: &str) -> Value {
 
 /// Tool `i` of the set: a verb–noun name unique within the first 384 (16 × 24), suffixed with
 /// its index past that, and 1–5 distinct parameters.
-fn tool(i: usize, rng: &mut Mix) -> Tool {
+fn tool(i: usize, rng: &mut SplitMix64) -> Tool {
     let verb = VERBS[i % VERBS.len()];
     let noun = NOUNS[(i / VERBS.len() + i) % NOUNS.len()];
     let mut name = format!("{verb}_{noun}");
@@ -209,7 +194,7 @@ pub fn schemas(n: usize, seed: u64) -> Vec<Tool> {
         .map(|i| {
             tool(
                 i,
-                &mut Mix(seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)),
+                &mut SplitMix64(seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)),
             )
         })
         .collect()
