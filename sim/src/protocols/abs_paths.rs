@@ -84,16 +84,9 @@ pub fn apply(conv: &Conv, mut turn: Turn) -> Turn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convo::{Call, Msg};
+    use crate::convo::Call;
+    use crate::protocols::tests::m;
     use serde_json::json;
-
-    fn m(role: &str, content: &str) -> Msg {
-        Msg {
-            role: role.into(),
-            content: content.into(),
-            calls: vec![],
-        }
-    }
 
     #[test]
     fn reads_the_demand_and_the_directory() {

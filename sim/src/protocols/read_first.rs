@@ -85,15 +85,8 @@ pub fn apply(conv: &Conv, mut turn: Turn) -> Turn {
 mod tests {
     use super::*;
     use crate::convo::Msg;
+    use crate::protocols::tests::m;
     use serde_json::json;
-
-    fn m(role: &str, content: &str) -> Msg {
-        Msg {
-            role: role.into(),
-            content: content.into(),
-            calls: vec![],
-        }
-    }
 
     #[test]
     fn reads_before_writing_again_when_told() {

@@ -29,7 +29,8 @@ fn index() -> TaskIndex {
     )])
 }
 
-fn m(role: &str, content: &str) -> Msg {
+/// A message without calls (shared by the protocol modules' tests).
+pub(crate) fn m(role: &str, content: &str) -> Msg {
     Msg {
         role: role.into(),
         content: content.into(),
