@@ -77,9 +77,7 @@ impl OpenaiUpstream {
         let msg = serde_json::from_str::<Value>(&text)
             .ok()
             .and_then(|v| {
-                v["error"]["message"]
-                    .as_str()
-                    .or(v["error"].as_str())
+                super::tap::error_field(&v)
                     .or(v["message"].as_str())
                     .or(v["detail"].as_str())
                     .map(str::to_string)

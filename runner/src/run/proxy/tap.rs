@@ -255,12 +255,7 @@ impl Tap {
             let text = String::from_utf8_lossy(&self.error_body).into_owned();
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()
-                .and_then(|v| {
-                    v["error"]["message"]
-                        .as_str()
-                        .or(v["error"].as_str())
-                        .map(str::to_string)
-                })
+                .and_then(|v| error_field(&v).map(str::to_string))
                 .unwrap_or(text);
             e.error = Some(msg.trim().to_string());
             return;
@@ -299,6 +294,12 @@ impl Tap {
             e.total_duration_ns,
         ] = self.durations;
     }
+}
+
+/// The message of an error body as both APIs write it: OpenAI's `{error: {message}}` or
+/// Ollama's `{error: "…"}`.
+pub fn error_field(v: &Value) -> Option<&str> {
+    v["error"]["message"].as_str().or(v["error"].as_str())
 }
 
 #[cfg(test)]
