@@ -5,6 +5,14 @@
 # whose data cannot be had fails instead of printing `skipped: <file>: <why>`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A full test build takes about 5 GB (measured 2026-12-06: 4.7 GB); a disk that fills mid-link
+# kills the linker with SIGBUS, an error that does not say why. Say it first.
+target="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target"
+free_kb=$(df -Pk "$target" | awk 'NR==2 {print $4}')
+if [ "${free_kb:-0}" -lt 6000000 ]; then
+  echo "test.sh: only $((free_kb / 1024)) MB free on the disk of $target; the test build needs about 5 GB" >&2
+fi
 if ! python3 -m pytest --version >/dev/null 2>&1; then
   python3 -m pip install --quiet pytest
 fi
