@@ -11,6 +11,7 @@
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, job scripts |
 //! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | analysis (mechanisms), runner (safety glue) |
 //! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
+//! | `<out>/<domain>_manifest.json` | [`Tau2Manifest`] | `lrab tau2 run` (the published τ² shape, no `schema_version`) | analysis |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
 //! existed have the same content without it and are read as version 1; a file from a newer
@@ -27,6 +28,7 @@ pub mod layout;
 mod manifest;
 mod plan;
 mod score;
+mod tau2_manifest;
 mod trajectory;
 
 pub use attempt::{AttemptRecord, InterruptedRecord, PhaseRecord, SimLedgerRecord};
@@ -47,6 +49,7 @@ pub use plan::{read_plan, write_plan, PlannedCell};
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };
+pub use tau2_manifest::{CellStatus, ManifestArms, ManifestCell, Tau2Manifest};
 pub use trajectory::{
     read_trajectory, TrajectoryEntry, TrajectoryMessage, TrajectoryReply, TrajectoryToolCall,
 };
