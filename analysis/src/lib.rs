@@ -16,12 +16,14 @@ pub mod failure_forms;
 mod figures;
 pub mod frontier_probe;
 mod load;
+pub mod markers;
 mod model;
 mod report;
 pub mod resource_table;
 mod rng;
 pub mod stats;
 pub mod tau2_tables;
+pub mod trajectory_counts;
 
 pub use analysis::{
     analyze, AblationRow, Analysis, ArmRow, BimodalTask, Comparison, Config, ExtraColumn,
