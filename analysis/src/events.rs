@@ -3,6 +3,7 @@
 //! `mechanism` event marks a firing). Logs are looked up from a cell's `attempt_dir` (relative
 //! to the folder of its cells.csv); result folders of the older layout are still read. A process killed mid-write
 //! can leave a truncated line, so unparsable lines are skipped and counted, never guessed at.
+//! A Mingbird arm has no event log: its firings are the markers it prints ([`read_markers`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,6 +41,22 @@ pub fn read(attempt_dir: &Path) -> Option<Activations> {
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())
         .map(|t| count(&t))
+}
+
+/// Mingbird's printed markers in the arm output of `attempt_dir/transcript.txt`, by marker key
+/// (every one of the 21, fired or not); `None` without a transcript.
+pub fn read_markers(attempt_dir: &Path) -> Option<Activations> {
+    let text = std::fs::read(attempt_dir.join("transcript.txt")).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let counts = crate::markers::count(crate::markers::arm_output(&text));
+    Some(Activations {
+        counts: crate::markers::MARKERS
+            .iter()
+            .zip(counts)
+            .map(|(m, n)| (m.key.to_string(), n))
+            .collect(),
+        bad_lines: 0,
+    })
 }
 
 /// The first existing log for `attempt_dir`, whole (the cell pages show every event).

@@ -46,6 +46,9 @@ pub struct Cell {
     pub uncached_prompt_tokens: Option<f64>,
     /// Mean turns (requests answered with a reply; our cells.csv, version 2).
     pub turns: Option<f64>,
+    /// Mean peak prompt tokens (the largest prompt of an attempt: our cells.csv version 4, or
+    /// an older run's `proxy.jsonl`).
+    pub peak_prompt_tokens: Option<f64>,
     /// Mean mechanism firings per repeat (repeats with an event log), by mechanism name.
     pub mechanisms: BTreeMap<String, f64>,
     /// Repeats whose event log was found.

@@ -6,8 +6,8 @@
 //! Per-cell values come from the loaded cells: wall time and tool calls from the score files or
 //! annotations; turns from our cells.csv (version 2) or a `turns` column, else `ctx_lines`
 //! where the same file records a peak (`turns_resource.csv` writes 0 for arms it did not
-//! count); the peak from `ctx_peak_tokens` (our cells.csv has no such column yet); timeouts
-//! from failure modes.
+//! count); the peak from our cells.csv's `peak_prompt_tokens` (version 4; an older run's
+//! trajectory) or an annotation's `ctx_peak_tokens`; timeouts from failure modes.
 
 use crate::model::Cell;
 use crate::stats::{mean, median};
@@ -78,7 +78,9 @@ fn row(arm: &str, model: Option<&str>, cells: &[&Cell]) -> ResourceRow {
         peak_prompt_median: summary(
             cells
                 .iter()
-                .filter_map(|c| c.extras.get("ctx_peak_tokens").copied())
+                .filter_map(|c| {
+                    (c.peak_prompt_tokens).or_else(|| c.extras.get("ctx_peak_tokens").copied())
+                })
                 .collect(),
         )
         .map(|s| s.1),

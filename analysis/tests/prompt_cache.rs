@@ -32,6 +32,12 @@ fn row(arm: &str, task: &str, cached: Option<u64>, uncached: Option<u64>) -> Cel
         uncached_prompt_tokens: uncached,
         backend_kind: None,
         think: None,
+        peak_prompt_tokens: None,
+        fmt_arg_errors: None,
+        spin_events: None,
+        ctx_events: None,
+        finish_rejections: None,
+        provider_errors: None,
     }
 }
 

@@ -64,6 +64,18 @@ pub mod column {
     pub const BACKEND_KIND: &str = "backend_kind";
     /// The run's thinking setting (`off`, `on`, `model`).
     pub const THINK: &str = "think";
+    /// The largest prompt of any request, in tokens.
+    pub const PEAK_PROMPT_TOKENS: &str = "peak_prompt_tokens";
+    /// Malformed or unknown tool calls and parse errors, from the trajectory.
+    pub const FMT_ARG_ERRORS: &str = "fmt_arg_errors";
+    /// Repeated calls, repeated text, runs of empty replies, from the trajectory.
+    pub const SPIN_EVENTS: &str = "spin_events";
+    /// History rewrites that shrank the prompt and context-window errors, from the trajectory.
+    pub const CTX_EVENTS: &str = "ctx_events";
+    /// Finish calls the run went on after, from the trajectory (empty: no finish tool offered).
+    pub const FINISH_REJECTIONS: &str = "finish_rejections";
+    /// Server errors that were neither parse nor context errors, from the trajectory.
+    pub const PROVIDER_ERRORS: &str = "provider_errors";
 }
 
 /// The header of `cells.csv` files written before `schema_version` existed (still read, and
@@ -106,9 +118,23 @@ pub const HEADER_V2: [&str; 24] = extended(
     ],
 );
 
-/// The exact header of `cells.csv` as written now: version 2's columns plus the backend's kind
-/// and the thinking setting the attempt ran with.
-pub const HEADER: [&str; 26] = extended(HEADER_V2, [column::BACKEND_KIND, column::THINK]);
+/// The header of schema version 3: version 2's columns plus the backend's kind and the thinking
+/// setting the attempt ran with (still read, and appended to in that layout).
+pub const HEADER_V3: [&str; 26] = extended(HEADER_V2, [column::BACKEND_KIND, column::THINK]);
+
+/// The exact header of `cells.csv` as written now: version 3's columns plus the peak prompt and
+/// the failure-form counters derived from the trajectory (`lrab_analysis::trajectory_counts`).
+pub const HEADER: [&str; 32] = extended(
+    HEADER_V3,
+    [
+        column::PEAK_PROMPT_TOKENS,
+        column::FMT_ARG_ERRORS,
+        column::SPIN_EVENTS,
+        column::CTX_EVENTS,
+        column::FINISH_REJECTIONS,
+        column::PROVIDER_ERRORS,
+    ],
+);
 
 /// `base` with `more` appended (derived, so the headers cannot drift apart).
 const fn extended<const A: usize, const B: usize, const C: usize>(
@@ -194,6 +220,24 @@ pub struct CellRow {
     /// The thinking setting of the run (absent before version 3: off was the only one).
     #[serde(default)]
     pub think: Option<crate::ThinkSetting>,
+    /// The largest prompt of any request (absent before version 4, or when no request said).
+    #[serde(default)]
+    pub peak_prompt_tokens: Option<u64>,
+    /// Failure-form counters from the trajectory (absent before version 4).
+    #[serde(default)]
+    pub fmt_arg_errors: Option<u64>,
+    /// See [`column::SPIN_EVENTS`].
+    #[serde(default)]
+    pub spin_events: Option<u64>,
+    /// See [`column::CTX_EVENTS`].
+    #[serde(default)]
+    pub ctx_events: Option<u64>,
+    /// See [`column::FINISH_REJECTIONS`]; also absent when no finish tool was offered.
+    #[serde(default)]
+    pub finish_rejections: Option<u64>,
+    /// See [`column::PROVIDER_ERRORS`].
+    #[serde(default)]
+    pub provider_errors: Option<u64>,
 }
 
 fn ser3<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -212,15 +256,22 @@ fn ser_wall<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
 /// Which of the layouts a file's first line is.
 fn layout(first_line: &str) -> Option<Layout> {
     let first = first_line.trim_end_matches('\r');
-    [Layout::Current, Layout::V2, Layout::V1, Layout::Legacy]
-        .into_iter()
-        .find(|l| first == l.header().join(","))
+    [
+        Layout::Current,
+        Layout::V3,
+        Layout::V2,
+        Layout::V1,
+        Layout::Legacy,
+    ]
+    .into_iter()
+    .find(|l| first == l.header().join(","))
 }
 
 /// The layouts, each a prefix of the current one.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Layout {
     Current,
+    V3,
     V2,
     V1,
     Legacy,
@@ -230,6 +281,7 @@ impl Layout {
     fn header(self) -> &'static [&'static str] {
         match self {
             Layout::Current => &HEADER,
+            Layout::V3 => &HEADER_V3,
             Layout::V2 => &HEADER_V2,
             Layout::V1 => &HEADER_V1,
             Layout::Legacy => &LEGACY_HEADER,
@@ -241,10 +293,10 @@ impl Layout {
 }
 
 impl CellRow {
-    /// The version of rows in the current layout (3: the backend's kind and the thinking
-    /// setting; 2 added the trajectory's turn and prompt-cache counts); rows of the older
-    /// layouts are versions 2 and 1.
-    pub const SCHEMA_VERSION: u32 = 3;
+    /// The version of rows in the current layout (4: the peak prompt and the failure-form
+    /// counters; 3 added the backend's kind and the thinking setting; 2 the trajectory's turn
+    /// and prompt-cache counts); rows of the older layouts are versions 3, 2 and 1.
+    pub const SCHEMA_VERSION: u32 = 4;
 
     /// The row as one CSV line (with trailing newline), in the current layout.
     pub fn to_csv_line(&self) -> Result<String, csv::Error> {
@@ -267,7 +319,11 @@ impl CellRow {
             old.schema_version = old.schema_version.max(Self::SCHEMA_VERSION);
             return old.to_csv_line();
         }
-        old.schema_version = if l == Layout::V2 { 2 } else { 1 };
+        old.schema_version = match l {
+            Layout::V3 => 3,
+            Layout::V2 => 2,
+            _ => 1,
+        };
         let line = old.to_csv_line()?;
         let mut body = line.trim_end_matches('\n');
         for _ in l.columns()..HEADER.len() {
@@ -416,6 +472,12 @@ mod tests {
             uncached_prompt_tokens: Some(4),
             backend_kind: Some(crate::BackendKind::Openai),
             think: Some(crate::ThinkSetting::On),
+            peak_prompt_tokens: Some(9),
+            fmt_arg_errors: Some(1),
+            spin_events: Some(0),
+            ctx_events: Some(2),
+            finish_rejections: None,
+            provider_errors: Some(0),
         }
     }
 
@@ -438,7 +500,11 @@ mod tests {
         assert!(lines[1].starts_with(
             "r1,harness,sim-4b,WF-04,2,0,0,0.571,1.000,,12.3,0,completed,sim,true,10,,3,2,"
         ));
-        assert!(lines[1].ends_with(",3,3,,4,openai,on"), "{}", lines[1]);
+        assert!(
+            lines[1].ends_with(",4,3,,4,openai,on,9,1,0,2,,0"),
+            "{}",
+            lines[1]
+        );
         assert_eq!(lines[2], "torn,row");
         assert!(lines[3].starts_with("r1,harness,sim-4b,WF-04,2,1,"));
         assert_eq!(read_cell_rows_lenient(&p).unwrap().len(), 2);
@@ -569,6 +635,46 @@ run-20261201-090000,harness,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,complete
         let rows = read_cell_rows_lenient(&p).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[1].schema_version, rows[1].think), (2, None));
+    }
+
+    /// A cells.csv as version 3 wrote it (backend kind and think, without the peak prompt and
+    /// the failure-form counters).
+    const V3_FILE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think
+run-20261205-090000,mingbird,sim-2b,WF-04,2,0,0,1.000,1.000,1.000,3.0,0,completed,sim,true,5000,300,6,5,cells/mingbird/sim-2b/WF-04/r0/a0,3,6,,,sim,off
+";
+
+    #[test]
+    fn files_of_version_3_load_and_stay_consistent() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        std::fs::write(&p, V3_FILE).unwrap();
+        let rows = read_cell_rows(&p).unwrap();
+        assert_eq!((rows[0].schema_version, rows[0].tool_calls), (3, Some(5)));
+        // not recorded in version 3: unknown, never 0
+        assert_eq!(
+            (rows[0].peak_prompt_tokens, rows[0].spin_events),
+            (None, None)
+        );
+        rec(9).append_to(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(last.ends_with(",3,3,,4,openai,on"), "{last}");
+        let rows = read_cell_rows_lenient(&p).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[1].schema_version, rows[1].ctx_events), (3, None));
+        // a fresh file: version 4, the counters read back (an empty finish counter stays empty)
+        let q = d.path().join("new.csv");
+        rec(1).append_to(&q).unwrap();
+        let r = &read_cell_rows(&q).unwrap()[0];
+        assert_eq!(
+            (
+                r.peak_prompt_tokens,
+                r.fmt_arg_errors,
+                r.ctx_events,
+                r.finish_rejections
+            ),
+            (Some(9), Some(1), Some(2), None)
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod render;
 mod server;
 mod serving;
 mod task;
+mod tau2;
 mod toolkit;
 
 use std::net::SocketAddr;

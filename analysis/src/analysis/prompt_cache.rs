@@ -136,6 +136,7 @@ mod tests {
             repeat_scores: vec![1.0],
             batches: vec!["r/r0".into()],
             timeouts: 0,
+            peak_prompt_tokens: None,
             extras: BTreeMap::new(),
             wall_seconds: None,
             failure_modes: vec![],

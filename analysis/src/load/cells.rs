@@ -27,8 +27,8 @@ struct Repeat {
     wall: Option<f64>,
     failure_mode: Option<String>,
     simulated: bool,
-    /// Prompt, completion, model calls, tool calls, cached, uncached, turns.
-    tokens: [Option<f64>; 7],
+    /// Prompt, completion, model calls, tool calls, cached, uncached, turns, peak prompt.
+    tokens: [Option<f64>; 8],
     attempt: u64,
     origin: String,
     /// Where the attempt's event log may be (our cells.csv only).
@@ -117,10 +117,16 @@ impl Builder {
             if reps.is_empty() {
                 continue;
             }
-            // Only the winning attempts' logs are read.
+            // Only the winning attempts' logs are read: Mingbird's printed markers for its
+            // arms, our harness's event log for the others.
+            let read_log = if crate::markers::exposes(&arm) {
+                crate::events::read_markers
+            } else {
+                crate::events::read
+            };
             let logs: Vec<crate::events::Activations> = reps
                 .iter()
-                .filter_map(|(_, r)| r.attempt_dir.as_deref().and_then(crate::events::read))
+                .filter_map(|(_, r)| r.attempt_dir.as_deref().and_then(read_log))
                 .collect();
             let mut mechanisms: BTreeMap<String, f64> = BTreeMap::new();
             for l in &logs {
@@ -148,6 +154,7 @@ impl Builder {
                 cached_prompt_tokens: tok(4),
                 uncached_prompt_tokens: tok(5),
                 turns: tok(6),
+                peak_prompt_tokens: tok(7),
                 batches: reps
                     .iter()
                     .map(|((run, rep), _)| format!("{run}/r{rep}"))
@@ -189,6 +196,18 @@ fn score_or_timeout(t: &Table, col: &str, i: usize) -> Result<Option<f64>> {
     }
 }
 
+/// The peak prompt of row `i`: its column (version 4), else — a file from before the column —
+/// the largest prompt of the attempt's `proxy.jsonl`; `None` when neither says.
+fn peak_prompt(t: &Table, i: usize) -> Result<Option<f64>> {
+    if t.has(&[column::PEAK_PROMPT_TOKENS]) {
+        return t.num(column::PEAK_PROMPT_TOKENS, i);
+    }
+    Ok(t.get(column::ATTEMPT_DIR, i)
+        .and_then(|d| lrab_records::read_trajectory(&t.dir.join(d).join("proxy.jsonl")))
+        .and_then(|e| e.iter().filter_map(|x| x.prompt_tokens).max())
+        .map(|p| p as f64))
+}
+
 pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
     for i in 0..t.rows {
         let origin = t.origin(i);
@@ -221,6 +240,7 @@ pub(crate) fn read_cells(t: &Table, b: &mut Builder) -> Result<()> {
                 t.num(column::CACHED_PROMPT_TOKENS, i)?,
                 t.num(column::UNCACHED_PROMPT_TOKENS, i)?,
                 t.num(column::TURNS, i)?,
+                peak_prompt(t, i)?,
             ],
             attempt: t.int(column::ATTEMPT, i)?,
             origin: origin.clone(),
@@ -265,7 +285,16 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             failure_mode: t.get("failure_mode", i).map(str::to_string),
             // a simulated run exported in the frontier-probe format keeps its label
             simulated: t.flag(crate::frontier_probe::SIMULATED, i)?,
-            tokens: [None, None, None, t.num("tool_calls", i)?, None, None, None],
+            tokens: [
+                None,
+                None,
+                None,
+                t.num("tool_calls", i)?,
+                None,
+                None,
+                None,
+                None,
+            ],
             attempt: 0,
             origin: t.origin(i),
             attempt_dir: None,

@@ -1,8 +1,9 @@
 //! Failure-form sources: a published coding (`failure_forms_2609.csv`: the ten flag columns
 //! beside the fields they were coded from), whose fields become [`Inputs`] for our coder and
 //! whose flags are kept to compare with; and our `cells.csv`, whose winning attempts are coded
-//! from what the run recorded (the marker counters come from trajectories: not yet recorded,
-//! so those forms are unknown).
+//! from what the run recorded. The counters come from the arm's own printed markers where it
+//! has them (Mingbird: the paper's scale), else from the trajectory (cells.csv version 4, or an
+//! older run's `proxy.jsonl`); an attempt with neither leaves those forms unknown.
 
 use super::table::Table;
 use crate::error::{input, Result};
@@ -153,9 +154,63 @@ fn checks_of(attempt: &std::path::Path) -> Option<Checks> {
     })
 }
 
+/// The five counters of an attempt (spin, fmt/arg, context, finish rejections, provider).
+type RunCounters = [Option<u64>; 5];
+
+/// Where the counters of row `i` come from, first that has them: a Mingbird arm's markers in
+/// its transcript (counted as the paper counted them); the row's own columns (version 4); the
+/// attempt's `proxy.jsonl` (an older run). `None` everywhere when none is there.
+fn run_counters(t: &Table, i: usize, arm: &str) -> Result<RunCounters> {
+    let dir = t.get(column::ATTEMPT_DIR, i).map(|d| t.dir.join(d));
+    if crate::markers::exposes(arm) {
+        if let Some(text) = dir
+            .as_ref()
+            .and_then(|d| std::fs::read(d.join("transcript.txt")).ok())
+        {
+            let text = String::from_utf8_lossy(&text);
+            let m = crate::markers::counters(crate::markers::arm_output(&text));
+            return Ok([
+                m.spin_events,
+                m.fmt_arg_errors,
+                m.ctx_events,
+                m.finish_rejections,
+                m.provider_errors,
+            ]
+            .map(Some));
+        }
+    }
+    let cols = [
+        column::SPIN_EVENTS,
+        column::FMT_ARG_ERRORS,
+        column::CTX_EVENTS,
+        column::FINISH_REJECTIONS,
+        column::PROVIDER_ERRORS,
+    ];
+    if t.has(&cols) {
+        let mut out = [None; 5];
+        for (slot, c) in out.iter_mut().zip(cols) {
+            *slot = count(t, c, i)?;
+        }
+        return Ok(out);
+    }
+    let Some(traj) = dir.and_then(|d| lrab_records::read_trajectory(&d.join("proxy.jsonl"))) else {
+        return Ok([None; 5]);
+    };
+    let c = crate::trajectory_counts::from_trajectory(&traj);
+    Ok([
+        Some(c.spin_events),
+        Some(c.fmt_arg_errors),
+        Some(c.ctx_events),
+        c.finish_rejections,
+        Some(c.provider_errors),
+    ])
+}
+
 /// The fields of our cells.csv row `i`. The runner enforces the budget and records the
 /// attempts it stopped as `timeout`; it leaves `exit_code` empty when it killed the arm.
-fn run_inputs(t: &Table, i: usize) -> Result<Inputs> {
+fn run_inputs(t: &Table, i: usize, arm: &str) -> Result<Inputs> {
+    let [spin_events, fmt_arg_errors, ctx_events, finish_rejections, provider_errors] =
+        run_counters(t, i, arm)?;
     let exit = if t.has(&[column::EXIT_CODE]) {
         Some(match t.get(column::EXIT_CODE, i) {
             None => Exit::Killed,
@@ -180,7 +235,11 @@ fn run_inputs(t: &Table, i: usize) -> Result<Inputs> {
         checks: t
             .get(column::ATTEMPT_DIR, i)
             .and_then(|d| checks_of(&t.dir.join(d))),
-        ..Inputs::default()
+        spin_events,
+        fmt_arg_errors,
+        ctx_events,
+        finish_rejections,
+        provider_errors,
     })
 }
 
@@ -208,7 +267,7 @@ pub(crate) fn read_run(t: &Table) -> Result<Source> {
         if t.get(column::FAILURE_MODE, i) == Some(FailureMode::ScorerError.as_str()) {
             continue;
         }
-        cells.push(FormCell::new(&arm, &model, &task, run_inputs(t, i)?));
+        cells.push(FormCell::new(&arm, &model, &task, run_inputs(t, i, &arm)?));
     }
     let mut fields: BTreeSet<Field> = [Field::Budget].into();
     for (f, c) in [
@@ -220,6 +279,21 @@ pub(crate) fn read_run(t: &Table) -> Result<Source> {
         (Field::Checks, column::ATTEMPT_DIR),
     ] {
         if t.has(&[c]) {
+            fields.insert(f);
+        }
+    }
+    let counted = |get: fn(&Inputs) -> Option<u64>| cells.iter().any(|c| get(&c.inputs).is_some());
+    for (f, get) in [
+        (
+            Field::SpinEvents,
+            (|x: &Inputs| x.spin_events) as fn(&Inputs) -> Option<u64>,
+        ),
+        (Field::FmtArgErrors, |x: &Inputs| x.fmt_arg_errors),
+        (Field::CtxEvents, |x: &Inputs| x.ctx_events),
+        (Field::FinishRejections, |x: &Inputs| x.finish_rejections),
+        (Field::ProviderErrors, |x: &Inputs| x.provider_errors),
+    ] {
+        if counted(get) {
             fields.insert(f);
         }
     }

@@ -163,6 +163,12 @@ mod tests {
             uncached_prompt_tokens: None,
             backend_kind: None,
             think: None,
+            peak_prompt_tokens: None,
+            fmt_arg_errors: None,
+            spin_events: None,
+            ctx_events: None,
+            finish_rejections: None,
+            provider_errors: None,
         }
     }
 

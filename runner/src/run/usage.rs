@@ -1,6 +1,8 @@
 //! Token, call and turn counts of an attempt, from its trajectory (`proxy.jsonl`, written by
 //! the proxy every arm talks through), so every arm is measured the same way. Our harness's
-//! event log adds only its mechanism firings (read by the analysis).
+//! event log adds only its mechanism firings (read by the analysis). The peak prompt and the
+//! failure-form counters come from `lrab_analysis::trajectory_counts`, which says what each is
+//! derived from.
 
 use lrab_records::TrajectoryEntry;
 
@@ -19,6 +21,8 @@ pub struct Usage {
     pub tool_calls: Option<u64>,
     /// Requests answered with a reply.
     pub turns: Option<u64>,
+    /// Peak prompt and failure-form counters.
+    pub counters: lrab_analysis::trajectory_counts::Counters,
 }
 
 /// A sum over the requests that report `f`; `None` when none does, or — with `all` — when one
@@ -49,6 +53,7 @@ pub fn from_trajectory(t: &[TrajectoryEntry]) -> Usage {
         model_calls: Some(t.len() as u64),
         tool_calls: Some(t.iter().map(|e| e.reply_tool_calls() as u64).sum()),
         turns: Some(t.iter().filter(|e| e.is_turn()).count() as u64),
+        counters: lrab_analysis::trajectory_counts::from_trajectory(t),
     }
 }
 
@@ -87,6 +92,8 @@ mod tests {
         assert_eq!(u.model_calls, Some(3));
         assert_eq!(u.turns, Some(2));
         assert_eq!(u.tool_calls, Some(3));
+        assert_eq!(u.counters.peak_prompt_tokens, Some(150));
+        assert_eq!(u.counters.provider_errors, 1, "the 500 without a message");
         // one request without a cache count: no cached total rather than a partial one
         let t = vec![e(Some(100), Some(0), 0, true), e(Some(80), None, 0, true)];
         let u = from_trajectory(&t);

@@ -74,7 +74,14 @@ pub fn respond(env: &Env, conv: &Conv) -> Turn {
     if env.model.name == adversary::MODEL {
         return adversary::respond(conv);
     }
-    match env.tasks.recognize(conv) {
+    let recognized = env.tasks.recognize(conv);
+    // not an LRAB task: a τ²-bench conversation, if the request shows one
+    if recognized.is_none() {
+        if let Some(t) = crate::tau2::respond(env, conv) {
+            return t;
+        }
+    }
+    match recognized {
         Some((plan, at)) if protocols::summary::demanded(conv) => {
             protocols::summary::turn(conv, plan, at, &work::done_steps(env, conv, plan, at))
         }

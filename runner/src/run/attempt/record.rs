@@ -164,6 +164,12 @@ impl Facts {
             uncached_prompt_tokens: self.usage.uncached_prompt_tokens,
             backend_kind: self.backend_kind,
             think: self.think,
+            peak_prompt_tokens: self.usage.counters.peak_prompt_tokens,
+            fmt_arg_errors: Some(self.usage.counters.fmt_arg_errors),
+            spin_events: Some(self.usage.counters.spin_events),
+            ctx_events: Some(self.usage.counters.ctx_events),
+            finish_rejections: self.usage.counters.finish_rejections,
+            provider_errors: Some(self.usage.counters.provider_errors),
         }
     }
 

@@ -89,6 +89,14 @@ fn resumed() -> Facts {
             turns: Some(11),
             cached_prompt_tokens: Some(900),
             uncached_prompt_tokens: Some(300),
+            counters: lrab_analysis::trajectory_counts::Counters {
+                peak_prompt_tokens: Some(700),
+                fmt_arg_errors: 1,
+                spin_events: 2,
+                ctx_events: 0,
+                finish_rejections: Some(1),
+                provider_errors: 0,
+            },
         },
         overhead: Duration::ZERO,
         retries_left: true,
@@ -192,7 +200,7 @@ const RESUMED_SCORE_JSON: &str = r#"{
 }
 "#;
 
-const HEADER_LINE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think\n";
+const HEADER_LINE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think,peak_prompt_tokens,fmt_arg_errors,spin_events,ctx_events,finish_rejections,provider_errors\n";
 
 const RESUMED_ATTEMPT_LINE: &str = r#"{"schema_version":1,"cell":7,"arm":"harness","model":"sim-4b","task":"LH-03","repeat":1,"attempt":0,"attempt_dir":"cells/harness/sim-4b/LH-03/r1/a0","command":["/bin/lrab-harness","run","--x"],"backend":"sim","backend_url":"http://127.0.0.1:4000","backend_kind":"sim","think":"off","phases":[{"wall":1800.0,"code":null,"timed_out":true,"survivors":false},{"wall":95.556,"code":0,"timed_out":false,"survivors":false}],"quiet_wait_seconds":1.25,"modelled_wall_seconds":1935.3,"sim_ledger":{"requests":12,"model_seconds":40.123,"paced_seconds":0.401,"tool_calls":9,"errors":1},"runner_overhead_seconds":0.31,"scoring_seconds":0.051,"failure_mode":"completed","score":0.6666,"score_error":null,"retry":false}
 "#;
@@ -203,7 +211,7 @@ fn a_resumed_sim_attempt_writes_exactly_these_bytes() {
     assert_eq!(score, RESUMED_SCORE_JSON);
     assert_eq!(
         cells,
-        format!("{HEADER_LINE}run-1,harness,sim-4b,LH-03,4,1,0,0.667,1.000,0.500,1895.6,0,completed,sim,true,1200,80,12,,cells/harness/sim-4b/LH-03/r1/a0,3,11,900,300,sim,off\n")
+        format!("{HEADER_LINE}run-1,harness,sim-4b,LH-03,4,1,0,0.667,1.000,0.500,1895.6,0,completed,sim,true,1200,80,12,,cells/harness/sim-4b/LH-03/r1/a0,4,11,900,300,sim,off,700,1,2,0,1,0\n")
     );
     assert_eq!(HEADER_LINE.trim_end(), lrab_records::HEADER.join(","));
     assert_eq!(attempts, RESUMED_ATTEMPT_LINE);
@@ -239,7 +247,7 @@ fn a_timed_out_attempt_writes_exactly_these_bytes() {
     assert_eq!(score, TIMED_OUT_SCORE_JSON);
     assert_eq!(
         cells,
-        format!("{HEADER_LINE}run-2,goose,qwen3:4b,WF-01,1,0,0,0.000,,,600.0,,timeout,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,3,,,,ollama,off\n")
+        format!("{HEADER_LINE}run-2,goose,qwen3:4b,WF-01,1,0,0,0.000,,,600.0,,timeout,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,4,,,,ollama,off,,0,0,0,,0\n")
     );
     assert_eq!(attempts, TIMED_OUT_ATTEMPT_LINE);
     // the last allowed attempt is not retried
@@ -265,6 +273,6 @@ fn a_scoring_error_is_kept_in_both_json_records() {
     // no score: the retry rule applies
     assert_eq!(a["retry"], true);
     assert!(cells.ends_with(
-        ",70.0,0,error,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,3,,,,ollama,off\n"
+        ",70.0,0,error,ollama,false,,,,,cells/goose/qwen3_4b/WF-01/r0/a0,4,,,,ollama,off,,0,0,0,,0\n"
     ));
 }

@@ -38,7 +38,12 @@ pub(super) fn collect(
     } else {
         std::fs::write(
             dir.join("transcript.txt"),
-            format!("{conversation}=== ARM OUTPUT ===\n{transcript}"),
+            // the size names where the arm's output starts whatever the conversation holds
+            // (lrab_analysis::markers::arm_output)
+            format!(
+                "{conversation}=== ARM OUTPUT === ({} bytes)\n{transcript}",
+                transcript.len()
+            ),
         )?;
     }
     Ok(transcript)

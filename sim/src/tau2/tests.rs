@@ -1,0 +1,312 @@
+//! Both sides of a τ² conversation played by the simulator against each other, with the
+//! environment's results stood in by `ok` (the end-to-end runs with the real environment and
+//! grading are `tau2/tests/sim_oracle.rs` and the runner's τ² arm tests).
+
+use super::*;
+use crate::catalog::ModelSpec;
+use crate::convo::{Call, Msg};
+use crate::profile::Profile;
+use crate::task::TaskIndex;
+use lrab_ollama::Tool;
+use serde_json::json;
+
+fn data() -> Option<Data> {
+    let dir = lrab_data::test_folder("tau2")?;
+    Some(data::load(&dir))
+}
+
+fn m(role: &str, content: &str, calls: Vec<Call>) -> Msg {
+    Msg {
+        role: role.into(),
+        content: content.into(),
+        calls,
+    }
+}
+
+fn tool(name: &str, params: &[&str]) -> Tool {
+    let props: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|p| (p.to_string(), json!({"type": "string"})))
+        .collect();
+    Tool::function(
+        name,
+        "",
+        json!({"type": "object", "properties": props, "required": params}),
+    )
+}
+
+use serde_json::Value;
+
+fn reply(data: &Data, profile: Profile, conv: &Conv) -> Option<Turn> {
+    let tasks = TaskIndex::default();
+    let model = ModelSpec::from_profile(profile);
+    let env = Env {
+        model: &model,
+        seed: 1,
+        tasks: &tasks,
+    };
+    respond_with(data, &env, conv)
+}
+
+fn task<'a>(data: &'a Data, id: &str, has_tool: &str) -> &'a Task {
+    data.domains
+        .iter()
+        .filter(|d| d.agent_tools.contains(has_tool))
+        .flat_map(|d| d.tasks.iter())
+        .find(|t| t.id == id)
+        .expect("task in the data")
+}
+
+/// The customer's system prompt as upstream renders the scenario (tab-indented).
+fn customer_system(t: &Task) -> String {
+    let ind = |s: &str| {
+        s.lines()
+            .map(|l| format!("\t\t{l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    format!(
+        "Guidelines.\n\n<scenario>\nInstructions:\n\tReason for call:\n{}\n\tKnown info:\n{}\n\tTask instructions:\n{}\n</scenario>",
+        ind(&t.reason),
+        ind(&t.known),
+        ind(&t.instructions)
+    )
+}
+
+/// Runs agent and customer against each other; the agent's tool names carry `prefix` and,
+/// with `customer_tool`, it talks to the customer through that tool. Returns the agent's
+/// calls (domain tools only, prefix removed) and the customer's messages.
+fn converse(
+    data: &Data,
+    t: &Task,
+    domain_tools: &[&str],
+    prefix: &str,
+    customer_tool: Option<&str>,
+) -> (Vec<(String, Value)>, Vec<String>) {
+    let mut agent_tools: Vec<Tool> = domain_tools
+        .iter()
+        .map(|n| tool(&format!("{prefix}{n}"), &[]))
+        .collect();
+    if let Some(c) = customer_tool {
+        agent_tools.push(tool(c, &["message"]));
+    }
+    let user_tools: Vec<Tool> = t
+        .actions
+        .iter()
+        .filter(|g| g.by_user)
+        .map(|g| tool(&g.name, &[]))
+        .collect();
+    let mut agent = Conv {
+        messages: vec![m("system", "You are an agent.", vec![])],
+        tools: agent_tools,
+        ..Default::default()
+    };
+    let mut customer = Conv {
+        messages: vec![
+            m("system", &customer_system(t), vec![]),
+            m("user", "Hi! How can I help you today?", vec![]),
+        ],
+        tools: user_tools,
+        ..Default::default()
+    };
+    let mut calls = Vec::new();
+    let mut said = Vec::new();
+    // the customer's turns until it speaks (its device's results stood in by `ok`)
+    let customer_says = |customer: &mut Conv, said: &mut Vec<String>| -> String {
+        for _ in 0..20 {
+            let u = reply(data, Profile::oracle(), customer).expect("customer recognised");
+            if u.calls.is_empty() {
+                customer.messages.push(m("assistant", &u.content, vec![]));
+                said.push(u.content.clone());
+                return u.content;
+            }
+            customer.messages.push(m("assistant", "", u.calls.clone()));
+            customer.messages.push(m("tool", "ok", vec![]));
+        }
+        panic!("the customer never spoke")
+    };
+    let first = customer_says(&mut customer, &mut said);
+    agent.messages.push(m("user", &first, vec![]));
+    for _ in 0..60 {
+        let a = reply(data, Profile::oracle(), &agent).expect("agent recognised");
+        agent
+            .messages
+            .push(m("assistant", &a.content, a.calls.clone()));
+        let Some(c) = a.calls.first() else {
+            if customer_tool.is_some() {
+                break; // the agent has finished
+            }
+            customer.messages.push(m("user", &a.content, vec![]));
+            let r = customer_says(&mut customer, &mut said);
+            if r.contains("###") {
+                break;
+            }
+            agent.messages.push(m("user", &r, vec![]));
+            continue;
+        };
+        if Some(c.name.as_str()) == customer_tool {
+            customer
+                .messages
+                .push(m("user", c.args["message"].as_str().unwrap(), vec![]));
+            let r = customer_says(&mut customer, &mut said);
+            agent.messages.push(m("tool", &r, vec![]));
+        } else {
+            calls.push((
+                c.name.trim_start_matches(prefix).to_string(),
+                c.args.clone(),
+            ));
+            agent.messages.push(m("tool", "ok", vec![]));
+        }
+    }
+    (calls, said)
+}
+
+fn gold_agent_calls(t: &Task) -> Vec<(String, Value)> {
+    t.actions
+        .iter()
+        .filter(|g| !g.by_user)
+        .map(|g| (g.name.clone(), g.args.clone()))
+        .collect()
+}
+
+#[test]
+fn oracle_agent_replays_gold_actions_and_the_customer_stops() {
+    let Some(data) = data() else { return };
+    let t = task(&data, "0", "get_order_details");
+    let names: Vec<&str> = data
+        .domains
+        .iter()
+        .find(|d| d.agent_tools.contains("get_order_details"))
+        .unwrap()
+        .agent_tools
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    let (calls, said) = converse(&data, t, &names, "", None);
+    assert_eq!(calls, gold_agent_calls(t));
+    assert!(
+        said[0].contains("#W2378156") && said[0].contains("Yusuf Rossi"),
+        "{said:?}"
+    );
+    assert_eq!(said.last().unwrap(), "###STOP###");
+}
+
+#[test]
+fn through_prefixed_mcp_tools_and_a_customer_tool() {
+    let Some(data) = data() else { return };
+    let d = data
+        .domains
+        .iter()
+        .find(|d| d.agent_tools.contains("book_reservation"))
+        .unwrap();
+    let t = task(&data, "8", "book_reservation");
+    let names: Vec<&str> = d.agent_tools.iter().map(|s| s.as_str()).collect();
+    for prefix in ["tau2_", "mcp__tau2__"] {
+        let tool = format!("{prefix}send_message_to_customer");
+        let (calls, said) = converse(&data, t, &names, prefix, Some(&tool));
+        assert_eq!(calls, gold_agent_calls(t), "{prefix}");
+        assert_eq!(said.last().unwrap(), "###STOP###", "{prefix}");
+    }
+}
+
+#[test]
+fn the_customer_performs_what_the_agent_asks_on_its_phone() {
+    let Some(data) = data() else { return };
+    let d = data
+        .domains
+        .iter()
+        .find(|d| d.agent_tools.contains("refuel_data"))
+        .unwrap();
+    let t = &d.tasks[0];
+    assert!(t.actions.iter().any(|g| g.by_user));
+    let names: Vec<&str> = d.agent_tools.iter().map(|s| s.as_str()).collect();
+    let mut customer = Conv {
+        messages: vec![
+            m("system", &customer_system(t), vec![]),
+            m("user", "Hi! How can I help you today?", vec![]),
+            m("assistant", "Hi.", vec![]),
+            m(
+                "user",
+                "Please do this on your phone: `toggle_airplane_mode {}`, then `toggle_roaming {}`.",
+                vec![],
+            ),
+        ],
+        tools: ["toggle_airplane_mode", "toggle_roaming", "toggle_data"]
+            .iter()
+            .map(|n| tool(n, &[]))
+            .collect(),
+        ..Default::default()
+    };
+    let mut done = Vec::new();
+    for _ in 0..3 {
+        let u = reply(&data, Profile::oracle(), &customer).unwrap();
+        if u.calls.is_empty() {
+            assert!(u.content.starts_with("I did that."), "{}", u.content);
+            break;
+        }
+        done.push(u.calls[0].name.clone());
+        customer.messages.push(m("assistant", "", u.calls));
+        customer
+            .messages
+            .push(m("tool", "Airplane mode: OFF", vec![]));
+    }
+    assert_eq!(done, ["toggle_airplane_mode", "toggle_roaming"]);
+    // the whole conversation: the agent asks for every gold action of the customer's side
+    let (_, said) = converse(&data, t, &names, "", None);
+    assert_eq!(said.last().unwrap(), "###STOP###");
+}
+
+#[test]
+fn a_request_of_no_tau2_task_is_left_alone() {
+    let Some(data) = data() else { return };
+    let conv = Conv {
+        messages: vec![
+            m("system", "You are a coding agent.", vec![]),
+            m("user", "Write report.md with the totals.", vec![]),
+        ],
+        tools: ["bash", "read", "write", "edit"]
+            .iter()
+            .map(|n| tool(n, &["path"]))
+            .collect(),
+        ..Default::default()
+    };
+    assert!(reply(&data, Profile::oracle(), &conv).is_none());
+    // τ² tools but a customer whose words match no task: not recognised either
+    let d = &data.domains[0];
+    let conv = Conv {
+        messages: vec![m("user", "Hello there, nice weather today.", vec![])],
+        tools: d.agent_tools.iter().map(|n| tool(n, &[])).collect(),
+        ..Default::default()
+    };
+    assert!(reply(&data, Profile::oracle(), &conv).is_none());
+}
+
+#[test]
+fn sized_models_draw_failure_forms_deterministically() {
+    let Some(data) = data() else { return };
+    let d = data
+        .domains
+        .iter()
+        .find(|d| d.agent_tools.contains("get_order_details"))
+        .unwrap();
+    let t = task(&data, "0", "get_order_details");
+    let mut forms = Vec::new();
+    for p in crate::profile::builtin() {
+        for i in 0..40 {
+            let conv = Conv {
+                messages: vec![m("user", &format!("Hi. {}", t.opening()), vec![])],
+                tools: d.agent_tools.iter().map(|n| tool(n, &[])).collect(),
+                seed: Some(i),
+                ..Default::default()
+            };
+            let a = reply(&data, p.clone(), &conv).unwrap();
+            assert_eq!(
+                Some(&a),
+                reply(&data, p.clone(), &conv).as_ref(),
+                "deterministic"
+            );
+            forms.extend(a.form);
+        }
+    }
+    assert!(!forms.is_empty(), "some sized model fails on some seed");
+}
