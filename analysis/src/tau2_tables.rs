@@ -8,9 +8,10 @@
 //! first trial; pass = reward 1), so the tables always agree with the other τ² tables of the
 //! report. The statistics are the crate's McNemar and Wilcoxon, checked against scipy.
 
-use crate::analysis::TauSummary;
+use crate::analysis::{tau_pass, TauSummary};
+use crate::model::TauData;
 use crate::stats::holm::holm;
-use crate::stats::mcnemar::{from_counts, McNemar};
+use crate::stats::mcnemar::{from_counts, mcnemar, McNemar};
 use crate::stats::wilcoxon::signed_rank;
 use serde::Serialize;
 use std::fmt::Write;
@@ -113,6 +114,101 @@ pub fn comparisons(t: &TauSummary) -> Vec<Comparison> {
     out
 }
 
+/// Two arms on the tasks both have a first-trial reward for (any two arms of the inputs:
+/// two arms of one run, or a run's arm and a published arm).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pair {
+    /// The first arm (b counts its wins).
+    pub a: String,
+    /// The second arm.
+    pub b: String,
+    /// The domains with paired tasks, in the paper's order.
+    pub domains: Vec<String>,
+    /// Exact McNemar over the paired tasks of every domain.
+    pub mcnemar: McNemar,
+    /// Tasks that one arm has a reward for and the other not (left out).
+    pub unpaired: u64,
+}
+
+/// McNemar for every pair of arms (names in sorted order; pairs with no task in common are
+/// left out). Pairs = each task's first trial; pass = reward 1.
+pub fn pairwise(tau: &TauData) -> Vec<Pair> {
+    let arms: std::collections::BTreeSet<&String> = tau
+        .values()
+        .flat_map(|d| d.values().flat_map(|t| t.keys()))
+        .collect();
+    let arms: Vec<&String> = arms.into_iter().collect();
+    let mut doms: Vec<&String> = tau.keys().collect();
+    doms.sort_by_key(|d| domain_rank(d));
+    let mut out = Vec::new();
+    for (i, a) in arms.iter().enumerate() {
+        for b in &arms[i + 1..] {
+            let (mut pairs, mut domains, mut unpaired) = (Vec::new(), Vec::new(), 0);
+            for d in &doms {
+                let before = pairs.len();
+                for arms_of in tau[*d].values() {
+                    let first = |x: &String| arms_of.get(x).and_then(|v| v.first().copied());
+                    match (first(a), first(b)) {
+                        (Some(x), Some(y)) => pairs.push((tau_pass(x), tau_pass(y))),
+                        (None, None) => {}
+                        _ => unpaired += 1,
+                    }
+                }
+                if pairs.len() > before {
+                    domains.push(d.to_string());
+                }
+            }
+            if !pairs.is_empty() {
+                out.push(Pair {
+                    a: a.to_string(),
+                    b: b.to_string(),
+                    domains,
+                    mcnemar: mcnemar(&pairs),
+                    unpaired,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The every-pair table as Markdown (empty with fewer than two arms).
+pub fn render_pairwise(pairs: &[Pair]) -> String {
+    let mut out = String::new();
+    if pairs.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "## τ²: McNemar for every pair of arms\n");
+    let _ = writeln!(
+        out,
+        "Per-task pass/fail (first trial, reward 1) on the tasks both arms have a reward for; \
+         exact McNemar, not adjusted for the number of pairs.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| arm A | arm B | domains | tasks | A only | B only | both/neither | McNemar exact p | unpaired |"
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for p in pairs {
+        let m = &p.mcnemar;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.a,
+            p.b,
+            p.domains.join("+"),
+            m.b + m.c + m.ties,
+            m.b,
+            m.c,
+            m.ties,
+            g4(m.p_exact),
+            p.unpaired
+        );
+    }
+    out.push('\n');
+    out
+}
+
 /// Python's `format(x, ".4g")`, the precision the paper prints p-values with.
 pub fn g4(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
@@ -207,6 +303,7 @@ pub fn render(t: &TauSummary) -> String {
         );
     }
     out.push('\n');
+    out.push_str(&render_pairwise(&t.pairwise));
     out
 }
 

@@ -139,3 +139,94 @@ fn a_bad_simulated_value_names_file_and_line() {
         "{e}"
     );
 }
+
+/// A run's manifest (as `lrab tau2 run` writes it: two arms in one file) beside the published
+/// retail manifest: McNemar for every pair of arms — the run's two arms, and each of them with
+/// each published arm — on the tasks both have, the counts equal to a direct count.
+#[test]
+fn mcnemar_pairs_a_runs_arms_with_each_other_and_with_published_arms() {
+    use lrab_records::{CellStatus, ManifestCell, Tau2Manifest};
+    let published = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/mingbird/retail_manifest_nt0.json");
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let cell = |r: f64| ManifestCell {
+        status: CellStatus::Ok,
+        reward: Some(r),
+        wall: Some(3),
+        error: None,
+        rewards: None,
+    };
+    let mut ours = Tau2Manifest::default();
+    for t in 0..12 {
+        ours.set(&t.to_string(), "gold", cell(1.0));
+        ours.set(&t.to_string(), "plain", cell((t % 3 == 0) as u8 as f64));
+    }
+    // a set-aside error cell: counted apart, never paired
+    ours.set(
+        "12",
+        "plain",
+        ManifestCell {
+            status: CellStatus::Error,
+            reward: None,
+            wall: None,
+            error: Some("agent_error".into()),
+            rewards: None,
+        },
+    );
+    let mine = run_dir.join("retail_manifest.json");
+    ours.write(&mine).unwrap();
+    let mut args = AnalyzeArgs::new(vec![mine.clone(), published.clone()], dir.path().join("out"));
+    args.quiet = true;
+    args.no_figures = true;
+    args.resamples = 10;
+    args.focal = Some("gold".into());
+    let out = run(&args).unwrap();
+    let pubm = Tau2Manifest::read(&published).unwrap();
+    let row = |a: &str, b: &str, pa: &dyn Fn(usize) -> bool, pb: &dyn Fn(usize) -> bool| {
+        let (mut w, mut l, mut t) = (0, 0, 0);
+        for k in 0..12 {
+            match (pa(k), pb(k)) {
+                (true, false) => w += 1,
+                (false, true) => l += 1,
+                _ => t += 1,
+            }
+        }
+        let p = from_counts(w, l, t).p_exact;
+        format!("| {a} | {b} | retail | 12 | {w} | {l} | {t} | {} |", g4(p))
+    };
+    let published_pass = |arm: &'static str| {
+        let pubm = pubm.clone();
+        move |k: usize| pubm.get(&k.to_string(), arm).unwrap().reward == Some(1.0)
+    };
+    let gold = |_k: usize| true;
+    let plain = |k: usize| k % 3 == 0;
+    for want in [
+        row("gold", "plain", &gold, &plain),
+        row("gold", "llm_agent", &gold, &published_pass("llm_agent")),
+        row("mingbird", "plain", &published_pass("mingbird"), &plain),
+        row("gold", "opencode", &gold, &published_pass("opencode")),
+    ] {
+        assert!(out.summary.contains(&want), "missing {want:?} in\n{}", out.summary);
+    }
+    assert!(out.summary.contains("## τ²: McNemar for every pair of arms"));
+    // the published arms against each other: all 114 tasks
+    assert!(out.summary.contains("| llm_agent | mingbird | retail | 114 |"));
+    assert!(out.summary.contains("### gold vs llm_agent"), "{}", out.summary);
+
+    // the same arm name in a run's manifest and a published one is refused, naming the way out
+    let mut clash = Tau2Manifest::default();
+    clash.set("0", "opencode", cell(1.0));
+    let clash_path = run_dir.join("clash").join("retail_manifest.json");
+    std::fs::create_dir_all(clash_path.parent().unwrap()).unwrap();
+    clash.write(&clash_path).unwrap();
+    let args = AnalyzeArgs::new(vec![clash_path, published], dir.path().join("out2"));
+    let e = run(&args).unwrap_err().to_string();
+    assert!(
+        e.contains("retail_manifest_nt0.json")
+            && e.contains("task `0`, arm `opencode`")
+            && e.contains("--arm-name"),
+        "{e}"
+    );
+}

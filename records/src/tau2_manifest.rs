@@ -134,7 +134,8 @@ impl Tau2Manifest {
     pub fn to_json(&self) -> String {
         let mut buf = Vec::new();
         let mut ser = serde_json::Serializer::with_formatter(&mut buf, PyFormatter::new());
-        self.serialize(&mut ser).expect("a manifest always serializes");
+        self.serialize(&mut ser)
+            .expect("a manifest always serializes");
         String::from_utf8(buf).expect("serde_json writes UTF-8")
     }
 
@@ -297,7 +298,10 @@ mod tests {
         let e = Tau2Manifest::parse(r#"{"3": {"x": {"status": "ok", "reward": 2.0}}}"#, p)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("r_manifest.json") && e.contains("task `3`, arm `x`"), "{e}");
+        assert!(
+            e.contains("r_manifest.json") && e.contains("task `3`, arm `x`"),
+            "{e}"
+        );
         let e = Tau2Manifest::parse(r#"{"3": {"x": {"status": "fine"}}}"#, p)
             .unwrap_err()
             .to_string();
@@ -306,7 +310,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("key `3` twice"), "{e}");
-        assert_eq!(Tau2Manifest::domain_of(Path::new("a/retail_manifest_nt0.json")), "retail");
+        assert_eq!(
+            Tau2Manifest::domain_of(Path::new("a/retail_manifest_nt0.json")),
+            "retail"
+        );
     }
 
     /// The published manifests (carried in data/mingbird/) read and write back byte for byte.

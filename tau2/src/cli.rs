@@ -1,19 +1,17 @@
 //! `lrab tau2 …`: run conversations, replay gold actions, grade results files.
 
 use crate::domains::{resolve_data_dir, Domain, DomainKind};
-use crate::evaluate::{evaluate, pass_hat_k, Evaluation, Judge, INFRASTRUCTURE_ERROR};
-use crate::external::{Conversation, ExternalAgent};
+use crate::evaluate::{evaluate, Judge};
+use crate::external::ExternalAgent;
 use crate::gold;
 use crate::llm::{Api, Backend, LlmJudge};
 use crate::message::Message;
-use crate::orchestrator::{self, Agent, Limits, User};
-use crate::participants::{agent_for, user_for, user_maker};
-use crate::results::{self, RunInfo, SimRecord};
-use crate::scripted::gold_pair;
+use crate::orchestrator;
+use crate::protocol::{pass_hat_ks, per_task_rewards, ErrorCells};
+use crate::results::{self, SimRecord};
 use crate::task::{parse_tasks, Task};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
-use rand::{RngCore, SeedableRng};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -177,6 +175,18 @@ pub struct RunArgs {
     /// ends as `max_steps` (a limit, graded 0)
     #[arg(long, default_value_t = 600.0)]
     pub arm_timeout: f64,
+    /// what an error cell (agent_error, user_error, infrastructure_error) left after the
+    /// retry passes counts as: set aside (no reward) or 0 (the paper's protocol)
+    #[arg(long, value_enum, default_value_t = ErrorCells::SetAside)]
+    pub error_cells: ErrorCells,
+    /// passes over the run re-running its error cells before --error-cells applies (the
+    /// paper: 2)
+    #[arg(long, default_value_t = 0)]
+    pub retry_passes: usize,
+    /// the arm's name in tau2.csv and the manifest (default: the --agent value), e.g. to tell
+    /// a run's opencode from the published opencode in `lrab analyze`
+    #[arg(long)]
+    pub arm_name: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -213,7 +223,7 @@ pub fn run_with(
     match &args.cmd {
         Tau2Cmd::ReplayGold { domain } => replay_gold_cmd(args.tau2_data.as_deref(), *domain, out),
         Tau2Cmd::Grade(g) => grade_cmd(args.tau2_data.as_deref(), g, out),
-        Tau2Cmd::Run(r) => run_cmd(args.tau2_data.as_deref(), r, out, ext),
+        Tau2Cmd::Run(r) => crate::run_cmd::run_cmd(args.tau2_data.as_deref(), r, out, ext),
         Tau2Cmd::Mcp(m) => crate::mcp::run(args.tau2_data.as_deref(), m, out),
         Tau2Cmd::McpRelay { dir } => crate::mcp::relay(dir, out),
     }
@@ -307,7 +317,7 @@ fn replay_gold_cmd(
     Ok(())
 }
 
-fn judge_for(model: Option<&str>, url: &str, api: Api) -> Option<LlmJudge> {
+pub(crate) fn judge_for(model: Option<&str>, url: &str, api: Api) -> Option<LlmJudge> {
     model.map(|m| LlmJudge {
         backend: Backend::new(url, api, m),
     })
@@ -389,7 +399,8 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
             eval: ev,
         });
     }
-    summarize(&records, out)?;
+    let trials = records.iter().map(|r| r.trial + 1).max().unwrap_or(0);
+    summarize(&records, trials, out)?;
     if let Some(p) = &g.csv {
         // a results.json our own run labelled simulated stays labelled in the re-graded CSV
         let simulated = v
@@ -402,7 +413,12 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
     Ok(())
 }
 
-fn summarize(records: &[SimRecord], out: &mut dyn Write) -> Result<()> {
+/// Every task's reward, the average over rewarded simulations and upstream's pass^k.
+pub(crate) fn summarize(
+    records: &[SimRecord],
+    num_trials: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
     for r in records {
         let reward = r
             .eval
@@ -431,24 +447,8 @@ fn summarize(records: &[SimRecord], out: &mut dyn Write) -> Result<()> {
         graded.len(),
         records.len()
     )?;
-    let mut ids: Vec<&str> = records.iter().map(|r| r.task_id.as_str()).collect();
-    ids.sort();
-    ids.dedup();
-    let per_task: Vec<Vec<Option<f64>>> = ids
-        .iter()
-        .map(|id| {
-            records
-                .iter()
-                .filter(|r| r.task_id == *id)
-                .map(|r| r.eval.reward)
-                .collect()
-        })
-        .collect();
-    let max_k = per_task.iter().map(|t| t.len()).max().unwrap_or(0);
-    for k in 1..=max_k {
-        if let Some(p) = pass_hat_k(&per_task, k) {
-            writeln!(out, "pass^{k}: {p:.4}")?;
-        }
+    for (k, p) in pass_hat_ks(&per_task_rewards(records), num_trials) {
+        writeln!(out, "pass^{k}: {p:.4}")?;
     }
     Ok(())
 }
@@ -460,197 +460,4 @@ pub fn iso_time(t: SystemTime) -> String {
         .map(|d| d.as_secs())
         .unwrap_or(0) as i64;
     lrab_util::iso_utc(secs)
-}
-
-fn run_cmd(
-    data: Option<&Path>,
-    r: &RunArgs,
-    out: &mut dyn Write,
-    mut ext: Option<&mut dyn ExternalAgent>,
-) -> Result<()> {
-    if let (AgentKind::Arm(n), None) = (&r.agent, &ext) {
-        bail!("--agent {n}: command-line arms run only through the `lrab` binary");
-    }
-    let dir = resolve_data_dir(data)?;
-    let domain = Domain::load(&dir, r.domain)?;
-    if r.trials == 0 {
-        bail!("--trials must be at least 1");
-    }
-    if r.agent != AgentKind::Gold && r.model.is_empty() {
-        bail!("--model is required for --agent {}", r.agent.name());
-    }
-    if r.user == UserKind::Llm && r.user_model.is_empty() {
-        bail!("--user-model is required for --user llm");
-    }
-    let tasks: Vec<&Task> = if r.tasks.is_empty() {
-        domain.tasks.iter().collect()
-    } else {
-        r.tasks
-            .iter()
-            .map(|id| domain.task(id))
-            .collect::<std::result::Result<_, _>>()?
-    };
-    let agent_api = r.api;
-    let user_api = r.user_api.unwrap_or(r.api);
-    let user_url = r.user_backend.clone().unwrap_or_else(|| r.backend.clone());
-    let mut judge = judge_for(
-        r.judge_model.as_deref(),
-        r.judge_backend.as_deref().unwrap_or(&r.backend),
-        r.judge_api.unwrap_or(r.api),
-    );
-    // a simulated backend (lrab-sim) anywhere in the run labels the whole results.json
-    let mut used: Vec<&str> = Vec::new();
-    if r.agent != AgentKind::Gold {
-        used.push(&r.backend);
-    }
-    if r.user != UserKind::Scripted {
-        used.push(&user_url);
-    }
-    if r.judge_model.is_some() {
-        used.push(r.judge_backend.as_deref().unwrap_or(&r.backend));
-    }
-    used.dedup();
-    let simulated = used.iter().any(|u| lrab_sim::detect(u).is_some());
-    if simulated {
-        writeln!(
-            out,
-            "*** SIMULATED BACKEND (lrab-sim): these rewards are NOT results of real models ***"
-        )?;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(r.seed);
-    let trial_seeds: Vec<u64> = (0..r.trials).map(|_| rng.next_u32() as u64).collect();
-    let fixed = |n: usize| {
-        if r.fixed_clock {
-            iso_time(UNIX_EPOCH + std::time::Duration::from_secs(n as u64))
-        } else {
-            iso_time(SystemTime::now())
-        }
-    };
-    let mut records = Vec::new();
-    let limits = Limits {
-        max_steps: r.max_steps,
-        max_errors: r.max_errors,
-    };
-    for (trial, seed) in trial_seeds.iter().enumerate() {
-        for task in &tasks {
-            let history: Vec<Message> = task
-                .initial_state
-                .as_ref()
-                .and_then(|s| s.message_history.clone())
-                .unwrap_or_default();
-            let mut env = domain.env();
-            let start_time = fixed(records.len() * 2);
-            if let Err(e) = env.set_state(task.initial_state.as_ref(), &history) {
-                // A task that cannot be set up is reported, never run, and never scored.
-                writeln!(out, "task {}: {e:#}", task.id)?;
-                records.push(SimRecord {
-                    task_id: task.id.clone(),
-                    trial,
-                    seed: *seed,
-                    start_time,
-                    end_time: fixed(records.len() * 2 + 1),
-                    duration: 0.0,
-                    outcome: orchestrator::Outcome {
-                        messages: history.clone(),
-                        termination: INFRASTRUCTURE_ERROR.into(),
-                        steps: 0,
-                        errors: 0,
-                        note: Some(format!("{e:#}")),
-                    },
-                    eval: Evaluation::not_run(task, &format!("{e:#}")),
-                });
-                continue;
-            }
-            let t0 = Instant::now();
-            let outcome = if let Some(ext) = ext.as_deref_mut() {
-                let user = user_maker(r, user_api, &user_url, *seed, &dir, &env, task)?;
-                ext.converse(Conversation {
-                    task_id: task.id.clone(),
-                    trial,
-                    seed: *seed,
-                    env,
-                    history: history.clone(),
-                    limits: Limits {
-                        max_steps: r.max_steps,
-                        max_errors: r.max_errors,
-                    },
-                    policy: domain.policy.clone(),
-                    user,
-                })?
-            } else {
-                let (mut agent, mut user): (Box<dyn Agent>, Box<dyn User>) =
-                    if r.agent == AgentKind::Gold && r.user == UserKind::Scripted {
-                        let (a, u) = gold_pair(task, SCRIPTED_OPENING);
-                        (Box::new(a), Box::new(u))
-                    } else {
-                        (
-                            agent_for(r, agent_api, *seed, &domain, &env, task)?,
-                            user_for(r, user_api, &user_url, *seed, &dir, &env, task)?,
-                        )
-                    };
-                orchestrator::run(&mut env, agent.as_mut(), user.as_mut(), &history, &limits)
-            };
-            let duration = if r.fixed_clock {
-                0.0
-            } else {
-                t0.elapsed().as_secs_f64()
-            };
-            let end_time = fixed(records.len() * 2 + 1);
-            let eval = evaluate(
-                &domain,
-                task,
-                &outcome.messages,
-                &outcome.termination,
-                judge.as_mut().map(|j| j as &mut dyn Judge),
-            )?;
-            records.push(SimRecord {
-                task_id: task.id.clone(),
-                trial,
-                seed: *seed,
-                start_time,
-                end_time,
-                duration,
-                outcome,
-                eval,
-            });
-        }
-    }
-    summarize(&records, out)?;
-    let info = RunInfo {
-        domain: domain.kind.name().into(),
-        policy: domain.policy.clone(),
-        arm: r.agent.name().into(),
-        agent_model: if r.agent == AgentKind::Gold {
-            "gold-actions".into()
-        } else {
-            r.model.clone()
-        },
-        user: if r.user == UserKind::Scripted {
-            "lrab_scripted_user".into()
-        } else {
-            "user_simulator".into()
-        },
-        user_model: r.user_model.clone(),
-        num_trials: r.trials,
-        max_steps: r.max_steps,
-        max_errors: r.max_errors,
-        seed: r.seed,
-        temperature: r.temperature,
-        think: r.think,
-        timestamp: fixed(0),
-        simulated,
-    };
-    let rj = results::results_json(&info, &tasks, &records);
-    let rpath = r.out.join("results.json");
-    results::write_output(&rpath, serde_json::to_string_pretty(&rj)?.as_bytes())?;
-    let cpath = r.out.join("tau2.csv");
-    results::write_csv(
-        &cpath,
-        domain.kind.name(),
-        r.agent.name(),
-        &records,
-        simulated,
-    )?;
-    writeln!(out, "wrote {} and {}", rpath.display(), cpath.display())?;
-    Ok(())
 }

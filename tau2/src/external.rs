@@ -16,6 +16,8 @@ pub struct Conversation {
     pub task_id: String,
     pub trial: usize,
     pub seed: u64,
+    /// 0 for the first run, n for the n-th retry pass over error cells.
+    pub pass: usize,
     /// The environment in the task's initial state.
     pub env: Env,
     pub history: Vec<Message>,

@@ -20,8 +20,10 @@ mod mcp;
 mod message;
 mod orchestrator;
 mod participants;
+mod protocol;
 mod pyjson;
 mod results;
+mod run_cmd;
 mod scripted;
 mod task;
 
@@ -51,6 +53,7 @@ pub use orchestrator::{
     is_user_stop, run as run_conversation, Agent, Limits, Outcome, User, DEFAULT_MAX_ERRORS,
     DEFAULT_MAX_STEPS, GREETING, STOP_TOKENS,
 };
+pub use protocol::{is_error_cell, pass_hat_ks, ErrorCells};
 pub use pyjson::{dumps, dumps_sorted, float_repr, PyNum};
 pub use results::{csv_row, results_json, write_csv, RunInfo, SimRecord, CSV_HEADER};
 pub use scripted::{gold_pair, GoldAgent, ScriptedUser};

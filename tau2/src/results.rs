@@ -1,13 +1,15 @@
-//! Output: tau2-format results.json (re-gradable by upstream's `tau2 evaluate-trajs`) and
-//! the per-task CSV (domain, task, arm, trial, reward, components, steps, termination).
+//! Output: tau2-format results.json (re-gradable by upstream's `tau2 evaluate-trajs`), the
+//! per-task CSV (domain, task, arm, trial, reward, components, steps, termination) and the
+//! per-task manifest in the paper's published shape (typed in `lrab_records::Tau2Manifest`).
 
 use crate::error::{err, Result};
 use crate::evaluate::Evaluation;
 use crate::message::Message;
 use crate::orchestrator::Outcome;
 use crate::task::Task;
+use lrab_records::{CellStatus, ManifestCell, Tau2Manifest};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One finished simulation with its grade.
 pub struct SimRecord {
@@ -101,10 +103,13 @@ fn csv_field(s: &str) -> String {
 /// label travels with the rows into `lrab analyze`.
 pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination,simulated";
 
-/// One CSV row; reward is `1`/`0`, or `ungraded` when a gating NL assertion had no judge.
+/// One CSV row; reward is `1`/`0`, `ungraded` when a gating NL assertion had no judge, or
+/// empty for an error cell set aside (`lrab analyze` counts those apart, as it does the
+/// published manifests' error cells).
 pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> String {
     let reward = match s.eval.reward {
         Some(r) => format!("{}", if (r - 1.0).abs() < 1e-6 { 1 } else { 0 }),
+        None if crate::protocol::is_error_cell(&s.outcome.termination) => String::new(),
         None => "ungraded".into(),
     };
     [
@@ -148,4 +153,53 @@ pub fn write_csv(
         out.push('\n');
     }
     write_output(path, out.as_bytes())
+}
+
+/// One task's manifest cell from its trials (trial order): the first trial's status, reward
+/// and wall, and every trial's reward when there are several.
+pub fn manifest_cell(trials: &[&SimRecord]) -> ManifestCell {
+    let first = trials[0];
+    let error = crate::protocol::is_error_cell(&first.outcome.termination);
+    let status = match (error, first.eval.reward) {
+        (true, _) => CellStatus::Error,
+        (false, Some(_)) => CellStatus::Ok,
+        (false, None) => CellStatus::Ungraded,
+    };
+    ManifestCell {
+        status,
+        reward: first.eval.reward,
+        wall: (!error || first.eval.reward.is_some()).then(|| first.duration.round() as u64),
+        error: error.then(|| {
+            first
+                .outcome
+                .note
+                .clone()
+                .unwrap_or_else(|| first.outcome.termination.clone())
+        }),
+        rewards: (trials.len() > 1).then(|| trials.iter().map(|r| r.eval.reward).collect()),
+    }
+}
+
+/// Merges this run's cells (arm `arm`) into `<out>/<domain>_manifest.json`, keeping every other
+/// arm's; returns the path. An existing file that is not a manifest is an error, untouched.
+pub fn write_manifest(out: &Path, domain: &str, arm: &str, sims: &[SimRecord]) -> Result<PathBuf> {
+    let path = out.join(Tau2Manifest::file_name(domain));
+    let mut m = if path.exists() {
+        Tau2Manifest::read(&path).map_err(|e| err!(Write, "{e}"))?
+    } else {
+        Tau2Manifest::default()
+    };
+    let mut ids: Vec<&str> = Vec::new();
+    for s in sims {
+        if !ids.contains(&s.task_id.as_str()) {
+            ids.push(&s.task_id);
+        }
+    }
+    for id in ids {
+        let mut trials: Vec<&SimRecord> = sims.iter().filter(|s| s.task_id == id).collect();
+        trials.sort_by_key(|s| s.trial);
+        m.set(id, arm, manifest_cell(&trials));
+    }
+    write_output(&path, m.to_json().as_bytes())?;
+    Ok(path)
 }

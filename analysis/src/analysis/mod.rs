@@ -237,6 +237,8 @@ pub struct TauSummary {
     pub per_domain: Vec<(String, String, McNemar)>,
     /// Tasks lacking a reward for one side of a pair (left out).
     pub unpaired: usize,
+    /// McNemar for every pair of arms ([`crate::tau2_tables::pairwise`]).
+    pub pairwise: Vec<crate::tau2_tables::Pair>,
 }
 
 /// Everything the report shows.
@@ -451,5 +453,6 @@ fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
         mcnemar: mc,
         per_domain,
         unpaired,
+        pairwise: crate::tau2_tables::pairwise(&ds.tau),
     })
 }

@@ -70,45 +70,45 @@ pub(crate) fn read_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
     Ok(())
 }
 
-/// Read a τ² manifest `{task: {arm: {status, reward, wall}}}`; the domain is the file name up to
-/// `_manifest` (`retail_manifest_nt0.json` -> `retail`).
+/// Read a τ² manifest `{task: {arm: {status, reward, wall}}}` (typed:
+/// [`lrab_records::Tau2Manifest`]) — a published one or one `lrab tau2 run` wrote; the domain
+/// is the file name up to `_manifest` (`retail_manifest_nt0.json` -> `retail`). Several
+/// manifests of one domain (a run's and the paper's) are merged, so their arms pair task by
+/// task; one task × arm given twice is an error. A cell with `rewards` (a run of several
+/// trials) gives every trial; cells without a reward are kept aside and counted (`ungraded`
+/// ones as ungraded).
 pub(crate) fn read_manifest(path: &Path, ds: &mut Dataset) -> Result<()> {
     let shown = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::io(&shown, "cannot read file", e))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| input!("{shown}: not valid JSON: {e}"))?;
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("tau2");
-    let domain = stem.split("_manifest").next().unwrap_or(stem).to_string();
-    if ds.tau.contains_key(&domain) {
-        return Err(input!(
-            "{shown}: a second manifest for domain `{domain}` (give one file per domain)"
-        ));
-    }
-    let obj = v
-        .as_object()
-        .ok_or_else(|| input!("{shown}: expected an object of tasks"))?;
-    let dom = ds.tau.entry(domain.clone()).or_default();
-    for (task, arms) in obj {
-        let arms = arms
-            .as_object()
-            .ok_or_else(|| input!("{shown}: task `{task}`: expected an object of arms"))?;
+    let m = lrab_records::Tau2Manifest::read(path).map_err(|e| match e {
+        lrab_records::RecordError::Io { err, .. } => Error::io(&shown, "cannot read file", err),
+        other => input!("{other}"),
+    })?;
+    let domain = lrab_records::Tau2Manifest::domain_of(path);
+    for (task, arms) in &m.tasks {
         for (arm, cell) in arms {
-            match cell.get("reward").and_then(|r| r.as_f64()) {
-                Some(r) if (0.0..=1.0).contains(&r) => dom
-                    .entry(task.clone())
-                    .or_default()
-                    .entry(arm.clone())
-                    .or_default()
-                    .push(r),
-                Some(r) => {
-                    return Err(input!(
-                        "{shown}: task `{task}`, arm `{arm}`: reward {r} outside [0, 1]"
-                    ))
+            let slot = ds
+                .tau
+                .entry(domain.clone())
+                .or_default()
+                .entry(task.clone())
+                .or_default()
+                .entry(arm.clone())
+                .or_default();
+            if !slot.is_empty() {
+                return Err(input!(
+                    "{shown}: domain `{domain}`, task `{task}`, arm `{arm}` is already in another input (give each arm once per domain; `lrab tau2 run --arm-name` names a run's arm apart from a published one)"
+                ));
+            }
+            for r in cell.trial_rewards() {
+                match r {
+                    Some(r) => slot.push(r),
+                    None if cell.status == lrab_records::CellStatus::Ungraded => ds
+                        .tau_ungraded
+                        .push(format!("{shown} ({domain}/{task}/{arm})")),
+                    None => ds
+                        .tau_errors
+                        .push(format!("{shown} ({domain}/{task}/{arm}: no reward)")),
                 }
-                None => ds
-                    .tau_errors
-                    .push(format!("{shown} ({domain}/{task}/{arm}: no reward)")),
             }
         }
     }

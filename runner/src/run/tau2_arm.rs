@@ -64,7 +64,13 @@ impl ExternalAgent for ArmAgent {
                 }
             })
             .collect();
-        let dir = self.attempts.join(format!("{name}-t{}", c.trial));
+        // a retry pass gets its own folder: the failed attempt stays for inspection
+        let retry = if c.pass > 0 {
+            format!("-r{}", c.pass)
+        } else {
+            String::new()
+        };
+        let dir = self.attempts.join(format!("{name}-t{}{retry}", c.trial));
         if dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("remove {}", dir.display()))?;
         }
