@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 /// Arguments of `lrab analyze`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct AnalyzeArgs {
-    /// Input files: our cells.csv, the published per-cell, annotation and ablation CSVs (long
-    /// and wide repeat layouts), τ² manifests (*.json) or τ² result CSVs; the format is
-    /// detected from the header (docs/statistics.md, "Inputs").
+    /// Input files: our cells.csv (or a run folder holding one), the published per-cell,
+    /// annotation and ablation CSVs (long and wide repeat layouts), τ² manifests (*.json) or τ²
+    /// result CSVs; the format is detected from the header (docs/statistics.md, "Inputs").
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Output directory for report.md, report.html, cells/ (one page per attempt), analysis.json
-    /// and figures/.
+    /// Output directory for paper.md (the paper's tables and figures in its order), report.md,
+    /// report.html, cells/ (one page per attempt), analysis.json, figures/ and, for Mingbird
+    /// arms, mechanism_activation.csv.
     #[arg(long)]
     pub out: PathBuf,
     /// Arm compared against all others (default: `harness`, else `Mingbird`, else the first).
@@ -107,6 +108,11 @@ pub struct Outcome {
 /// Run the analysis: load, compute, draw, write report.md / report.html / analysis.json.
 /// All input is validated before anything is written.
 pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
+    let expanded = AnalyzeArgs {
+        inputs: expand_inputs(&args.inputs)?,
+        ..args.clone()
+    };
+    let args = &expanded;
     if args.resamples == 0 {
         return Err(Error::Usage("--resamples must be at least 1".into()));
     }
@@ -190,8 +196,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         version: env!("CARGO_PKG_VERSION").to_string(),
         figures,
         cells_index: crate::report::cells_index(&ds.cells, &pages),
+        activation: crate::report::activation_markdown(&ds.cells),
     };
     let md = markdown(&a, &prov);
+    let paper = paper_report(&ds, &a, &prov);
     let html = markdown_to_html(&md, &svgs);
     let json = serde_json::to_string_pretty(&a)
         .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
@@ -215,7 +223,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
             }
         }
     }
+    if let Some(csv) = crate::report::activation_csv(&ds.cells) {
+        let p = args.out.join("mechanism_activation.csv");
+        write_atomic(&p, csv.as_bytes())?;
+        files.push(p);
+    }
     for (name, body) in [
+        ("paper.md", paper.as_bytes()),
         ("report.md", md.as_bytes()),
         ("report.html", html.as_bytes()),
         ("analysis.json", json.as_bytes()),
@@ -246,6 +260,40 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         lrab_util::outln!("wrote {}", args.out.display());
     }
     Ok(Outcome { summary, files })
+}
+
+/// paper.md: the report's sections in the paper's order, each marked by where it came from.
+fn paper_report(ds: &crate::model::Dataset, a: &crate::Analysis, prov: &Provenance) -> String {
+    use crate::failure_forms::SourceKind;
+    let forms = |k: SourceKind| ds.forms.iter().any(|s| s.kind == k && !s.cells.is_empty());
+    let origins = crate::report::Origins::of(
+        &ds.sources,
+        forms(SourceKind::Run),
+        forms(SourceKind::Published),
+    );
+    let body = format!("{}{}", tables_markdown(a), prov.activation);
+    crate::report::paper_markdown(&body, &prov.figures, &origins)
+}
+
+/// Inputs with every run folder replaced by its `cells.csv` (`lrab analyze results/<run>`).
+fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    inputs
+        .iter()
+        .map(|p| {
+            if !p.is_dir() {
+                return Ok(p.clone());
+            }
+            let cells = p.join("cells.csv");
+            if cells.is_file() {
+                Ok(cells)
+            } else {
+                Err(Error::Input(format!(
+                    "{}: a folder given as input must be a run folder with a cells.csv",
+                    p.display()
+                )))
+            }
+        })
+        .collect()
 }
 
 /// The probe CSV and the comparison Markdown, when asked for (computed before anything is

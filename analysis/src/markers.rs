@@ -85,6 +85,34 @@ pub const FAMILIES: [&str; 6] = [
     "budget_nudge",
 ];
 
+/// The published firings of each marker over the 72 Mingbird cells of the paper's matrix
+/// (upstream's `benchmarks/mechanism_log/README.md` @0b12515, "LRAB / Mingbird benchmark
+/// data, Gustor-Wang, 2026, CC BY 4.0"), by key; markers it lists as never firing are 0. Shown
+/// beside a run's counts, labelled published.
+pub const PUBLISHED_MINGBIRD: [(&str, u64); 21] = [
+    ("fake_finish_reject", 0),
+    ("tests_failed_reject", 13),
+    ("artifact_missing_reject", 23),
+    ("plan_missing_reject", 11),
+    ("plan_unsynced_reject", 43),
+    ("selfcheck_reinject", 65),
+    ("dup_call_intercept", 63),
+    ("disabled_tool_hard_reset", 10),
+    ("empty_turns_hard_reset", 3),
+    ("empty_graceful_exit", 0),
+    ("repeat_output_detected", 13),
+    ("qa_guard_intercept", 0),
+    ("force_finish_loop_guard", 6),
+    ("break_500_loop_inject", 0),
+    ("len_trunc_signature", 0),
+    ("salvage_text_toolcall", 1),
+    ("alias_mapping", 3),
+    ("repair_conversation", 0),
+    ("plan_stall_nudge", 99),
+    ("shotgun_edit_warn", 9),
+    ("budget_nudge_inject", 0),
+];
+
 /// The failure-form counters' texts (upstream's `MB_SPIN`, `MB_ARGERR`, `MB_CTX`, `MB_FINFIN`)
 /// and the provider-disconnect texts it counts for every arm.
 const SPIN: [&str; 3] = ["重复调用拦截", "检测到重复输出", "连续空轮×"];
@@ -290,6 +318,25 @@ mod tests {
         assert_eq!(ctx_lines(SAMPLE), (2, Some(2400)));
         // a gear without upstream's `[N|+Ts]` prefix is not a tool line
         assert_eq!(tool_calls("[x|+2s] ⚙ a\n[3|+s] ⚙ b\n] ⚙ c\n"), 0);
+    }
+
+    #[test]
+    fn the_published_totals_are_the_papers_family_sums() {
+        let fam = |f: &str| -> u64 {
+            PUBLISHED_MINGBIRD
+                .iter()
+                .filter(|(k, _)| MARKERS.iter().any(|m| m.key == *k && m.family == f))
+                .map(|(_, n)| n)
+                .sum()
+        };
+        // mechanism_log/README.md: finish gate 155, plan nudges 99, anti-loop 95, edit guard 9,
+        // format rescue 4, budget nudge 0
+        let got: Vec<u64> = FAMILIES.iter().map(|f| fam(f)).collect();
+        assert_eq!(got, [155, 99, 95, 9, 4, 0]);
+        assert!(PUBLISHED_MINGBIRD
+            .iter()
+            .zip(MARKERS)
+            .all(|((k, _), m)| *k == m.key));
     }
 
     #[test]

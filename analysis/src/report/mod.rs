@@ -5,9 +5,11 @@ mod ablation;
 mod cell_page;
 mod conversation;
 mod html;
+mod paper;
 mod tables;
 
 pub(crate) use cell_page::{index_markdown as cells_index, pages as cell_pages};
+pub(crate) use paper::{activation_csv, activation_markdown, paper_markdown, Origins};
 
 pub use html::markdown_to_html;
 pub use tables::tables_markdown;
@@ -70,6 +72,8 @@ pub struct Provenance {
     /// The cells section linking each attempt's page (empty when no input has attempt
     /// folders).
     pub cells_index: String,
+    /// The paper's mechanism-activation section ([`activation_markdown`]; empty without cells).
+    pub activation: String,
 }
 
 /// The methods paragraph.
@@ -158,6 +162,7 @@ pub fn markdown(a: &Analysis, p: &Provenance) -> String {
     let mut out = String::from("# LRAB analysis report\n\n");
     out.push_str(&methods(a, p));
     out.push_str(&tables_markdown(a));
+    out.push_str(&p.activation);
     if !p.figures.is_empty() {
         out.push_str("## Figures\n\n");
         for (f, cap) in &p.figures {
