@@ -21,6 +21,7 @@
 
 mod agent;
 pub(crate) mod data;
+mod deferred;
 mod user;
 
 use crate::convo::Conv;
@@ -43,10 +44,49 @@ pub(crate) fn respond_with(data: &Data, env: &Env, conv: &Conv) -> Option<Turn> 
             Some(agent::turn(env, conv, d, task, &offered))
         }
         None => {
+            if let Some(t) = through_bridge(data, env, conv, &offered) {
+                return Some(t);
+            }
             let task = customer_of(data, conv)?;
             Some(user::turn(conv, task))
         }
     }
+}
+
+/// The agent's turn when the domain's tools are listed by name behind a bridge tool.
+fn through_bridge(data: &Data, env: &Env, conv: &Conv, offered: &[String]) -> Option<Turn> {
+    let b = deferred::detect(conv)?;
+    let (d, offered) = data
+        .domains
+        .iter()
+        .filter_map(|d| {
+            let mut all = offered.to_vec();
+            all.extend(deferred::listed(conv, d));
+            let n = covered(d, &all);
+            (n >= 3 && 2 * n >= d.agent_tools.len()).then_some((n, d, all))
+        })
+        .max_by_key(|(n, _, _)| *n)
+        .map(|(_, d, all)| (d, all))?;
+    let inner = deferred::unwrap(conv, &b);
+    let task = find_task(d, &inner, &offered)?;
+    let mut needed: Vec<String> = Vec::new();
+    let names = task.actions.iter().filter(|g| !g.by_user).map(|g| &g.name);
+    for n in names.filter_map(|g| bind(g, &offered)) {
+        if !needed.contains(n) {
+            needed.push(n.clone());
+        }
+    }
+    needed.extend(agent::customer_tool(&inner, d, &offered));
+    let t = agent::turn(env, &inner, d, task, &offered);
+    Some(deferred::wrap(conv, &b, t, &needed))
+}
+
+/// How many of the domain's agent tools the offered names cover.
+fn covered(d: &Domain, offered: &[String]) -> usize {
+    d.agent_tools
+        .iter()
+        .filter(|t| bind(t, offered).is_some())
+        .count()
 }
 
 /// The offered tool that stands for a domain tool `name`: the same name, or the shortest
@@ -76,14 +116,7 @@ fn agent_domain<'a>(data: &'a Data, offered: &[String]) -> Option<&'a Domain> {
     }
     data.domains
         .iter()
-        .map(|d| {
-            let n = d
-                .agent_tools
-                .iter()
-                .filter(|t| bind(t, offered).is_some())
-                .count();
-            (d, n)
-        })
+        .map(|d| (d, covered(d, offered)))
         .filter(|(d, n)| *n >= 3 && 2 * n >= d.agent_tools.len())
         .max_by_key(|(_, n)| *n)
         .map(|(d, _)| d)

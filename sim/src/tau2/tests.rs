@@ -310,3 +310,73 @@ fn sized_models_draw_failure_forms_deterministically() {
     }
     assert!(!forms.is_empty(), "some sized model fails on some seed");
 }
+
+#[test]
+fn through_a_bridge_to_tools_listed_by_name() {
+    let Some(data) = data() else { return };
+    let d = data
+        .domains
+        .iter()
+        .find(|d| d.agent_tools.contains("book_reservation"))
+        .unwrap();
+    let t = task(&data, "8", "book_reservation");
+    let mut listing: Vec<String> = d
+        .agent_tools
+        .iter()
+        .map(|n| format!("- \"srv__{n}\": \"a tool\""))
+        .collect();
+    listing.push("- \"srv__send_message_to_customer\": \"talk\"".into());
+    let bridge = Tool::function(
+        "invoke",
+        "Invokes a listed tool by name.",
+        json!({"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}, "required": ["name", "arguments"]}),
+    );
+    let search = Tool::function(
+        "find_tools",
+        "Query forms: \"select:A,B\" fetches these tools.",
+        json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+    );
+    // a policy that names a bare tool does not make it callable under that name
+    let mut conv = Conv {
+        messages: vec![
+            m("system", "Agent. Use book_reservation carefully.", vec![]),
+            m(
+                "user",
+                &format!("Tools:\n{}\n\nHi. {}", listing.join("\n"), t.opening()),
+                vec![],
+            ),
+        ],
+        tools: vec![bridge, search],
+        ..Default::default()
+    };
+    let first = reply(&data, Profile::oracle(), &conv).unwrap();
+    assert_eq!(first.calls[0].name, "find_tools");
+    let q = first.calls[0].args["query"].as_str().unwrap();
+    assert!(
+        q.starts_with("select:srv__") && q.contains("srv__send_message_to_customer"),
+        "{q}"
+    );
+    conv.messages.push(m("assistant", "", first.calls));
+    conv.messages
+        .push(m("tool", "<functions>…</functions>", vec![]));
+    let mut calls = Vec::new();
+    for _ in 0..20 {
+        let a = reply(&data, Profile::oracle(), &conv).unwrap();
+        let Some(c) = a.calls.first().cloned() else {
+            break;
+        };
+        assert_eq!(c.name, "invoke");
+        let name = c.args["name"].as_str().unwrap().to_string();
+        conv.messages.push(m("assistant", "", a.calls));
+        if name.ends_with("send_message_to_customer") {
+            conv.messages.push(m("tool", "###STOP###", vec![]));
+        } else {
+            calls.push((
+                name.trim_start_matches("srv__").to_string(),
+                c.args["arguments"].clone(),
+            ));
+            conv.messages.push(m("tool", "ok", vec![]));
+        }
+    }
+    assert_eq!(calls, gold_agent_calls(t));
+}
