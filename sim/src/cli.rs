@@ -48,6 +48,10 @@ pub struct SimArgs {
     /// Probability of a mid-stream disconnect.
     #[arg(long, default_value_t = 0.0)]
     pub fault_midstream: f64,
+    /// The API served: `ollama` (native and its /v1) or `openai` (only the OpenAI API, as vLLM
+    /// serves it: no /api/*, thinking by chat_template_kwargs, long prompts refused).
+    #[arg(long, value_enum, default_value = "ollama")]
+    pub api: crate::ServeApi,
 }
 
 fn check_prob(name: &str, p: f64) -> anyhow::Result<()> {
@@ -90,6 +94,7 @@ impl SimArgs {
             time_scale: self.time_scale,
             profiles,
             log_dir: self.log_dir.clone(),
+            api: self.api,
             faults: FaultConfig {
                 http500: self.fault_500,
                 slow: self.fault_slow,

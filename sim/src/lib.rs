@@ -78,6 +78,8 @@ pub struct SimConfig {
     /// When set, every chat request and reply is written there (`NNNNNN-request.json`,
     /// `NNNNNN-reply.txt`) for debugging an arm.
     pub log_dir: Option<PathBuf>,
+    /// The API served: Ollama's (with its `/v1`), or only the OpenAI one as vLLM serves it.
+    pub api: ServeApi,
 }
 
 impl Default for SimConfig {
@@ -92,6 +94,7 @@ impl Default for SimConfig {
             time_scale: 0.0,
             version: "0.33.0-lrab-sim".into(),
             log_dir: None,
+            api: ServeApi::Ollama,
         }
     }
 }

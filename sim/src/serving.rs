@@ -96,6 +96,11 @@ fn rerender_cut(family: Family, conv: &Conv) -> Option<usize> {
         .map(|i| from + i + 1)
 }
 
+/// The prompt's tokens as serving counts them (tool definitions and every message).
+pub fn prompt_tokens(conv: &Conv) -> u64 {
+    conv.tools_tokens() + 2 + conv.messages.iter().map(msg_tokens).sum::<u64>()
+}
+
 /// Drops the oldest non-system messages until the prompt fits `num_ctx` (tool definitions
 /// always count); if the newest message alone is still too long, keeps its first words and
 /// its tail, about half the window (docs/sim.md, "Serving behaviour").

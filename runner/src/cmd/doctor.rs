@@ -18,6 +18,12 @@ pub struct Args {
     pub models: Option<String>,
     #[arg(long)]
     pub arms_dir: Option<PathBuf>,
+    /// What the backend speaks: `auto` (detected as `lrab run` does), `ollama` or `openai`.
+    #[arg(long, default_value = "auto")]
+    pub backend_api: lrab_records::BackendApi,
+    /// Environment variable holding an OpenAI-compatible backend's API key.
+    #[arg(long, default_value = crate::run::backend_api::DEFAULT_KEY_ENV)]
+    pub backend_key_env: String,
 }
 
 pub fn run(a: Args) -> Result<Exit> {
@@ -30,7 +36,12 @@ pub fn run(a: Args) -> Result<Exit> {
         .map(split_list)
         .unwrap_or_else(|| UPSTREAM_MODELS.iter().map(|s| s.to_string()).collect());
     let dir = a.arms_dir.unwrap_or_else(crate::run::arms::default_dir);
-    let checks = crate::run::doctor::run(&url, &models, &dir);
+    let opts = crate::run::backend_api::BackendOptions {
+        api: a.backend_api,
+        key_env: a.backend_key_env,
+        ..Default::default()
+    };
+    let checks = crate::run::doctor::run(url.trim_end_matches('/'), &opts, &models, &dir);
     let mut bad = false;
     for c in &checks {
         let tag = match (c.ok, c.required) {

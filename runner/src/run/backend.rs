@@ -297,10 +297,12 @@ impl Backend {
 
     /// Labels the backend simulated when it answers as `lrab-sim` (by its `/api/version` or
     /// its model digests), so a sim reached by URL or through a proxy is never recorded as real.
+    /// The simulator serving only the OpenAI API keeps the kind `openai` (the translation is
+    /// what such a run exercises) and is still labelled simulated.
     fn detected(mut self) -> Backend {
         self.sim_info = lrab_sim::detect(&self.url);
         self.simulated |= self.sim_info.is_some();
-        if self.simulated {
+        if self.simulated && self.kind == lrab_records::BackendKind::Ollama {
             self.kind = lrab_records::BackendKind::Sim;
         }
         self
@@ -318,9 +320,10 @@ impl Backend {
             return Ok(Backend::plain(u, u.to_string()));
         }
         let gw = super::backend_api::gateway(u, &models, opts)?;
+        // (plain asks the gateway whether a simulator is behind it)
         let mut b = Backend::plain(u, gw.url());
-        b.public_url = u.to_string();
         b.kind = kind;
+        b.public_url = u.to_string();
         b.gateway = Some(gw);
         Ok(b)
     }
@@ -512,14 +515,9 @@ fn full_tag(m: &str) -> String {
     }
 }
 
-/// Checks every model is served; returns their tags info. Missing ones are one error naming
-/// them all and the ones available.
-pub fn check_models(url: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
-    check_models_at(url, url, models)
-}
-
-/// [`check_models`] of the backend reached at `url`, whose errors name it `shown` (an OpenAI
-/// backend is asked through its translating proxy).
+/// Checks every model is served by the backend reached at `url`; returns their tags info.
+/// Missing ones are one error naming them all and the ones available, and the backend as
+/// `shown` (an OpenAI backend is asked through its translating proxy).
 pub fn check_models_at(url: &str, shown: &str, models: &[String]) -> Result<Vec<ModelInfo>> {
     let tags = health(url, Duration::from_secs(15)).with_context(|| format!("backend {shown}"))?;
     let list = tags["models"].as_array().cloned().unwrap_or_default();
@@ -614,9 +612,10 @@ mod tests {
     fn sim_backend_serves_its_models() {
         let b = Backend::start_with(&BackendSpec::Sim, Duration::from_secs(1), 0, false).unwrap();
         assert!(b.simulated && b.banner().unwrap().contains("SIMULATED"));
-        let info = check_models(&b.url, &["sim-2b".into(), "sim-4b:latest".into()]).unwrap();
+        let info =
+            check_models_at(&b.url, &b.url, &["sim-2b".into(), "sim-4b:latest".into()]).unwrap();
         assert_eq!(info.len(), 2);
-        let e = check_models(&b.url, &["gpt-9".into()])
+        let e = check_models_at(&b.url, &b.url, &["gpt-9".into()])
             .unwrap_err()
             .to_string();
         assert!(e.contains("gpt-9") && e.contains("sim-2b"), "{e}");

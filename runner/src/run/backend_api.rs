@@ -145,22 +145,47 @@ pub fn detect(url: &str, opts: &BackendOptions, wait: Duration) -> Result<(Backe
     found.map_err(anyhow::Error::msg)
 }
 
-/// Servers whose chat template takes `enable_thinking` (they say so in `owned_by`, or run on
-/// this machine or a private network); hosted APIs take `reasoning_effort`.
+/// One look at `url` (no waiting): its kind and model list, a refusal that waiting will not
+/// mend, or the transport error (nobody answered). `lrab doctor` reports this.
+pub fn probe(url: &str, opts: &BackendOptions, timeout: Duration) -> Result<Found> {
+    look(url, opts.api, opts, timeout)
+}
+
+/// The field an OpenAI-compatible server reads to think or not (docs/runner.md, "Thinking on
+/// OpenAI-compatible servers"), from what `/v1/models` says it is and where it runs: vLLM,
+/// SGLang and llama.cpp's server (`owned_by`), or any server on this machine or a private
+/// network, take `chat_template_kwargs`; Ollama's `/v1` (`owned_by: library`) and hosted APIs
+/// `reasoning_effort`; OpenRouter its `reasoning` object.
 pub fn reasoning_of(url: &str, models: &Value) -> Reasoning {
-    let local_owner = models["data"]
+    let owners: Vec<&str> = models["data"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|m| m["owned_by"].as_str())
-        .any(|o| matches!(o, "vllm" | "llamacpp" | "sglang" | "me"));
+        .collect();
     let host = url
         .split("://")
         .nth(1)
         .unwrap_or("")
         .split(['/', ':'])
         .next()
-        .unwrap_or("");
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let template_server = owners.iter().any(|o| {
+        matches!(
+            *o,
+            "vllm" | "llamacpp" | "llama.cpp" | "sglang" | "me" | "local"
+        )
+    });
+    if template_server {
+        return Reasoning::TemplateKwargs;
+    }
+    if owners.contains(&"library") {
+        return Reasoning::Effort;
+    }
+    if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
+        return Reasoning::Object;
+    }
     let private = host == "localhost"
         || host.starts_with("127.")
         || host.starts_with("10.")
@@ -171,7 +196,7 @@ pub fn reasoning_of(url: &str, models: &Value) -> Reasoning {
             .and_then(|r| r.split('.').next())
             .and_then(|n| n.parse::<u8>().ok())
             .is_some_and(|n| (16..=31).contains(&n));
-    if local_owner || private {
+    if private {
         Reasoning::TemplateKwargs
     } else {
         Reasoning::Effort
@@ -260,6 +285,17 @@ mod tests {
         assert_eq!(
             reasoning_of("https://gpu.example.com", &vllm),
             Reasoning::TemplateKwargs
+        );
+        // Ollama's /v1 (forced with --backend-api openai) reads only reasoning_effort
+        let ollama = json!({"data": [{"id": "qwen3:8b", "owned_by": "library"}]});
+        assert_eq!(
+            reasoning_of("http://127.0.0.1:11434", &ollama),
+            Reasoning::Effort
+        );
+        let or = json!({"data": [{"id": "qwen/qwen3-8b"}]});
+        assert_eq!(
+            reasoning_of("https://openrouter.ai/api", &or),
+            Reasoning::Object
         );
     }
 }

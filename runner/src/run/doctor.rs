@@ -6,8 +6,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+use lrab_records::BackendKind;
+
 use super::arms;
 use super::backend;
+use super::backend_api::{self, BackendOptions};
 
 /// One line of the doctor's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,42 +34,10 @@ fn cmd_version(program: &str, args: &[&str]) -> Option<String> {
         .then(|| o.combined().lines().next().unwrap_or("").trim().to_string())
 }
 
-/// Runs every check. `url` is the backend to probe; `models` the ones that must be present.
-pub fn run(url: &str, models: &[String], arms_dir: &Path) -> Vec<Check> {
-    let mut out = Vec::new();
-    let reach = backend::health(url, Duration::from_secs(5));
-    out.push(Check {
-        name: "backend".into(),
-        ok: reach.is_ok(),
-        detail: match &reach {
-            Ok(_) => format!(
-                "{url} answers (version {})",
-                backend::version(url).unwrap_or_else(|| "unknown".into())
-            ),
-            Err(e) => format!(
-                "{url} unreachable ({}); `lrab run` will fall back to --backend sim",
-                lrab_util::error_chain(e.as_ref())
-            ),
-        },
-        required: false,
-    });
-    if reach.is_ok() {
-        for m in models {
-            let r = backend::check_models(url, std::slice::from_ref(m));
-            out.push(Check {
-                name: format!("model {m}"),
-                ok: r.is_ok(),
-                detail: match r {
-                    Ok(i) => format!(
-                        "present, digest {}",
-                        i[0].digest.clone().unwrap_or_default()
-                    ),
-                    Err(_) => format!("missing: `ollama pull {m}`"),
-                },
-                required: false,
-            });
-        }
-    }
+/// Runs every check. `url` is the backend to probe (reached as `opts` say, the way `lrab run`
+/// reaches it); `models` the ones that must be present.
+pub fn run(url: &str, opts: &BackendOptions, models: &[String], arms_dir: &Path) -> Vec<Check> {
+    let mut out = backend_checks(url, opts, models);
     match arms::load_dir(arms_dir) {
         Err(e) => out.push(Check {
             name: "arm files".into(),
@@ -140,4 +111,92 @@ fn scorer_needs() -> Vec<Check> {
             }
         })
         .collect()
+}
+
+fn check(name: impl Into<String>, ok: bool, detail: String) -> Check {
+    Check {
+        name: name.into(),
+        ok,
+        detail,
+        required: false,
+    }
+}
+
+/// The backend as `lrab run` detects it (Ollama, or OpenAI-compatible with the key from
+/// `opts`), then each model. A server that answers but refuses (a key, neither API, a model
+/// list that is not JSON) is named as such; the key never appears.
+fn backend_checks(url: &str, opts: &BackendOptions, models: &[String]) -> Vec<Check> {
+    let found = match backend_api::probe(url, opts, Duration::from_secs(5)) {
+        Err(e) => {
+            let fallback = if opts.api == lrab_records::BackendApi::Openai {
+                ""
+            } else {
+                "; `lrab run` will fall back to --backend sim"
+            };
+            let why = lrab_util::error_chain(e.as_ref());
+            return vec![check(
+                "backend",
+                false,
+                format!("{url} unreachable ({why}){fallback}"),
+            )];
+        }
+        Ok(Err(refusal)) => return vec![check("backend", false, refusal)],
+        Ok(Ok(f)) => f,
+    };
+    let mut out = Vec::new();
+    let (shown_url, gateway) = match found {
+        (BackendKind::Openai, list) => {
+            let n = list["data"].as_array().map_or(0, Vec::len);
+            let switch = backend_api::reasoning_of(url, &list).describe();
+            out.push(check(
+                "backend",
+                true,
+                format!(
+                    "{url} answers the OpenAI API ({n} model(s) in /v1/models; thinking is \
+                     switched with {switch}); `lrab run` translates for Ollama-native arms"
+                ),
+            ));
+            match backend_api::gateway(url, &list, opts) {
+                Ok(g) => (g.url(), Some(g)),
+                Err(e) => {
+                    out.push(check(
+                        "translation",
+                        false,
+                        lrab_util::error_chain(e.as_ref()),
+                    ));
+                    return out;
+                }
+            }
+        }
+        _ => {
+            out.push(check(
+                "backend",
+                true,
+                format!(
+                    "{url} answers the Ollama API (version {})",
+                    backend::version(url).unwrap_or_else(|| "unknown".into())
+                ),
+            ));
+            (url.to_string(), None)
+        }
+    };
+    for m in models {
+        let r = backend::check_models_at(&shown_url, url, std::slice::from_ref(m));
+        out.push(check(
+            format!("model {m}"),
+            r.is_ok(),
+            match (r, &gateway) {
+                (Ok(i), _) => format!(
+                    "present, digest {}",
+                    i[0].digest
+                        .clone()
+                        .unwrap_or_else(|| "none reported".into())
+                ),
+                (Err(e), Some(_)) => lrab_util::error_chain(e.as_ref()),
+                (Err(_), None) => format!("missing: `ollama pull {m}`"),
+            },
+        ));
+    }
+    drop(gateway);
+    out
 }

@@ -20,6 +20,8 @@ pub enum Fault {
     BadJson,
     /// `/v1/models` is HTTP 200 with a body that is not JSON.
     BadModels,
+    /// Every request is HTTP 403 (a key without access).
+    Forbidden,
 }
 
 pub struct FakeOpenai {
@@ -34,11 +36,24 @@ struct Conf {
     fault: Fault,
     /// Pause between the SSE events of an answer.
     gap: Duration,
+    /// `owned_by` of every model (how the server says what it is).
+    owner: String,
 }
 
 /// Starts the fake; `key`: the only key it accepts (it quotes a wrong one back, as hosted APIs
 /// do).
 pub fn start(key: Option<&str>, models: &[&str], fault: Fault, gap: Duration) -> FakeOpenai {
+    start_owned(key, models, fault, gap, "llamacpp")
+}
+
+/// [`start`] of a server whose models say `owned_by: owner`.
+pub fn start_owned(
+    key: Option<&str>,
+    models: &[&str],
+    fault: Fault,
+    gap: Duration,
+    owner: &str,
+) -> FakeOpenai {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
@@ -47,6 +62,7 @@ pub fn start(key: Option<&str>, models: &[&str], fault: Fault, gap: Duration) ->
         models: models.iter().map(|m| m.to_string()).collect(),
         fault,
         gap,
+        owner: owner.to_string(),
     });
     let s2 = seen.clone();
     std::thread::spawn(move || {
@@ -106,6 +122,10 @@ fn serve(mut c: TcpStream, conf: &Conf, seen: &Mutex<Vec<Value>>) {
             return answer(&mut c, 401, "application/json", b.to_string().as_bytes());
         }
     }
+    if conf.fault == Fault::Forbidden {
+        let b = json!({"error": {"message": "Project does not have access to this API", "type": "invalid_request_error", "code": "insufficient_permissions"}});
+        return answer(&mut c, 403, "application/json", b.to_string().as_bytes());
+    }
     match (method.as_str(), path.as_str()) {
         ("GET", "/v1/models") if conf.fault == Fault::BadModels => {
             answer(&mut c, 200, "application/json", b"<html>gateway</html>")
@@ -114,7 +134,7 @@ fn serve(mut c: TcpStream, conf: &Conf, seen: &Mutex<Vec<Value>>) {
             let data: Vec<Value> = conf
                 .models
                 .iter()
-                .map(|m| json!({"id": m, "object": "model", "created": 0, "owned_by": "llamacpp"}))
+                .map(|m| json!({"id": m, "object": "model", "created": 0, "owned_by": conf.owner}))
                 .collect();
             let b = json!({"object": "list", "data": data});
             answer(&mut c, 200, "application/json", b.to_string().as_bytes())

@@ -191,7 +191,9 @@ pub(super) async fn v1_chat(s: St, key: String, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return openai_error(StatusCode::BAD_REQUEST, e),
     };
+    let only = s.config.api == ServeApi::Openai;
     let think = match req.think() {
+        _ if only => None,
         Ok(t) => t,
         Err(v) => {
             return openai_error(
@@ -205,12 +207,26 @@ pub(super) async fn v1_chat(s: St, key: String, body: Bytes) -> Response {
         Ok(m) => m,
         Err(r) => return r,
     };
+    let think = match only {
+        true => match openai_only::think(&req, m.has("thinking")) {
+            Ok(t) => t,
+            Err(e) => return openai_error(StatusCode::BAD_REQUEST, e),
+        },
+        false => think,
+    };
     if req.messages.is_empty() {
         return openai_error(StatusCode::BAD_REQUEST, "[] is too short - 'messages'");
     }
     let conv = Conv::from_openai(&req, think.as_ref().is_some_and(|t| t.enabled()));
     // /v1 cannot carry num_ctx: the server default applies
     let num_ctx = window(&s, m, None);
+    if only {
+        let asked = req.max_completion_tokens.or(req.max_tokens);
+        if let Some(r) = openai_only::too_long(crate::serving::prompt_tokens(&conv), asked, num_ctx)
+        {
+            return r;
+        }
+    }
     mark_loaded(&s, m, num_ctx);
     let (turn, mut frame) = match generate_turn(&s, &key, m, conv, num_ctx, Api::OpenAi).await {
         Ok(x) => x,
@@ -220,14 +236,17 @@ pub(super) async fn v1_chat(s: St, key: String, body: Bytes) -> Response {
     if s.config.log_dir.is_some() {
         log_exchange(&s, &body, &render::openai_stream(&frame, &turn, false));
     }
-    if req.streaming() {
-        stream_response(
-            "text/event-stream",
-            render::openai_stream(&frame, &turn, req.include_usage()),
-            fault == Some(Fault::MidStream),
-        )
-    } else {
-        json_response(StatusCode::OK, &render::openai_whole(&frame, &turn))
+    let cached = frame.metrics.prompt_eval_cached_count.unwrap_or(0);
+    match (req.streaming(), only) {
+        (true, _) => {
+            let mut parts = render::openai_stream(&frame, &turn, req.include_usage());
+            if only {
+                parts = openai_only::events(parts, cached);
+            }
+            stream_response("text/event-stream", parts, fault == Some(Fault::MidStream))
+        }
+        (false, true) => openai_only::whole(&render::openai_whole(&frame, &turn), cached),
+        (false, false) => json_response(StatusCode::OK, &render::openai_whole(&frame, &turn)),
     }
 }
 

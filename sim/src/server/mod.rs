@@ -2,12 +2,16 @@
 //! and the Responses API in `server/responses.rs`), with Ollama's
 //! error shapes and status codes. Bad input never panics the server.
 //!
+//! `--api openai` serves only the OpenAI routes, as vLLM does (`server/openai_only.rs`).
+//!
 //! Every route is also served under `/lrab-cell/<key>/…`; the key names the ledger (and the
 //! KV-cache slot) the request is counted in. `GET /lrab-sim/ledger/<key>` reads a ledger.
 
 mod chat;
+mod openai_only;
 
 pub(crate) use chat::server_side_chat;
+pub use openai_only::ServeApi;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -99,6 +103,18 @@ async fn dispatch(State(s): State<St>, req: Request) -> Response {
     };
     let get = method == Method::GET || method == Method::HEAD;
     let post = method == Method::POST;
+    if s.config.api == ServeApi::Openai {
+        return match rest.as_str() {
+            r if !key.is_empty() || !openai_only::routed(r) => openai_only::not_found(),
+            "/health" if get => StatusCode::OK.into_response(),
+            "/v1/models" if get => openai_only::models(&s),
+            "/v1/chat/completions" if post => chat::v1_chat(s, key, body).await,
+            r if get && r.starts_with("/v1/models/") => {
+                v1_model(s, r["/v1/models/".len()..].to_string())
+            }
+            _ => openai_only::not_found(),
+        };
+    }
     match rest.as_str() {
         "/" | "" if get => "Ollama is running".into_response(),
         "/api/version" if get => version(s),

@@ -323,11 +323,12 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
             };
             let stream = v["stream"].as_bool().unwrap_or(false);
             let body = if cfg.normalize {
-                let kwargs = cfg
+                // an Ollama's /v1 reads reasoning_effort
+                let reasoning = cfg
                     .openai
                     .as_ref()
-                    .is_some_and(|u| u.reasoning == Reasoning::TemplateKwargs);
-                normalize_openai(&mut v, cfg.think, kwargs);
+                    .map_or(Reasoning::Effort, |u| u.reasoning);
+                normalize_openai(&mut v, cfg.think, reasoning);
                 v.to_string().into_bytes()
             } else {
                 r.body.to_vec()

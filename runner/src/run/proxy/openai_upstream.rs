@@ -48,14 +48,62 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// How a server is told to think or not.
+/// How a server is told to think or not: each family of OpenAI-compatible servers reads its
+/// own field and ignores the others (docs/runner.md, "Thinking on OpenAI-compatible servers").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reasoning {
-    /// `chat_template_kwargs: {enable_thinking}` (vLLM, llama.cpp, SGLang: the chat template
-    /// decides).
+    /// `chat_template_kwargs: {enable_thinking}`: vLLM, SGLang and llama.cpp's server hand it
+    /// to the model's chat template (Qwen3's reads it). vLLM refuses `reasoning_effort: none`.
     TemplateKwargs,
-    /// `reasoning_effort` (hosted APIs: `none` off, `medium` on, or the level asked).
+    /// `reasoning_effort`: OpenAI and most hosted APIs (`none` off, `medium` on, or the level
+    /// asked); Ollama's `/v1` maps it onto `think` and ignores a `think` field.
     Effort,
+    /// OpenRouter's `reasoning: {effort}` object (`effort: none` off, `enabled: true` on).
+    Object,
+}
+
+impl Reasoning {
+    /// The field that says it, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reasoning::TemplateKwargs => "chat_template_kwargs.enable_thinking",
+            Reasoning::Effort => "reasoning_effort",
+            Reasoning::Object => "reasoning.effort",
+        }
+    }
+
+    /// Writes thinking `on` (at `level`, when the arm asked one) into an OpenAI body, removing
+    /// what the other switches would have said.
+    pub fn write(self, on: bool, level: Option<&str>, out: &mut Map<String, Value>) {
+        out.remove("reasoning_effort");
+        out.remove("reasoning");
+        let effort = match (level, on) {
+            (Some("max"), _) => "high",
+            (Some(level), true) => level,
+            (_, true) => "medium",
+            (_, false) => "none",
+        };
+        match self {
+            Reasoning::TemplateKwargs => {
+                let k = out
+                    .entry("chat_template_kwargs")
+                    .or_insert_with(|| json!({}));
+                if !k.is_object() {
+                    *k = json!({});
+                }
+                k["enable_thinking"] = json!(on);
+            }
+            Reasoning::Effort => {
+                out.insert("reasoning_effort".into(), json!(effort));
+            }
+            Reasoning::Object if on && level.is_none() => {
+                out.insert("reasoning".into(), json!({ "enabled": true }));
+            }
+            Reasoning::Object => {
+                out.insert("reasoning".into(), json!({ "effort": effort }));
+            }
+        }
+    }
 }
 
 /// The upstream side of a translating proxy.
@@ -99,23 +147,8 @@ impl OpenaiUpstream {
                 ThinkSetting::Model => None,
             },
         };
-        let Some(on) = on else { return };
-        match self.reasoning {
-            Reasoning::TemplateKwargs => {
-                out.insert(
-                    "chat_template_kwargs".into(),
-                    json!({ "enable_thinking": on }),
-                );
-            }
-            Reasoning::Effort => {
-                let effort = match (think.as_str(), on) {
-                    (Some("max"), _) => "high",
-                    (Some(level), _) => level,
-                    (None, true) => "medium",
-                    (None, false) => "none",
-                };
-                out.insert("reasoning_effort".into(), json!(effort));
-            }
+        if let Some(on) = on {
+            self.reasoning.write(on, think.as_str(), out);
         }
     }
 
@@ -207,7 +240,17 @@ impl OpenaiUpstream {
                 "text/plain; charset=utf-8",
                 b"Ollama is running".to_vec(),
             ),
-            ("GET", "/api/version") => json_answer(200, json!({"version": "0.0.0-openai"})),
+            // the simulator serving the OpenAI API says so in its model list; passed on so a
+            // run through it is labelled simulated
+            ("GET", "/api/version") => {
+                let sim = fetched(models()).map_or(Value::Null, |m| m["lrab_sim"].clone());
+                match sim {
+                    s @ Value::Object(_) => {
+                        json_answer(200, json!({"version": "0.0.0-openai", "lrab_sim": s}))
+                    }
+                    _ => json_answer(200, json!({"version": "0.0.0-openai"})),
+                }
+            }
             ("GET", "/api/ps") => json_answer(200, json!({"models": []})),
             ("GET", "/api/tags") => match fetched(models()) {
                 Ok(m) => json_answer(200, tags(&m)),

@@ -5,6 +5,8 @@
 use lrab_records::ThinkSetting;
 use serde_json::{json, Map, Value};
 
+use super::openai_upstream::Reasoning;
+
 /// Pins the run's thinking on a native body: `think` false or true, or no `think` at all
 /// (`model`: the server's default).
 pub fn pin_think(body: &mut Value, think: ThinkSetting) {
@@ -36,32 +38,21 @@ pub fn normalize_native(body: &mut Value, num_ctx: u64, think: ThinkSetting) {
 }
 
 /// Normalizes an OpenAI body in place (for pass-through mode): temperature 0 and the run's
-/// thinking as `reasoning_effort` (`none` or `medium`; left out for `model`) or, for servers
-/// whose chat template decides (`kwargs`), as `chat_template_kwargs.enable_thinking`.
-pub fn normalize_openai(body: &mut Value, think: ThinkSetting, kwargs: bool) {
+/// thinking in the field the server reads ([`Reasoning`]); for `model` the arm's own
+/// reasoning fields are dropped and the model's default applies.
+pub fn normalize_openai(body: &mut Value, think: ThinkSetting, reasoning: Reasoning) {
     if let Some(obj) = body.as_object_mut() {
         obj.insert("temperature".into(), json!(0));
-        obj.remove("reasoning");
-        obj.remove("reasoning_effort");
         let on = match think {
             ThinkSetting::Off => false,
             ThinkSetting::On => true,
-            ThinkSetting::Model => return,
-        };
-        if kwargs {
-            let k = obj
-                .entry("chat_template_kwargs")
-                .or_insert_with(|| json!({}));
-            if !k.is_object() {
-                *k = json!({});
+            ThinkSetting::Model => {
+                obj.remove("reasoning");
+                obj.remove("reasoning_effort");
+                return;
             }
-            k["enable_thinking"] = json!(on);
-        } else {
-            obj.insert(
-                "reasoning_effort".into(),
-                json!(if on { "medium" } else { "none" }),
-            );
-        }
+        };
+        reasoning.write(on, None, obj);
     }
 }
 
@@ -316,16 +307,25 @@ mod tests {
     #[test]
     fn openai_normalization_speaks_each_dialect() {
         let mut v = json!({"reasoning_effort": "high", "temperature": 1});
-        normalize_openai(&mut v, ThinkSetting::Off, false);
+        normalize_openai(&mut v, ThinkSetting::Off, Reasoning::Effort);
         assert_eq!(v, json!({"temperature": 0, "reasoning_effort": "none"}));
-        normalize_openai(&mut v, ThinkSetting::On, true);
+        normalize_openai(&mut v, ThinkSetting::On, Reasoning::TemplateKwargs);
         assert_eq!(
             v,
             json!({"temperature": 0, "chat_template_kwargs": {"enable_thinking": true}})
         );
         let mut v = json!({"reasoning_effort": "high"});
-        normalize_openai(&mut v, ThinkSetting::Model, false);
+        normalize_openai(&mut v, ThinkSetting::Model, Reasoning::Effort);
         assert_eq!(v, json!({"temperature": 0}));
+        // OpenRouter's object, and no field of another dialect left behind
+        let mut v = json!({"reasoning_effort": "high"});
+        normalize_openai(&mut v, ThinkSetting::Off, Reasoning::Object);
+        assert_eq!(
+            v,
+            json!({"temperature": 0, "reasoning": {"effort": "none"}})
+        );
+        normalize_openai(&mut v, ThinkSetting::On, Reasoning::Object);
+        assert_eq!(v, json!({"temperature": 0, "reasoning": {"enabled": true}}));
     }
 
     #[test]
