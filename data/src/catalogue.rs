@@ -288,6 +288,28 @@ pub static FILES: &[DataFile] = &[
         },
     },
     DataFile {
+        path: "mingbird-safety/verification_gemma4_e2b.csv",
+        sha256: "537684f2da882f636854b7073e3be1abd4b0d22c629d69f388f14d9b804e88e6",
+        origin: Origin::Fetched {
+            git: GitFile {
+                pin: &MB_BF11A43,
+                path: "benchmarks/safety/results_2609/gemma4_e2b/verification.csv",
+            },
+            wheel: None,
+        },
+    },
+    DataFile {
+        path: "mingbird-safety/verification_qwen3_5_4b.csv",
+        sha256: "e7a55cf338c381129f08d59dedeebbb52a0f0d973c7d294b787787615cedeafc",
+        origin: Origin::Fetched {
+            git: GitFile {
+                pin: &MB_BF11A43,
+                path: "benchmarks/safety/results_2609/qwen3_5_4b/verification.csv",
+            },
+            wheel: None,
+        },
+    },
+    DataFile {
         path: "tau2/test_vectors.json",
         sha256: "1d3c5604520a541ea89f54e1c08cd126ed2dfcec26e02c097583082dc31e6ba7",
         origin: Origin::Carried { from: None },
@@ -450,6 +472,7 @@ mod tests {
         }
         assert_eq!(fetched_in("tau2").count(), 25);
         assert_eq!(fetched_in("mingbird").count(), 2);
+        assert_eq!(fetched_in("mingbird-safety").count(), 2);
         assert_eq!(FILES.iter().filter(|f| !f.is_fetched()).count(), 16);
     }
 

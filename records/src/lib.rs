@@ -10,6 +10,7 @@
 //! | `<run>/manifest.json` | [`Manifest`] | runner | runner (resume, merge) |
 //! | `<run>/plan.jsonl` | [`PlannedCell`] | runner (`run`, `plan`, `merge`) | people, job scripts |
 //! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | analysis (mechanisms), runner (safety glue) |
+//! | `safety_results.csv`, `verification.csv` | [`SafetyRow`], [`VerificationRow`] | `lrab safety --arms` | `lrab safety --published`, people |
 //! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
 //! | `<out>/<domain>_manifest.json` | [`Tau2Manifest`] | `lrab tau2 run` (the published τ² shape, no `schema_version`) | analysis |
 //!
@@ -27,6 +28,7 @@ mod jsonl;
 pub mod layout;
 mod manifest;
 mod plan;
+mod safety;
 mod score;
 mod tau2_manifest;
 mod trajectory;
@@ -46,6 +48,10 @@ pub use manifest::{
     Order, ThinkSetting, SERVED_BY, UNKNOWN_COMMIT,
 };
 pub use plan::{read_plan, write_plan, PlannedCell};
+pub use safety::{
+    read_safety_rows, read_verification, safety_csv, verification_csv, SafetyRow, VerificationRow,
+    SAFETY_HEADER, VERIFICATION_HEADER,
+};
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };

@@ -14,7 +14,8 @@
 //! never on substrings, and the probe suite ([`run_suite`]) measures both layers together. Arms the
 //! runner launches are boxed by [`confine_arm`].
 //!
-//! Every module is private; this root is the whole surface. Names that would clash here carry
+//! Every module is private but `published` (the published benchmark on any arm, a surface of
+//! its own); this root is the rest of the surface. Names that would clash here carry
 //! their part's name: a probe's [`ProbeStep`] and an attack's [`AttackStep`], the resolver's
 //! [`BeneathError`] and [`FileKind`], the sandbox's [`SandboxPolicy`].
 
@@ -36,6 +37,7 @@ mod netrules;
 mod paths;
 mod payload;
 mod probes;
+pub mod published;
 mod reaper;
 mod rings;
 mod sandbox;
