@@ -51,6 +51,32 @@ pub fn check_mcp(arm: &Arm) -> Result<()> {
     Ok(())
 }
 
+/// The `[mcp]` section's config files, expanded: (path, content).
+fn mcp_files(arm: &Arm, vars: &Vars) -> Vec<(PathBuf, String)> {
+    let mcp = arm.mcp.as_ref().expect("checked by check_mcp");
+    mcp.config_files
+        .iter()
+        .map(|f| {
+            (
+                PathBuf::from(expand(&f.path, vars)),
+                expand(&f.content, vars),
+            )
+        })
+        .collect()
+}
+
+/// The arm's arguments as the `[mcp]` section makes them: its `args` instead of the arm's
+/// own (`own`), its `extra_args` appended.
+fn mcp_args(arm: &Arm, vars: &Vars, own: Vec<String>) -> Vec<String> {
+    let mcp = arm.mcp.as_ref().expect("checked by check_mcp");
+    let mut args = match &mcp.args {
+        Some(a) => a.iter().map(|a| expand(a, vars)).collect(),
+        None => own,
+    };
+    args.extend(mcp.extra_args.iter().map(|a| expand(a, vars)));
+    args
+}
+
 impl ExternalAgent for ArmAgent {
     fn converse(&mut self, c: Conversation) -> Result<Outcome> {
         let name: String = c
@@ -129,20 +155,14 @@ impl ArmAgent {
             .with_context(|| format!("write {}/prompt.txt", dir.display()))?;
         let vars = self.vars(dir, dirs, workdir, &backend_url, prompt, &lrab, mcp_dir);
         self.arm.write_configs(&vars)?;
-        let mcp = self.arm.mcp.as_ref().expect("checked by check_mcp");
-        for f in &mcp.config_files {
-            let path = PathBuf::from(expand(&f.path, &vars));
+        for (path, content) in mcp_files(&self.arm, &vars) {
             if let Some(d) = path.parent() {
                 std::fs::create_dir_all(d).with_context(|| format!("create {}", d.display()))?;
             }
-            std::fs::write(&path, expand(&f.content, &vars))
-                .with_context(|| format!("write {}", path.display()))?;
+            std::fs::write(&path, content).with_context(|| format!("write {}", path.display()))?;
         }
-        let (program, mut args) = self.arm.command(&vars)?;
-        if let Some(own) = &mcp.args {
-            args = own.iter().map(|a| expand(a, &vars)).collect();
-        }
-        args.extend(mcp.extra_args.iter().map(|a| expand(a, &vars)));
+        let (program, own) = self.arm.command(&vars)?;
+        let args = mcp_args(&self.arm, &vars, own);
         let mut env = dirs.env();
         env.extend(self.arm.env_for(&vars));
         env.push(("OLLAMA_HOST".into(), backend_url.clone()));
@@ -215,5 +235,163 @@ impl ArmAgent {
             .set("mcp_args", json(&serde_json::json!(args)))
             .set("mcp_command", json(&serde_json::json!(command)));
         vars
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The shipped arm files' `[mcp]` sections, expanded as a τ² launch expands them: every
+    //! config file parses in its format and names the relay (`lrab tau2 mcp-relay <dir>`)
+    //! where the arm reads its servers — tested without the arms (gptme, goose and codex are
+    //! not installed here; cline, opencode and qwen-code also ran for real, docs/tau2.md).
+    use super::*;
+    use serde_json::{json, Value};
+
+    const LRAB: &str = "/opt/lrab bin/lrab";
+    const DIR: &str = "/run/att \"1\"/tmp/mcp";
+
+    fn shipped(name: &str) -> Arm {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arms");
+        super::super::arms::load_dir(&dir)
+            .unwrap()
+            .into_iter()
+            .find(|a| a.name == name)
+            .unwrap_or_else(|| panic!("no arm {name}"))
+    }
+
+    /// The config files and arguments of `name`'s `[mcp]` section.
+    fn expanded(name: &str) -> (Arm, Vec<(PathBuf, String)>, Vec<String>) {
+        let arm = shipped(name);
+        let agent = ArmAgent {
+            arm: arm.clone(),
+            model: "qwen3.5:4b".into(),
+            backend_url: "http://127.0.0.1:9".into(),
+            num_ctx: 32768,
+            think: false,
+            attempts: PathBuf::from("/run"),
+            deadline: Duration::from_secs(600),
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = AttemptDirs::create(tmp.path()).unwrap();
+        let vars = agent.vars(
+            tmp.path(),
+            &dirs,
+            &tmp.path().join("workdir"),
+            "http://127.0.0.1:9",
+            "Hi, I want to cancel my order.",
+            Path::new(LRAB),
+            Path::new(DIR),
+        );
+        let files = mcp_files(&arm, &vars)
+            .into_iter()
+            .map(|(p, c)| (p.strip_prefix(tmp.path()).unwrap().to_path_buf(), c))
+            .collect();
+        let args = mcp_args(&arm, &vars, vec!["<own>".into()]);
+        (arm, files, args)
+    }
+
+    fn relay() -> (Value, Value) {
+        (json!(LRAB), json!(["tau2", "mcp-relay", DIR]))
+    }
+
+    #[test]
+    fn gptme_lists_the_relay_in_its_user_config_and_allows_its_tools() {
+        let (_, files, args) = expanded("gptme");
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, Path::new("home/.config/gptme/config.toml"));
+        let v: toml::Value = toml::from_str(&files[0].1).unwrap();
+        let v: Value = serde_json::to_value(v).unwrap();
+        assert_eq!(v["mcp"]["enabled"], true);
+        let s = &v["mcp"]["servers"][0];
+        assert_eq!(
+            (s["name"].clone(), s["enabled"].clone()),
+            (json!("tau2"), json!(true))
+        );
+        assert_eq!((s["command"].clone(), s["args"].clone()), relay());
+        let t = args.iter().position(|a| a == "-t").unwrap();
+        assert!(args[t + 1].split(',').any(|x| x == "tau2.*"), "{args:?}");
+        assert_eq!(args.last().unwrap(), "Hi, I want to cancel my order.");
+        assert!(!args.contains(&"<own>".to_string()));
+    }
+
+    #[test]
+    fn cline_gets_a_stdio_server_in_its_mcp_settings() {
+        let (_, files, args) = expanded("cline");
+        assert_eq!(
+            files[0].0,
+            Path::new("home/cline-data/settings/cline_mcp_settings.json")
+        );
+        let v: Value = serde_json::from_str(&files[0].1).unwrap();
+        let t = &v["mcpServers"]["tau2"];
+        assert_eq!(t["transport"]["type"], "stdio");
+        assert_eq!(
+            (
+                t["transport"]["command"].clone(),
+                t["transport"]["args"].clone()
+            ),
+            relay()
+        );
+        assert_eq!(t["timeout"], 600);
+        assert_eq!(args, ["<own>"], "cline keeps its own arguments");
+    }
+
+    #[test]
+    fn goose_gets_an_enabled_stdio_extension_in_its_config() {
+        let (arm, files, _) = expanded("goose");
+        // GOOSE_PATH_ROOT is {home}/goose, whose config/config.yaml goose reads
+        assert_eq!(arm.env.get("GOOSE_PATH_ROOT").unwrap(), "{home}/goose");
+        assert_eq!(files[0].0, Path::new("home/goose/config/config.yaml"));
+        // JSON, which every YAML parser reads as the same mapping
+        let v: Value = serde_json::from_str(&files[0].1).unwrap();
+        let e = &v["extensions"]["tau2"];
+        assert_eq!(
+            (e["type"].clone(), e["enabled"].clone()),
+            (json!("stdio"), json!(true))
+        );
+        assert_eq!((e["cmd"].clone(), e["args"].clone()), relay());
+        assert_eq!(e["timeout"], 600);
+    }
+
+    #[test]
+    fn every_shipped_mcp_section_expands_to_parsable_files_naming_the_relay() {
+        let mut with = Vec::new();
+        for name in ["opencode", "qwen-code", "codex", "gptme", "cline", "goose"] {
+            let (arm, files, args) = expanded(name);
+            assert!(arm.mcp.is_some(), "{name}");
+            for (path, content) in &files {
+                let v: Value = match path.extension().and_then(|e| e.to_str()) {
+                    Some("toml") => {
+                        serde_json::to_value(toml::from_str::<toml::Value>(content).unwrap())
+                            .unwrap()
+                    }
+                    _ => serde_json::from_str(content)
+                        .unwrap_or_else(|e| panic!("{name}: {}: {e}", path.display())),
+                };
+                let text = v.to_string();
+                assert!(text.contains(&json!(LRAB).to_string()), "{name}: {text}");
+                assert!(
+                    text.contains(&json!(DIR).to_string()[1..]),
+                    "{name}: {text}"
+                );
+            }
+            if files.is_empty() {
+                assert!(
+                    args.iter().any(|a| a.contains("mcp-relay")),
+                    "{name}: {args:?}"
+                );
+            }
+            with.push(name);
+        }
+        assert_eq!(with.len(), 6);
+        for name in [
+            "mingbird",
+            "aider",
+            "harness",
+            "smolagents",
+            "mini-swe-agent",
+        ] {
+            let e = check_mcp(&shipped(name)).unwrap_err().to_string();
+            assert!(e.contains(&format!("arm '{name}' cannot run τ²")), "{e}");
+        }
     }
 }
