@@ -9,8 +9,10 @@
 //! - `peak_prompt_tokens`: the largest prompt-token count any request reported (`None` when no
 //!   request reported one).
 //! - `fmt_arg_errors`: tool calls whose arguments were not a JSON object (the proxy keeps the raw
-//!   string then), calls naming a tool the request did not offer, and backend errors that say
-//!   the reply could not be parsed (Ollama's tool-call parser errors).
+//!   string then), calls naming a tool the request did not offer, replies that wrote a call as
+//!   text instead of making it (the whole text a JSON call, or an offered tool's name followed
+//!   by `(` or `{`), and backend errors that say the reply could not be parsed (Ollama's
+//!   tool-call parser errors).
 //! - `spin_events`: a call identical (name and arguments) to one of the previous reply's, a
 //!   text-only reply identical to the previous text-only reply, and every third consecutive
 //!   empty reply (no text, no call).
@@ -74,6 +76,22 @@ fn bad_call(c: &TrajectoryToolCall, offered: &[String]) -> bool {
     let args_bad = !matches!(c.arguments, Value::Object(_) | Value::Null);
     let unknown = !offered.is_empty() && !offered.iter().any(|t| *t == c.name);
     args_bad || unknown
+}
+
+/// A reply without calls whose text is a call: `{"name": …}` / `{"<tool>": {…}}` JSON, or
+/// `<tool>(…` / `<tool>{…` for a tool the request offered.
+fn call_as_text(r: &lrab_records::TrajectoryReply, offered: &[String]) -> bool {
+    let t = r.content.trim();
+    if !r.tool_calls.is_empty() || t.is_empty() {
+        return false;
+    }
+    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(t) {
+        return o.contains_key("name") || o.keys().any(|k| offered.contains(k));
+    }
+    offered.iter().any(|name| {
+        t.strip_prefix(name.as_str())
+            .is_some_and(|rest| rest.starts_with('(') || rest.starts_with('{'))
+    })
 }
 
 fn is_finish(name: &str) -> bool {
@@ -147,6 +165,9 @@ pub fn from_trajectory(t: &[TrajectoryEntry]) -> Counters {
         }
         let calls = e.reply.as_ref().map_or(&[][..], |r| &r.tool_calls[..]);
         c.fmt_arg_errors += calls.iter().filter(|k| bad_call(k, &e.tools)).count() as u64;
+        if e.reply.as_ref().is_some_and(|r| call_as_text(r, &e.tools)) {
+            c.fmt_arg_errors += 1;
+        }
         let more_after = i + 1 < t.len();
         if more_after {
             rejected += calls.iter().filter(|k| is_finish(&k.name)).count() as u64;
@@ -287,10 +308,24 @@ mod tests {
             failed(502, "connection refused"),
             turn(vec![sys.clone(), msg("user", "summary")], "", vec![]),
             turn(vec![sys.clone(), msg("user", "summary")], " ", vec![]),
-            turn(vec![sys, msg("user", "summary")], "", vec![]),
+            turn(vec![sys.clone(), msg("user", "summary")], "", vec![]),
+            // calls written as text: placeholder quotes, and JSON
+            turn(
+                vec![sys.clone(), msg("user", "summary")],
+                "run_bash(command:<|\"|>ls<|\"|>)",
+                vec![],
+            ),
+            turn(
+                vec![sys, msg("user", "summary")],
+                "{\"name\": \"run_bash\", \"arguments\": {}}",
+                vec![],
+            ),
         ];
         let c = from_trajectory(&t);
-        assert_eq!(c.fmt_arg_errors, 3, "bad args, unknown tool, parse error");
+        assert_eq!(
+            c.fmt_arg_errors, 5,
+            "bad args, unknown tool, parse error, two calls as text"
+        );
         // repeated call, repeated text, three empty replies in a row
         assert_eq!(c.spin_events, 3);
         assert_eq!(c.ctx_events, 2, "one compaction, one context error");

@@ -195,24 +195,29 @@ pub(crate) fn paper_markdown(body: &str, figures: &[(String, String)], o: &Origi
     format!("{index}\n{bodies}")
 }
 
-/// Per arm × model, each marker's firings (sum over cells of the mean per repeat) and the
-/// cells it fired in, for the arms with Mingbird's markers.
-fn marker_totals(
-    cells: &[Cell],
-) -> BTreeMap<(String, String), (usize, BTreeMap<&'static str, (f64, usize)>)> {
-    let mut out: BTreeMap<(String, String), (usize, BTreeMap<&str, (f64, usize)>)> =
-        BTreeMap::new();
-    for c in cells
+/// Each marker's firings (sum over cells of the mean per repeat) and the cells it fired in.
+type Totals = BTreeMap<&'static str, (f64, usize)>;
+
+/// Per (arm, model) — `model` empty for the arm over all its models — the cells with a
+/// transcript and the marker totals, for the arms with Mingbird's markers.
+fn marker_totals(cells: &[Cell]) -> BTreeMap<(String, String), (usize, Totals)> {
+    let mut out: BTreeMap<(String, String), (usize, Totals)> = BTreeMap::new();
+    let with = cells
         .iter()
-        .filter(|c| crate::markers::exposes(&c.arm) && c.repeats_with_events > 0)
-    {
-        let e = out.entry((c.arm.clone(), c.model.clone())).or_default();
-        e.0 += 1;
-        for m in &MARKERS {
-            let v = c.mechanisms.get(m.key).copied().unwrap_or(0.0);
-            let t = e.1.entry(m.key).or_default();
-            t.0 += v;
-            t.1 += usize::from(v > 0.0);
+        .filter(|c| crate::markers::exposes(&c.arm) && c.repeats_with_events > 0);
+    for c in with {
+        for key in [
+            (c.arm.clone(), String::new()),
+            (c.arm.clone(), c.model.clone()),
+        ] {
+            let e = out.entry(key).or_default();
+            e.0 += 1;
+            for m in &MARKERS {
+                let v = c.mechanisms.get(m.key).copied().unwrap_or(0.0);
+                let t = e.1.entry(m.key).or_default();
+                t.0 += v;
+                t.1 += usize::from(v > 0.0);
+            }
         }
     }
     out
@@ -263,13 +268,39 @@ pub(crate) fn activation_markdown(cells: &[Cell]) -> String {
          Mingbird cells of the paper's matrix (`mechanism_log/README.md`, CC BY 4.0), a \
          reference, not this run.\n\n",
     );
-    for ((arm, model), (n, by)) in &totals {
-        let _ = writeln!(out, "### {arm} / {model} ({n} cells)\n");
+    for ((arm, _), (n, by)) in totals.iter().filter(|((_, m), _)| m.is_empty()) {
+        let _ = writeln!(out, "### {arm}, all models ({n} cells)\n");
         out.push_str(
-            "| family | marker | firings | cells fired | published (72 cells) |\n|---|---|---|---|---|\n",
+            "| family | marker | firings | cells fired | published (72 cells, 4 models) |\n\
+             |---|---|---|---|---|\n",
         );
         for fam in FAMILIES {
             family_rows(&mut out, fam, by);
+        }
+        out.push('\n');
+        let models: Vec<_> = totals
+            .iter()
+            .filter(|((a, m), _)| a == arm && !m.is_empty())
+            .collect();
+        let _ = writeln!(out, "Per model, firings by family ({arm}):\n");
+        let _ = writeln!(
+            out,
+            "| model | cells | {} |\n|---|---|{}",
+            FAMILIES.join(" | "),
+            "---|".repeat(FAMILIES.len())
+        );
+        for ((_, m), (k, t)) in models {
+            let fams: Vec<String> = FAMILIES
+                .iter()
+                .map(|f| {
+                    num(MARKERS
+                        .iter()
+                        .filter(|x| x.family == *f)
+                        .map(|x| t[x.key].0)
+                        .sum())
+                })
+                .collect();
+            let _ = writeln!(out, "| {m} | {k} | {} |", fams.join(" | "));
         }
         out.push('\n');
     }
