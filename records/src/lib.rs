@@ -25,11 +25,13 @@ mod cells;
 mod error;
 mod events;
 mod jsonl;
+mod latest;
 pub mod layout;
 mod manifest;
 mod plan;
 mod safety;
 mod score;
+mod spec;
 mod tau2_manifest;
 mod trajectory;
 
@@ -43,9 +45,10 @@ pub use events::{
     RunEnd, RunStart, ToolCall,
 };
 pub use jsonl::{append_jsonl, read_jsonl_lenient};
+pub use latest::{latest_cell_rows, CellKey, Latest, Offered};
 pub use manifest::{
-    ArmInfo, BackendApi, BackendInfo, BackendKind, Disagreement, Manifest, MatrixSpec, ModelInfo,
-    Order, ThinkSetting, SERVED_BY, UNKNOWN_COMMIT,
+    ArmInfo, BackendApi, BackendInfo, BackendKind, Disagreement, Manifest, ModelInfo, Order,
+    ThinkSetting, SERVED_BY, UNKNOWN_COMMIT,
 };
 pub use plan::{read_plan, write_plan, PlannedCell};
 pub use safety::{
@@ -55,6 +58,7 @@ pub use safety::{
 pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };
+pub use spec::RunSpec;
 pub use tau2_manifest::{CellStatus, ManifestArms, ManifestCell, Tau2Manifest};
 pub use trajectory::{
     read_trajectory, TrajectoryEntry, TrajectoryMessage, TrajectoryReply, TrajectoryToolCall,

@@ -127,63 +127,6 @@ impl std::str::FromStr for BackendApi {
     }
 }
 
-/// The part of the manifest that defines the work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MatrixSpec {
-    /// Arm names.
-    pub arms: Vec<String>,
-    /// Model names.
-    pub models: Vec<String>,
-    /// Task ids.
-    pub tasks: Vec<String>,
-    /// Repeats per cell.
-    pub repeats: u32,
-    /// `k/n` or null.
-    pub shard: Option<String>,
-    /// Backend kind as given (`sim`, `ollama`, a URL).
-    pub backend: String,
-    /// Budget override of WF tasks (minutes).
-    pub budget_minutes: Option<f64>,
-    /// Budget override of LH tasks (minutes).
-    pub budget_minutes_lh: Option<f64>,
-    /// Kill-and-resume override (percent of the budget; 0 disables).
-    pub kill_at_pct: Option<u8>,
-    /// Extra attempts for timeouts and missing scores.
-    pub retries: u32,
-    /// Context length the proxy pins and the arms are told.
-    pub num_ctx: u64,
-    /// Quiet-wait poll interval.
-    pub quiet_poll_ms: u64,
-    /// How long the workdir must be unchanged to count as quiet.
-    pub quiet_stable_ms: u64,
-    /// Longest quiet wait.
-    pub quiet_max_ms: u64,
-    /// SIGTERM → SIGKILL grace.
-    pub grace_ms: u64,
-    /// Seed of the simulated backend.
-    pub sim_seed: u64,
-    /// `--unconfined-arms`: arms ran without kernel confinement (absent in older manifests).
-    #[serde(default)]
-    pub unconfined_arms: bool,
-    /// Task pack folder.
-    pub pack: String,
-    /// Arm files folder.
-    pub arms_dir: String,
-    /// Cell order; absent in manifests written before ablation runs existed (= matrix).
-    #[serde(default)]
-    pub order: Order,
-    /// `--think` (absent in older manifests: off, the only setting then).
-    #[serde(default)]
-    pub think: ThinkSetting,
-    /// `--backend-api` (absent when auto, and in older manifests).
-    #[serde(default, skip_serializing_if = "BackendApi::is_auto")]
-    pub backend_api: BackendApi,
-    /// `--backend-key-env` when not the default `OPENAI_API_KEY`: the name of the variable
-    /// holding the API key (never the key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend_key_env: Option<String>,
-}
-
 /// Facts about one model recorded in the manifest (from the backend's `/api/tags`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
@@ -279,7 +222,7 @@ pub struct Manifest {
     #[serde(default)]
     pub arm_confinement: String,
     /// The work.
-    pub matrix: MatrixSpec,
+    pub matrix: crate::RunSpec,
     /// Cells in the plan.
     pub cells_planned: usize,
     /// A note for readers (the simulated label).

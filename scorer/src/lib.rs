@@ -4,6 +4,7 @@
 
 #![deny(missing_docs)]
 
+mod attempt;
 mod checks;
 mod command;
 mod failure;
@@ -15,6 +16,7 @@ use std::path::Path;
 
 use lrab_tasks::{CheckSpec, ResolvedChecks, Task};
 
+pub use attempt::{score_attempt, Ending};
 pub use checks::image_valid::{encode_rgb as encode_png, PngError};
 pub use checks::seed_unchanged::SeedChange;
 pub use failure::{classify, produced_files, transcript_read_task_file, AttemptFacts};

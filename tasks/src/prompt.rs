@@ -29,7 +29,7 @@ pub fn render(spec: &TaskSpec, body: &str) -> String {
     let mut s = String::new();
     s.push_str(HEADER);
     s.push('\n');
-    if spec.tier == 4 {
+    if spec.long_horizon() {
         s.push_str(LONG_TASK);
         s.push('\n');
     }

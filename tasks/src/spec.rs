@@ -45,6 +45,17 @@ pub struct TaskSpec {
     pub expect: Expect,
 }
 
+impl TaskSpec {
+    /// Tier 4 is the pack's long-horizon class (`LH-*`): its budget override is
+    /// `--budget-minutes-lh`, the others' `--budget-minutes`.
+    pub const LONG_HORIZON_TIER: u8 = 4;
+
+    /// The task is of the long-horizon budget class (read from its tier, not its id).
+    pub fn long_horizon(&self) -> bool {
+        self.tier >= Self::LONG_HORIZON_TIER
+    }
+}
+
 /// `[generator]`: which generator of `lrab-generators` makes the inputs, and its default seed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

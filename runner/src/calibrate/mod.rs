@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::run::{self, backend::BackendSpec, cell::CellConfig, quiet::QuietConfig, RunOptions};
+use crate::run;
 use analytic::{Params, Target};
 use published::{Summary, FIT_ARMS, MODELS};
 
@@ -332,38 +332,29 @@ pub fn evaluate(
             ..Default::default()
         },
     )?;
-    let ro = RunOptions {
-        arms_dir: opts.arms_dir.clone(),
-        pack_dir: opts.pack_dir.clone(),
-        arms: Some(arms.to_vec()),
-        models: Some(opts.models.clone()),
-        tasks: opts.tasks.clone(),
-        repeats: 1,
+    let spec = lrab_records::RunSpec {
+        arms: arms.to_vec(),
+        models: opts.models.clone(),
+        tasks: opts.tasks.clone().unwrap_or_default(),
         // the cache key of a calibration cell does not depend on the order cells run in
         order: crate::run::matrix::Order::Matrix,
-        backend_api: Default::default(),
-        backend_key_env: crate::run::backend_api::DEFAULT_KEY_ENV.into(),
-        backend: BackendSpec::Url(sim.url()),
-        backend_wait: Duration::from_secs(30),
-        cell_backend_wait: Duration::from_secs(30),
-        cell: CellConfig {
-            // nothing of a sim run writes in the background: a short quiet-wait suffices
-            quiet: QuietConfig {
-                poll: Duration::from_millis(100),
-                stable: Duration::from_millis(400),
-                max: Duration::from_secs(5),
-            },
-            ..CellConfig::default()
-        },
+        backend: sim.url(),
+        // nothing of a sim run writes in the background: a short quiet-wait suffices
+        quiet_poll_ms: 100,
+        quiet_stable_ms: 400,
+        quiet_max_ms: 5_000,
+        sim_seed: opts.seed,
+        pack: opts.pack_dir.display().to_string(),
+        arms_dir: opts.arms_dir.display().to_string(),
+        ..Default::default()
+    };
+    let session = run::Session {
         out_root,
         run_id: Some(key),
-        shard: None,
         jobs: opts.jobs,
-        fresh_backend: false,
-        backend_slots: 1,
-        ollama_serve: false,
-        quiet: false,
-        sim_seed: opts.seed,
+        backend_wait: Duration::from_secs(30),
+        cell_backend_wait: Duration::from_secs(30),
+        ..Default::default()
     };
     if resuming {
         eprintln!(
@@ -371,7 +362,7 @@ pub fn evaluate(
             dir.display()
         );
     }
-    let summary = run::execute(&ro, resuming.then_some(dir.as_path()))?;
+    let summary = run::execute(&spec, &session, resuming.then_some(dir.as_path()))?;
     if !summary.simulated {
         bail!("the verification backend was not recognised as simulated");
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 
-use super::run::{matrix_options, MatrixArgs};
+use super::run::MatrixArgs;
 use super::Exit;
 use crate::run::backend::BackendSpec;
 
@@ -20,10 +20,10 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<Exit> {
-    let (opts, _) = matrix_options(&a.matrix)?;
+    let (spec, _) = a.matrix.spec()?;
     // Default models follow the backend kind; `plan` never starts one, so `auto` means real.
-    let sim = opts.backend == BackendSpec::Sim;
-    let p = crate::run::prepare(&opts, sim, false)?;
+    let sim = crate::run::plan::backend_spec(&spec)? == BackendSpec::Sim;
+    let p = crate::run::plan::resolve(&spec, sim, false)?;
     match &a.out {
         Some(path) => {
             crate::run::write_plan(path, &p.cells)?;

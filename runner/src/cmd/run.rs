@@ -7,12 +7,11 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::Parser;
 
+use lrab_records::RunSpec;
+
 use super::Exit;
-use crate::run::backend::BackendSpec;
-use crate::run::cell::CellConfig;
-use crate::run::matrix::{split_list, MatrixFile, Shard};
-use crate::run::quiet::QuietConfig;
-use crate::run::{self, RunOptions};
+use crate::run::matrix::{split_list, MatrixFile};
+use crate::run::{self, Session};
 
 /// The matrix flags shared by `run` and `plan`.
 #[derive(Parser, Debug, Clone, Default)]
@@ -84,7 +83,7 @@ pub struct Args {
     #[arg(long)]
     pub think: Option<lrab_records::ThinkSetting>,
     /// Results root.
-    #[arg(long, default_value = "results")]
+    #[arg(long, default_value_os_t = Session::default().out_root)]
     pub out: PathBuf,
     /// Run folder name (default: run-YYYYMMDD-HHMMSS[-sKofN]).
     #[arg(long)]
@@ -98,7 +97,7 @@ pub struct Args {
     pub jobs: Option<usize>,
     /// Cells one real backend serves at once (Ollama's OLLAMA_NUM_PARALLEL is 1 by default;
     /// the simulator serves any number).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = Session::default().backend_slots)]
     pub backend_slots: usize,
     /// Between cells: restart the simulated backend, or unload the models of a real one.
     #[arg(long)]
@@ -108,22 +107,22 @@ pub struct Args {
     #[arg(long)]
     pub ollama_serve: bool,
     /// Seconds the backend may take to answer before the run.
-    #[arg(long, default_value_t = 180)]
+    #[arg(long, default_value_t = Session::default().backend_wait.as_secs())]
     pub backend_wait_secs: u64,
     /// Seconds it may take to answer before each cell.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = Session::default().cell_backend_wait.as_secs())]
     pub cell_backend_wait_secs: u64,
     /// Quiet-wait poll interval (ms).
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = RunSpec::default().quiet_poll_ms)]
     pub quiet_poll_ms: u64,
     /// Quiet-wait: unchanged for this long (ms).
-    #[arg(long, default_value_t = 20000)]
+    #[arg(long, default_value_t = RunSpec::default().quiet_stable_ms)]
     pub quiet_stable_ms: u64,
     /// Quiet-wait: at most this long (ms).
-    #[arg(long, default_value_t = 180000)]
+    #[arg(long, default_value_t = RunSpec::default().quiet_max_ms)]
     pub quiet_max_ms: u64,
     /// SIGTERM → SIGKILL grace at the deadline (ms).
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = RunSpec::default().grace_ms)]
     pub grace_ms: u64,
     /// Seed of the simulated backend.
     #[arg(long)]
@@ -138,84 +137,99 @@ pub struct Args {
     pub unconfined_arms: bool,
 }
 
-/// Merged matrix file + flags → options (without the run knobs).
-pub fn matrix_options(m: &MatrixArgs) -> Result<(RunOptions, MatrixFile)> {
-    let file = match &m.config {
-        Some(p) => MatrixFile::load(p)?,
-        None => MatrixFile::default(),
-    };
-    let list = |flag: &Option<String>, key: &Option<Vec<String>>| {
-        flag.as_deref().map(split_list).or_else(|| key.clone())
-    };
-    let backend: BackendSpec = m
-        .backend
-        .clone()
-        .or(file.backend.clone())
-        .unwrap_or_else(|| "auto".into())
-        .parse()
-        .map_err(anyhow::Error::msg)?;
-    let shard: Option<Shard> = m
-        .shard
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let opts = RunOptions {
-        arms_dir: m.arms_dir.clone().unwrap_or_else(run::arms::default_dir),
-        pack_dir: super::pack_dir(m.pack.as_deref()),
-        arms: list(&m.arms, &file.arms),
-        models: list(&m.models, &file.models),
-        tasks: list(&m.tasks, &file.tasks),
-        repeats: m.repeats.or(file.repeats).unwrap_or(1),
-        backend,
-        backend_wait: Duration::from_secs(180),
-        cell_backend_wait: Duration::from_secs(60),
-        cell: CellConfig::default(),
-        out_root: PathBuf::from("results"),
-        run_id: None,
-        shard,
-        jobs: file.jobs.unwrap_or(1),
-        fresh_backend: false,
-        backend_slots: 1,
-        ollama_serve: false,
-        quiet: false,
-        sim_seed: file.seed.unwrap_or(0),
-        order: m.order,
-        backend_api: m.backend_api,
-        backend_key_env: m.backend_key_env.clone(),
-    };
-    Ok((opts, file))
+impl MatrixArgs {
+    /// The run specification of the matrix file and these flags (flags override the file's
+    /// keys; what neither gives keeps [`RunSpec::default`]), and the file.
+    pub fn spec(&self) -> Result<(RunSpec, MatrixFile)> {
+        let file = match &self.config {
+            Some(p) => MatrixFile::load(p)?,
+            None => MatrixFile::default(),
+        };
+        let list = |flag: &Option<String>, key: &Option<Vec<String>>| {
+            (flag.as_deref().map(split_list).or_else(|| key.clone())).unwrap_or_default()
+        };
+        let path = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        let d = RunSpec::default();
+        let spec = RunSpec {
+            arms: list(&self.arms, &file.arms),
+            models: list(&self.models, &file.models),
+            tasks: list(&self.tasks, &file.tasks),
+            repeats: self.repeats.or(file.repeats).unwrap_or(d.repeats),
+            shard: self.shard.clone(),
+            backend: (self.backend.clone().or(file.backend.clone())).unwrap_or(d.backend),
+            budget_minutes: file.budget_minutes,
+            budget_minutes_lh: file.budget_minutes_lh,
+            retries: file.retries.unwrap_or(d.retries),
+            num_ctx: file.num_ctx.unwrap_or(d.num_ctx),
+            sim_seed: file.seed.unwrap_or(d.sim_seed),
+            pack: path(&self.pack),
+            arms_dir: path(&self.arms_dir),
+            order: self.order,
+            backend_api: self.backend_api,
+            backend_key_env: Some(self.backend_key_env.clone()),
+            ..d
+        };
+        // a bad backend or shard is an error before anything else is read
+        run::plan::backend_spec(&spec)?;
+        run::plan::shard(&spec)?;
+        Ok((spec, file))
+    }
+}
+
+impl Args {
+    /// The run specification of a new run: the matrix and the knobs of these flags.
+    fn spec(&self) -> Result<(RunSpec, MatrixFile)> {
+        let (spec, file) = self.matrix.spec()?;
+        let spec = RunSpec {
+            budget_minutes: self.budget_minutes.or(spec.budget_minutes),
+            budget_minutes_lh: self.budget_minutes_lh.or(spec.budget_minutes_lh),
+            kill_at_pct: self.kill_at_pct,
+            quiet_poll_ms: self.quiet_poll_ms,
+            quiet_stable_ms: self.quiet_stable_ms,
+            quiet_max_ms: self.quiet_max_ms,
+            grace_ms: self.grace_ms,
+            retries: self.retries.unwrap_or(spec.retries),
+            num_ctx: self.num_ctx.unwrap_or(spec.num_ctx),
+            unconfined_arms: self.unconfined_arms,
+            think: self.think.unwrap_or(spec.think),
+            sim_seed: self.seed.unwrap_or(spec.sim_seed),
+            ..spec
+        };
+        Ok((spec, file))
+    }
+
+    /// How this process runs it.
+    fn session(&self, file: &MatrixFile) -> Result<Session> {
+        if self.backend_slots == 0 {
+            bail!("--backend-slots must be at least 1");
+        }
+        let d = Session::default();
+        Ok(Session {
+            out_root: self.out.clone(),
+            run_id: self.run_id.clone(),
+            jobs: self.jobs.or(file.jobs).unwrap_or(d.jobs),
+            fresh_backend: self.fresh_backend,
+            backend_slots: self.backend_slots,
+            ollama_serve: self.ollama_serve,
+            quiet: self.no_progress,
+            backend_wait: Duration::from_secs(self.backend_wait_secs),
+            cell_backend_wait: Duration::from_secs(self.cell_backend_wait_secs),
+        })
+    }
 }
 
 pub fn run(a: Args) -> Result<Exit> {
-    let ms = Duration::from_millis;
-    let mut opts = if let Some(dir) = &a.resume {
-        let m = run::resume::read_manifest(dir)?;
-        let root = dir.parent().map(PathBuf::from).unwrap_or_default();
-        run::options_from_manifest(&m, &root, a.no_progress)?
-    } else {
-        let (mut o, file) = matrix_options(&a.matrix)?;
-        o.cell = CellConfig {
-            budget_minutes: a.budget_minutes.or(file.budget_minutes),
-            budget_minutes_lh: a.budget_minutes_lh.or(file.budget_minutes_lh),
-            kill_at_pct: a.kill_at_pct,
-            quiet: QuietConfig {
-                poll: ms(a.quiet_poll_ms),
-                stable: ms(a.quiet_stable_ms),
-                max: ms(a.quiet_max_ms),
-            },
-            grace: ms(a.grace_ms),
-            retries: a.retries.or(file.retries).unwrap_or(1),
-            num_ctx: a.num_ctx.or(file.num_ctx).unwrap_or(32768),
-            unconfined_arms: a.unconfined_arms,
-            think: a.think.unwrap_or_default(),
-        };
-        o.out_root = a.out.clone();
-        o.run_id = a.run_id.clone();
-        if let Some(s) = a.seed {
-            o.sim_seed = s;
-        }
-        o
+    let (mut spec, file) = match &a.resume {
+        // the spec the run recorded, read back unchanged
+        Some(dir) => (
+            run::resume::read_manifest(dir)?.matrix,
+            MatrixFile::default(),
+        ),
+        None => a.spec()?,
     };
     for b in [a.budget_minutes, a.budget_minutes_lh]
         .into_iter()
@@ -225,21 +239,10 @@ pub fn run(a: Args) -> Result<Exit> {
             bail!("budgets must be positive minutes (got {b})");
         }
     }
-    if let Some(j) = a.jobs {
-        opts.jobs = j;
-    }
+    let session = a.session(&file)?;
     // on --resume too: the cells this session runs are unconfined (each score.json says so)
-    opts.cell.unconfined_arms |= a.unconfined_arms;
-    opts.fresh_backend = a.fresh_backend;
-    if a.backend_slots == 0 {
-        bail!("--backend-slots must be at least 1");
-    }
-    opts.backend_slots = a.backend_slots;
-    opts.ollama_serve = a.ollama_serve;
-    opts.quiet = a.no_progress;
-    opts.backend_wait = Duration::from_secs(a.backend_wait_secs);
-    opts.cell_backend_wait = Duration::from_secs(a.cell_backend_wait_secs);
-    let s = run::execute(&opts, a.resume.as_deref())?;
+    spec.unconfined_arms |= a.unconfined_arms;
+    let s = run::execute(&spec, &session, a.resume.as_deref())?;
     if s.simulated {
         lrab_util::outln!("*** SIMULATED backend: these scores are NOT results of real models ***");
     }

@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use lrab_records::{ScoreReport, TaskScore};
-use lrab_scorer::{classify, AttemptFacts};
+use lrab_records::ScoreReport;
 
 use super::{load_task, Exit};
 
@@ -37,27 +36,18 @@ pub fn run(a: Args) -> Result<Exit> {
     // A check whose program is missing here must not read as the workdir's failure: say what
     // is missing and the fix (as `lrab run` does) before scoring anything.
     refuse_if_lacking(&task, &checks, &a.workdir)?;
-    let s = lrab_scorer::score_checked(
-        &task,
-        &checks,
-        &a.workdir,
-        lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
-    )?;
     // Standalone scoring knows no attempt: treat it as a clean exit of unknown duration.
-    let inputs = input_names(&pack, &task, a.seed);
-    let facts = AttemptFacts {
+    let mut inputs = input_names(&pack, &task, a.seed);
+    inputs.push("score.json".into());
+    let end = lrab_scorer::Ending {
         timed_out: false,
         exit_code: Some(0),
         wall_seconds: f64::INFINITY,
-        total: s.total,
-        produced: lrab_scorer::produced_files(&a.workdir, &inputs)
-            .into_iter()
-            .filter(|p| p != "score.json")
-            .collect(),
         read_task_file: false,
     };
-    print_breakdown(&s);
-    let rep = ScoreReport::scored(s, classify(&facts));
+    let pause = lrab_scorer::ENVIRONMENT_RETRY_PAUSE;
+    let rep = lrab_scorer::score_attempt(&task, &checks, &a.workdir, &inputs, &end, pause)?;
+    print_breakdown(&rep);
     lrab_util::outln!("failure_mode: {}", rep.failure_mode);
     if !a.no_write {
         lrab_records::write_score_json(&a.workdir, &rep)
@@ -114,12 +104,13 @@ fn input_names(pack: &lrab_tasks::Pack, task: &lrab_tasks::Task, seed: Option<u6
 }
 
 /// Human-readable breakdown of a score.
-pub fn print_breakdown(s: &TaskScore) {
+pub fn print_breakdown(s: &ScoreReport) {
     lrab_util::outln!("task {} (tier {}, {})", s.task_id, s.tier, s.domain);
     for (name, group, details) in [
         ("milestones", s.milestone_score, &s.milestone_details),
         ("finals", s.final_score, &s.final_details),
     ] {
+        let group = group.unwrap_or_default();
         lrab_util::outln!("{name}: {group:.3}");
         for d in details {
             let mark = if d.ok { "ok " } else { "NO " };
@@ -132,5 +123,5 @@ pub fn print_breakdown(s: &TaskScore) {
             );
         }
     }
-    lrab_util::outln!("total: {:.3}", s.total);
+    lrab_util::outln!("total: {:.3}", s.total.unwrap_or_default());
 }

@@ -1,64 +1,27 @@
-//! What a cell is run with: its knobs ([`CellConfig`]), where it runs ([`CellEnv`]), its budget
-//! and the retry rule (one retry, only for timeouts or missing scores). Running its attempts is
+//! What a cell is run with: where it runs and with which knobs and checks ([`CellEnv`]), its
+//! budget and the retry rule (one retry, only for timeouts or missing scores). Running its attempts is
 //! `super::attempt`'s.
 
 use std::path::Path;
 use std::time::Duration;
 
-use lrab_records::{CellRow, FailureMode};
-use lrab_tasks::{Pack, Task};
-
-use super::quiet::QuietConfig;
-
-/// Knobs of the cell lifecycle (defaults follow upstream).
-#[derive(Debug, Clone)]
-pub struct CellConfig {
-    /// Budget of WF tasks (None = the task's `budget_minutes`).
-    pub budget_minutes: Option<f64>,
-    /// Budget of LH tasks (None = the task's `budget_minutes`).
-    pub budget_minutes_lh: Option<f64>,
-    /// Overrides every task's `kill_at_pct` (0 disables kill-and-resume).
-    pub kill_at_pct: Option<u8>,
-    pub quiet: QuietConfig,
-    /// SIGTERM → SIGKILL grace.
-    pub grace: Duration,
-    /// Extra attempts for timeouts / missing scores (upstream: 1).
-    pub retries: u32,
-    /// Context length the proxy pins and the arms are told.
-    pub num_ctx: u64,
-    /// Launch arms without kernel confinement (`--unconfined-arms`; see confine.rs).
-    pub unconfined_arms: bool,
-    /// Whether models think (`--think`), pinned by every attempt's proxy.
-    pub think: lrab_records::ThinkSetting,
-}
-
-impl Default for CellConfig {
-    fn default() -> Self {
-        CellConfig {
-            budget_minutes: None,
-            budget_minutes_lh: None,
-            kill_at_pct: None,
-            quiet: QuietConfig::default(),
-            grace: Duration::from_secs(5),
-            retries: 1,
-            num_ctx: 32768,
-            unconfined_arms: false,
-            think: lrab_records::ThinkSetting::Off,
-        }
-    }
-}
+use lrab_records::{CellRow, FailureMode, RunSpec};
+use lrab_tasks::{Pack, ResolvedChecks, Task};
 
 /// Where and against what a cell runs.
 pub struct CellEnv<'a> {
     pub run_dir: &'a Path,
     pub run_id: &'a str,
     pub pack: &'a Pack,
+    /// The task's checks as the plan resolved them (plan.rs): the attempt scores with these.
+    pub checks: &'a ResolvedChecks,
     pub backend_label: &'a str,
     pub backend_url: &'a str,
     pub simulated: bool,
     /// The API of the backend (recorded per attempt).
     pub backend_kind: lrab_records::BackendKind,
-    pub config: &'a CellConfig,
+    /// The run's knobs (the resolved spec).
+    pub config: &'a RunSpec,
     /// Asked once the arm has finished: `Some(why)` when the backend stopped answering, so the
     /// attempt is the backend's failure, not the arm's (pool.rs).
     pub backend_lost: Option<&'a (dyn Fn() -> Option<String> + Sync)>,
@@ -88,10 +51,10 @@ pub fn needs_retry(r: &CellRow) -> bool {
     r.failure_mode == FailureMode::Timeout || r.milestone_score.is_none()
 }
 
-/// Budget in seconds of `task` under `cfg`.
-pub fn budget_seconds(task: &Task, cfg: &CellConfig) -> f64 {
-    let lh = task.spec.id.starts_with("LH");
-    let over = if lh {
+/// Budget in seconds of `task` under `cfg` (a long-horizon task's override is
+/// `--budget-minutes-lh`).
+pub fn budget_seconds(task: &Task, cfg: &RunSpec) -> f64 {
+    let over = if task.spec.long_horizon() {
         cfg.budget_minutes_lh
     } else {
         cfg.budget_minutes

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-pub use lrab_records::{ArmInfo, BackendInfo, Manifest, MatrixSpec, UNKNOWN_COMMIT};
+pub use lrab_records::{ArmInfo, BackendInfo, Manifest, UNKNOWN_COMMIT};
 
 /// The suite's git commit: `LRAB_SUITE_COMMIT` given at build time (for builds from a tarball
 /// or in an image without `.git`), else the commit the build script found (`build.rs`), else

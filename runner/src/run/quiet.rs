@@ -17,12 +17,13 @@ pub struct QuietConfig {
     pub max: Duration,
 }
 
-impl Default for QuietConfig {
-    fn default() -> Self {
+impl QuietConfig {
+    /// The quiet-wait of a run (defaults: `lrab_records::RunSpec::default`).
+    pub fn of(spec: &lrab_records::RunSpec) -> Self {
         QuietConfig {
-            poll: Duration::from_secs(5),
-            stable: Duration::from_secs(20),
-            max: Duration::from_secs(180),
+            poll: Duration::from_millis(spec.quiet_poll_ms),
+            stable: Duration::from_millis(spec.quiet_stable_ms),
+            max: Duration::from_millis(spec.quiet_max_ms),
         }
     }
 }

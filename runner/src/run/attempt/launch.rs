@@ -147,7 +147,7 @@ pub(super) fn launch(
         stdout: PathBuf::new(),
         stderr: PathBuf::new(),
         deadline: Duration::ZERO,
-        grace: env.config.grace,
+        grace: env.config.grace(),
         pgid_file: Some(pgid_file.clone()),
         confine,
     };
@@ -244,7 +244,7 @@ impl Phases<'_> {
 
 /// The first phase; under kill-and-resume, the relaunch for the rest of the budget when the
 /// first was killed; then the quiet-wait and the end of the last phase's group.
-fn run_phases(p: &Phases<'_>, cfg: &super::super::cell::CellConfig) -> Result<Phased> {
+fn run_phases(p: &Phases<'_>, cfg: &lrab_records::RunSpec) -> Result<Phased> {
     let first_deadline = match p.kill_pct {
         Some(pct) => p.budget * pct as f64 / 100.0,
         None => p.budget,
@@ -279,10 +279,10 @@ fn run_phases(p: &Phases<'_>, cfg: &super::super::cell::CellConfig) -> Result<Ph
     let mut quiet_waited = Duration::ZERO;
     if last.survivors {
         let pg = last.pgid;
-        quiet_waited = quiet::wait(&p.base.cwd, cfg.quiet, || {
+        quiet_waited = quiet::wait(&p.base.cwd, quiet::QuietConfig::of(cfg), || {
             !process::group_members(pg).is_empty()
         });
-        process::terminate_group(pg, cfg.grace);
+        process::terminate_group(pg, cfg.grace());
     } else {
         process::forget_group(last.pgid);
     }

@@ -55,6 +55,7 @@ pub fn run_attempt(
     let wall_seconds = l.phases.iter().map(|e| e.wall.as_secs_f64()).sum::<f64>();
     let scored = scoring::score(
         task,
+        env.checks,
         &l.mat,
         &l.workdir,
         &scoring::Ending {

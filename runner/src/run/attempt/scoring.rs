@@ -1,14 +1,13 @@
-//! Scoring one attempt: a timed-out attempt has no score; otherwise the workdir is scored and
-//! the failure mode classified from the attempt's facts (`lrab_scorer::classify`). A workdir
-//! that cannot be scored is an `error` with the reason kept, or a `scorer_error` when the
-//! scoring machine lacks a program a check runs (`lrab_scorer::score_checked`).
+//! Scoring one attempt through the scorer's one entry point (`lrab_scorer::score_attempt`): a
+//! timed-out attempt has no score; otherwise the workdir is scored and the failure mode
+//! classified. A workdir that cannot be scored is an `error` with the reason kept, or a
+//! `scorer_error` when the scoring machine lacks a program a check runs.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use lrab_records::{FailureMode, ScoreReport};
-use lrab_scorer::AttemptFacts;
-use lrab_tasks::{Materialized, Task};
+use lrab_records::ScoreReport;
+use lrab_tasks::{Materialized, ResolvedChecks, Task};
 
 /// The score of an attempt and what it cost.
 pub(super) struct Scored {
@@ -28,47 +27,32 @@ pub(super) struct Ending<'a> {
     pub transcript: &'a str,
 }
 
-/// Scores `workdir` (materialized as `mat`) for `task` after an attempt that ended as `end`.
-pub(super) fn score(task: &Task, mat: &Materialized, workdir: &Path, end: &Ending<'_>) -> Scored {
+/// Scores `workdir` (materialized as `mat`) for `task` with the plan's `checks` after an
+/// attempt that ended as `end` (`lrab_scorer::score_attempt`, as `lrab score` does).
+pub(super) fn score(
+    task: &Task,
+    checks: &ResolvedChecks,
+    mat: &Materialized,
+    workdir: &Path,
+    end: &Ending<'_>,
+) -> Scored {
     let t = Instant::now();
     let spec = &task.spec;
-    let (report, error) = if end.timed_out {
-        (
-            ScoreReport::timeout(&spec.id, &spec.domain, spec.tier),
-            None,
-        )
-    } else {
-        match lrab_scorer::score_checked(
-            task,
-            &mat.checks,
-            workdir,
-            lrab_scorer::ENVIRONMENT_RETRY_PAUSE,
-        ) {
-            Ok(s) => {
-                let facts = AttemptFacts {
-                    timed_out: false,
-                    exit_code: end.exit_code,
-                    wall_seconds: end.wall_seconds,
-                    total: s.total,
-                    produced: lrab_scorer::produced_files(workdir, &mat.files),
-                    read_task_file: lrab_scorer::transcript_read_task_file(end.transcript),
-                };
-                let fm = lrab_scorer::classify(&facts);
-                (ScoreReport::scored(s, fm), None)
-            }
-            Err(e) => {
-                // A program a check runs is missing here: the scorer's failure, never the arm's.
-                let mode = match e {
-                    lrab_scorer::ScoreError::Environment(_) => FailureMode::ScorerError,
-                    _ => FailureMode::Error,
-                };
-                (
-                    ScoreReport::unscored(&spec.id, &spec.domain, spec.tier, mode),
-                    Some(e.to_string()),
-                )
-            }
-        }
+    let ending = lrab_scorer::Ending {
+        timed_out: end.timed_out,
+        exit_code: end.exit_code,
+        wall_seconds: end.wall_seconds,
+        read_task_file: !end.timed_out && lrab_scorer::transcript_read_task_file(end.transcript),
     };
+    let pause = lrab_scorer::ENVIRONMENT_RETRY_PAUSE;
+    let (report, error) =
+        match lrab_scorer::score_attempt(task, checks, workdir, &mat.files, &ending, pause) {
+            Ok(r) => (r, None),
+            Err(e) => (
+                ScoreReport::unscored(&spec.id, &spec.domain, spec.tier, e.failure_mode()),
+                Some(e.to_string()),
+            ),
+        };
     Scored {
         report,
         error,
