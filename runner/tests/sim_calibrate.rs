@@ -114,6 +114,38 @@ fn bad_profiles_and_bad_models_are_clear_errors() {
     assert!(!o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("sim-9b"));
     assert!(!d.path().join("profiles").exists() && !d.path().join("report.md").exists());
+    // bad seeds and an arm that is not fitted (our harness is held out): named, nothing written
+    for (flag, value, says) in [
+        ("--seeds", "0,x", "`x` is not a seed"),
+        ("--seeds", "3,3", "3 appears twice"),
+        ("--seeds", ",", "no seed"),
+        (
+            "--arms",
+            "mingbird,harness",
+            "`harness` is not a fitted arm",
+        ),
+    ] {
+        let o = lrab()
+            .args([
+                "sim",
+                "calibrate",
+                "--no-verify",
+                flag,
+                value,
+                "--profiles-out",
+            ])
+            .arg(d.path().join("profiles"))
+            .arg("--report")
+            .arg(d.path().join("report.md"))
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert!(
+            !o.status.success() && t.contains(flag) && t.contains(says),
+            "{t}"
+        );
+        assert!(!d.path().join("profiles").exists() && !d.path().join("report.md").exists());
+    }
     // a residual file out of range: error naming file and entry, nothing written
     let r = d.path().join("residuals.toml");
     std::fs::write(
@@ -147,9 +179,15 @@ fn bad_profiles_and_bad_models_are_clear_errors() {
 
 #[test]
 fn a_corrected_round_moves_the_targets_by_the_residuals() {
-    // the same fit with and without the committed residuals: the corrected round's report
+    // the same fit as a first round and with a residual file: the corrected round's report
     // names its residuals and the targets it fitted, the first round's does not
     let d = tempfile::tempdir().unwrap();
+    let res = d.path().join("residuals.toml");
+    std::fs::write(
+        &res,
+        "origin = \"a test verification\"\n[[residual]]\narm = \"opencode\"\nmodel = \"sim-4b\"\nverified = 0.349\npredicted = 0.472\n\n[[residual]]\narm = \"mingbird\"\nmodel = \"sim-4b\"\nverified = 0.9\npredicted = 0.8\n",
+    )
+    .unwrap();
     let run = |extra: &[&str], name: &str| {
         lrab()
             .args(["sim", "calibrate", "--no-verify", "--models", "sim-4b"])
@@ -169,15 +207,17 @@ fn a_corrected_round_moves_the_targets_by_the_residuals() {
         return;
     }
     assert!(o.status.success(), "{}", text(&o));
-    let o = run(&[], "corrected");
+    let o = run(&["--residuals", res.to_str().unwrap()], "corrected");
     assert!(o.status.success(), "{}", text(&o));
     let first = std::fs::read_to_string(d.path().join("first.md")).unwrap();
     let corrected = std::fs::read_to_string(d.path().join("corrected.md")).unwrap();
     assert!(!first.contains("## Corrected round"), "{first}");
     let sec = section(&corrected, "## Corrected round");
-    // published 0.465, first-round gap 0.349 - 0.472 = -0.123 -> target 0.588
+    // published 0.465, gap 0.349 - 0.472 = -0.123 -> target 0.588; Mingbird 0.876 - 0.1
     assert!(
-        sec.contains("| opencode | sim-4b | 0.465 | -0.123 | 0.588 |"),
+        sec.contains("| opencode | sim-4b | 0.465 | -0.123 | 0.588 |")
+            && sec.contains("| mingbird | sim-4b | 0.876 | +0.100 | 0.776 |")
+            && sec.contains("a test verification"),
         "{sec}"
     );
     assert_ne!(
@@ -246,7 +286,8 @@ fn the_committed_profiles_and_report_are_the_fit_of_the_published_cells() {
             "{h} of docs/sim-calibration.md"
         );
     }
-    // the committed report is a verification over all 18 tasks, and its count is its table's
+    // the committed report is a verification over all 18 tasks and at least five seeds, and
+    // its counts are its own table's
     assert!(
         !committed.contains("The verification ran on"),
         "a task subset"
@@ -254,27 +295,58 @@ fn the_committed_profiles_and_report_are_the_fit_of_the_published_cells() {
     let means = section(&committed, "## Means");
     let rows: Vec<Vec<&str>> = means
         .lines()
-        .filter(|l| l.starts_with("| opencode") || l.starts_with("| agent-mini"))
+        .filter(|l| {
+            ["| opencode", "| agent-mini", "| mingbird"]
+                .iter()
+                .any(|a| l.starts_with(a))
+        })
         .map(|l| l.split('|').map(str::trim).collect())
         .collect();
-    assert_eq!(rows.len(), 8, "{means}");
+    assert_eq!(rows.len(), 12, "{means}");
+    let seeds = |cell: &str| -> bool {
+        // `mean ± sd (lo–hi)`: five or more seeds make a spread, one draw does not
+        cell.contains(" ± ") && cell.contains('–')
+    };
+    let lead = |c: &str| {
+        c.split_whitespace()
+            .next()
+            .and_then(|x| x.parse::<f64>().ok())
+    };
     // rows with a sim mean (an interrupted verification reports the cells it got through)
-    let measured: Vec<f64> = rows
+    let measured: Vec<(f64, f64)> = rows
         .iter()
-        .filter(|r| r[4].parse::<f64>().is_ok())
+        .filter(|r| lead(r[4]).is_some())
         .map(|r| {
-            let d = r[5].split_whitespace().next().unwrap_or("");
-            d.parse::<f64>()
-                .unwrap_or_else(|_| panic!("|sim - published| of {r:?}"))
+            assert!(seeds(r[4]), "no seed spread in {r:?}");
+            let d = |c: &str| lead(c).unwrap_or_else(|| panic!("a difference in {r:?}"));
+            (d(r[5]), d(r[7]))
         })
         .collect();
     assert!(
-        !measured.is_empty(),
-        "no verification in the committed report: {means}"
+        measured.len() == 12,
+        "the committed report verifies all 12 (arm, model): {means}"
     );
-    let within = measured.iter().filter(|d| **d <= 0.10).count();
+    let within_mean = measured.iter().filter(|d| d.0 <= 0.10).count();
+    let within_first = measured.iter().filter(|d| d.1 <= 0.10).count();
     assert!(
-        means.contains(&format!("{within} of {} baseline", measured.len())),
-        "the count must match the table: {means}"
+        means.contains(&format!(
+            "{within_first} of 12 (arm, model) means are within 0.10 of the published value at seed 0, {within_mean} of 12 on the mean over seeds"
+        )),
+        "the counts must match the table: {means}"
+    );
+    let header = committed.lines().nth(2).unwrap_or_default();
+    let n_seeds = header
+        .split("seeds ")
+        .nth(1)
+        .and_then(|x| x.split(')').next())
+        .map(|x| {
+            x.split(['-', ','])
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    assert!(
+        n_seeds.first() == Some(&0) && n_seeds.last().is_some_and(|l| *l >= 4),
+        "at least seeds 0-4: {header}"
     );
 }

@@ -48,7 +48,7 @@ pub use policy::{respond, Env, Turn};
 pub use profile::{
     builtin as builtin_profiles, load_dir as load_profile_dir, load_file as load_profile,
     logistic_from, parse as parse_profile, table_markdown as profile_table, FailureForm, Profile,
-    Rate, Reactions, REACT_ORACLE,
+    Prompt, Rate, Reactions, REACT_ORACLE,
 };
 pub use server::AppState;
 pub use task::{Step, TaskIndex, TaskPlan};

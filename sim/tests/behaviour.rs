@@ -195,6 +195,7 @@ fn failure_rates_grow_with_tools_offered_and_shrink_with_the_base_rate() {
             Rate {
                 base,
                 ctx_slope: 0.0,
+                opening_slope: 0.0,
                 tools_slope: 0.15,
             },
         );

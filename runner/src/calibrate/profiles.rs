@@ -5,8 +5,8 @@ use super::analytic::{self, Params, TaskShape};
 use super::published::Published;
 use super::Fitted;
 
-/// How the fitted ending hazard is shared among the forms that end a third-party arm's run
-/// (a design choice: the published coding does not separate them for these arms).
+/// How the fitted ending hazard is shared among the forms that end opencode's or agent-mini's
+/// run (a design choice: the published coding does not separate them for these arms).
 const ENDING: [(&str, f64); 5] = [
     ("abandon", 0.5),
     ("false_done", 0.2),
@@ -167,15 +167,15 @@ fn r4(x: f64) -> String {
 }
 
 /// The profile file of a fitted model.
-pub fn render(f: &Fitted, seed: u64) -> String {
+pub fn render(f: &Fitted, seeds: &str) -> String {
     let x = fixed(&f.model);
     let p = &f.params;
     let mut s = format!(
         "# Profile of {m} (family {fam}). Written by `lrab sim calibrate`; hand edits are overwritten.\n\
          name = \"{m}\"\nfamily = \"{fam}\"\nparams_b = {pb}\nthinking = {th}\n\
-         origin = \"fitted by lrab sim calibrate (seed {seed}) to the {arms} cells of failure_forms_2609.csv{ex}: ending hazard {hb} at 0 tokens, logit slope {hs} per 8k, content errors {ce} per write, decode {tps} tok/s (loss {loss})\"\n\n",
+         origin = \"fitted by lrab sim calibrate (verified at seeds {seeds}) to the {arms} cells of failure_forms_2609.csv{ex}: ending hazard {hb} below 2k tokens of opening, logit slope {hs} per 8k of opening, content errors {ce} per write, goes on when an ending is answered {go}, decode {tps} tok/s (loss {loss})\"\n\n",
         m = f.model,
-        arms = f.fit_arms.join(" and "),
+        arms = f.fit_arms.join(", "),
         fam = x.family,
         pb = x.params_b,
         th = x.thinking,
@@ -183,6 +183,7 @@ pub fn render(f: &Fitted, seed: u64) -> String {
         hb = r4(p.h_base),
         hs = p.h_slope,
         ce = r4(p.content),
+        go = r4(p.go_on),
         tps = f.decode_tps,
         loss = r4(f.loss),
     );
@@ -190,6 +191,7 @@ pub fn render(f: &Fitted, seed: u64) -> String {
         "[speed]\nprefill_a = {}\nprefill_b = {:e}\nprefill_c = {:e}\ndecode_tps = {}\nload_s = {}\n\n",
         x.prefill.0, x.prefill.1, x.prefill.2, f.decode_tps, x.load_s
     ));
+    // (form, base, slope per 8k of opening)
     let mut forms: Vec<(String, f64, f64)> = ENDING
         .iter()
         .map(|(n, share)| (n.to_string(), share * p.h_base, p.h_slope))
@@ -203,7 +205,7 @@ pub fn render(f: &Fitted, seed: u64) -> String {
     forms.sort_by(|a, b| a.0.cmp(&b.0));
     for (n, base, slope) in forms {
         s.push_str(&format!(
-            "[forms.{n}]\nbase = {}\nctx_slope = {slope}\n\n",
+            "[forms.{n}]\nbase = {}\nopening_slope = {slope}\n\n",
             r4(base)
         ));
     }
@@ -212,8 +214,8 @@ pub fn render(f: &Fitted, seed: u64) -> String {
         r4(p.content)
     ));
     s.push_str(&format!(
-        "[reactions]\nloop_stay_plain = {}\nloop_stay_warned = {}\nloop_stay_blocked = {}\nfix_precise = {}\nfix_generic = {}\npersist = 0.3\nnudge_continue = 0.5\nlost_ctx_threshold = {}\n",
-        x.loops.0, x.loops.1, x.loops.2, x.fix.0, x.fix.1, x.lost_threshold
+        "[reactions]\nloop_stay_plain = {}\nloop_stay_warned = {}\nloop_stay_blocked = {}\nfix_precise = {}\nfix_generic = {}\npersist = 0.3\nnudge_continue = {}\nlost_ctx_threshold = {}\n",
+        x.loops.0, x.loops.1, x.loops.2, x.fix.0, x.fix.1, r4(p.go_on), x.lost_threshold
     ));
     s
 }

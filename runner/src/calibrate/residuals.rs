@@ -46,7 +46,7 @@ impl Residuals {
             .with_context(|| format!("{}: not a residual file", path.display()))?;
         let mut seen = BTreeMap::new();
         for (i, x) in r.residuals.iter().enumerate() {
-            if x.arm == super::published::HELD_OUT.0 {
+            if x.arm == super::published::HELD_OUT {
                 bail!(
                     "{}: residual #{}: `{}` is held out of the fit and has no residual",
                     path.display(),

@@ -1,5 +1,6 @@
-//! `lrab sim calibrate`: fit the simulator's profiles to the published cells of opencode and
-//! agent-mini and verify them with the real binaries (docs/sim.md, "Calibration").
+//! `lrab sim calibrate`: fit the simulator's profiles to the published cells of opencode,
+//! agent-mini and Mingbird and verify them with the real arms at several seeds (docs/sim.md,
+//! "Calibration").
 
 use std::path::PathBuf;
 
@@ -25,9 +26,14 @@ pub struct Args {
     pub pack: Option<PathBuf>,
     #[arg(long)]
     pub arms_dir: Option<PathBuf>,
-    /// Seed of the simulator during verification.
-    #[arg(long, default_value_t = 7)]
-    pub seed: u64,
+    /// Seeds of the simulator during verification (comma list); the report gives the mean over
+    /// them with the seed-to-seed spread, and the first alone (0 is `lrab run`'s default).
+    #[arg(long, default_value = "0,1,2,3,4")]
+    pub seeds: String,
+    /// The fitted arms the verification runs (comma list; default: opencode, agent-mini,
+    /// mingbird). Residuals are written for the arms verified.
+    #[arg(long)]
+    pub arms: Option<String>,
     /// Cells in parallel during verification.
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
@@ -40,13 +46,13 @@ pub struct Args {
     /// Fit analytically only; no real-binary run.
     #[arg(long)]
     pub no_verify: bool,
-    /// Also run our harness (held out) for the plausibility table.
+    /// Also run our harness (held out) for the prediction table.
     #[arg(long)]
     pub with_harness: bool,
-    /// Also verify the cross-check with the real binaries (profiles fitted on one arm alone,
-    /// the other arm run on them: two more half evaluations).
-    #[arg(long)]
-    pub cross_check: bool,
+    /// Also verify the cross-check with the real arms: profiles fitted on two arms, the third
+    /// run on them (one more evaluation of each arm; a comma list verifies only those arms).
+    #[arg(long, num_args = 0..=1, default_missing_value = "opencode,agent-mini,mingbird")]
+    pub cross_check: Option<String>,
     /// Pacing of the simulator during verification (real seconds per modelled second).
     #[arg(long, default_value_t = 0.0)]
     pub time_scale: f64,
@@ -94,6 +100,38 @@ fn residuals(a: &Args) -> Result<Option<calibrate::residuals::Residuals>> {
     Ok(Some(r))
 }
 
+/// A list of fitted arms (our harness is held out and never one).
+fn fitted_arms(flag: &str, arms: &[String]) -> Result<Vec<String>> {
+    if let Some(bad) = arms
+        .iter()
+        .find(|x| !published::FIT_ARMS.contains(&x.as_str()))
+    {
+        anyhow::bail!(
+            "{flag}: `{bad}` is not a fitted arm (known: {})",
+            published::FIT_ARMS.join(", ")
+        );
+    }
+    Ok(arms.to_vec())
+}
+
+/// The `--seeds` list: at least one, each a number, none twice.
+fn seeds(list: &str) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for x in list.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let s: u64 = x
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--seeds: `{x}` is not a seed (a whole number)"))?;
+        if out.contains(&s) {
+            anyhow::bail!("--seeds: {s} appears twice");
+        }
+        out.push(s);
+    }
+    if out.is_empty() {
+        anyhow::bail!("--seeds: no seed given");
+    }
+    Ok(out)
+}
+
 pub fn run(a: Args) -> Result<Exit> {
     let split = |s: &str| {
         s.split(',')
@@ -116,7 +154,7 @@ pub fn run(a: Args) -> Result<Exit> {
         },
         profiles_out: a.profiles_out.clone(),
         report_out: a.report.clone(),
-        seed: a.seed,
+        seeds: seeds(&a.seeds)?,
         jobs: a.jobs.max(1),
         models: a
             .models
@@ -126,7 +164,14 @@ pub fn run(a: Args) -> Result<Exit> {
         tasks: a.tasks.as_deref().map(split),
         no_verify: a.no_verify,
         with_harness: a.with_harness,
-        cross_check: a.cross_check,
+        verify_arms: match a.arms.as_deref() {
+            None => published::FIT_ARMS.iter().map(|s| s.to_string()).collect(),
+            Some(list) => fitted_arms("--arms", &split(list))?,
+        },
+        cross_check: match a.cross_check.as_deref() {
+            None => Vec::new(),
+            Some(list) => fitted_arms("--cross-check", &split(list))?,
+        },
         cache: a
             .cache
             .clone()

@@ -6,7 +6,7 @@ use super::steps::{narration, Action};
 use super::{draw, Turn, FINISH_TEXT};
 use crate::convo::{Call, Conv, Msg};
 use crate::dialect::{self, Family};
-use crate::profile::{FailureForm, Profile};
+use crate::profile::{FailureForm, Profile, Prompt};
 use crate::task::{Step, TaskPlan};
 use crate::toolkit::{args_for, Bound, Toolkit};
 
@@ -16,14 +16,13 @@ pub const ABANDON_TEXT: &str = "I have made a start on this task. I will stop he
 /// Per-decision context.
 pub struct Decide<'a> {
     pub prof: &'a Profile,
-    pub ctx: u64,
-    pub ntools: usize,
+    pub prompt: Prompt,
     pub h: u64,
 }
 
 impl Decide<'_> {
     pub fn rate(&self, f: FailureForm) -> f64 {
-        self.prof.rate(f, self.ctx, self.ntools)
+        self.prof.rate(f, self.prompt)
     }
 }
 

@@ -10,7 +10,7 @@ use super::steps::{canonical, canonical_name, write_call, Action, Variants};
 use super::{draw, fnv, Env, Turn, FNV0};
 use crate::convo::{tokens_of, Conv};
 use crate::feedback::mentions;
-use crate::profile::FailureForm;
+use crate::profile::{FailureForm, Prompt};
 use crate::task::{Step, TaskPlan};
 use crate::toolkit::Toolkit;
 
@@ -31,6 +31,23 @@ pub fn done_steps(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Vec<boo
     history::read(conv, plan, &Toolkit::detect(&conv.tools), &vars, at).done
 }
 
+/// Tokens of the request's opening: the tool definitions and every message up to and including
+/// the task statement at `at` (counted like the whole prompt).
+fn opening_tokens(conv: &Conv, at: usize) -> u64 {
+    let chars: u64 = conv.messages[..=at.min(conv.messages.len().saturating_sub(1))]
+        .iter()
+        .map(|m| {
+            m.content.len() as u64
+                + 16
+                + m.calls
+                    .iter()
+                    .map(|c| (c.name.len() + c.args.to_string().len()) as u64)
+                    .sum::<u64>()
+        })
+        .sum();
+    chars.div_ceil(4) + conv.tools_tokens()
+}
+
 pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     let kit = Toolkit::detect(&conv.tools);
     let prof = &env.model.profile;
@@ -41,8 +58,11 @@ pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
     h = fnv(h, &hist.h.to_le_bytes());
     let d = Decide {
         prof,
-        ctx: conv.prompt_tokens(),
-        ntools: kit.count,
+        prompt: Prompt {
+            ctx: conv.prompt_tokens(),
+            opening: opening_tokens(conv, at),
+            tools: kit.count,
+        },
         h,
     };
     let n = plan.steps.len();

@@ -131,6 +131,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Profile, SimError> {
         }
         check_prob(file, &format!("{field}.base"), r.base)?;
         check_finite(file, &format!("{field}.ctx_slope"), r.ctx_slope)?;
+        check_finite(file, &format!("{field}.opening_slope"), r.opening_slope)?;
         check_finite(file, &format!("{field}.tools_slope"), r.tools_slope)?;
         forms.insert(f, r);
     }

@@ -8,7 +8,7 @@ mod rate;
 use serde::{Deserialize, Serialize};
 
 pub use load::{builtin, load_dir, load_file, parse};
-pub use rate::{logistic_from, Rate};
+pub use rate::{logistic_from, Prompt, Rate};
 
 use crate::dialect::Family;
 
@@ -252,11 +252,9 @@ impl Profile {
         self.name == "sim-oracle"
     }
 
-    /// The effective per-turn rate of a form for this context length and tool count.
-    pub fn rate(&self, form: FailureForm, ctx_tokens: u64, n_tools: usize) -> f64 {
-        self.forms
-            .get(&form)
-            .map_or(0.0, |r| r.at(ctx_tokens, n_tools))
+    /// The effective per-turn rate of a form for this prompt.
+    pub fn rate(&self, form: FailureForm, p: Prompt) -> f64 {
+        self.forms.get(&form).map_or(0.0, |r| r.at(p))
     }
 
     /// The chance that one write carries a content error.
@@ -272,16 +270,17 @@ impl Profile {
 /// Markdown of a profile's numbers (docs/sim.md carries the same text; a test checks it).
 pub fn table_markdown(p: &Profile) -> String {
     let mut s = format!(
-        "family `{}`; {}\n\n| form | base rate | ctx slope (logit per 8k) | tools slope (logit per tool > 6) |\n|---|---|---|---|\n",
+        "family `{}`; {}\n\n| form | base rate | ctx slope (logit per 8k) | opening slope (logit per 8k) | tools slope (logit per tool > 6) |\n|---|---|---|---|---|\n",
         p.family.name(),
         p.origin
     );
     for (f, r) in &p.forms {
         s.push_str(&format!(
-            "| {} | {:.4} | {:.3} | {:.3} |\n",
+            "| {} | {:.4} | {:.3} | {:.3} | {:.3} |\n",
             f.name(),
             r.base,
             r.ctx_slope,
+            r.opening_slope,
             r.tools_slope
         ));
     }
@@ -314,7 +313,7 @@ mod tests {
         }
         assert!(Profile::oracle().is_oracle());
         assert_eq!(
-            Profile::oracle().rate(FailureForm::Abandon, 100_000, 40),
+            Profile::oracle().rate(FailureForm::Abandon, Prompt::flat(100_000, 40)),
             0.0
         );
     }
