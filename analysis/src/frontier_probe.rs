@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// The published file's columns, in order.
 pub const HEADER: [&str; 5] = ["arm", "task", "score", "failure_mode", "wall_seconds"];
 /// The extra column a simulated run's export carries (never in the published file).
-pub const SIMULATED: &str = "simulated";
+pub use crate::load::SIMULATED;
 /// Arms whose `failure_mode` the published file leaves empty.
 pub const MODELESS_ARMS: [&str; 1] = ["agent-mini"];
 /// The paper's four arms, as the published file names them (our arm names are the same).

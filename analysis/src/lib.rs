@@ -16,6 +16,7 @@ pub mod failure_forms;
 mod figures;
 pub mod frontier_probe;
 mod load;
+mod markdown;
 pub mod markers;
 mod model;
 mod report;

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+/// Exit code of a workdir that cannot be used (missing, unwritable, a link).
+pub const EXIT_WORKDIR: i32 = 4;
 /// Exit code for a `HOME` that does not exist or is not a directory.
 pub const EXIT_HOME: i32 = 10;
 
@@ -26,11 +28,11 @@ pub enum StartupError {
 }
 
 impl StartupError {
-    /// The exit code the binary ends with (`cli::EXIT_WORKDIR`, [`EXIT_HOME`]).
+    /// The exit code the binary ends with ([`EXIT_WORKDIR`], [`EXIT_HOME`]).
     pub fn exit_code(&self) -> i32 {
         match self {
             StartupError::BadHome { .. } => EXIT_HOME,
-            _ => crate::cli::EXIT_WORKDIR,
+            _ => EXIT_WORKDIR,
         }
     }
 }
@@ -110,7 +112,7 @@ mod tests {
         std::os::unix::fs::symlink(&real, d.path().join("link")).unwrap();
         assert!(check_workdir(&real).is_ok());
         let e = check_workdir(&d.path().join("link")).unwrap_err();
-        assert_eq!(e.exit_code(), crate::cli::EXIT_WORKDIR);
+        assert_eq!(e.exit_code(), EXIT_WORKDIR);
         let e = e.to_string();
         assert!(e.contains("symbolic link") && e.contains("real"), "{e}");
         assert_eq!(

@@ -6,7 +6,7 @@
 //! have, so the arms are compared on the same work.
 
 use crate::model::{Cell, Dataset};
-use crate::report::{s, table};
+use crate::markdown::{s, table};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -284,7 +284,7 @@ pub(crate) fn read_upstream(t: &Table, b: &mut Builder, model_label: &str) -> Re
             wall: t.num("wall_seconds", i)?,
             failure_mode: t.get("failure_mode", i).map(str::to_string),
             // a simulated run exported in the frontier-probe format keeps its label
-            simulated: t.flag(crate::frontier_probe::SIMULATED, i)?,
+            simulated: t.flag(super::SIMULATED, i)?,
             tokens: [
                 None,
                 None,

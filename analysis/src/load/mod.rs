@@ -34,6 +34,9 @@ pub const CELLS_REQUIRED: &[&str] = &[
     column::SCORE,
 ];
 /// Columns of a published per-cell CSV (`arm` may stand for `harness`; `model` may be absent).
+/// The extra column a simulated run's export of the frontier probe carries (never in the
+/// published file).
+pub const SIMULATED: &str = "simulated";
 pub const UPSTREAM_REQUIRED: &[&str] = &["harness", "task", "model", "score"];
 /// Columns of the published ablation CSV (long layout).
 pub const ABLATION_REQUIRED: &[&str] = ablation::LONG_REQUIRED;

@@ -43,22 +43,7 @@ pub(crate) fn ci(i: &Option<crate::stats::Interval>) -> String {
         .map_or("–".into(), |i| format!("[{}, {}]", s3(i.lo), s3(i.hi)))
 }
 
-pub(crate) fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        header.iter().map(|_| "---|").collect::<String>()
-    );
-    for r in rows {
-        let _ = writeln!(out, "| {} |", r.join(" | "));
-    }
-    out.push('\n');
-}
-
-pub(crate) fn s(x: &str) -> String {
-    x.to_string()
-}
+pub(crate) use crate::markdown::{s, table};
 
 /// Facts for the methods paragraph.
 #[derive(Clone, Debug)]

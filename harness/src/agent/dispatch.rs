@@ -299,7 +299,7 @@ impl<M: Model> Agent<M> {
         if self.state.chat_mutations >= 2 && self.on(Mechanism::Tiering) {
             self.state.tier = Tier::Task;
             let system =
-                super::state::system_prompt(&self.cfg, Tier::Task, self.state.text_protocol);
+                super::offer::system_prompt(&self.cfg, Tier::Task, self.state.text_protocol);
             if let Some(m) = self
                 .state
                 .messages

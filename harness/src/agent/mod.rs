@@ -7,6 +7,7 @@ mod dispatch;
 mod guards;
 mod inflight;
 mod lost;
+mod offer;
 mod state;
 mod state_journal;
 mod turn;

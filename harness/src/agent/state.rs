@@ -2,13 +2,14 @@
 //! up in a workdir (fresh or resumed), and the facts derived from the state that every nudge
 //! names (missing artifacts, the next action).
 
+use super::offer::system_prompt;
 use super::{short, state_journal, Agent, AgentConfig, RunStatus, StartError, ToolProtocol};
 use crate::events::EventLog;
 use crate::mechanisms::anti_loop::{AntiLoop, EmptyLadder, StallWatch};
 use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::ContextCheck;
 use crate::mechanisms::finish_gate::{named_artifacts, FinishGate};
-use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
+use crate::mechanisms::prefill;
 use crate::mechanisms::repeat_guard::RepeatGuard;
 use crate::mechanisms::reply_failures::LostReplies;
 use crate::mechanisms::report::VerificationTracker;
@@ -80,21 +81,6 @@ pub struct State {
     /// Tools are described in the system prompt and read back from the reply text.
     #[serde(default)]
     pub text_protocol: bool,
-}
-
-/// The system prompt of a tier, under the protocol in use.
-pub(super) fn system_prompt(cfg: &AgentConfig, tier: Tier, text: bool) -> String {
-    let base = if tier == Tier::Chat {
-        SYSTEM_CHAT
-    } else {
-        SYSTEM_TASK
-    };
-    if text {
-        let names = super::turn::offered(cfg, tier);
-        text_protocol::system_prompt(base, &crate::tools::table::specs_for(&names))
-    } else {
-        base.to_string()
-    }
 }
 
 impl State {

@@ -1,7 +1,8 @@
 //! One turn: the clock, the tool list, the context check (prune, compact, fit), the model call,
 //! and what the reply leads to (an empty reply, text, or tool calls), then the stall watch.
 
-use super::{short, Agent, AgentConfig, RunStatus, ToolProtocol};
+use super::offer::{offered, system_prompt};
+use super::{short, Agent, RunStatus, ToolProtocol};
 use crate::backend::{call_with_retry, repair_conversation, BackendError, ChatRequest, Model};
 use crate::estimate::estimate_request;
 use crate::mechanisms::anti_loop::{self, EmptyAction, StallAction};
@@ -10,7 +11,6 @@ use crate::mechanisms::clock::Clock;
 use crate::mechanisms::context::{compact, prune_old_outputs, shrink_to_fit, PRUNE_KEEP};
 use crate::mechanisms::false_completion::{claims_completion, text_only_nudge};
 use crate::mechanisms::format_rescue::{canonical_args, canonical_name, rescue, strip_reasoning};
-use crate::mechanisms::prefill;
 use crate::mechanisms::reply_failures::{cut_call, Lost};
 use crate::mechanisms::resilience::is_empty_reply;
 use crate::mechanisms::text_protocol;
@@ -22,24 +22,6 @@ use crate::tools::table;
 use lrab_records::{Event, ModelCall};
 use serde_json::json;
 use std::time::{Duration, Instant};
-
-/// The tools a run offers in a tier (stable for the run, so the prompt prefix stays
-/// cacheable; a paused tool stays listed and its calls are answered "paused").
-pub(super) fn offered(cfg: &AgentConfig, tier: Tier) -> Vec<&'static str> {
-    let flat = cfg.ablations.on(Mechanism::FlatPrefill);
-    let mut names: Vec<&str> = if tier == Tier::Chat {
-        prefill::chat_tools()
-    } else if flat {
-        prefill::route(&cfg.task)
-    } else {
-        prefill::all_tools()
-    };
-    // web tools only when configured, and (when routing) only for tasks that call for them
-    if cfg.web_search.is_some() && tier != Tier::Chat && (!flat || prefill::wants_web(&cfg.task)) {
-        names.extend(table::web());
-    }
-    names
-}
 
 /// What one model call was sent with.
 struct Sent {
@@ -326,7 +308,7 @@ impl<M: Model> Agent<M> {
     /// The server refuses tools: describe them in the system prompt from now on.
     fn switch_to_text(&mut self, error: &str) {
         self.state.text_protocol = true;
-        let system = super::state::system_prompt(&self.cfg, self.state.tier, true);
+        let system = system_prompt(&self.cfg, self.state.tier, true);
         if let Some(m) = self
             .state
             .messages

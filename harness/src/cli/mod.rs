@@ -25,7 +25,7 @@ pub use launch::{openai_context, run};
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_PROMPT: i32 = 3;
-pub const EXIT_WORKDIR: i32 = 4;
+pub use crate::startup::EXIT_WORKDIR;
 pub const EXIT_UNREACHABLE: i32 = 5;
 pub const EXIT_MODEL_NOT_FOUND: i32 = 6;
 pub const EXIT_NO_TOOLS: i32 = 7;

@@ -4,6 +4,7 @@
 
 pub mod confined;
 mod files;
+mod refusal;
 pub mod shell;
 pub mod table;
 pub mod todo;

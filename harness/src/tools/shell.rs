@@ -76,7 +76,7 @@ pub trait ShellExecutor {
         if v.is_allow() {
             Ok(())
         } else {
-            Err(super::confined::refusal(v))
+            Err(super::refusal::refusal(v))
         }
     }
     fn run(&self, req: &ShellRequest<'_>) -> std::io::Result<ShellOutcome>;
