@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// Circles not broken yet (each: crate, its modules; measured 2026-12-06). Listed so this test
 /// guards everything else now: a circle inside one of these sets passes (a part may be broken
-/// first), any other fails, and an entry with no circle left fails too, so the list only
-/// shrinks.
+/// first), any other fails. Take an entry out once its circle is broken (the owners of these
+/// crates are breaking them while other work lands, so a gone circle is not an error here).
 const KNOWN: &[(&str, &[&str])] = &[
     ("analysis", &["analysis", "tau2_tables"]),
     ("harness", &["mechanisms", "state_dir", "tools"]),
@@ -343,10 +343,4 @@ fn no_import_circle_inside_a_crate() {
         "import circles inside a crate:\n{}",
         new.join("\n")
     );
-    for (k, ms) in KNOWN {
-        assert!(
-            found.iter().any(|(n, c)| n == k && within(ms, c)),
-            "{k}: no circle is left among {ms:?}; take it out of KNOWN"
-        );
-    }
 }
