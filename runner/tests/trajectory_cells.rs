@@ -55,5 +55,34 @@ fn harness_cells_are_counted_and_told_from_the_wire() {
             "one block per request"
         );
         assert!(tr.contains("=== ARM OUTPUT ==="), "{tr}");
+        // the separator's size cuts out exactly the arm's own output
+        let out = lrab_analysis::markers::arm_output(&tr);
+        assert!(tr.ends_with(out) && !out.contains("=== request "), "{out}");
+        assert!(tr[..tr.len() - out.len()]
+            .ends_with(&format!("=== ARM OUTPUT === ({} bytes)\n", out.len())));
+        // cells.csv version 4: the peak prompt and the failure-form counters of the trajectory
+        let c = lrab_analysis::trajectory_counts::from_trajectory(&t);
+        assert_eq!(
+            row.peak_prompt_tokens,
+            t.iter().filter_map(|e| e.prompt_tokens).max()
+        );
+        assert!(row.peak_prompt_tokens.unwrap() > 0);
+        assert_eq!(
+            (
+                row.fmt_arg_errors,
+                row.spin_events,
+                row.ctx_events,
+                row.provider_errors
+            ),
+            (
+                Some(c.fmt_arg_errors),
+                Some(c.spin_events),
+                Some(c.ctx_events),
+                Some(c.provider_errors)
+            )
+        );
+        // our harness offers `finish`: its rejections are counted, not n/a
+        assert_eq!(row.finish_rejections, c.finish_rejections);
+        assert!(row.finish_rejections.is_some());
     }
 }
