@@ -74,7 +74,7 @@ fn is_context_error(msg: &str) -> bool {
 
 fn bad_call(c: &TrajectoryToolCall, offered: &[String]) -> bool {
     let args_bad = !matches!(c.arguments, Value::Object(_) | Value::Null);
-    let unknown = !offered.is_empty() && !offered.iter().any(|t| *t == c.name);
+    let unknown = !offered.is_empty() && !offered.contains(&c.name);
     args_bad || unknown
 }
 
