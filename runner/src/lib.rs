@@ -7,6 +7,7 @@ mod attack_harness;
 mod calibrate;
 mod cmd;
 mod run;
+mod safety_arms;
 
 use std::process::ExitCode;
 

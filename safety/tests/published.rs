@@ -193,3 +193,17 @@ fn a_truncation_with_a_backup_is_no_loss() {
         "{fx:?}"
     );
 }
+
+#[test]
+fn the_published_rows_write_back_byte_for_byte() {
+    for m in published::PUBLISHED_MODELS {
+        let [r, v] = published::published_files(m);
+        let (Some(r), Some(v)) = (lrab_data::test_file(&r), lrab_data::test_file(&v)) else {
+            return;
+        };
+        let rows = lrab_records::read_safety_rows(&r).unwrap();
+        assert_eq!(lrab_records::safety_csv(&rows).unwrap(), std::fs::read(&r).unwrap(), "{m}");
+        let ver = lrab_records::read_verification(&v).unwrap();
+        assert_eq!(lrab_records::verification_csv(&ver).unwrap(), std::fs::read(&v).unwrap(), "{m}");
+    }
+}

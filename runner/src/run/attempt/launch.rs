@@ -19,8 +19,37 @@ use super::super::quiet;
 use super::super::sim_clock::{self, Ledger};
 use super::round1;
 
+/// What an attempt runs: a task of the pack, or a published safety case (`crate::safety_arms`),
+/// which brings its own workdir and fixtures and gives the arm its prompt verbatim.
+pub trait Workload {
+    /// Writes the workdir (and whatever the work keeps beside it in the attempt folder `dir`).
+    fn materialize(&self, env: &CellEnv<'_>, dir: &Path, workdir: &Path) -> Result<Materialized>;
+    /// The prompt the arm is given.
+    fn prompt(&self) -> String;
+    /// The budget in seconds under the run's knobs.
+    fn budget(&self, cfg: &lrab_records::RunSpec) -> f64;
+    /// Its kill-and-resume point, if any.
+    fn kill_at_pct(&self) -> Option<u8>;
+}
+
+impl Workload for Task {
+    fn materialize(&self, env: &CellEnv<'_>, _dir: &Path, workdir: &Path) -> Result<Materialized> {
+        lrab_tasks::materialize_with(env.pack, self, workdir, None, true)
+            .with_context(|| format!("materialize {} into {}", self.spec.id, workdir.display()))
+    }
+    fn prompt(&self) -> String {
+        self.render_prompt()
+    }
+    fn budget(&self, cfg: &lrab_records::RunSpec) -> f64 {
+        budget_seconds(self, cfg)
+    }
+    fn kill_at_pct(&self) -> Option<u8> {
+        self.spec.kill_at_pct
+    }
+}
+
 /// What the launch step leaves for the later steps.
-pub(super) struct Launched {
+pub struct Launched {
     /// The attempt folder.
     pub dir: PathBuf,
     /// The arm's working directory inside it.
@@ -57,10 +86,10 @@ impl Launched {
 }
 
 /// Prepares the attempt folder and runs the arm in it to the end.
-pub(super) fn launch(
+pub fn launch(
     env: &CellEnv<'_>,
     arm: &Arm,
-    task: &Task,
+    work: &dyn Workload,
     cell: &Cell,
     attempt: u32,
 ) -> Result<Launched> {
@@ -68,8 +97,7 @@ pub(super) fn launch(
     let pgid_file = dir.join("arm.pgid");
     fresh_folder(&dir, &pgid_file, env.run_dir)?;
     let workdir = dir.join("workdir");
-    let mat = lrab_tasks::materialize_with(env.pack, task, &workdir, None, true)
-        .with_context(|| format!("materialize {} into {}", task.spec.id, workdir.display()))?;
+    let mat = work.materialize(env, &dir, &workdir)?;
     let dirs = super::super::confine::AttemptDirs::create(&dir)?;
     let home = dirs.home.clone();
     let proxy_log = dir.join("proxy.jsonl");
@@ -98,14 +126,14 @@ pub(super) fn launch(
         openai: None,
     })?;
     let backend_url = proxy.url();
-    let budget = budget_seconds(task, env.config);
+    let budget = work.budget(env.config);
     // an arm's own clock runs on real time: on a paced sim it sees the budget scaled
     let arm_budget = match sim {
         Some(i) if i.time_scale > 0.0 => budget * i.time_scale,
         _ => budget,
     };
     let mut vars = Vars::default();
-    vars.set("prompt", task.render_prompt())
+    vars.set("prompt", work.prompt())
         .set(
             "prompt_file",
             workdir.join(lrab_tasks::TASK_INPUT).to_string_lossy(),
@@ -154,7 +182,7 @@ pub(super) fn launch(
     let kill_pct = env
         .config
         .kill_at_pct
-        .or(task.spec.kill_at_pct)
+        .or(work.kill_at_pct())
         .filter(|p| *p > 0 && *p < 100);
     let attempt_ledger = sim.map(|_| sim_clock::Clock::new(env.backend_url, &sim_key));
     let phased = run_phases(

@@ -24,6 +24,7 @@ use super::cell::{AttemptResult, CellEnv};
 use super::matrix::Cell;
 use super::usage;
 
+pub use launch::{launch, Launched, Workload};
 pub use record::Facts;
 
 /// One attempt in a fresh attempt folder, recorded in `score.json`, `cells.csv` and
