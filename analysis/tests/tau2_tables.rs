@@ -177,7 +177,10 @@ fn mcnemar_pairs_a_runs_arms_with_each_other_and_with_published_arms() {
     );
     let mine = run_dir.join("retail_manifest.json");
     ours.write(&mine).unwrap();
-    let mut args = AnalyzeArgs::new(vec![mine.clone(), published.clone()], dir.path().join("out"));
+    let mut args = AnalyzeArgs::new(
+        vec![mine.clone(), published.clone()],
+        dir.path().join("out"),
+    );
     args.quiet = true;
     args.no_figures = true;
     args.resamples = 10;
@@ -208,12 +211,24 @@ fn mcnemar_pairs_a_runs_arms_with_each_other_and_with_published_arms() {
         row("mingbird", "plain", &published_pass("mingbird"), &plain),
         row("gold", "opencode", &gold, &published_pass("opencode")),
     ] {
-        assert!(out.summary.contains(&want), "missing {want:?} in\n{}", out.summary);
+        assert!(
+            out.summary.contains(&want),
+            "missing {want:?} in\n{}",
+            out.summary
+        );
     }
-    assert!(out.summary.contains("## τ²: McNemar for every pair of arms"));
+    assert!(out
+        .summary
+        .contains("## τ²: McNemar for every pair of arms"));
     // the published arms against each other: all 114 tasks
-    assert!(out.summary.contains("| llm_agent | mingbird | retail | 114 |"));
-    assert!(out.summary.contains("### gold vs llm_agent"), "{}", out.summary);
+    assert!(out
+        .summary
+        .contains("| llm_agent | mingbird | retail | 114 |"));
+    assert!(
+        out.summary.contains("### gold vs llm_agent"),
+        "{}",
+        out.summary
+    );
 
     // the same arm name in a run's manifest and a published one is refused, naming the way out
     let mut clash = Tau2Manifest::default();

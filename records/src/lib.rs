@@ -12,6 +12,7 @@
 //! | `<state>/events.jsonl` (where: [`layout`]) | [`EventLine`] / [`Event`] | harness | analysis (mechanisms), runner (safety glue) |
 //! | `safety_results.csv`, `verification.csv` | [`SafetyRow`], [`VerificationRow`] | `lrab safety --arms` | `lrab safety --published`, people |
 //! | `<attempt>/proxy.jsonl` | [`TrajectoryEntry`] | runner's proxy | runner (counts, transcript.txt), analysis |
+//! | `<out>/tau2.csv` | [`Tau2Row`] | `lrab tau2 run`, `lrab tau2 grade` | analysis |
 //! | `<out>/<domain>_manifest.json` | [`Tau2Manifest`] | `lrab tau2 run` (the published τ² shape, no `schema_version`) | analysis |
 //!
 //! Every record carries a `schema_version` ([`SCHEMA_VERSION`]). Files written before the field
@@ -32,6 +33,7 @@ mod plan;
 mod safety;
 mod score;
 mod spec;
+mod tau2_csv;
 mod tau2_manifest;
 mod trajectory;
 
@@ -59,6 +61,9 @@ pub use score::{
     write_score_json, CheckDetail, FailureMode, ResumeInfo, RunInfo, ScoreReport, TaskScore,
 };
 pub use spec::RunSpec;
+pub use tau2_csv::{
+    read_tau2_csv, tau2_csv_text, Tau2Reward, Tau2Row, TAU2_CSV_HEADER, TAU2_CSV_REQUIRED,
+};
 pub use tau2_manifest::{CellStatus, ManifestArms, ManifestCell, Tau2Manifest};
 pub use trajectory::{
     read_trajectory, TrajectoryEntry, TrajectoryMessage, TrajectoryReply, TrajectoryToolCall,

@@ -7,7 +7,7 @@ use crate::evaluate::Evaluation;
 use crate::message::Message;
 use crate::orchestrator::Outcome;
 use crate::task::Task;
-use lrab_records::{CellStatus, ManifestCell, Tau2Manifest};
+use lrab_records::{tau2_csv_text, CellStatus, ManifestCell, Tau2Manifest, Tau2Reward, Tau2Row};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -91,39 +91,36 @@ pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Valu
     })
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// The CSV header (`lrab_records::TAU2_CSV_HEADER`; `simulated` is `true` when the run used
+/// the simulated backend (lrab-sim) anywhere, so the label travels with the rows into
+/// `lrab analyze`).
+pub const CSV_HEADER: &str = lrab_records::TAU2_CSV_HEADER;
+
+/// One simulation as a typed CSV row; reward is `1`/`0`, `ungraded` when a gating NL
+/// assertion had no judge, or set aside (empty) for an error cell left without a reward
+/// (`lrab analyze` counts those apart, as it does the published manifests' error cells).
+pub fn csv_record(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> Tau2Row {
+    let reward = match s.eval.reward {
+        Some(r) => Tau2Reward::Score(if (r - 1.0).abs() < 1e-6 { 1.0 } else { 0.0 }),
+        None if crate::protocol::is_error_cell(&s.outcome.termination) => Tau2Reward::SetAside,
+        None => Tau2Reward::Ungraded,
+    };
+    Tau2Row {
+        domain: domain.into(),
+        task: s.task_id.clone(),
+        arm: arm.into(),
+        trial: s.trial as u64,
+        reward,
+        components: s.eval.components_text(),
+        steps: s.outcome.steps as u64,
+        termination: s.outcome.termination.clone(),
+        simulated,
     }
 }
 
-/// `simulated` is `true` when the run used the simulated backend (lrab-sim) anywhere, so the
-/// label travels with the rows into `lrab analyze`.
-pub const CSV_HEADER: &str = "domain,task,arm,trial,reward,components,steps,termination,simulated";
-
-/// One CSV row; reward is `1`/`0`, `ungraded` when a gating NL assertion had no judge, or
-/// empty for an error cell set aside (`lrab analyze` counts those apart, as it does the
-/// published manifests' error cells).
+/// One CSV line ([`csv_record`]).
 pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> String {
-    let reward = match s.eval.reward {
-        Some(r) => format!("{}", if (r - 1.0).abs() < 1e-6 { 1 } else { 0 }),
-        None if crate::protocol::is_error_cell(&s.outcome.termination) => String::new(),
-        None => "ungraded".into(),
-    };
-    [
-        csv_field(domain),
-        csv_field(&s.task_id),
-        csv_field(arm),
-        s.trial.to_string(),
-        reward,
-        csv_field(&s.eval.components_text()),
-        s.outcome.steps.to_string(),
-        csv_field(&s.outcome.termination),
-        simulated.to_string(),
-    ]
-    .join(",")
+    csv_record(domain, arm, s, simulated).line()
 }
 
 /// Writes an output file atomically and durably ([`lrab_util::write_atomic`]), creating its
@@ -146,13 +143,11 @@ pub fn write_csv(
     sims: &[SimRecord],
     simulated: bool,
 ) -> Result<()> {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
-    for s in sims {
-        out.push_str(&csv_row(domain, arm, s, simulated));
-        out.push('\n');
-    }
-    write_output(path, out.as_bytes())
+    let rows: Vec<Tau2Row> = sims
+        .iter()
+        .map(|s| csv_record(domain, arm, s, simulated))
+        .collect();
+    write_output(path, tau2_csv_text(&rows).as_bytes())
 }
 
 /// One task's manifest cell from its trials (trial order): the first trial's status, reward

@@ -4,7 +4,7 @@
 use super::table::Table;
 use crate::error::{input, Result};
 use crate::model::{normalize_task, tier_of, Cell};
-use lrab_records::column;
+use lrab_records::{column, Latest, Offered};
 use std::collections::BTreeMap;
 
 /// What a timed-out attempt without a score counts as.
@@ -52,38 +52,33 @@ type RepeatKey = (String, u64);
 /// Collects attempt rows of every per-cell file.
 #[derive(Default)]
 pub(crate) struct Builder {
-    repeats: BTreeMap<CellKey, BTreeMap<RepeatKey, Repeat>>,
+    repeats: BTreeMap<CellKey, Latest<RepeatKey, Repeat>>,
     pub(crate) superseded: usize,
 }
 
 impl Builder {
-    /// Insert one attempt row; the highest attempt of a repeat wins; the same attempt twice is an
-    /// error (a duplicate row would otherwise silently bias the mean).
+    /// Insert one attempt row; the highest attempt of a repeat wins (`lrab_records::Latest`);
+    /// the same attempt twice is an error (a duplicate row would otherwise silently bias the
+    /// mean).
     fn add(&mut self, key: CellKey, rkey: RepeatKey, rep: Repeat) -> Result<()> {
         let reps = self.repeats.entry(key.clone()).or_default();
-        match reps.get(&rkey) {
-            Some(old) if old.attempt == rep.attempt => {
+        match reps.offer(rkey.clone(), rep.attempt, rep) {
+            Offered::Duplicate { kept, offered } => {
                 return Err(input!(
                     "{}: duplicate row for arm `{}`, model `{}`, task `{}` (run `{}`, repeat {}, \
                      attempt {}); first seen at {}",
-                    rep.origin,
+                    offered.origin,
                     key.0,
                     key.1,
                     key.2,
                     rkey.0,
                     rkey.1,
-                    rep.attempt,
-                    old.origin
+                    offered.attempt,
+                    kept.origin
                 ))
             }
-            Some(old) if old.attempt > rep.attempt => self.superseded += 1,
-            Some(_) => {
-                self.superseded += 1;
-                reps.insert(rkey, rep);
-            }
-            None => {
-                reps.insert(rkey, rep);
-            }
+            Offered::Superseded | Offered::Replaced => self.superseded += 1,
+            Offered::First => {}
         }
         Ok(())
     }
@@ -95,6 +90,7 @@ impl Builder {
         let mean_opt = |xs: Vec<f64>| (!xs.is_empty()).then(|| crate::stats::mean(&xs));
         let mut cells = Vec::new();
         for ((arm, model, task), reps) in self.repeats {
+            let reps = reps.into_map();
             // A scorer error is the scorer's failure, not the arm's: never a 0.
             for ((run, rep), r) in reps.iter().filter(|(_, r)| r.scorer_error) {
                 scorer_errors.push(crate::model::ScorerError {

@@ -112,7 +112,7 @@ pub fn load_with(paths: &[std::path::PathBuf], opts: &LoadOptions) -> crate::Res
             ds.ablations.push(ablation::read_wide(&t)?);
             "upstream ablation (wide repeats)"
         } else if t.has(TAU_REQUIRED) {
-            tau::read_csv(&t, &mut ds)?;
+            tau::read_csv(p, &mut ds)?;
             "tau2 results"
         } else {
             let formats = [

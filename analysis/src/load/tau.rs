@@ -3,58 +3,49 @@
 //! `{task: {arm: {status, reward, wall}}}`. Cells without a reward are kept aside and counted,
 //! never read as a fail or a pass (docs/statistics.md, "Inputs").
 
-use super::table::Table;
 use crate::error::{input, Error, Result};
 use crate::model::Dataset;
+use lrab_records::Tau2Reward;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Columns of our τ² results CSV.
-pub(crate) const REQUIRED: &[&str] = &["domain", "task", "arm", "reward"];
+/// Columns of our τ² results CSV (`lrab_records::TAU2_CSV_REQUIRED`).
+pub(crate) const REQUIRED: &[&str] = &lrab_records::TAU2_CSV_REQUIRED;
 
-/// Read our τ² results CSV; "first trial" means trial 0.
-pub(crate) fn read_csv(t: &Table, ds: &mut Dataset) -> Result<()> {
+/// Read our τ² results CSV, typed (`lrab_records::read_tau2_csv`); "first trial" means trial 0.
+pub(crate) fn read_csv(path: &Path, ds: &mut Dataset) -> Result<()> {
+    let shown = path.display().to_string();
+    let rows = lrab_records::read_tau2_csv(path).map_err(|e| match e {
+        lrab_records::RecordError::Io { err, .. } => Error::io(&shown, "cannot read file", err),
+        other => input!("{other}"),
+    })?;
     // (domain, task, arm) -> (trial, reward) in trial order, so "first trial" means trial 0.
     let mut trials: BTreeMap<(String, String, String), BTreeMap<u64, f64>> = BTreeMap::new();
-    for i in 0..t.rows {
-        let domain = t.req("domain", i)?.to_string();
-        let task = t.req("task", i)?.to_string();
-        let arm = t.req("arm", i)?.to_string();
-        // absent in files written before the column existed: those runs were not labelled
-        if t.flag("simulated", i)? {
+    for (i, r) in rows.into_iter().enumerate() {
+        let line = i + 2;
+        if r.simulated {
             ds.tau_simulated += 1;
         }
-        if t.get("reward", i) == Some("ungraded") {
-            ds.tau_ungraded.push(format!(
-                "{}:{} ({domain}/{task}/{arm})",
-                t.path,
-                Table::line(i)
-            ));
-            continue;
-        }
-        let trial = if t.columns.contains_key("trial") {
-            t.int("trial", i)?
-        } else {
-            0
-        };
-        match t.score("reward", i)? {
-            Some(r) => {
-                let slot = trials
-                    .entry((domain.clone(), task.clone(), arm.clone()))
-                    .or_default();
-                if slot.insert(trial, r).is_some() {
-                    return Err(input!(
-                        "{}:{}: duplicate row for domain `{domain}`, task `{task}`, arm `{arm}`, trial {trial}",
-                        t.path,
-                        Table::line(i)
-                    ));
-                }
+        let here = format!("{shown}:{line} ({}/{}/{})", r.domain, r.task, r.arm);
+        let score = match r.reward {
+            Tau2Reward::Ungraded => {
+                ds.tau_ungraded.push(here);
+                continue;
             }
-            None => ds.tau_errors.push(format!(
-                "{}:{} ({domain}/{task}/{arm})",
-                t.path,
-                Table::line(i)
-            )),
+            Tau2Reward::SetAside => {
+                ds.tau_errors.push(here);
+                continue;
+            }
+            Tau2Reward::Score(x) => x,
+        };
+        let (domain, task, arm, trial) = (r.domain, r.task, r.arm, r.trial);
+        let slot = trials
+            .entry((domain.clone(), task.clone(), arm.clone()))
+            .or_default();
+        if slot.insert(trial, score).is_some() {
+            return Err(input!(
+                "{shown}:{line}: duplicate row for domain `{domain}`, task `{task}`, arm `{arm}`, trial {trial}"
+            ));
         }
     }
     for ((domain, task, arm), rewards) in trials {
