@@ -78,13 +78,13 @@ impl Progress {
 /// with the number of cells in each. Arms and models appear in `order` (the matrix order);
 /// any others follow alphabetically, so the table never depends on completion order.
 pub fn summary_table(rows: &[CellRow], arm_order: &[String], model_order: &[String]) -> String {
-    let latest = super::resume::latest(rows);
+    let latest = lrab_records::latest_cell_rows(rows);
     let mut by: BTreeMap<(String, String), (f64, usize)> = BTreeMap::new();
     let mut models: Vec<String> = model_order.to_vec();
     let mut arms: Vec<String> = arm_order.to_vec();
     // Scorer errors have no score: counted apart, never averaged in as 0.
     let mut scorer_errors: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for r in latest.values() {
+    for (_, r) in latest.iter() {
         let key = (r.arm.clone(), r.model.clone());
         if r.failure_mode == lrab_records::FailureMode::ScorerError {
             *scorer_errors.entry(key.clone()).or_default() += 1;

@@ -5,7 +5,7 @@
 //! attempt runs again in a fresh folder. Nothing is lost, nothing is counted twice, and `cells/`
 //! holds recorded attempts only, which `lrab merge` checks.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -42,24 +42,9 @@ pub fn read_rows_lenient(path: &Path) -> Result<Vec<CellRow>> {
     Ok(lrab_records::read_cell_rows_lenient(path)?)
 }
 
-/// Latest attempt row per (arm, model, task, repeat).
-pub fn latest(rows: &[CellRow]) -> BTreeMap<(String, String, String, u32), CellRow> {
-    let mut m: BTreeMap<_, CellRow> = BTreeMap::new();
-    for r in rows {
-        let k = (r.arm.clone(), r.model.clone(), r.task.clone(), r.repeat);
-        match m.get(&k) {
-            Some(x) if x.attempt >= r.attempt => {}
-            _ => {
-                m.insert(k, r.clone());
-            }
-        }
-    }
-    m
-}
-
 /// For each planned cell still to do: the first attempt to run. Done cells are left out.
 pub fn pending(cells: &[Cell], rows: &[CellRow], retries: u32) -> Vec<(Cell, u32)> {
-    let last = latest(rows);
+    let last = lrab_records::latest_cell_rows(rows);
     cells
         .iter()
         .filter_map(|c| match last.get(&c.key()) {
