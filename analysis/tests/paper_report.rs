@@ -155,3 +155,54 @@ fn a_folder_without_cells_csv_is_refused_naming_it() {
     assert!(e.contains("run folder with a cells.csv"), "{e}");
     assert!(e.contains(&tmp.path().display().to_string()), "{e}");
 }
+
+/// A run written before cells.csv version 4: the counters and the peak come from the attempt's
+/// `proxy.jsonl` when it kept one; without one they stay unknown.
+#[test]
+fn an_older_run_is_counted_from_its_trajectory() {
+    use lrab_records::{TrajectoryEntry, TrajectoryReply, TrajectoryToolCall};
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("old");
+    let head = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think";
+    let line = |arm: &str| {
+        format!("old,{arm},sim-2b,WF-01,1,0,0,0.200,0.000,0.500,5.0,0,completed,sim,true,300,10,2,2,a/{arm},3,2,,,sim,off")
+    };
+    std::fs::create_dir_all(run.join("a/goose")).unwrap();
+    std::fs::write(
+        run.join("cells.csv"),
+        format!("{head}\n{}\n{}\n", line("goose"), line("opencode")),
+    )
+    .unwrap();
+    // the same call twice in a row: one spin event
+    let call = TrajectoryToolCall {
+        id: None,
+        name: "shell".into(),
+        arguments: serde_json::json!({"command": "ls"}),
+    };
+    for p in [120, 180] {
+        let e = TrajectoryEntry {
+            schema_version: TrajectoryEntry::SCHEMA_VERSION,
+            status: 200,
+            tools: vec!["shell".into()],
+            reply: Some(TrajectoryReply {
+                tool_calls: vec![call.clone()],
+                ..Default::default()
+            }),
+            prompt_tokens: Some(p),
+            ..Default::default()
+        };
+        lrab_records::append_jsonl(&run.join("a/goose/proxy.jsonl"), &e).unwrap();
+    }
+    let out = tmp.path().join("report");
+    let mut args = AnalyzeArgs::new(vec![run], out.clone());
+    (args.quiet, args.resamples, args.no_figures) = (true, 50, true);
+    run(&args).unwrap();
+    let a: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(form(&a, "goose", 4), (1, 1), "spin from the trajectory");
+    assert_eq!(form(&a, "goose", 7), (0, 0), "no finish tool offered: n/a");
+    assert_eq!(form(&a, "opencode", 4), (0, 0), "no trajectory: unknown");
+    let by = a["resource_table"]["by_arm"].as_array().unwrap();
+    let goose = by.iter().find(|r| r["arm"] == "goose").unwrap();
+    assert_eq!(goose["peak_prompt_median"], 180.0);
+}
