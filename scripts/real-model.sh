@@ -57,7 +57,7 @@ run_id=real-$(date -u +%Y%m%dT%H%M%SZ)
 out=$cache/results
 log=$cache/serve-$run_id.log
 "$cache/venv/bin/python" scripts/real-model/serve_openai.py --model "$gguf" --alias smollm2-135m \
-  --port "$port" --n-ctx 8192 --threads 1 --log "$log" &
+  --port "$port" --n-ctx 8192 --threads 1 --log "$log" --log-bodies "$cache/bodies-$run_id" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 60); do
@@ -68,7 +68,7 @@ done
 "$lrab" run --backend "http://127.0.0.1:$port" --backend-api openai --models smollm2-135m \
   --arms "$arms" --tasks "$tasks" --budget-minutes "$budget" --num-ctx 8192 --retries 0 \
   --out "$out" --run-id "$run_id"
-echo "real-model: results in $out/$run_id, the server's request log in $log"
+echo "real-model: results in $out/$run_id, the server's request log in $log, every request and answer in $cache/bodies-$run_id"
 # The check: every arm's cells reached the real model through the translation (model calls and
 # prompt tokens recorded, backend kind openai); scores are not checked (a 135M model scores 0).
 python3 - "$out/$run_id/cells.csv" "$arms" <<'PY'

@@ -18,6 +18,8 @@ prefix it reused.
 """
 
 import argparse
+import itertools
+import os
 import json
 import sys
 import threading
@@ -187,7 +189,10 @@ class Engine:
         with self.lock:
             cached = self.cached_prefix(tokens)
             t0 = time.monotonic()
-            out = self.llm.create_completion(
+            # streamed from llama.cpp so that prefill (to the first token) and decode are timed
+            # apart, as llama-server's `timings` report them
+            first, text, finish, n = None, "", None, 0
+            for part in self.llm.create_completion(
                 prompt=tokens,
                 max_tokens=max_tokens,
                 temperature=float(req.get("temperature", 0.8)),
@@ -195,18 +200,31 @@ class Engine:
                 seed=req.get("seed"),
                 stop=stops or None,
                 grammar=grammar,
-            )
+                stream=True,
+            ):
+                if first is None:
+                    first = time.monotonic() - t0
+                c = part["choices"][0]
+                text += c.get("text") or ""
+                finish = c.get("finish_reason") or finish
+                n += 1
             took = time.monotonic() - t0
-        choice = out["choices"][0]
-        usage = out.get("usage", {})
+        first = took if first is None else first
+        choice = {"text": text, "finish_reason": finish}
+        n_completion = len(self.llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
+        usage = {"prompt_tokens": len(tokens), "completion_tokens": n_completion,
+                 "total_tokens": len(tokens) + n_completion}
+        timings = {"cache_n": cached, "prompt_n": len(tokens) - cached,
+                   "prompt_ms": round(first * 1e3, 1), "predicted_n": n_completion,
+                   "predicted_ms": round((took - first) * 1e3, 1)}
         log(
             json.dumps(
                 {"messages": len(msgs), "tools": len(tools), "prompt": len(tokens), "cached": cached,
-                 "completion": usage.get("completion_tokens", 0), "max_tokens": max_tokens,
-                 "finish": choice.get("finish_reason"), "seconds": round(took, 2)}
+                 "completion": n_completion, "max_tokens": max_tokens,
+                 "finish": finish, "seconds": round(took, 2), "first_token_s": round(first, 3)}
             )
         )
-        return shape_reply(self.alias, choice, usage, cached, tools, took)
+        return shape_reply(self.alias, choice, usage, cached, tools, timings)
 
 
 class ContextError(Exception):
@@ -217,7 +235,7 @@ class ContextError(Exception):
         )
 
 
-def shape_reply(alias, choice, usage, cached, tools, took):
+def shape_reply(alias, choice, usage, cached, tools, timings):
     text = choice.get("text", "")
     finish = choice.get("finish_reason") or "stop"
     message = {"role": "assistant", "content": text}
@@ -256,7 +274,7 @@ def shape_reply(alias, choice, usage, cached, tools, took):
             "total_tokens": usage.get("total_tokens", 0),
             "prompt_tokens_details": {"cached_tokens": cached},
         },
-        "timings": {"seconds": round(took, 3)},
+        "timings": timings,
     }
 
 
@@ -278,7 +296,7 @@ def sse_events(reply):
     yield dict(base, choices=[], usage=reply["usage"])
 
 
-def make_handler(engine, api_key, log):
+def make_handler(engine, api_key, log, bodies):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -331,7 +349,9 @@ def make_handler(engine, api_key, log):
             try:
                 reply = engine.complete(req, log)
             except ContextError as err:
+                bodies(req, 400, {"error": str(err)})
                 return self.error(400, str(err), "invalid_request_error", "context_length_exceeded")
+            bodies(req, 200, reply)
             if not req.get("stream"):
                 return self.send_json(200, reply)
             self.send_response(200)
@@ -367,6 +387,7 @@ def main():
     p.add_argument("--api-key-env", default="", help="require this variable's value as bearer key")
     p.add_argument("--extra-buffers", action="store_true", help="allow AMX/repacked weights")
     p.add_argument("--log", default="-", help="request log file ('-' = stderr)")
+    p.add_argument("--log-bodies", default="", help="write every chat request and answer here")
     args = p.parse_args()
     import os
 
@@ -376,8 +397,18 @@ def main():
     def log(line):
         sink.write(time.strftime("%H:%M:%S ") + line + "\n")
 
+    seq = itertools.count()
+
+    def bodies(req, status, reply):
+        """Every chat request and its answer, for replaying the same requests elsewhere."""
+        if args.log_bodies:
+            os.makedirs(args.log_bodies, exist_ok=True)
+            path = os.path.join(args.log_bodies, f"{next(seq):06d}.json")
+            with open(path, "w") as f:
+                json.dump({"request": req, "status": status, "reply": reply}, f)
+
     engine = Engine(args)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(engine, api_key, log))
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(engine, api_key, log, bodies))
     log(f"serving {args.alias} ({args.model}, n_ctx {args.n_ctx}) on http://{args.host}:{server.server_port}")
     print(f"ready http://{args.host}:{server.server_port}", flush=True)
     server.serve_forever()

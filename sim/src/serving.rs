@@ -206,7 +206,14 @@ impl Serving {
         if let Some(cut) = rerender_cut(family, &visible) {
             lcp = lcp.min(cut);
         }
-        let cached: u64 = elems[..lcp].iter().map(|e| e.1).sum();
+        // The last prompt token is always evaluated again, even when the whole prompt is in
+        // the cache: its logits start the reply (llama.cpp keeps at most n-1, as the real
+        // server did on every repeated request; docs/real-model.md).
+        let cached: u64 = elems[..lcp]
+            .iter()
+            .map(|e| e.1)
+            .sum::<u64>()
+            .min(prompt_tokens.saturating_sub(1));
         slot.prefix = elems;
         let prompt_s = speed.prefill_s(cached, prompt_tokens - cached);
         Served {
@@ -314,6 +321,10 @@ mod tests {
         conv.messages.push(msg("user", "go on"));
         let c = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
         assert_eq!(c.cached_tokens, b.prompt_tokens);
+        // the same prompt again: all but its last token from the cache, so a little prefill
+        let again = s.admit("k", "m", Family::Gemma4, &sp, &conv, 32768);
+        assert_eq!(again.cached_tokens, again.prompt_tokens - 1);
+        assert!(again.prompt_ns > 0);
         // another num_ctx reloads
         let d = s.admit("k", "m", Family::Gemma4, &sp, &conv, 4096);
         assert!(d.load_ns > 0 && d.cached_tokens == 0);

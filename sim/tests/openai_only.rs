@@ -110,6 +110,14 @@ fn chat_streams_tool_calls_with_cached_tokens_and_refuses_what_vllm_refuses() {
     let (code, e) = call("POST", &url, Some(&long));
     assert_eq!(code, 400, "{e}");
     assert!(e.contains("maximum context length is 8192 tokens"), "{e}");
+    assert!(e.contains("context_length_exceeded"), "{e}");
+    // max_tokens past the room left is cut to it, not refused (llama.cpp's server)
+    let (code, body) = call(
+        "POST",
+        &url,
+        Some(&chat("sim-oracle", json!({"max_tokens": 8192}))),
+    );
+    assert_eq!(code, 200, "{body}");
     // unknown model
     assert_eq!(call("POST", &url, Some(&chat("nope", json!({})))).0, 404);
 }

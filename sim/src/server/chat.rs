@@ -217,14 +217,17 @@ pub(super) async fn v1_chat(s: St, key: String, body: Bytes) -> Response {
     if req.messages.is_empty() {
         return openai_error(StatusCode::BAD_REQUEST, "[] is too short - 'messages'");
     }
-    let conv = Conv::from_openai(&req, think.as_ref().is_some_and(|t| t.enabled()));
+    let mut conv = Conv::from_openai(&req, think.as_ref().is_some_and(|t| t.enabled()));
     // /v1 cannot carry num_ctx: the server default applies
     let num_ctx = window(&s, m, None);
     if only {
-        let asked = req.max_completion_tokens.or(req.max_tokens);
-        if let Some(r) = openai_only::too_long(crate::serving::prompt_tokens(&conv), asked, num_ctx)
-        {
-            return r;
+        match openai_only::fit(
+            crate::serving::prompt_tokens(&conv),
+            conv.num_predict,
+            num_ctx,
+        ) {
+            Ok(cap) => conv.num_predict = Some(cap),
+            Err(r) => return r,
         }
     }
     mark_loaded(&s, m, num_ctx);

@@ -3,9 +3,10 @@
 //! `/v1/models` says `owned_by: vllm` and `max_model_len`; thinking is switched by the chat
 //! template's `chat_template_kwargs.enable_thinking` (on by default for a thinking model,
 //! as Qwen3's template does), `reasoning_effort` other than low/medium/high is refused; a
-//! prompt longer than the window is refused with 400 instead of silently cut (as vLLM and
-//! llama.cpp's server do, and Ollama does not); usage carries the cached prompt tokens in
-//! `prompt_tokens_details`. The model behind it is the simulator's, unchanged.
+//! prompt longer than the window is refused with 400 instead of silently cut (as every
+//! OpenAI-compatible server does, and Ollama does not), `max_tokens` is cut to the room left;
+//! usage carries the cached prompt tokens in `prompt_tokens_details`. The model behind it is
+//! the simulator's, unchanged.
 
 use super::*;
 
@@ -77,22 +78,23 @@ pub(super) fn think(
     Ok(Some(lrab_ollama::Think::Bool(on)))
 }
 
-/// vLLM's refusal of a prompt that does not fit the window (the simulator's token count).
-pub(super) fn too_long(prompt: u64, max_tokens: Option<i64>, window: u64) -> Option<Response> {
-    let asked = max_tokens.filter(|n| *n > 0).unwrap_or(0) as u64;
-    if prompt + asked <= window && prompt < window {
-        return None;
+/// The reply's token cap in a window of `window` tokens: what was asked, at most what is left
+/// after the prompt (llama.cpp's server and llama-cpp-python cut `max_tokens` to the room
+/// left, as the real server did on the same requests; vLLM would refuse instead). A prompt
+/// that leaves no room is refused, as every OpenAI-compatible server does (Err: the 400).
+pub(super) fn fit(prompt: u64, asked: Option<u64>, window: u64) -> Result<u64, Response> {
+    if prompt < window {
+        let room = window - prompt;
+        return Ok(asked.map_or(room, |a| a.min(room)));
     }
     let msg = format!(
-        "This model's maximum context length is {window} tokens. However, you requested {} \
-         tokens ({prompt} in the messages, {asked} in the completion). Please reduce the length \
-         of the messages or completion.",
-        prompt + asked
+        "This model's maximum context length is {window} tokens. However, your messages \
+         resulted in {prompt} tokens. Please reduce the length of the messages."
     );
-    Some(json_response(
+    Err(json_response(
         StatusCode::BAD_REQUEST,
-        &json!({"object": "error", "message": msg, "type": "BadRequestError", "param": null,
-            "code": 400}),
+        &json!({"error": {"message": msg, "type": "invalid_request_error", "param": "messages",
+            "code": "context_length_exceeded"}}),
     ))
 }
 
