@@ -162,14 +162,14 @@ fn a_folder_without_cells_csv_is_refused_naming_it() {
 fn an_older_run_is_counted_from_its_trajectory() {
     use lrab_records::{TrajectoryEntry, TrajectoryReply, TrajectoryToolCall};
     let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("old");
+    let dir = tmp.path().join("old");
     let head = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir,schema_version,turns,cached_prompt_tokens,uncached_prompt_tokens,backend_kind,think";
     let line = |arm: &str| {
         format!("old,{arm},sim-2b,WF-01,1,0,0,0.200,0.000,0.500,5.0,0,completed,sim,true,300,10,2,2,a/{arm},3,2,,,sim,off")
     };
-    std::fs::create_dir_all(run.join("a/goose")).unwrap();
+    std::fs::create_dir_all(dir.join("a/goose")).unwrap();
     std::fs::write(
-        run.join("cells.csv"),
+        dir.join("cells.csv"),
         format!("{head}\n{}\n{}\n", line("goose"), line("opencode")),
     )
     .unwrap();
@@ -191,10 +191,10 @@ fn an_older_run_is_counted_from_its_trajectory() {
             prompt_tokens: Some(p),
             ..Default::default()
         };
-        lrab_records::append_jsonl(&run.join("a/goose/proxy.jsonl"), &e).unwrap();
+        lrab_records::append_jsonl(&dir.join("a/goose/proxy.jsonl"), &e).unwrap();
     }
     let out = tmp.path().join("report");
-    let mut args = AnalyzeArgs::new(vec![run], out.clone());
+    let mut args = AnalyzeArgs::new(vec![dir], out.clone());
     (args.quiet, args.resamples, args.no_figures) = (true, 50, true);
     run(&args).unwrap();
     let a: Value =
