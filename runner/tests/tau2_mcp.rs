@@ -200,6 +200,16 @@ fn gold_over_mcp(domain: &str, task_id: &str, bad_call: Option<(&str, Value)>) -
     );
     c.close();
     let v = results(&out);
+    // the task's cell in the folder's manifest, in the published shape
+    let m = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_manifest.json"))
+        .expect("a manifest");
+    let m = lrab_records::Tau2Manifest::read(&m).unwrap();
+    assert_eq!(m.tasks.len(), 1);
+    assert_eq!(m.tasks[0].0, task_id);
+    assert_eq!(m.tasks[0].1[0].1.reward, Some(1.0));
     // `lrab tau2 grade` re-grades the record to the same reward
     let o = Command::new(env!("CARGO_BIN_EXE_lrab"))
         .args(["tau2", "--tau2-data", dir.to_str().unwrap(), "grade"])

@@ -296,5 +296,7 @@ fn write_record(
         &records,
         simulated,
     )?;
+    // the task's cell merged into the folder's manifest, as `run` does
+    results::write_manifest(&a.out, domain.kind.name(), &a.arm, &records)?;
     Ok(())
 }
