@@ -96,7 +96,7 @@ fn select_arms(spec: &RunSpec, require_installed: bool) -> Result<(Vec<Arm>, Vec
         matrix::no_duplicates("arm", &spec.arms)?;
         let sel = arms::select(&all, &spec.arms)?;
         if require_installed {
-            for a in sel.iter().filter(|a| a.locate().is_none()) {
+            if let Some(a) = sel.iter().find(|a| a.locate().is_none()) {
                 bail!(
                     "arm '{}' is not installed: program '{}' not found next to lrab or on PATH{}. {}",
                     a.name,
@@ -131,7 +131,7 @@ fn select_tasks(
         return Ok(pack.tasks.iter().map(|t| t.spec.id.clone()).collect());
     }
     matrix::no_duplicates("task", &spec.tasks)?;
-    for id in spec.tasks.iter().filter(|id| pack.get(id).is_none()) {
+    if let Some(id) = spec.tasks.iter().find(|id| pack.get(id).is_none()) {
         let mine: Vec<String> = problems
             .iter()
             .filter(|p| p.file.starts_with(pack.root.join(id)))
@@ -177,7 +177,7 @@ fn absolute(p: &Path) -> String {
 /// default models are the simulator's.
 pub fn resolve(spec: &RunSpec, simulated_default: bool, require_installed: bool) -> Result<Plan> {
     let (arms, skipped_arms) = select_arms(spec, require_installed)?;
-    let (pack, problems) = Pack::load_lenient(&pack_dir(spec));
+    let (pack, problems) = Pack::load_lenient(pack_dir(spec));
     let tasks = select_tasks(spec, &pack, &problems)?;
     let models = select_models(spec, simulated_default)?;
     if spec.repeats == 0 {
