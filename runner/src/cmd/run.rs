@@ -277,3 +277,58 @@ fn report(run_dir: &std::path::Path) -> std::path::PathBuf {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// Without flags or a matrix file, a run is `RunSpec::default()` (the one home of the
+    /// defaults) run by `Session::default()`.
+    #[test]
+    fn no_flags_give_the_defaults() {
+        let a = Args::try_parse_from(["run"]).unwrap();
+        let (spec, file) = a.spec().unwrap();
+        let key = Some(crate::run::backend_api::DEFAULT_KEY_ENV.to_string());
+        let want = RunSpec {
+            backend_key_env: key,
+            ..RunSpec::default()
+        };
+        assert_eq!(spec, want);
+        let s = a.session(&file).unwrap();
+        let d = Session::default();
+        assert_eq!(
+            (
+                s.out_root,
+                s.jobs,
+                s.backend_slots,
+                s.backend_wait,
+                s.cell_backend_wait
+            ),
+            (
+                d.out_root,
+                d.jobs,
+                d.backend_slots,
+                d.backend_wait,
+                d.cell_backend_wait
+            )
+        );
+    }
+
+    #[test]
+    fn flags_override_the_matrix_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("m.toml");
+        std::fs::write(
+            &f,
+            "models = [\"a\"]\nnum_ctx = 8192\nretries = 3\njobs = 2\n",
+        )
+        .unwrap();
+        let path = f.to_str().unwrap();
+        let a = Args::try_parse_from(["run", "--config", path, "--num-ctx", "4096"]).unwrap();
+        let (spec, file) = a.spec().unwrap();
+        assert_eq!((spec.num_ctx, spec.retries), (4096, 3));
+        assert_eq!(spec.models, ["a"]);
+        assert_eq!(a.session(&file).unwrap().jobs, 2);
+    }
+}

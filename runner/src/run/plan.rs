@@ -271,3 +271,43 @@ pub fn write_plan(path: &Path, cells: &[Cell]) -> Result<()> {
     // the record error starts with the path: the message stays "write <path>: <why>"
     lrab_records::write_plan(path, cells).map_err(|e| anyhow::anyhow!("write {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--resume` reads back (the resolved spec) resolves to itself: a resumed run plans
+    /// the same cells with the same knobs.
+    #[test]
+    fn a_resolved_spec_resolves_to_itself() {
+        let spec = RunSpec {
+            arms: vec!["harness".into()],
+            models: vec!["sim-4b".into()],
+            tasks: vec!["WF-01".into(), "LH-03".into()],
+            repeats: 2,
+            shard: Some("1/2".into()),
+            backend_key_env: Some(DEFAULT_KEY_ENV.into()),
+            ..RunSpec::default()
+        };
+        let p = resolve(&spec, true, false).unwrap();
+        assert_eq!(
+            p.spec.backend_key_env, None,
+            "the default key variable is not recorded"
+        );
+        assert!(Path::new(&p.spec.pack).is_absolute() && Path::new(&p.spec.arms_dir).is_absolute());
+        assert_eq!(p.cells.len(), 2, "4 cells, shard 1 of 2");
+        let again = resolve(&p.spec, false, false).unwrap();
+        assert_eq!(again.spec, p.spec);
+        assert_eq!(again.cells, p.cells);
+    }
+
+    #[test]
+    fn empty_lists_take_the_defaults() {
+        let p = resolve(&RunSpec::default(), true, false).unwrap();
+        assert_eq!(p.spec.models, matrix::SIM_MODELS);
+        assert_eq!(p.spec.tasks.len(), p.pack.tasks.len());
+        assert!(p.spec.arms.contains(&"harness".to_string()));
+        let real = resolve(&RunSpec::default(), false, false).unwrap();
+        assert_eq!(real.spec.models, matrix::UPSTREAM_MODELS);
+    }
+}
