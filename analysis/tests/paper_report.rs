@@ -130,6 +130,15 @@ fn a_run_folder_gives_the_papers_items_in_order() {
     assert_eq!(form(&a, "goose", 7), (0, 0));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("## Mechanism activation (the paper's marker table)"));
+    // the run's family total beside the paper's 72 cells (the arm is the paper's `mingbird`)
+    assert!(
+        report.contains("| **finish_gate** | (family) | **2** | | **155** |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| **anti_loop** | (family) | **1** | | **95** |"),
+        "{report}"
+    );
     // the peak prompt's median per arm
     let res = &a["resource_table"]["by_arm"];
     let peak = |arm: &str| {

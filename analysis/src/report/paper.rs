@@ -266,7 +266,8 @@ pub(crate) fn activation_markdown(cells: &[Cell]) -> String {
          counted in each winning attempt's own output as upstream's `extract_p1.py` counts them \
          (exact texts, non-overlapping). Cells: cells with a transcript. *Published*: the 72 \
          Mingbird cells of the paper's matrix (`mechanism_log/README.md`, CC BY 4.0), a \
-         reference, not this run.\n\n",
+         reference, not this run; shown for the arm `mingbird` (v1.5.0, the paper's), `–` for \
+         other versions and variants.\n\n",
     );
     for ((arm, _), (n, by)) in totals.iter().filter(|((_, m), _)| m.is_empty()) {
         let _ = writeln!(out, "### {arm}, all models ({n} cells)\n");
@@ -274,8 +275,9 @@ pub(crate) fn activation_markdown(cells: &[Cell]) -> String {
             "| family | marker | firings | cells fired | published (72 cells, 4 models) |\n\
              |---|---|---|---|---|\n",
         );
+        let paper_arm = arm.eq_ignore_ascii_case("mingbird");
         for fam in FAMILIES {
-            family_rows(&mut out, fam, by);
+            family_rows(&mut out, fam, by, paper_arm);
         }
         out.push('\n');
         let models: Vec<_> = totals
@@ -314,15 +316,25 @@ fn published(key: &str) -> u64 {
         .map_or(0, |p| p.1)
 }
 
+/// A published count, or `–` for an arm the paper did not publish counts of.
+fn shown(n: u64, paper_arm: bool) -> String {
+    if paper_arm {
+        n.to_string()
+    } else {
+        "–".into()
+    }
+}
+
 /// One family's total row and its markers' rows.
-fn family_rows(out: &mut String, fam: &str, by: &BTreeMap<&'static str, (f64, usize)>) {
+fn family_rows(out: &mut String, fam: &str, by: &Totals, paper_arm: bool) {
     let ms: Vec<_> = MARKERS.iter().filter(|m| m.family == fam).collect();
     let sum: f64 = ms.iter().map(|m| by[m.key].0).sum();
     let pubsum: u64 = ms.iter().map(|m| published(m.key)).sum();
     let _ = writeln!(
         out,
-        "| **{fam}** | (family) | **{}** | | **{pubsum}** |",
-        num(sum)
+        "| **{fam}** | (family) | **{}** | | **{}** |",
+        num(sum),
+        shown(pubsum, paper_arm)
     );
     for m in ms {
         let (v, k) = by[m.key];
@@ -332,7 +344,7 @@ fn family_rows(out: &mut String, fam: &str, by: &BTreeMap<&'static str, (f64, us
             m.key,
             m.text,
             num(v),
-            published(m.key)
+            shown(published(m.key), paper_arm)
         );
     }
 }
