@@ -1,7 +1,7 @@
 //! Real command-line arms on τ² against the simulator's oracle (issue 28 item 5): the arm
 //! gets the domain as an MCP server, `sim-oracle` drives it through the arm's own MCP tools
-//! (opencode: `tau2_…` functions; qwen-code: `tool_search`/`tool_call` over its deferred
-//! `mcp__tau2__…` tools) and plays the customer, and the task must end with the gold outcome.
+//! (opencode: `tau2_…` functions; cline: `tau2__…` functions; qwen-code: `tool_search`/
+//! `tool_call` over its deferred `mcp__tau2__…` tools) and plays the customer, and the task must end with the gold outcome.
 //! Uses the arms installed in the user's arms cache (`lrab arms install`); an arm not
 //! installed is skipped with a note. The default test runs opencode on the retail task (≈ 7 s);
 //! `every_installed_mcp_arm…` (opt-in, `--ignored`) runs every installed MCP arm on a retail,
@@ -120,7 +120,7 @@ fn opencode_completes_a_retail_task_on_sim_oracle() {
 #[test]
 #[ignore = "opt-in: runs every installed MCP arm on three τ² tasks (≈ 10 s per arm and task)"]
 fn every_installed_mcp_arm_completes_a_task_of_each_domain_on_sim_oracle() {
-    for arm in ["opencode", "qwen-code", "codex"] {
+    for arm in ["opencode", "qwen-code", "cline", "codex", "gptme", "goose"] {
         if ready(arm) {
             completes(arm, &TASKS);
         }
