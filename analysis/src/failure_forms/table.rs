@@ -249,6 +249,14 @@ impl FormsTable {
              in brackets. Rules: docs/statistics.md, \"Failure forms\".\n",
             files.join(", ")
         );
+        if self.sources.iter().any(|(_, k)| *k == SourceKind::Run) {
+            out.push_str(
+                "A run's counters (spin, format, context, false finish, provider): a Mingbird \
+                 arm's from its printed markers (the paper's scale), every other arm's from its \
+                 recorded trajectory (what went over the wire; docs/statistics.md, *Counters \
+                 from the trajectory*), so only the Mingbird columns compare with the paper's.\n\n",
+            );
+        }
         let mut h = vec!["form".to_string()];
         h.extend(self.by_arm.iter().map(|c| c.arm.clone()));
         header(&mut out, &h);
