@@ -7,6 +7,9 @@
 //! Then the same at load 16 (16 clients at once), for the native paths and the translated one
 //! (a native request through `lrab proxy --upstream-api openai` to a fake OpenAI server
 //! answering the same reply as SSE), each against the same fake reached straight at load 16.
+//! The fakes keep connections alive, as Ollama, vLLM and llama.cpp's server do, unless the
+//! client asks to close (the bench's clients open a fresh connection per request, straight and
+//! to the proxy alike, so the proxy's own reuse of its upstream connections is what it gains).
 //! `cargo bench -p lrab-runner --bench proxy_overhead` (figures in docs/runner.md).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,33 +20,74 @@ use serde_json::json;
 
 const N: usize = 400;
 
+/// One request read from a kept-alive connection: its path, and whether the client asked to
+/// close after the answer (`None`: the connection ended).
+fn next_request(r: &mut BufReader<TcpStream>) -> Option<(String, bool)> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let path = line.split_whitespace().nth(1)?.to_string();
+    let (mut len, mut close) = (0usize, false);
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).ok()? == 0 || h.trim().is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        match k.trim().to_ascii_lowercase().as_str() {
+            "content-length" => len = v.trim().parse().ok()?,
+            "connection" => close = v.trim().eq_ignore_ascii_case("close"),
+            _ => {}
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).ok()?;
+    Some((path, close))
+}
+
+/// Serves a connection until it ends or the client asks to close; `answer` writes one answer
+/// (with its `connection` header) for a path.
+fn keep_alive(c: TcpStream, answer: impl Fn(&mut TcpStream, &str, &str)) {
+    let Ok(mut w) = c.try_clone() else { return };
+    let mut r = BufReader::new(c);
+    while let Some((path, close)) = next_request(&mut r) {
+        answer(&mut w, &path, if close { "close" } else { "keep-alive" });
+        if close {
+            return;
+        }
+    }
+}
+
 /// A fake OpenAI server: `/v1/models` and a chat answer of 60 SSE content events, the finish
 /// event, usage and `[DONE]`.
 fn fake_openai() -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
+    let ev = |v: serde_json::Value| format!("data: {v}\n\n");
+    let mut out = String::new();
+    for i in 0..60 {
+        out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": format!("word{i} ")}, "finish_reason": null}]})));
+    }
+    out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})));
+    out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 4000, "completion_tokens": 60, "prompt_tokens_details": {"cached_tokens": 3900}}})));
+    out.push_str("data: [DONE]\n\n");
+    let out: &'static str = Box::leak(out.into_boxed_str());
     std::thread::spawn(move || {
         for c in l.incoming() {
-            let Ok(mut c) = c else { continue };
+            let Ok(c) = c else { continue };
             std::thread::spawn(move || {
-                let Ok(req) = lrab_util::read_http_request(&c) else {
-                    return;
-                };
-                if req.path == "/v1/models" {
-                    let b = r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}"#;
-                    let _ = write!(c, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}", b.len());
-                    return;
-                }
-                let mut out = String::new();
-                let ev = |v: serde_json::Value| format!("data: {v}\n\n");
-                for i in 0..60 {
-                    out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": format!("word{i} ")}, "finish_reason": null}]})));
-                }
-                out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})));
-                out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 4000, "completion_tokens": 60, "prompt_tokens_details": {"cached_tokens": 3900}}})));
-                out.push_str("data: [DONE]\n\n");
-                let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
-                let _ = c.write_all(out.as_bytes());
+                keep_alive(c, |w, path, conn| {
+                    let (ct, b) = if path == "/v1/models" {
+                        (
+                            "application/json",
+                            r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}"#,
+                        )
+                    } else {
+                        ("text/event-stream", out)
+                    };
+                    let _ = write!(w, "HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{b}", b.len());
+                });
             });
         }
     });
@@ -73,28 +117,31 @@ fn loaded(base: &str, path: &str, body: &str, clients: usize, n: usize) -> Vec<f
 fn fake(hold: Option<Duration>) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
+    let mut out = String::new();
+    for i in 0..60 {
+        out.push_str(&json!({"model": "m", "message": {"role": "assistant", "content": format!("word{i} ")}, "done": false}).to_string());
+        out.push('\n');
+    }
+    let last = json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
+        "prompt_eval_count": 4000, "prompt_eval_cached_count": 3900, "eval_count": 60,
+        "prompt_eval_duration": 1, "eval_duration": 1, "load_duration": 0, "total_duration": 2});
+    let last = format!("{last}\n");
+    let (out, last): (&'static str, &'static str) = (
+        Box::leak(out.into_boxed_str()),
+        Box::leak(last.into_boxed_str()),
+    );
     std::thread::spawn(move || {
         for c in l.incoming() {
-            let Ok(mut c) = c else { continue };
+            let Ok(c) = c else { continue };
             std::thread::spawn(move || {
-                if lrab_util::read_http_request(&c).is_err() {
-                    return;
-                }
-                let mut out = String::new();
-                for i in 0..60 {
-                    out.push_str(&json!({"model": "m", "message": {"role": "assistant", "content": format!("word{i} ")}, "done": false}).to_string());
-                    out.push('\n');
-                }
-                let last = json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop",
-                    "prompt_eval_count": 4000, "prompt_eval_cached_count": 3900, "eval_count": 60,
-                    "prompt_eval_duration": 1, "eval_duration": 1, "load_duration": 0, "total_duration": 2});
-                let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\nconnection: close\r\n\r\n");
-                let _ = c.write_all(out.as_bytes());
-                let _ = c.flush();
-                if let Some(h) = hold {
-                    std::thread::sleep(h);
-                }
-                let _ = c.write_all(format!("{last}\n").as_bytes());
+                keep_alive(c, |w, _, conn| {
+                    let _ = write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{out}", out.len() + last.len());
+                    let _ = w.flush();
+                    if let Some(h) = hold {
+                        std::thread::sleep(h);
+                    }
+                    let _ = w.write_all(last.as_bytes());
+                });
             });
         }
     });

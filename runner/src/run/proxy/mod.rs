@@ -96,9 +96,13 @@ pub fn start(cfg: ProxyConfig) -> Result<ProxyHandle> {
 pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let listener =
         std::net::TcpListener::bind(addr).with_context(|| format!("proxy: cannot bind {addr}"))?;
+    // Connections to the backend are kept and reused (a connect per request cost more than
+    // the rest of the proxy at load): as many idle ones as requests in flight at once.
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(10))
         .timeout_read(Duration::from_secs(3600))
+        .max_idle_connections(64)
+        .max_idle_connections_per_host(32)
         .build();
     let state = Arc::new(Shared {
         recorder: Recorder::new(cfg.log.clone()),
@@ -515,6 +519,10 @@ fn relay_lines<R: Read>(
         line.clear();
         let end = matches!(reader.read_until(b'\n', &mut line), Ok(0) | Err(_));
         match (&mut conv, end) {
+            // a native answer relayed as it is: text lines are only read, not parsed whole
+            (None, false) if p.mode == Mode::Native && tap.native_text_line(&line) => {
+                em.out.extend_from_slice(&line)
+            }
             (None, false) => {
                 let v = serde_json::from_slice::<Value>(&line).ok();
                 em.object(p, tap, v, Some(&line));

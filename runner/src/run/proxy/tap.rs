@@ -94,6 +94,44 @@ impl Tap {
         self.object(&v);
     }
 
+    /// A streamed native line that only carries text (`message.content` / `thinking`, not
+    /// done, no calls, no error), read without building a JSON tree: most lines of an answer
+    /// are such, and parsing each into a [`Value`] was the larger part of the proxy's work per
+    /// request. False: the line is something else, feed it to [`Tap::object`].
+    pub fn native_text_line(&mut self, line: &[u8]) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Line<'a> {
+            #[serde(borrow)]
+            message: Option<Text<'a>>,
+            done: Option<bool>,
+            error: Option<serde::de::IgnoredAny>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Text<'a> {
+            #[serde(borrow)]
+            content: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow)]
+            thinking: Option<std::borrow::Cow<'a, str>>,
+            tool_calls: Option<serde::de::IgnoredAny>,
+        }
+        if self.wire != Some(Wire::Native) || self.failed {
+            return false;
+        }
+        let Ok(l) = serde_json::from_slice::<Line>(line) else {
+            return false;
+        };
+        let (Some(m), None | Some(false), None) = (&l.message, l.done, &l.error) else {
+            return false;
+        };
+        if m.tool_calls.is_some() {
+            return false;
+        }
+        self.saw_reply = true;
+        self.content.push_str(m.content.as_deref().unwrap_or(""));
+        self.thinking.push_str(m.thinking.as_deref().unwrap_or(""));
+        true
+    }
+
     /// One parsed object of the answer.
     pub fn object(&mut self, v: &Value) {
         if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
@@ -314,6 +352,36 @@ mod tests {
         let mut e = TrajectoryEntry::default();
         t.finish(&mut e);
         e
+    }
+
+    #[test]
+    fn text_lines_read_without_a_tree_say_what_the_tree_says() {
+        let lines = [
+            r#"{"model":"m","message":{"role":"assistant","content":"caf\u00e9 \"q\" ","thinking":"t"},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":null},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"ls","arguments":{}}}]},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":5},"done":false}"#,
+            r#"{"model":"m","message":{"role":"assistant","content":"end"},"done":true,"done_reason":"stop","eval_count":3}"#,
+        ];
+        let (mut fast, mut tree) = (Tap::new(Wire::Native, true), Tap::new(Wire::Native, true));
+        let mut read_fast = 0;
+        for l in lines {
+            if fast.native_text_line(l.as_bytes()) {
+                read_fast += 1;
+            } else {
+                fast.object(&serde_json::from_str(l).unwrap());
+            }
+            tree.object(&serde_json::from_str(l).unwrap());
+        }
+        assert_eq!(read_fast, 2, "only the plain text lines take the fast way");
+        let (mut a, mut b) = (TrajectoryEntry::default(), TrajectoryEntry::default());
+        fast.finish(&mut a);
+        tree.finish(&mut b);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(a.reply.unwrap().content.starts_with("café \"q\" "));
+        // an error in the stream is never read as text
+        let err = r#"{"error":"boom","message":{"content":"no"}}"#;
+        assert!(!Tap::new(Wire::Native, true).native_text_line(err.as_bytes()));
     }
 
     #[test]
