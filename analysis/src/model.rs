@@ -125,6 +125,9 @@ pub struct Dataset {
     pub tau_errors: Vec<String>,
     /// τ² rows whose reward needs an NL judge that was not configured (never counted as passes).
     pub tau_ungraded: Vec<String>,
+    /// τ² error cells scored 0 (the paper's policy, `lrab tau2 run --error-cells zero`): counted
+    /// as fails, and said so in the report.
+    pub tau_zeroed: Vec<String>,
     /// τ² rows that ran on the simulated backend (`simulated` column of our results CSV).
     pub tau_simulated: usize,
     /// Input files and the format each was read as.

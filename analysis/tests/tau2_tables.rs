@@ -175,6 +175,18 @@ fn mcnemar_pairs_a_runs_arms_with_each_other_and_with_published_arms() {
             rewards: None,
         },
     );
+    // an error cell scored 0 (the paper's policy): a fail, and the report says so
+    ours.set(
+        "999",
+        "plain",
+        ManifestCell {
+            status: CellStatus::Error,
+            reward: Some(0.0),
+            wall: Some(1),
+            error: Some("agent_error".into()),
+            rewards: None,
+        },
+    );
     let mine = run_dir.join("retail_manifest.json");
     ours.write(&mine).unwrap();
     let mut args = AnalyzeArgs::new(
@@ -220,6 +232,12 @@ fn mcnemar_pairs_a_runs_arms_with_each_other_and_with_published_arms() {
     assert!(out
         .summary
         .contains("## τ²: McNemar for every pair of arms"));
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(
+        report.contains("1 τ² error cell(s) were scored 0")
+            && report.contains("1 τ² cell(s) have no reward"),
+        "{report}"
+    );
     // the published arms against each other: all 114 tasks
     assert!(out
         .summary

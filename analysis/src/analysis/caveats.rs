@@ -93,6 +93,13 @@ pub(crate) fn caveats(ds: &Dataset, a: &Analysis) -> Vec<String> {
             ds.tau_errors.len()
         ));
     }
+    if !ds.tau_zeroed.is_empty() {
+        out.push(format!(
+            "{} τ² error cell(s) were scored 0 (the paper's policy for error cells left after the \
+             retry passes) and count as fails in the paired τ² tests.",
+            ds.tau_zeroed.len()
+        ));
+    }
     if !ds.tau_ungraded.is_empty() {
         out.push(format!(
             "{} τ² cell(s) are ungraded (an NL assertion needed a judge model that was not \

@@ -38,6 +38,9 @@ pub(crate) fn read_csv(path: &Path, ds: &mut Dataset) -> Result<()> {
             }
             Tau2Reward::Score(x) => x,
         };
+        if ["agent_error", "user_error", "infrastructure_error"].contains(&r.termination.as_str()) {
+            ds.tau_zeroed.push(here);
+        }
         let (domain, task, arm, trial) = (r.domain, r.task, r.arm, r.trial);
         let slot = trials
             .entry((domain.clone(), task.clone(), arm.clone()))
@@ -92,7 +95,13 @@ pub(crate) fn read_manifest(path: &Path, ds: &mut Dataset) -> Result<()> {
             }
             for r in cell.trial_rewards() {
                 match r {
-                    Some(r) => slot.push(r),
+                    Some(r) => {
+                        if cell.status == lrab_records::CellStatus::Error {
+                            ds.tau_zeroed
+                                .push(format!("{shown} ({domain}/{task}/{arm}: error, scored 0)"));
+                        }
+                        slot.push(r)
+                    }
                     None if cell.status == lrab_records::CellStatus::Ungraded => ds
                         .tau_ungraded
                         .push(format!("{shown} ({domain}/{task}/{arm})")),
