@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{col, csv_lines, fast, lrab, sh_arm, text};
+use common::{col, csv_lines, lrab, quick, sh_arm, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -38,14 +38,8 @@ fn world() -> World {
 
 impl World {
     fn ablate(&self, extra: &[&str]) -> Command {
-        let mut c = lrab();
-        c.arg("ablate")
-            .arg("--arms-dir")
-            .arg(&self.arms)
-            .arg("--out")
-            .arg(&self.out)
-            .args(fast(300, 3000, 200))
-            .args(extra);
+        let mut c = quick("ablate", &self.arms, &self.out, (300, 3000, 200));
+        c.args(extra);
         c
     }
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{lrab, quick, text};
 
 use std::path::{Path, PathBuf};
 
@@ -35,30 +35,24 @@ fn shard(
     k: u32,
     extra: &[&str],
 ) -> PathBuf {
-    let mut c = lrab();
-    c.arg("run")
-        .arg("--arms-dir")
-        .arg(arms)
-        .arg("--out")
-        .arg(out)
-        .args(fast(100, 1000, 200))
-        .args([
-            "--arms",
-            "good",
-            "--models",
-            "sim-2b",
-            "--tasks",
-            "WF-01,WF-02",
-        ])
-        .args([
-            "--repeats",
-            "2",
-            "--run-id",
-            id,
-            "--shard",
-            &format!("{k}/2"),
-        ])
-        .args(extra);
+    let mut c = quick("run", arms, out, (100, 1000, 200));
+    c.args([
+        "--arms",
+        "good",
+        "--models",
+        "sim-2b",
+        "--tasks",
+        "WF-01,WF-02",
+    ])
+    .args([
+        "--repeats",
+        "2",
+        "--run-id",
+        id,
+        "--shard",
+        &format!("{k}/2"),
+    ])
+    .args(extra);
     if let Some(p) = pack {
         c.arg("--pack").arg(p);
     }

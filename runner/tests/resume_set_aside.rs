@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{col, csv_lines, fast, lrab, running_below_after, sh_arm, text};
+use common::{col, csv_lines, lrab, quick, running_below_after, sh_arm, text};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -47,13 +47,7 @@ impl World {
     /// running, marks its folder and stops the runner with `sig`.
     fn stop_mid_cell(&self, sig: i32) {
         std::fs::write(self.arms.join("hold"), "").unwrap();
-        let mut child = lrab()
-            .arg("run")
-            .arg("--arms-dir")
-            .arg(&self.arms)
-            .arg("--out")
-            .arg(&self.out)
-            .args(fast(200, 2000, 200))
+        let mut child = quick("run", &self.arms, &self.out, (200, 2000, 200))
             .args([
                 "--arms",
                 "holder",

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{col, csv_lines, fast, lrab, running_below_after, sh_arm as arm, text};
+use common::{col, csv_lines, lrab, quick, running_below_after, sh_arm as arm, text};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -56,14 +56,8 @@ impl Bench {
 
     /// `lrab run` on these arms into `results/`, fast timings, against the simulated backend.
     fn command(&self, extra: &[&str]) -> Command {
-        let mut c = lrab();
-        c.arg("run")
-            .arg("--arms-dir")
-            .arg(&self.arms)
-            .arg("--out")
-            .arg(&self.out)
-            .args(fast(300, 3000, 200))
-            .args(extra);
+        let mut c = quick("run", &self.arms, &self.out, (300, 3000, 200));
+        c.args(extra);
         c
     }
 

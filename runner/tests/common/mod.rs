@@ -220,3 +220,62 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(o.status.success(), "git {args:?}: {}", text(&o));
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
+
+/// Whether the opt-in check named by `var` was asked for (`var=1`); otherwise says so and how.
+pub fn opted_in(var: &str, what: &str) -> bool {
+    let on = std::env::var(var).as_deref() == Ok("1");
+    if !on {
+        eprintln!("SKIPPED: set {var}=1 to run {what}");
+    }
+    on
+}
+
+/// Runs an opt-in check script of the suite (`scripts/…`, by bash) with `LRAB_BIN` set to this
+/// build's `lrab`, which must have the harness arm (`lrab-harness`) beside it. The script's exit
+/// 77 means its needs cannot be had here: `None`, after printing `SKIPPED: <skipped><why>`
+/// with the first output line holding one of `marks`. Otherwise it must succeed; its output.
+pub fn check_script(script: &str, skipped: &str, marks: &[&str]) -> Option<String> {
+    let lrab = Path::new(env!("CARGO_BIN_EXE_lrab"));
+    assert!(
+        lrab.with_file_name("lrab-harness").is_file(),
+        "no lrab-harness next to {}: run `cargo build -p lrab-harness` first",
+        lrab.display()
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new("bash")
+        .arg(repo.join(script))
+        .env("LRAB_BIN", lrab)
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    let text = text(&out);
+    eprintln!("{text}");
+    if out.status.code() == Some(77) {
+        let why = (text.lines())
+            .find(|l| marks.iter().any(|m| l.contains(m)))
+            .unwrap_or("no reason given");
+        eprintln!("SKIPPED: {skipped}{why}");
+        return None;
+    }
+    assert!(out.status.success(), "{script} failed:\n{text}");
+    Some(text)
+}
+
+/// The exit code alone is not trusted: each stage of a check must have said it held.
+pub fn assert_says(text: &str, expected: &[&str]) {
+    for e in expected {
+        assert!(text.contains(e), "missing {e:?} in:\n{text}");
+    }
+}
+
+/// `lrab <sub>` (`run`, `ablate`) on the arm files in `arms`, into the results root `out`,
+/// with [`fast`] timings (stable, max, grace in ms) against the simulated backend.
+pub fn quick(sub: &str, arms: &Path, out: &Path, (stable, max, grace): (u32, u32, u32)) -> Command {
+    let mut c = lrab();
+    c.arg(sub)
+        .arg("--arms-dir")
+        .arg(arms)
+        .arg("--out")
+        .arg(out)
+        .args(fast(stable, max, grace));
+    c
+}
