@@ -26,9 +26,9 @@ pub struct RunSpec {
     pub shard: Option<String>,
     /// Backend kind as given (`sim`, `ollama`, a URL).
     pub backend: String,
-    /// Budget override of WF tasks (minutes).
+    /// Budget override of tasks of tiers 1–3, the WF ones (minutes).
     pub budget_minutes: Option<f64>,
-    /// Budget override of LH tasks (minutes).
+    /// Budget override of long-horizon tasks, tier 4 (minutes).
     pub budget_minutes_lh: Option<f64>,
     /// Kill-and-resume override (percent of the budget; 0 disables).
     pub kill_at_pct: Option<u8>,

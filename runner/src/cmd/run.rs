@@ -63,10 +63,10 @@ pub struct MatrixArgs {
 pub struct Args {
     #[command(flatten)]
     pub matrix: MatrixArgs,
-    /// Budget of WF tasks in minutes (default: the task's, 90).
+    /// Budget of the other (WF, tiers 1–3) tasks in minutes (default: the task's, 90).
     #[arg(long)]
     pub budget_minutes: Option<f64>,
-    /// Budget of LH tasks in minutes (default: the task's, 180).
+    /// Budget of long-horizon (tier 4, LH) tasks in minutes (default: the task's, 180).
     #[arg(long)]
     pub budget_minutes_lh: Option<f64>,
     /// Kill-and-resume point for every task in % of its budget (default: the task's; 0 = off).
