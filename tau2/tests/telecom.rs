@@ -163,9 +163,14 @@ fn a_task_whose_initialization_fails_is_reported_not_run() {
         INFRASTRUCTURE_ERROR
     );
     let csv = std::fs::read_to_string(out.join("tau2.csv")).unwrap();
+    // an error cell set aside (the default --error-cells): no reward, not "ungraded"
     assert!(
-        csv.contains("telecom,broken_setup,gold,0,ungraded,,0,infrastructure_error"),
+        csv.contains("telecom,broken_setup,gold,0,,,0,infrastructure_error"),
         "{csv}"
+    );
+    assert!(
+        text.contains("1 left, set aside (no reward; not in averages or pass^k): broken_setup/t0"),
+        "{text}"
     );
 }
 
