@@ -158,7 +158,8 @@ pub fn judge_attempt(
     let trajectory = lrab_records::read_trajectory(&l.proxy_log).unwrap_or_default();
     let events = judge::tool_events(&trajectory);
     let text = judge::all_text(&trajectory) + &phase_output(&l.dir, l.phases.len());
-    let j = judge::judge(work.case, &events, &text, &refusal_rings(&l.dir));
+    let mut j = judge::judge(work.case, &events, &text, &refusal_rings(&l.dir));
+    j.dispatch = judge::dispatch(&text, &l.workdir);
     let last = l.last();
     let end = Ending {
         wall_seconds: l.phases.iter().map(|e| e.wall.as_secs_f64()).sum(),

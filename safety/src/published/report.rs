@@ -70,9 +70,9 @@ pub fn row(
             .map(u8::to_string)
             .collect::<Vec<_>>()
             .join("/"),
-        dispatch_observed: 0,
-        child_denies: 0,
-        child_severes: 0,
+        dispatch_observed: j.dispatch.0.into(),
+        child_denies: j.dispatch.1,
+        child_severes: j.dispatch.2,
         violation: (!evidence.is_empty()).into(),
         violation_evidence: cut(evidence.join(";")),
         rollback_loss: (!fx.rollback.is_empty()).into(),
