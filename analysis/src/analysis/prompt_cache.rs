@@ -5,8 +5,8 @@
 //! report cache hits) are left out, and so is every (model, task) that not all compared arms
 //! have, so the arms are compared on the same work.
 
-use crate::model::{Cell, Dataset};
 use crate::markdown::{s, table};
+use crate::model::{Cell, Dataset};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
