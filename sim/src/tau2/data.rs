@@ -22,6 +22,7 @@ pub struct Gold {
 #[derive(Debug, Clone)]
 pub struct Task {
     pub id: String,
+    /// The scenario's texts, whitespace runs as one space.
     pub reason: String,
     pub known: String,
     pub instructions: String,
@@ -32,7 +33,7 @@ pub struct Task {
 impl Task {
     /// What the customer says first: the reason for the call and what they know.
     pub fn opening(&self) -> String {
-        squash(&format!("{} {}", self.reason, self.known))
+        format!("{} {}", self.reason, self.known).trim().to_string()
     }
 }
 
@@ -117,12 +118,13 @@ fn text(v: &Value) -> String {
 
 fn task(t: &Value) -> Option<Task> {
     let ins = &t["user_scenario"]["instructions"];
+    // kept with whitespace runs as one space: they are looked for in requests that way
     let (reason, known, instructions) = match ins {
-        Value::String(s) => (s.clone(), String::new(), String::new()),
+        Value::String(s) => (squash(s), String::new(), String::new()),
         _ => (
-            text(&ins["reason_for_call"]),
-            text(&ins["known_info"]),
-            text(&ins["task_instructions"]),
+            squash(&text(&ins["reason_for_call"])),
+            squash(&text(&ins["known_info"])),
+            squash(&text(&ins["task_instructions"])),
         ),
     };
     let crit = &t["evaluation_criteria"];

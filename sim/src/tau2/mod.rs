@@ -146,11 +146,11 @@ fn customer_words(conv: &Conv, customer_tool: Option<&str>) -> String {
 /// with the largest share (at least 60 %) of its distinctive words among them.
 fn find_task<'a>(d: &'a Domain, conv: &Conv, offered: &[String]) -> Option<&'a Task> {
     let words = customer_words(conv, agent::customer_tool(conv, d, offered).as_deref());
-    if let Some(t) = d.tasks.iter().find(|t| {
-        !t.reason.is_empty()
-            && words.contains(&squash(&t.reason))
-            && words.contains(&squash(&t.known))
-    }) {
+    if let Some(t) = d
+        .tasks
+        .iter()
+        .find(|t| !t.reason.is_empty() && words.contains(&t.reason) && words.contains(&t.known))
+    {
         return Some(t);
     }
     let said = word_set(&words);
@@ -186,7 +186,7 @@ fn customer_of<'a>(data: &'a Data, conv: &Conv) -> Option<&'a Task> {
         !t.reason.is_empty()
             && [&t.reason, &t.known, &t.instructions]
                 .iter()
-                .all(|s| system.contains(&squash(s)))
+                .all(|s| system.contains(s.as_str()))
     })
 }
 
