@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 /// What an error cell left after the retry passes counts as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ErrorCells {
-    /// No reward: left out of averages and pass^k, listed (today's default)
+    /// No reward: left out of averages and pass^k, listed (the default)
     SetAside,
     /// Reward 0, like any failed task (the paper's protocol)
     Zero,
