@@ -22,8 +22,7 @@ const DONE: &str = "The conversation with the customer is complete.";
 
 /// The offered tool for talking to the customer (MCP arms): not a domain tool, its name
 /// speaks of a message and of the customer or user.
-pub(crate) fn customer_tool(conv: &Conv, d: &Domain, offered: &[String]) -> Option<String> {
-    let _ = conv;
+pub(crate) fn customer_tool(d: &Domain, offered: &[String]) -> Option<String> {
     offered
         .iter()
         .find(|o| {
@@ -125,7 +124,7 @@ fn same_args(a: &Value, b: &Value) -> bool {
 /// The oracle's turn, and the index of the gold action it carries out (the number of gold
 /// actions for a message).
 fn oracle(conv: &Conv, d: &Domain, task: &Task, offered: &[String]) -> (Turn, usize) {
-    let customer = customer_tool(conv, d, offered);
+    let customer = customer_tool(d, offered);
     let param = customer
         .as_deref()
         .map_or_else(|| "message".into(), |c| text_param(conv, c));

@@ -76,7 +76,7 @@ fn through_bridge(data: &Data, env: &Env, conv: &Conv, offered: &[String]) -> Op
             needed.push(n.clone());
         }
     }
-    needed.extend(agent::customer_tool(&inner, d, &offered));
+    needed.extend(agent::customer_tool(d, &offered));
     let t = agent::turn(env, &inner, d, task, &offered);
     Some(deferred::wrap(conv, &b, t, &needed))
 }
@@ -145,7 +145,7 @@ fn customer_words(conv: &Conv, customer_tool: Option<&str>) -> String {
 /// information they hold (the first in the data's order when several do); else the one
 /// with the largest share (at least 60 %) of its distinctive words among them.
 fn find_task<'a>(d: &'a Domain, conv: &Conv, offered: &[String]) -> Option<&'a Task> {
-    let words = customer_words(conv, agent::customer_tool(conv, d, offered).as_deref());
+    let words = customer_words(conv, agent::customer_tool(d, offered).as_deref());
     if let Some(t) = d
         .tasks
         .iter()
