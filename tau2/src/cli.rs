@@ -400,7 +400,24 @@ fn grade_cmd(data: Option<&Path>, g: &GradeArgs, out: &mut dyn Write) -> Result<
         });
     }
     let trials = records.iter().map(|r| r.trial + 1).max().unwrap_or(0);
+    // a file our run wrote carries its error-cell policy; upstream's files are graded as
+    // upstream grades them (an agent_error is a 0)
+    let policy = match v
+        .pointer("/info/protocol/error_cells")
+        .and_then(|p| p.as_str())
+    {
+        Some("zero") => Some(ErrorCells::Zero),
+        Some(_) => Some(ErrorCells::SetAside),
+        None => None,
+    };
+    let left = policy.map(|c| {
+        let p = crate::protocol::ErrorPolicy::new(c, 0);
+        (p.settle(&mut records), p)
+    });
     summarize(&records, trials, out)?;
+    if let Some((left, p)) = &left {
+        writeln!(out, "{} (as the run recorded)", p.summary(&records, left))?;
+    }
     if let Some(p) = &g.csv {
         // a results.json our own run labelled simulated stays labelled in the re-graded CSV
         let simulated = v

@@ -145,6 +145,32 @@ fn an_error_cell_left_is_set_aside_or_scored_zero() {
         results(&zero)["simulations"][0]["reward_info"]["info"]["graded"],
         true
     );
+    // `grade` re-grades under the policy the run recorded
+    for (dir, want) in [(&aside, ""), (&zero, "0")] {
+        let csv = dir.join("graded.csv");
+        let (r, printed) = common::run_cli(
+            &common::data_dir(),
+            &[
+                "grade",
+                dir.join("results.json").to_str().unwrap(),
+                "--csv",
+                csv.to_str().unwrap(),
+                "--arm",
+                "plain",
+            ],
+        );
+        r.unwrap();
+        assert!(
+            printed.contains("1 left") && printed.contains("(as the run recorded)"),
+            "{printed}"
+        );
+        let rows = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(
+            rows.lines().nth(1).unwrap().split(',').nth(4),
+            Some(want),
+            "{rows}"
+        );
+    }
 }
 
 /// Three trials, the second one failing (the third agent request): under `zero` the rewards
