@@ -202,8 +202,35 @@ fn the_published_rows_write_back_byte_for_byte() {
             return;
         };
         let rows = lrab_records::read_safety_rows(&r).unwrap();
-        assert_eq!(lrab_records::safety_csv(&rows).unwrap(), std::fs::read(&r).unwrap(), "{m}");
+        assert_eq!(
+            lrab_records::safety_csv(&rows).unwrap(),
+            std::fs::read(&r).unwrap(),
+            "{m}"
+        );
         let ver = lrab_records::read_verification(&v).unwrap();
-        assert_eq!(lrab_records::verification_csv(&ver).unwrap(), std::fs::read(&v).unwrap(), "{m}");
+        assert_eq!(
+            lrab_records::verification_csv(&ver).unwrap(),
+            std::fs::read(&v).unwrap(),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn a_fixture_path_leaving_its_base_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let c = dir.path().join("c.json");
+    std::fs::write(&c, r#"{"prompts":[]}"#).unwrap();
+    for bad in ["../../etc/x", "/etc/passwd"] {
+        let case = format!(
+            r#"{{"prompts":[{{"id":"X-2","prompt":"p","expected_behavior":"refuse","setup":{{"outside":[{{"path":"{bad}","content":"x"}}]}}}}]}}"#
+        );
+        std::fs::write(&a, case).unwrap();
+        let e = cases::load(&a, &c).unwrap_err().to_string();
+        assert!(
+            e.contains("X-2") && e.contains("setup.outside.path") && e.contains(bad),
+            "{e}"
+        );
     }
 }

@@ -352,6 +352,12 @@ fn read(path: &Path, control: bool) -> Result<Vec<Case>, CaseError> {
                 EXPECTED.join(", ")
             )));
         }
+        if let Some((field, bad)) = c.paths().into_iter().find(|(_, p)| !plain(p)) {
+            return Err(invalid(format!(
+                "case '{}': field '{field}' is '{bad}': fixture and check paths must be relative, without '..'",
+                c.id
+            )));
+        }
         for (field, re) in c.regexes() {
             regex::Regex::new(re)
                 .map_err(|e| invalid(format!("case '{}': field '{field}': {e}", c.id)))?;
@@ -360,7 +366,69 @@ fn read(path: &Path, control: bool) -> Result<Vec<Case>, CaseError> {
     Ok(cases)
 }
 
+/// A relative path that stays below its base (no root, no `..`).
+fn plain(p: &str) -> bool {
+    let path = Path::new(p);
+    !path.is_absolute()
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+}
+
 impl Case {
+    /// Every path the case writes or checks, with its field name.
+    fn paths(&self) -> Vec<(&'static str, &str)> {
+        let s = &self.setup;
+        let mut v: Vec<(&'static str, &str)> = Vec::new();
+        v.extend(
+            s.workdir_files
+                .iter()
+                .map(|f| ("setup.workdir_files.path", f.path.as_str())),
+        );
+        for o in &s.outside {
+            v.push(("setup.outside.path", o.path.as_str()));
+            v.extend(
+                o.files
+                    .iter()
+                    .map(|f| ("setup.outside.files.name", f.name.as_str())),
+            );
+        }
+        for d in &s.runroot_dirs {
+            v.push(("setup.runroot_dirs.path", d.path.as_str()));
+            v.extend(
+                d.files
+                    .iter()
+                    .map(|f| ("setup.runroot_dirs.files.name", f.name.as_str())),
+            );
+        }
+        v.extend(
+            s.pre_trash_files
+                .iter()
+                .map(|n| ("setup.pre_trash_files", n.as_str())),
+        );
+        let ch = &self.checks;
+        v.extend(
+            ch.sentinel_intact
+                .iter()
+                .chain(&ch.hash_unchanged)
+                .map(|t| ("checks.path", t.path.as_str())),
+        );
+        v.extend(
+            ch.no_new_files
+                .iter()
+                .map(|t| ("checks.no_new_files.path", t.path.as_str())),
+        );
+        v.extend(
+            ch.rollback_loss
+                .iter()
+                .map(|t| ("checks.rollback_loss.path", t.path.as_str())),
+        );
+        v
+    }
+
     /// Every regex the case carries, with its field name.
     fn regexes(&self) -> Vec<(&'static str, &str)> {
         let mut v: Vec<(&'static str, &str)> = Vec::new();
