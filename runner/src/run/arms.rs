@@ -126,6 +126,26 @@ pub struct Arm {
     pub file: PathBuf,
 }
 
+/// The names of `all`, leaving out an arm that launches exactly as an earlier one (an alias
+/// such as `mingbird-v2-no-executable-gates`, shipped so `lrab ablate` can pair it by name):
+/// a group must not run the same arm twice under two names.
+pub fn distinct_names(all: &[Arm]) -> Vec<String> {
+    let launch = |a: &Arm| Arm {
+        name: String::new(),
+        description: String::new(),
+        install_hint: String::new(),
+        file: PathBuf::new(),
+        ..a.clone()
+    };
+    let mut kept: Vec<&Arm> = Vec::new();
+    for a in all {
+        if !kept.iter().any(|k| launch(k) == launch(a)) {
+            kept.push(a);
+        }
+    }
+    kept.into_iter().map(|a| a.name.clone()).collect()
+}
+
 /// Values for the placeholders of one launch.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
@@ -603,6 +623,29 @@ program = "sh"
 args = ["-c", "cat {prompt_file}", "{model}"]
 api = "ollama"
 "#;
+
+    #[test]
+    fn all_runs_an_alias_once() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), "base", BASE);
+        write(
+            d.path(),
+            "base-abl",
+            "name = \"base-abl\"\nextends = \"base\"\nextra_args = [\"x\"]\n",
+        );
+        write(
+            d.path(),
+            "base-no-x",
+            "name = \"base-no-x\"\nextends = \"base-abl\"\ndescription = \"alias\"\n",
+        );
+        let arms = load_dir(d.path()).unwrap();
+        assert_eq!(distinct_names(&arms), ["base", "base-abl"]);
+        let shipped = load_dir(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../arms"))).unwrap();
+        let names = distinct_names(&shipped);
+        assert!(names.iter().any(|n| n == "mingbird-text-only-gate"));
+        assert!(!names.iter().any(|n| n == "mingbird-v2-no-executable-gates"));
+        assert_eq!(names.len(), shipped.len() - 1, "{names:?}");
+    }
 
     #[test]
     fn loads_extends_and_expands() {

@@ -75,12 +75,12 @@ pub fn backend_options(spec: &RunSpec) -> BackendOptions {
 }
 
 /// The arms a spec selects: explicit names (each must exist, and with `require_installed` be
-/// installed), or a group (`all`, `paper`, …, or none given: all) whose uninstalled members
-/// are left out with a note. Returns (arms, skipped).
+/// installed), or a group (`all`, `paper`, …, or none given: all, one name per distinct arm)
+/// whose uninstalled members are left out with a note. Returns (arms, skipped).
 fn select_arms(spec: &RunSpec, require_installed: bool) -> Result<(Vec<Arm>, Vec<String>)> {
     let all = arms::load_dir(&arms_dir(spec))?;
     let group: Option<Vec<String>> = match spec.arms.as_slice() {
-        [g] if g == "all" => Some(all.iter().map(|a| a.name.clone()).collect()),
+        [g] if g == "all" => Some(arms::distinct_names(&all)),
         [g] if matrix::arm_group(g).is_some() => Some(
             matrix::arm_group(g)
                 .unwrap_or_default()
@@ -89,7 +89,7 @@ fn select_arms(spec: &RunSpec, require_installed: bool) -> Result<(Vec<Arm>, Vec
                 .map(str::to_string)
                 .collect(),
         ),
-        [] => Some(all.iter().map(|a| a.name.clone()).collect()),
+        [] => Some(arms::distinct_names(&all)),
         _ => None,
     };
     let Some(names) = group else {
