@@ -257,6 +257,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         for c in &a.caveats {
             lrab_util::outln!("caveat: {c}");
         }
+        for line in not_computed(&paper) {
+            lrab_util::outln!("{line}");
+        }
         lrab_util::outln!("wrote {}", args.out.display());
     }
     Ok(Outcome { summary, files })
@@ -273,6 +276,22 @@ fn paper_report(ds: &crate::model::Dataset, a: &crate::Analysis, prov: &Provenan
     );
     let body = format!("{}{}", tables_markdown(a), prov.activation);
     crate::report::paper_markdown(&body, &prov.figures, &origins)
+}
+
+/// One line per item of paper.md's index that could not be computed, with the reason.
+fn not_computed(paper: &str) -> Vec<String> {
+    paper
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            let why = f.get(3)?.strip_prefix("not computed: ")?;
+            Some(format!(
+                "paper.md item {} ({}: {}) not computed: {why}",
+                f[0], f[1], f[2]
+            ))
+        })
+        .collect()
 }
 
 /// Inputs with every run folder replaced by its `cells.csv` (`lrab analyze results/<run>`).
