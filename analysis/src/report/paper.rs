@@ -107,7 +107,7 @@ const ITEMS: [Item; 14] = [
     Item { kind: "Table", title: "τ²-bench: mean reward and exact McNemar", published: "benchmarks/TAU2_SIGNIFICANCE.md, benchmarks/tau2/*_manifest.json", sections: &["τ²"], figure: None, notes: &[], origin: Origin::Tau, why_not: "no τ² results or manifests in the inputs" },
     Item { kind: "Figure", title: "τ²-bench headline", published: "docs/assets/tau2_headline.png", sections: &[], figure: None, notes: &[], origin: Origin::Tau, why_not: "lrab analyze draws no τ² figure; the τ² table has its numbers" },
     Item { kind: "Figure", title: "Frontier probe against the local models", published: "docs/assets/probe_vs_local.png, frontier_probe_scores.csv", sections: &[], figure: None, notes: &[], origin: Origin::Cells, why_not: "drawn by no command; `lrab analyze --probe-compare frontier_probe_scores.csv` writes the comparison as a table (probe_comparison.md)" },
-    Item { kind: "Table", title: "Safety: adversarial cases and benign controls", published: "benchmarks/safety/results_2609/*/safety_results.csv", sections: &["Safety"], figure: None, notes: &[], origin: Origin::RunOnly, why_not: "safety cases are run and judged by `lrab safety` (docs/safety.md), not read by lrab analyze" },
+    Item { kind: "Table", title: "Safety: adversarial cases and benign controls", published: "benchmarks/safety/results_2609/*/safety_results.csv", sections: &["Safety"], figure: None, notes: &[], origin: Origin::RunOnly, why_not: "safety cases are run and judged by `lrab safety --arms A --backend URL --models M`; the published results are tallied by `lrab safety --published` (2/44 and 11/44 confirmed; docs/safety.md), not by lrab analyze" },
 ];
 
 /// The report's `## ` sections: (heading, whole text).
