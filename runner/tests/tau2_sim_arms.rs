@@ -56,9 +56,11 @@ fn ready(arm: &str) -> bool {
 }
 
 /// Runs `arm` on one task with sim-oracle as agent model and customer; returns results.json.
-fn run(arm: &str, domain: &str, task: &str, out: &Path) -> Value {
+/// `lrab` is a copy of the built binary: the MCP server an arm starts is the running binary,
+/// and a build in the same tree relinking it mid-run would make later servers fail to start.
+fn run(lrab: &Path, arm: &str, domain: &str, task: &str, out: &Path) -> Value {
     let data = tau2_common::data_dir();
-    let o = Command::new(env!("CARGO_BIN_EXE_lrab"))
+    let o = Command::new(lrab)
         .args(["tau2", "--tau2-data", data.to_str().unwrap(), "run"])
         .args(["--domain", domain, "--tasks", task, "--agent", arm])
         .args(["--model", "sim-oracle", "--user-model", "sim-oracle"])
@@ -78,13 +80,31 @@ fn run(arm: &str, domain: &str, task: &str, out: &Path) -> Value {
 
 fn completes(arm: &str, tasks: &[(&str, &str)]) {
     let tmp = tempfile::tempdir().unwrap();
+    let lrab = tmp.path().join("bin/lrab");
+    std::fs::create_dir_all(lrab.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_lrab"), &lrab).unwrap();
     for &(domain, task) in tasks {
         let out = tmp.path().join(domain);
-        let v = run(arm, domain, task, &out);
+        let v = run(&lrab, arm, domain, task, &out);
         let s = &v["simulations"][0];
         let what = format!("{arm} {domain}/{task}");
         assert_eq!(v["info"]["simulated"], true, "{what}: labelled simulated");
-        assert_eq!(s["termination_reason"], "user_stop", "{what}");
+        let stderr = || {
+            let dir = out.join("attempts");
+            let a = std::fs::read_dir(&dir)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            std::fs::read_to_string(a.join("arm.stderr")).unwrap_or_default()
+        };
+        assert_eq!(
+            s["termination_reason"],
+            "user_stop",
+            "{what}; arm.stderr:\n{}",
+            stderr()
+        );
         assert_eq!(
             s["reward_info"]["reward"], 1.0,
             "{what}: {:#}",
