@@ -49,6 +49,8 @@ fn next_request(r: &mut BufReader<TcpStream>) -> Option<(String, bool)> {
 /// Serves a connection until it ends or the client asks to close; `answer` writes one answer
 /// (with its `connection` header) for a path.
 fn keep_alive(c: TcpStream, answer: impl Fn(&mut TcpStream, &str, &str)) {
+    // as Go's net/http (Ollama) and uvicorn (vLLM) do: no Nagle delay on a kept connection
+    let _ = c.set_nodelay(true);
     let Ok(mut w) = c.try_clone() else { return };
     let mut r = BufReader::new(c);
     while let Some((path, close)) = next_request(&mut r) {
@@ -86,7 +88,8 @@ fn fake_openai() -> String {
                     } else {
                         ("text/event-stream", out)
                     };
-                    let _ = write!(w, "HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{b}", b.len());
+                    let a = format!("HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{b}", b.len());
+                    let _ = w.write_all(a.as_bytes());
                 });
             });
         }
@@ -135,12 +138,17 @@ fn fake(hold: Option<Duration>) -> String {
             let Ok(c) = c else { continue };
             std::thread::spawn(move || {
                 keep_alive(c, |w, _, conn| {
-                    let _ = write!(w, "HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{out}", out.len() + last.len());
-                    let _ = w.flush();
-                    if let Some(h) = hold {
-                        std::thread::sleep(h);
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n", out.len() + last.len());
+                    match hold {
+                        Some(h) => {
+                            let _ = w.write_all(format!("{head}{out}").as_bytes());
+                            std::thread::sleep(h);
+                            let _ = w.write_all(last.as_bytes());
+                        }
+                        None => {
+                            let _ = w.write_all(format!("{head}{out}{last}").as_bytes());
+                        }
                     }
-                    let _ = w.write_all(last.as_bytes());
                 });
             });
         }

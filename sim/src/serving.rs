@@ -208,7 +208,7 @@ impl Serving {
         }
         // The last prompt token is always evaluated again, even when the whole prompt is in
         // the cache: its logits start the reply (llama.cpp keeps at most n-1, as the real
-        // server did on every repeated request; docs/real-model.md).
+        // server did: a 32-token prompt sent twice was 31 cached; docs/real-model.md).
         let cached: u64 = elems[..lcp]
             .iter()
             .map(|e| e.1)

@@ -16,6 +16,7 @@
 //! native requests are translated onto `/v1` ([`openai_upstream`]), `/v1` ones are forwarded
 //! with the key.
 
+mod net;
 pub mod openai_upstream;
 mod record;
 pub mod tap;
@@ -96,12 +97,11 @@ pub fn start(cfg: ProxyConfig) -> Result<ProxyHandle> {
 pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let listener =
         std::net::TcpListener::bind(addr).with_context(|| format!("proxy: cannot bind {addr}"))?;
-    // Connections to the backend are kept and reused (a connect per request cost more than
-    // the rest of the proxy at load): as many idle ones as requests in flight at once.
+    net::no_delay(&listener);
+    // backend connections kept for reuse: as many idle ones as requests in flight at once
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(10))
         .timeout_read(Duration::from_secs(3600))
-        .max_idle_connections(64)
         .max_idle_connections_per_host(32)
         .build();
     let state = Arc::new(Shared {
@@ -327,7 +327,6 @@ fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
             };
             let stream = v["stream"].as_bool().unwrap_or(false);
             let body = if cfg.normalize {
-                // an Ollama's /v1 reads reasoning_effort
                 let reasoning = cfg
                     .openai
                     .as_ref()
@@ -482,7 +481,7 @@ fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming<'_>, p: &Plan) {
 }
 
 /// Relays a successful native answer line by line, translated when the arm spoke OpenAI. Each
-/// line is parsed once, for the tap and the translation alike. Lines that have already arrived
+/// line is parsed once (a relayed text line only read), for tap and translation. Lines that arrived
 /// together leave together (one hop to the server, one write to the arm); nothing is held back
 /// while the backend is still producing the next line. An OpenAI backend's answer is turned
 /// into native lines first (`conv`), event by event.
@@ -519,7 +518,6 @@ fn relay_lines<R: Read>(
         line.clear();
         let end = matches!(reader.read_until(b'\n', &mut line), Ok(0) | Err(_));
         match (&mut conv, end) {
-            // a native answer relayed as it is: text lines are only read, not parsed whole
             (None, false) if p.mode == Mode::Native && tap.native_text_line(&line) => {
                 em.out.extend_from_slice(&line)
             }
