@@ -81,7 +81,9 @@ pub(super) fn think(
 /// The reply's token cap in a window of `window` tokens: what was asked, at most what is left
 /// after the prompt (llama.cpp's server and llama-cpp-python cut `max_tokens` to the room
 /// left, as the real server did on the same requests; vLLM would refuse instead). A prompt
-/// that leaves no room is refused, as every OpenAI-compatible server does (Err: the 400).
+/// that leaves no room is refused, as every OpenAI-compatible server does (Err: the 400, built
+/// at most once per request, as `check_model`'s).
+#[allow(clippy::result_large_err)]
 pub(super) fn fit(prompt: u64, asked: Option<u64>, window: u64) -> Result<u64, Response> {
     if prompt < window {
         let room = window - prompt;
