@@ -1,5 +1,5 @@
-//! One form's rate: `logit(p) = logit(base) + ctx_slope·ctx/8192 + opening_slope·opening/8192
-//! + tools_slope·max(0, tools − 6)`. A logistic keeps every rate in [0, 1] however long the
+//! One form's rate: `logit(p) = logit(base) + ctx_slope·ctx/8192 + opening_slope·opening/8192 +
+//! tools_slope·max(0, tools − 6)`. A logistic keeps every rate in [0, 1] however long the
 //! context grows, and lets one number (a slope) say how strongly a long conversation, a long
 //! opening (the instructions and tool definitions a request starts with, up to the task) or a
 //! long tool list hurts a model.
