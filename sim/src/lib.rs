@@ -50,7 +50,7 @@ pub use profile::{
     logistic_from, parse as parse_profile, table_markdown as profile_table, FailureForm, Profile,
     Prompt, Rate, Reactions, REACT_ORACLE,
 };
-pub use server::AppState;
+pub use server::{AppState, ServeApi};
 pub use task::{Step, TaskIndex, TaskPlan};
 
 /// Fingerprint of the simulator's sources at build time: results
