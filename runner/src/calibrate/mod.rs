@@ -100,7 +100,7 @@ pub struct Cross {
 pub fn excluded(arm: &str, model: &str) -> Option<&'static str> {
     match (arm, model) {
         ("agent-mini", "sim-35b") => Some(
-            "agent-mini stops after 1-4 calls at 35B (0.092) while opencode succeeds (0.896) with a far longer prompt; a hazard that grows with context cannot give the shorter prompt the worse result",
+            "agent-mini stops after 1-4 calls at 35B (0.092) while opencode succeeds (0.896) with a far longer prompt; a hazard that grows with the request's opening cannot give the shorter prompt the worse result",
         ),
         _ => None,
     }
