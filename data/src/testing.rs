@@ -12,6 +12,15 @@ pub fn data_required() -> bool {
     std::env::var("LRAB_REQUIRE_DATA").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Folders of the catalogue that the shared data set CI carries beside the clone predates
+/// (added 2026-12-06): only GitHub serves them, which CI cannot reach, so CI cannot be required
+/// to have them; a test that needs them skips with its reason even under `LRAB_REQUIRE_DATA`.
+const NEWER_THAN_SHARED: [&str; 1] = ["mingbird-safety/"];
+
+fn required_here(subject: &str) -> bool {
+    data_required() && !NEWER_THAN_SHARED.iter().any(|d| subject.starts_with(d))
+}
+
 /// The catalogue file `path` for a test, or `None` after saying why it is skipped.
 pub fn test_file(path: &str) -> Option<PathBuf> {
     gate(path, crate::file(path))
@@ -31,7 +40,7 @@ fn gate(asked: &str, found: Result<PathBuf, DataError>) -> Option<PathBuf> {
         DataError::Missing { file, why } => (file.clone(), why.clone()),
         other => (asked.to_string(), other.to_string()),
     };
-    if data_required() {
+    if required_here(asked) {
         panic!("LRAB_REQUIRE_DATA is set and a test's data is missing: {subject}: {why}");
     }
     let _ = writeln!(std::io::stderr().lock(), "skipped: {subject}: {why}");
