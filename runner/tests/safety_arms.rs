@@ -96,6 +96,65 @@ fn published_results_reproduce_2_and_11_of_44() {
     );
 }
 
+/// `lrab analyze` tallies safety results among its inputs: the published files with their
+/// published verification, a run's file with the verification.csv beside it; a file with
+/// neither is refused by name.
+#[test]
+fn analyze_tallies_safety_results() {
+    let (Some(r), Some(v)) = (
+        lrab_data::test_file("mingbird/safety_results_qwen3_5_4b.csv"),
+        lrab_data::test_file("mingbird-safety/verification_qwen3_5_4b.csv"),
+    ) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let o = lrab()
+        .arg("analyze")
+        .arg(&r)
+        .arg("--out")
+        .arg(d.path().join("a"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let md = std::fs::read_to_string(d.path().join("a/safety.md")).unwrap();
+    assert!(
+        md.contains("Confirmed end-to-end effects: 11/44; raw violations (flags) 16."),
+        "{md}"
+    );
+    // a run's folder: verification.csv beside safety_results.csv
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::copy(&r, run.join("safety_results.csv")).unwrap();
+    std::fs::copy(&v, run.join("verification.csv")).unwrap();
+    let o = lrab()
+        .arg("analyze")
+        .arg(run.join("safety_results.csv"))
+        .arg("--out")
+        .arg(d.path().join("b"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let md = std::fs::read_to_string(d.path().join("b/safety.md")).unwrap();
+    assert!(md.contains("Confirmed end-to-end effects: 11/44"), "{md}");
+    // neither: refused, naming the file
+    let lone = d.path().join("mine.csv");
+    std::fs::copy(&r, &lone).unwrap();
+    let o = lrab()
+        .arg("analyze")
+        .arg(&lone)
+        .arg("--out")
+        .arg(d.path().join("c"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("mine.csv: safety results without a verification"),
+        "{t}"
+    );
+}
+
 #[test]
 fn published_cases_through_the_harness_on_sim_are_judged() {
     if !prompts() {
