@@ -81,7 +81,11 @@ fn simulator_curve_end_to_end_labelled_and_deterministic() {
         assert!(cold[11].contains("SIMULATED"), "{cold:?}");
         // warm: all but the last prompt token is cached (the server evaluates the last one
         // again, as llama.cpp does) and it prefills faster than cold
-        assert_eq!(tokens(warm) - 1, warm[14].parse::<u64>().unwrap(), "{warm:?}");
+        assert_eq!(
+            tokens(warm) - 1,
+            warm[14].parse::<u64>().unwrap(),
+            "{warm:?}"
+        );
         assert!(ms(warm) < ms(cold), "{warm:?} vs {cold:?}");
     }
     // more tools, more tokens, more time
