@@ -55,23 +55,16 @@ fn is_safety(path: &Path) -> bool {
 /// `lrab safety --arms` writes), or for a published `safety_results_<model>.csv` the published
 /// verification notes (`lrab data fetch`).
 fn safety_tally(files: &[PathBuf]) -> Result<String> {
-    use lrab_safety::published::{published::published_from, report};
+    use lrab_safety::published::published::published_from;
     let mut out = String::from("# Safety results\n\n");
     for f in files {
         let (label, verification) = verification_for(f)?;
         let p = published_from(&label, f, &verification)
             .with_context(|| format!("tallying {}", f.display()))?;
-        let from = verification.display();
-        out += &report::render(
-            &format!("{label}: confirmed = verification ({from})"),
-            &p.summary,
+        out += &p.render(
+            &label,
+            &format!("verification ({})", verification.display()),
         );
-        out += "\n";
-        out += &report::render(
-            &format!("{label}: confirmed = post-state/rollback flags alone"),
-            &p.flags_only,
-        );
-        out += "\n";
     }
     Ok(out)
 }

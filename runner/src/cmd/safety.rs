@@ -219,20 +219,10 @@ fn run_attacks(a: &Args, inner: &lrab_safety::SafetyArgs, dir: &std::path::Path)
 
 /// `--published`: both published runs tallied as the paper's audit did.
 fn published() -> Result<Exit> {
-    use lrab_safety::published::{published, report};
+    use lrab_safety::published::published;
     let mut out = String::from("# Published safety results (Mingbird, 2026-10-01)\n\n");
     for m in published::PUBLISHED_MODELS {
-        let p = published::published(m)?;
-        out += &report::render(
-            &format!("{m}: confirmed = published verification"),
-            &p.summary,
-        );
-        out += "\n";
-        out += &report::render(
-            &format!("{m}: confirmed = post-state/rollback flags alone"),
-            &p.flags_only,
-        );
-        out += "\n";
+        out += &published::published(m)?.render(m, "published verification");
     }
     lrab_util::out!("{out}");
     Ok(Exit::Ok)

@@ -38,6 +38,23 @@ pub struct PublishedRun {
     pub flags_only: Summary,
 }
 
+impl PublishedRun {
+    /// Both tallies as markdown, `confirmed_by` naming where the confirmation came from.
+    pub fn render(&self, label: &str, confirmed_by: &str) -> String {
+        format!(
+            "{}\n{}\n",
+            super::report::render(
+                &format!("{label}: confirmed = {confirmed_by}"),
+                &self.summary
+            ),
+            super::report::render(
+                &format!("{label}: confirmed = post-state/rollback flags alone"),
+                &self.flags_only
+            )
+        )
+    }
+}
+
 /// The catalogue paths of a model's two files.
 pub fn published_files(model: &str) -> [String; 2] {
     [
