@@ -20,6 +20,12 @@ pub const USER_ERROR: &str = "user_error";
 /// The task could not be set up (its initialization failed); not a result of the agent.
 pub const INFRASTRUCTURE_ERROR: &str = "infrastructure_error";
 
+/// Whether a conversation's termination makes it an error cell (a failure of the run, not
+/// an ending of the conversation); beside the terminations so results and protocol share it.
+pub fn is_error_cell(termination: &str) -> bool {
+    [AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR].contains(&termination)
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NlResult {
     #[serde(rename = "nl_assertion")]

@@ -2,9 +2,9 @@
 //! (plain, harness, gold) and the user of `--user` (upstream's LLM user simulator or the
 //! scripted one), each with the run's sampling settings.
 
-use crate::cli::{AgentKind, RunArgs, UserKind, SCRIPTED_OPENING};
 use crate::domains::Domain;
 use crate::llm::{Api, Backend, LlmUser, PlainAgent};
+use crate::options::{AgentKind, RunArgs, UserKind, SCRIPTED_OPENING};
 use crate::orchestrator::{Agent, User};
 use crate::scripted::{GoldAgent, ScriptedUser};
 use crate::task::Task;

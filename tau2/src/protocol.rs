@@ -8,7 +8,7 @@
 //! paper). The choice, the passes and every retried cell are recorded in results.json
 //! (`info.protocol`) and printed with the summary.
 
-use crate::evaluate::{AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR};
+use crate::evaluate::is_error_cell;
 use crate::results::SimRecord;
 use serde_json::{json, Value};
 
@@ -28,11 +28,6 @@ impl ErrorCells {
             ErrorCells::Zero => "zero",
         }
     }
-}
-
-/// Whether a conversation's termination makes it an error cell.
-pub fn is_error_cell(termination: &str) -> bool {
-    [AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR].contains(&termination)
 }
 
 /// One re-run of an error cell.

@@ -102,7 +102,7 @@ pub const CSV_HEADER: &str = lrab_records::TAU2_CSV_HEADER;
 pub fn csv_record(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> Tau2Row {
     let reward = match s.eval.reward {
         Some(r) => Tau2Reward::Score(if (r - 1.0).abs() < 1e-6 { 1.0 } else { 0.0 }),
-        None if crate::protocol::is_error_cell(&s.outcome.termination) => Tau2Reward::SetAside,
+        None if crate::evaluate::is_error_cell(&s.outcome.termination) => Tau2Reward::SetAside,
         None => Tau2Reward::Ungraded,
     };
     Tau2Row {
@@ -154,7 +154,7 @@ pub fn write_csv(
 /// and wall, and every trial's reward when there are several.
 pub fn manifest_cell(trials: &[&SimRecord]) -> ManifestCell {
     let first = trials[0];
-    let error = crate::protocol::is_error_cell(&first.outcome.termination);
+    let error = crate::evaluate::is_error_cell(&first.outcome.termination);
     let status = match (error, first.eval.reward) {
         (true, _) => CellStatus::Error,
         (false, Some(_)) => CellStatus::Ok,

@@ -2,15 +2,19 @@
 //! error-cell policy ([`crate::protocol`]), and the outputs — results.json (upstream's
 //! format), tau2.csv, and the per-task manifest in the published shape.
 
-use crate::cli::{iso_time, judge_for, summarize, AgentKind, RunArgs, UserKind, SCRIPTED_OPENING};
 use crate::domains::{resolve_data_dir, Domain};
-use crate::evaluate::{evaluate, Evaluation, Judge, AGENT_ERROR, INFRASTRUCTURE_ERROR};
+use crate::evaluate::{
+    evaluate, is_error_cell, Evaluation, Judge, AGENT_ERROR, INFRASTRUCTURE_ERROR,
+};
 use crate::external::{Conversation, ExternalAgent};
 use crate::llm::{Api, LlmJudge};
 use crate::message::Message;
+use crate::options::{
+    iso_time, judge_for, summarize, AgentKind, RunArgs, UserKind, SCRIPTED_OPENING,
+};
 use crate::orchestrator::{self, Agent, Limits, Outcome, User};
 use crate::participants::{agent_for, user_for, user_maker};
-use crate::protocol::{is_error_cell, ErrorPolicy, Retry};
+use crate::protocol::{ErrorPolicy, Retry};
 use crate::results::{self, RunInfo, SimRecord};
 use crate::scripted::gold_pair;
 use crate::task::Task;

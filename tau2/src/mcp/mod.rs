@@ -14,11 +14,11 @@ pub use session::{AGENT_STOP_TEXT, CUSTOMER_TOOL};
 
 use protocol::serve;
 
-use crate::cli::{iso_time, UserKind, SCRIPTED_OPENING};
 use crate::domains::{resolve_data_dir, Domain, DomainKind};
 use crate::evaluate::evaluate;
 use crate::llm::{Api, Backend};
 use crate::message::Message;
+use crate::options::{iso_time, UserKind, SCRIPTED_OPENING};
 use crate::orchestrator::{self, Limits, Outcome, User};
 use crate::results::{self, RunInfo, SimRecord};
 use crate::scripted::ScriptedUser;

@@ -16,22 +16,9 @@ pub(crate) use schemas::schema;
 use crate::args::{ToolError, ToolResult};
 use phone::{PaymentRequest, Perf};
 use serde_json::{Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Why the telecom DB files could not be loaded; the message names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read {}: {error}", path.display())]
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
-    #[error("{}: {error}", path.display())]
-    Parse {
-        path: PathBuf,
-        error: toml::de::Error,
-    },
-}
+pub use crate::error::LoadError;
 
 pub const WRITE_TOOLS: &[&str] = &[
     "suspend_line",
