@@ -24,6 +24,7 @@ pub mod resource_table;
 mod rng;
 pub mod stats;
 pub mod tau2_tables;
+mod tau_pairs;
 pub mod trajectory_counts;
 
 pub use analysis::{

@@ -8,11 +8,12 @@
 //! first trial; pass = reward 1), so the tables always agree with the other τ² tables of the
 //! report. The statistics are the crate's McNemar and Wilcoxon, checked against scipy.
 
-use crate::analysis::{tau_pass, TauSummary};
-use crate::model::TauData;
+use crate::analysis::TauSummary;
 use crate::stats::holm::holm;
-use crate::stats::mcnemar::{from_counts, mcnemar, McNemar};
+use crate::stats::mcnemar::{from_counts, McNemar};
 use crate::stats::wilcoxon::signed_rank;
+use crate::tau_pairs::domain_rank;
+pub use crate::tau_pairs::{pairwise, Pair};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -67,11 +68,6 @@ fn pooled(groups: &[(&str, &McNemar)]) -> Paired {
     }
 }
 
-fn domain_rank(d: &str) -> (usize, &str) {
-    let known = ["retail", "airline", "telecom"];
-    (known.iter().position(|k| *k == d).unwrap_or(known.len()), d)
-}
-
 /// The comparisons of the focal arm, from the per-domain McNemar counts.
 pub fn comparisons(t: &TauSummary) -> Vec<Comparison> {
     let mut out: Vec<Comparison> = Vec::new();
@@ -110,64 +106,6 @@ pub fn comparisons(t: &TauSummary) -> Vec<Comparison> {
     );
     for (c, p) in out.iter_mut().zip(adjusted) {
         c.holm_p = p;
-    }
-    out
-}
-
-/// Two arms on the tasks both have a first-trial reward for (any two arms of the inputs:
-/// two arms of one run, or a run's arm and a published arm).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Pair {
-    /// The first arm (b counts its wins).
-    pub a: String,
-    /// The second arm.
-    pub b: String,
-    /// The domains with paired tasks, in the paper's order.
-    pub domains: Vec<String>,
-    /// Exact McNemar over the paired tasks of every domain.
-    pub mcnemar: McNemar,
-    /// Tasks that one arm has a reward for and the other not (left out).
-    pub unpaired: u64,
-}
-
-/// McNemar for every pair of arms (names in sorted order; pairs with no task in common are
-/// left out). Pairs = each task's first trial; pass = reward 1.
-pub fn pairwise(tau: &TauData) -> Vec<Pair> {
-    let arms: std::collections::BTreeSet<&String> = tau
-        .values()
-        .flat_map(|d| d.values().flat_map(|t| t.keys()))
-        .collect();
-    let arms: Vec<&String> = arms.into_iter().collect();
-    let mut doms: Vec<&String> = tau.keys().collect();
-    doms.sort_by_key(|d| domain_rank(d));
-    let mut out = Vec::new();
-    for (i, a) in arms.iter().enumerate() {
-        for b in &arms[i + 1..] {
-            let (mut pairs, mut domains, mut unpaired) = (Vec::new(), Vec::new(), 0);
-            for d in &doms {
-                let before = pairs.len();
-                for arms_of in tau[*d].values() {
-                    let first = |x: &String| arms_of.get(x).and_then(|v| v.first().copied());
-                    match (first(a), first(b)) {
-                        (Some(x), Some(y)) => pairs.push((tau_pass(x), tau_pass(y))),
-                        (None, None) => {}
-                        _ => unpaired += 1,
-                    }
-                }
-                if pairs.len() > before {
-                    domains.push(d.to_string());
-                }
-            }
-            if !pairs.is_empty() {
-                out.push(Pair {
-                    a: a.to_string(),
-                    b: b.to_string(),
-                    domains,
-                    mcnemar: mcnemar(&pairs),
-                    unpaired,
-                });
-            }
-        }
     }
     out
 }

@@ -17,6 +17,7 @@ use crate::load::TimeoutPolicy;
 use crate::model::Dataset;
 use crate::rng::RngKind;
 use crate::stats::{holm, mcnemar, mean, pass_hat_k, Interval, McNemar, Permutation, Wilcoxon};
+use crate::tau_pairs::tau_pass;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -237,8 +238,8 @@ pub struct TauSummary {
     pub per_domain: Vec<(String, String, McNemar)>,
     /// Tasks lacking a reward for one side of a pair (left out).
     pub unpaired: usize,
-    /// McNemar for every pair of arms ([`crate::tau2_tables::pairwise`]).
-    pub pairwise: Vec<crate::tau2_tables::Pair>,
+    /// McNemar for every pair of arms ([`crate::tau_pairs::pairwise`]).
+    pub pairwise: Vec<crate::tau_pairs::Pair>,
 }
 
 /// Everything the report shows.
@@ -371,11 +372,6 @@ pub fn analyze(ds: &Dataset, cfg: &Config) -> Result<Analysis> {
     Ok(a)
 }
 
-/// A τ² task counts as passed when its reward is 1 (τ²'s success criterion).
-pub fn tau_pass(r: f64) -> bool {
-    r >= 1.0 - 1e-9
-}
-
 fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
     if ds.tau.is_empty() {
         return None;
@@ -453,6 +449,6 @@ fn tau_summary(ds: &Dataset, focal: Option<&str>) -> Option<TauSummary> {
         mcnemar: mc,
         per_domain,
         unpaired,
-        pairwise: crate::tau2_tables::pairwise(&ds.tau),
+        pairwise: crate::tau_pairs::pairwise(&ds.tau),
     })
 }
