@@ -11,7 +11,8 @@
 //! activation table's rows (`mechanism_activation.csv`: harness, model, task, marker,
 //! marker_zh, count). Other arms print no such markers: [`exposes`] says which arms have them.
 
-/// One marker: its key, the text counted, its family (upstream's three columns).
+/// One marker: its key, the text counted, its family (upstream's three columns) and its
+/// published count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marker {
     /// Upstream's key (`selfcheck_reinject`, …).
@@ -20,59 +21,90 @@ pub struct Marker {
     pub text: &'static str,
     /// Family: finish_gate, anti_loop, format_rescue, plan_nudge, edit_guard, budget_nudge.
     pub family: &'static str,
+    /// The published firings over the 72 Mingbird cells of the paper's matrix (upstream's
+    /// `benchmarks/mechanism_log/README.md` @0b12515, "LRAB / Mingbird benchmark data,
+    /// Gustor-Wang, 2026, CC BY 4.0"); a marker it lists as never firing is 0. Shown beside a
+    /// run's counts, labelled published.
+    pub published: u64,
 }
 
-const fn m(key: &'static str, text: &'static str, family: &'static str) -> Marker {
-    Marker { key, text, family }
+const fn m(key: &'static str, text: &'static str, family: &'static str, published: u64) -> Marker {
+    Marker {
+        key,
+        text,
+        family,
+        published,
+    }
 }
 
 /// The 21 markers in upstream's order.
 pub const MARKERS: [Marker; 21] = [
-    m("fake_finish_reject", "拒绝假 finish", "finish_gate"),
-    m("tests_failed_reject", "测试未通过", "finish_gate"),
+    m("fake_finish_reject", "拒绝假 finish", "finish_gate", 0),
+    m("tests_failed_reject", "测试未通过", "finish_gate", 13),
     m(
         "artifact_missing_reject",
         "产物核对:summary 声称但缺失",
         "finish_gate",
+        23,
     ),
     m(
         "plan_missing_reject",
         "计划核对:计划点名但缺失",
         "finish_gate",
+        11,
     ),
-    m("plan_unsynced_reject", "计划未同步", "finish_gate"),
-    m("selfcheck_reinject", "交付自查:回注任务原文", "finish_gate"),
-    m("dup_call_intercept", "重复调用拦截", "anti_loop"),
-    m("disabled_tool_hard_reset", "被禁用后仍被调用", "anti_loop"),
-    m("empty_turns_hard_reset", "连续空轮×", "anti_loop"),
-    m("empty_graceful_exit", "个空轮且 3 次复位无效", "anti_loop"),
-    m("repeat_output_detected", "检测到重复输出", "anti_loop"),
-    m("qa_guard_intercept", "问答守护:拦截", "anti_loop"),
+    m("plan_unsynced_reject", "计划未同步", "finish_gate", 43),
+    m(
+        "selfcheck_reinject",
+        "交付自查:回注任务原文",
+        "finish_gate",
+        65,
+    ),
+    m("dup_call_intercept", "重复调用拦截", "anti_loop", 63),
+    m(
+        "disabled_tool_hard_reset",
+        "被禁用后仍被调用",
+        "anti_loop",
+        10,
+    ),
+    m("empty_turns_hard_reset", "连续空轮×", "anti_loop", 3),
+    m(
+        "empty_graceful_exit",
+        "个空轮且 3 次复位无效",
+        "anti_loop",
+        0,
+    ),
+    m("repeat_output_detected", "检测到重复输出", "anti_loop", 13),
+    m("qa_guard_intercept", "问答守护:拦截", "anti_loop", 0),
     m(
         "force_finish_loop_guard",
         "本轮已足够,强制结束",
         "anti_loop",
+        6,
     ),
     m(
         "break_500_loop_inject",
         "500 错误,已注入继续提示",
         "anti_loop",
+        0,
     ),
     m(
         "len_trunc_signature",
         "done_reason=length 且无正文无调用",
         "anti_loop",
+        0,
     ),
     m(
         "salvage_text_toolcall",
         "抢救到文本工具调用",
         "format_rescue",
+        1,
     ),
-    m("alias_mapping", "别名映射:", "format_rescue"),
-    m("repair_conversation", "修复对话结构", "format_rescue"),
-    m("plan_stall_nudge", "计划停滞提醒", "plan_nudge"),
-    m("shotgun_edit_warn", "霰弹枪编辑提示", "edit_guard"),
-    m("budget_nudge_inject", "预算提示已注入", "budget_nudge"),
+    m("alias_mapping", "别名映射:", "format_rescue", 3),
+    m("repair_conversation", "修复对话结构", "format_rescue", 0),
+    m("plan_stall_nudge", "计划停滞提醒", "plan_nudge", 99),
+    m("shotgun_edit_warn", "霰弹枪编辑提示", "edit_guard", 9),
+    m("budget_nudge_inject", "预算提示已注入", "budget_nudge", 0),
 ];
 
 /// The families in the paper's order.
@@ -83,34 +115,6 @@ pub const FAMILIES: [&str; 6] = [
     "edit_guard",
     "format_rescue",
     "budget_nudge",
-];
-
-/// The published firings of each marker over the 72 Mingbird cells of the paper's matrix
-/// (upstream's `benchmarks/mechanism_log/README.md` @0b12515, "LRAB / Mingbird benchmark
-/// data, Gustor-Wang, 2026, CC BY 4.0"), by key; markers it lists as never firing are 0. Shown
-/// beside a run's counts, labelled published.
-pub const PUBLISHED_MINGBIRD: [(&str, u64); 21] = [
-    ("fake_finish_reject", 0),
-    ("tests_failed_reject", 13),
-    ("artifact_missing_reject", 23),
-    ("plan_missing_reject", 11),
-    ("plan_unsynced_reject", 43),
-    ("selfcheck_reinject", 65),
-    ("dup_call_intercept", 63),
-    ("disabled_tool_hard_reset", 10),
-    ("empty_turns_hard_reset", 3),
-    ("empty_graceful_exit", 0),
-    ("repeat_output_detected", 13),
-    ("qa_guard_intercept", 0),
-    ("force_finish_loop_guard", 6),
-    ("break_500_loop_inject", 0),
-    ("len_trunc_signature", 0),
-    ("salvage_text_toolcall", 1),
-    ("alias_mapping", 3),
-    ("repair_conversation", 0),
-    ("plan_stall_nudge", 99),
-    ("shotgun_edit_warn", 9),
-    ("budget_nudge_inject", 0),
 ];
 
 /// The failure-form counters' texts (upstream's `MB_SPIN`, `MB_ARGERR`, `MB_CTX`, `MB_FINFIN`)
@@ -323,20 +327,16 @@ mod tests {
     #[test]
     fn the_published_totals_are_the_papers_family_sums() {
         let fam = |f: &str| -> u64 {
-            PUBLISHED_MINGBIRD
+            MARKERS
                 .iter()
-                .filter(|(k, _)| MARKERS.iter().any(|m| m.key == *k && m.family == f))
-                .map(|(_, n)| n)
+                .filter(|m| m.family == f)
+                .map(|m| m.published)
                 .sum()
         };
         // mechanism_log/README.md: finish gate 155, plan nudges 99, anti-loop 95, edit guard 9,
         // format rescue 4, budget nudge 0
         let got: Vec<u64> = FAMILIES.iter().map(|f| fam(f)).collect();
         assert_eq!(got, [155, 99, 95, 9, 4, 0]);
-        assert!(PUBLISHED_MINGBIRD
-            .iter()
-            .zip(MARKERS)
-            .all(|((k, _), m)| *k == m.key));
     }
 
     #[test]

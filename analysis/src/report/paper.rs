@@ -9,7 +9,7 @@
 //! mechanism log, Fig 9, the ablations, τ², the frontier probe, safety). The sections are the
 //! report's own, picked by their headings, so paper.md and report.md never disagree.
 
-use crate::markers::{FAMILIES, MARKERS, PUBLISHED_MINGBIRD};
+use crate::markers::{FAMILIES, MARKERS};
 use crate::model::Cell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -309,13 +309,6 @@ pub(crate) fn activation_markdown(cells: &[Cell]) -> String {
     out
 }
 
-fn published(key: &str) -> u64 {
-    PUBLISHED_MINGBIRD
-        .iter()
-        .find(|p| p.0 == key)
-        .map_or(0, |p| p.1)
-}
-
 /// A published count, or `–` for an arm the paper did not publish counts of.
 fn shown(n: u64, paper_arm: bool) -> String {
     if paper_arm {
@@ -329,7 +322,7 @@ fn shown(n: u64, paper_arm: bool) -> String {
 fn family_rows(out: &mut String, fam: &str, by: &Totals, paper_arm: bool) {
     let ms: Vec<_> = MARKERS.iter().filter(|m| m.family == fam).collect();
     let sum: f64 = ms.iter().map(|m| by[m.key].0).sum();
-    let pubsum: u64 = ms.iter().map(|m| published(m.key)).sum();
+    let pubsum: u64 = ms.iter().map(|m| m.published).sum();
     let _ = writeln!(
         out,
         "| **{fam}** | (family) | **{}** | | **{}** |",
@@ -344,7 +337,7 @@ fn family_rows(out: &mut String, fam: &str, by: &Totals, paper_arm: bool) {
             m.key,
             m.text,
             num(v),
-            shown(published(m.key), paper_arm)
+            shown(m.published, paper_arm)
         );
     }
 }
