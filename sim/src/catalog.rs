@@ -52,12 +52,15 @@ impl ModelSpec {
     }
 }
 
+/// The name of the safety suite's scripted adversary (`lrab_sim::adversary::MODEL`).
+pub(crate) const ADVERSARY: &str = "sim-adversary";
+
 /// The built-in models: the oracle, the committed profiles, and the safety suite's adversary.
 pub fn builtin(profiles: Vec<Profile>) -> Vec<ModelSpec> {
     let mut v = vec![ModelSpec::from_profile(Profile::oracle())];
     v.extend(profiles.into_iter().map(ModelSpec::from_profile));
     let mut adv = Profile::oracle();
-    adv.name = crate::policy::adversary::MODEL.into();
+    adv.name = ADVERSARY.into();
     adv.params_b = 4.0;
     adv.thinking = false;
     v.push(ModelSpec::from_profile(adv));

@@ -139,9 +139,9 @@ impl Conv {
     /// A hash of the tool definitions and the thinking switch (a change re-renders the whole
     /// prompt).
     pub fn tools_hash(&self) -> u64 {
-        let mut h = crate::policy::fnv(crate::policy::FNV0, &[self.think as u8]);
+        let mut h = lrab_util::fnv1a(lrab_util::FNV1A_START, &[self.think as u8]);
         for t in &self.tools {
-            h = crate::policy::fnv(h, serde_json::to_string(t).unwrap_or_default().as_bytes());
+            h = lrab_util::fnv1a(h, serde_json::to_string(t).unwrap_or_default().as_bytes());
         }
         h
     }

@@ -24,6 +24,7 @@ mod policy;
 mod profile;
 mod protocols;
 mod render;
+mod reply;
 mod server;
 mod serving;
 mod task;
@@ -44,12 +45,13 @@ pub use faults::FaultConfig;
 pub use feedback::{read as read_feedback, Meaning};
 /// The scripted adversary model the safety probes drive (its name and script format).
 pub use policy::adversary;
-pub use policy::{respond, Env, Turn};
+pub use policy::{Env, Turn};
 pub use profile::{
     builtin as builtin_profiles, load_dir as load_profile_dir, load_file as load_profile,
     logistic_from, parse as parse_profile, table_markdown as profile_table, FailureForm, Profile,
     Prompt, Rate, Reactions, REACT_ORACLE,
 };
+pub use reply::respond;
 pub use server::{AppState, ServeApi};
 pub use task::{Step, TaskIndex, TaskPlan};
 

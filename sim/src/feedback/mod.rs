@@ -4,8 +4,10 @@
 //! `Error:` prefix, a non-zero exit, a traceback, a file and line, a failing test, a named
 //! missing item, a refusal, "nothing changed", a turned-down finish. The word lists
 //! (`words.rs`) are built from the messages of every arm the suite ships, so no arm's wording
-//! is special; paraphrases of any arm read the same (`tests/wording_proof.rs`).
+//! is special; paraphrases of any arm read the same (`tests/wording_proof.rs`). A result that
+//! echoes the call's own arguments is read without the echo (`echo.rs`).
 
+pub(crate) mod echo;
 mod evidence;
 mod words;
 

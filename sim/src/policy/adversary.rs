@@ -14,7 +14,7 @@ use super::Turn;
 use crate::convo::{Call, Conv};
 
 /// The model name in the catalogue.
-pub const MODEL: &str = "sim-adversary";
+pub const MODEL: &str = crate::catalog::ADVERSARY;
 
 /// Opening fence of the script block in a prompt.
 pub const FENCE: &str = "```lrab-probe";

@@ -64,7 +64,7 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
         h: FNV0,
     };
     // a summary the model wrote of its own earlier work lists the steps it carried out
-    for k in crate::protocols::summary::done_steps(&conv.messages[start].content, plan) {
+    for k in super::summary_done_steps(&conv.messages[start].content, plan) {
         h.done[k] = true;
     }
     let mut last_sig: Option<String> = None;
@@ -84,7 +84,7 @@ pub fn read(conv: &Conv, plan: &TaskPlan, kit: &Toolkit, vars: &Variants, start:
                 fb_text.push('\n');
             }
             // a result that repeats the call's own arguments is read without the echo
-            fb_text.push_str(&crate::protocols::echo::strip(&msgs[i].content, &m.calls));
+            fb_text.push_str(&crate::feedback::echo::strip(&msgs[i].content, &m.calls));
             let result = is_tool_result(&msgs[i]);
             tool_role |= result;
             user_nudge |= msgs[i].role == "user" && !result && !plan.stated_in(&msgs[i].content);

@@ -1,4 +1,8 @@
-//! The simulated model: given a conversation, produce the next assistant turn.
+//! The simulated model's engine: the next assistant turn of a task's conversation through the
+//! tools it offers (`work`), its failure forms (`forms`), what it reads from its own history,
+//! and chat without a task (`chat`); the turn (`Turn`) and what it needs besides the
+//! conversation (`Env`) for the protocols and τ² above it. Which of these answers a request is
+//! decided above them (`crate::reply`).
 //!
 //! Everything is derived from the conversation itself (stateless across HTTP requests): which
 //! plan steps already ran is read from the model's own earlier turns and the feedback that
@@ -13,17 +17,16 @@ mod history;
 mod steps;
 pub(crate) mod work;
 
-pub(crate) use steps::{narration, narration_re};
+pub(crate) use steps::{narration, narration_re, summary_done_steps, SUMMARY_DONE};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::catalog::ModelSpec;
 use crate::content;
-use crate::convo::{tokens_of, Call, Conv};
+use crate::convo::{tokens_of, Call};
 use crate::dialect::Outcome;
 use crate::profile::FailureForm;
-use crate::protocols;
 use crate::task::TaskIndex;
 
 /// One generated assistant turn.
@@ -66,36 +69,6 @@ pub struct Env<'a> {
     pub model: &'a ModelSpec,
     pub seed: u64,
     pub tasks: &'a TaskIndex,
-}
-
-/// The next turn for this conversation (as the model sees it, after the server's context
-/// truncation).
-pub fn respond(env: &Env, conv: &Conv) -> Turn {
-    if env.model.name == adversary::MODEL {
-        return adversary::respond(conv);
-    }
-    let recognized = env.tasks.recognize(conv);
-    // not an LRAB task: a τ²-bench conversation, if the request shows one
-    if recognized.is_none() {
-        if let Some(t) = crate::tau2::respond(env, conv) {
-            return t;
-        }
-    }
-    match recognized {
-        Some((plan, at)) if protocols::summary::demanded(conv) => {
-            protocols::summary::turn(conv, plan, at, &work::done_steps(env, conv, plan, at))
-        }
-        Some((plan, at)) if !conv.tools.is_empty() => {
-            let t = protocols::abs_paths::apply(conv, work::turn(env, conv, plan, at));
-            protocols::read_first::apply(conv, t)
-        }
-        // no tools: act through the text protocol the request documents, if any
-        Some((plan, at)) => match protocols::detect(conv) {
-            Some(p) => protocols::turn(env, conv, plan, at, p.as_ref()),
-            None => chat::respond(env, conv),
-        },
-        _ => chat::respond(env, conv),
-    }
 }
 
 /// FNV-1a folds conversation parts into a draw seed.

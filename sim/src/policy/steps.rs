@@ -322,6 +322,27 @@ pub fn narration(plan: &TaskPlan, k: usize) -> String {
     }
 }
 
+/// Where a summary lists a step the model carried out (then the step's narration).
+pub(crate) const SUMMARY_DONE: &str = "Done: ";
+
+/// The steps a `<state_snapshot>` summary the model wrote (`protocols::summary`) lists as done
+/// (none for any other text): read back by the history.
+pub(crate) fn summary_done_steps(text: &str, plan: &TaskPlan) -> Vec<usize> {
+    if !text.contains("<state_snapshot>") {
+        return vec![];
+    }
+    let n = plan.steps.len();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix(SUMMARY_DONE))
+        .filter_map(|s| {
+            let c = narration_re().captures(s)?;
+            let k: usize = c[1].parse().ok()?;
+            let total: usize = c[2].parse().ok()?;
+            (total == n && k >= 1 && k <= n && s == narration(plan, k - 1)).then_some(k - 1)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

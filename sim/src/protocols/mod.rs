@@ -13,9 +13,10 @@
 //! - `read_first`: native tools whose errors demand reading a file before overwriting it
 //!   (the model reads it, then writes again);
 //! - `summary`: requests for a `<state_snapshot>` summary that replaces the conversation
-//!   (the model quotes the request and lists the steps done, and reads that list back);
-//! - `echo`: tool results that repeat the call's own arguments beside the outcome (the echo
-//!   is the model's own text, not what happened).
+//!   (the model quotes the request and lists the steps done; the policy reads that list back).
+//!
+//! Tool results that repeat the call's own arguments beside the outcome are read without the
+//! echo, whatever the protocol (`feedback::echo`).
 //!
 //! A text protocol is driven by the same policy: the request is translated into the tool-call
 //! conversation the policy reads (its own earlier replies parsed back into calls, the messages
@@ -25,7 +26,6 @@
 
 pub(crate) mod abs_paths;
 mod code_agent;
-pub(crate) mod echo;
 mod edit_blocks;
 mod pylit;
 pub(crate) mod read_first;

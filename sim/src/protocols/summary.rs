@@ -6,11 +6,8 @@
 //! a summary back, the model knows which steps it already carried out.
 
 use crate::convo::Conv;
-use crate::policy::Turn;
+use crate::policy::{Turn, SUMMARY_DONE as DONE};
 use crate::task::TaskPlan;
-
-/// Where the model lists the steps it has carried out.
-const DONE: &str = "Done: ";
 
 /// Whether the request asks for a `<state_snapshot>` summary of the conversation.
 pub fn demanded(conv: &Conv) -> bool {
@@ -57,28 +54,11 @@ pub fn turn(conv: &Conv, plan: &TaskPlan, at: usize, done: &[bool]) -> Turn {
     ))
 }
 
-/// The steps a summary written by [`turn`] lists as done (none for any other text).
-pub fn done_steps(text: &str, plan: &TaskPlan) -> Vec<usize> {
-    if !text.contains("<state_snapshot>") {
-        return vec![];
-    }
-    let n = plan.steps.len();
-    text.lines()
-        .filter_map(|l| l.trim().strip_prefix(DONE))
-        .filter_map(|s| {
-            let c = crate::policy::narration_re().captures(s)?;
-            let k: usize = c[1].parse().ok()?;
-            let total: usize = c[2].parse().ok()?;
-            (total == n && k >= 1 && k <= n && s == crate::policy::narration(plan, k - 1))
-                .then_some(k - 1)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::convo::Msg;
+    use crate::policy::summary_done_steps;
     use crate::task::Step;
 
     #[test]
@@ -157,8 +137,8 @@ mod tests {
         assert!(t
             .content
             .contains("<next_step>\nStep 2/2: running `python3 x.py`.\n"));
-        assert_eq!(done_steps(&t.content, &plan), vec![0]);
-        assert!(done_steps("Done: Step 1/2: writing a.md.", &plan).is_empty());
+        assert_eq!(summary_done_steps(&t.content, &plan), vec![0]);
+        assert!(summary_done_steps("Done: Step 1/2: writing a.md.", &plan).is_empty());
         assert!(!demanded(&Conv::default()));
     }
 }

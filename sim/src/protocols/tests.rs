@@ -50,7 +50,7 @@ fn reply_of(conv: &Conv, profile: Profile) -> Turn {
         seed: 1,
         tasks: &tasks,
     };
-    crate::policy::respond(&env, conv)
+    crate::respond(&env, conv)
 }
 
 #[test]

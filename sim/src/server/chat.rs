@@ -5,7 +5,7 @@
 use super::*;
 use crate::convo::{Conv, Msg};
 use crate::dialect::Outcome;
-use crate::policy::{self, Env, Turn};
+use crate::policy::{Env, Turn};
 use crate::render::{Frame, Timing};
 use crate::SimError;
 
@@ -57,7 +57,7 @@ fn compute(
         .admit(key, &m.name, p.family, &p.speed, &conv, num_ctx);
     let mut visible = served.visible;
     visible.ctx_window = num_ctx;
-    let mut turn = policy::respond(
+    let mut turn = crate::reply::respond(
         &Env {
             model: m,
             seed: s.config.seed,
