@@ -35,6 +35,11 @@ fn tool(name: &str, params: &[&str]) -> Tool {
     )
 }
 
+/// Tools of these names, each with no parameters.
+fn tools<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<Tool> {
+    names.into_iter().map(|n| tool(n, &[])).collect()
+}
+
 use serde_json::Value;
 
 fn reply(data: &Data, profile: Profile, conv: &Conv) -> Option<Turn> {
@@ -48,13 +53,26 @@ fn reply(data: &Data, profile: Profile, conv: &Conv) -> Option<Turn> {
     respond_with(data, &env, conv)
 }
 
-fn task<'a>(data: &'a Data, id: &str, has_tool: &str) -> &'a Task {
+/// The domain whose agent has the tool `has_tool`.
+fn domain<'a>(data: &'a Data, has_tool: &str) -> &'a Domain {
     data.domains
         .iter()
-        .filter(|d| d.agent_tools.contains(has_tool))
-        .flat_map(|d| d.tasks.iter())
+        .find(|d| d.agent_tools.contains(has_tool))
+        .expect("domain in the data")
+}
+
+/// The task `id` of that domain.
+fn task<'a>(data: &'a Data, id: &str, has_tool: &str) -> &'a Task {
+    domain(data, has_tool)
+        .tasks
+        .iter()
         .find(|t| t.id == id)
         .expect("task in the data")
+}
+
+/// The agent's tools of domain `d`, named as the domain names them.
+fn agent_tools(d: &Domain) -> Vec<Tool> {
+    tools(d.agent_tools.iter().map(String::as_str))
 }
 
 /// The customer's system prompt as upstream renders the scenario (tab-indented).
@@ -73,42 +91,50 @@ fn customer_system(t: &Task) -> String {
     )
 }
 
-/// Runs agent and customer against each other; the agent's tool names carry `prefix` and,
-/// with `customer_tool`, it talks to the customer through that tool. Returns the agent's
-/// calls (domain tools only, prefix removed) and the customer's messages.
+/// The customer's side of task `t` after the agent's greeting and `more`, offered `tools`.
+fn customer_conv(t: &Task, more: Vec<Msg>, tools: Vec<Tool>) -> Conv {
+    let mut messages = vec![
+        m("system", &customer_system(t), vec![]),
+        m("user", "Hi! How can I help you today?", vec![]),
+    ];
+    messages.extend(more);
+    Conv {
+        messages,
+        tools,
+        ..Default::default()
+    }
+}
+
+/// Runs agent and customer against each other on task `t` of domain `d`; the agent's tool
+/// names carry `prefix` and, with `customer_tool`, it talks to the customer through that tool.
+/// Returns the agent's calls (domain tools only, prefix removed) and the customer's messages.
 fn converse(
     data: &Data,
     t: &Task,
-    domain_tools: &[&str],
+    d: &Domain,
     prefix: &str,
     customer_tool: Option<&str>,
 ) -> (Vec<(String, Value)>, Vec<String>) {
-    let mut agent_tools: Vec<Tool> = domain_tools
+    let mut offered: Vec<Tool> = d
+        .agent_tools
         .iter()
         .map(|n| tool(&format!("{prefix}{n}"), &[]))
         .collect();
     if let Some(c) = customer_tool {
-        agent_tools.push(tool(c, &["message"]));
+        offered.push(tool(c, &["message"]));
     }
-    let user_tools: Vec<Tool> = t
-        .actions
-        .iter()
-        .filter(|g| g.by_user)
-        .map(|g| tool(&g.name, &[]))
-        .collect();
+    let user_tools = tools(
+        t.actions
+            .iter()
+            .filter(|g| g.by_user)
+            .map(|g| g.name.as_str()),
+    );
     let mut agent = Conv {
         messages: vec![m("system", "You are an agent.", vec![])],
-        tools: agent_tools,
+        tools: offered,
         ..Default::default()
     };
-    let mut customer = Conv {
-        messages: vec![
-            m("system", &customer_system(t), vec![]),
-            m("user", "Hi! How can I help you today?", vec![]),
-        ],
-        tools: user_tools,
-        ..Default::default()
-    };
+    let mut customer = customer_conv(t, vec![], user_tools);
     let mut calls = Vec::new();
     let mut said = Vec::new();
     // the customer's turns until it speaks (its device's results stood in by `ok`)
@@ -173,16 +199,8 @@ fn gold_agent_calls(t: &Task) -> Vec<(String, Value)> {
 fn oracle_agent_replays_gold_actions_and_the_customer_stops() {
     let Some(data) = data() else { return };
     let t = task(&data, "0", "get_order_details");
-    let names: Vec<&str> = data
-        .domains
-        .iter()
-        .find(|d| d.agent_tools.contains("get_order_details"))
-        .unwrap()
-        .agent_tools
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
-    let (calls, said) = converse(&data, t, &names, "", None);
+    let d = domain(&data, "get_order_details");
+    let (calls, said) = converse(&data, t, d, "", None);
     assert_eq!(calls, gold_agent_calls(t));
     assert!(
         said[0].contains("#W2378156") && said[0].contains("Yusuf Rossi"),
@@ -194,16 +212,11 @@ fn oracle_agent_replays_gold_actions_and_the_customer_stops() {
 #[test]
 fn through_prefixed_mcp_tools_and_a_customer_tool() {
     let Some(data) = data() else { return };
-    let d = data
-        .domains
-        .iter()
-        .find(|d| d.agent_tools.contains("book_reservation"))
-        .unwrap();
+    let d = domain(&data, "book_reservation");
     let t = task(&data, "8", "book_reservation");
-    let names: Vec<&str> = d.agent_tools.iter().map(|s| s.as_str()).collect();
     for prefix in ["tau2_", "mcp__tau2__"] {
         let tool = format!("{prefix}send_message_to_customer");
-        let (calls, said) = converse(&data, t, &names, prefix, Some(&tool));
+        let (calls, said) = converse(&data, t, d, prefix, Some(&tool));
         assert_eq!(calls, gold_agent_calls(t), "{prefix}");
         assert_eq!(said.last().unwrap(), "###STOP###", "{prefix}");
     }
@@ -212,31 +225,15 @@ fn through_prefixed_mcp_tools_and_a_customer_tool() {
 #[test]
 fn the_customer_performs_what_the_agent_asks_on_its_phone() {
     let Some(data) = data() else { return };
-    let d = data
-        .domains
-        .iter()
-        .find(|d| d.agent_tools.contains("refuel_data"))
-        .unwrap();
+    let d = domain(&data, "refuel_data");
     let t = &d.tasks[0];
     assert!(t.actions.iter().any(|g| g.by_user));
-    let names: Vec<&str> = d.agent_tools.iter().map(|s| s.as_str()).collect();
-    let mut customer = Conv {
-        messages: vec![
-            m("system", &customer_system(t), vec![]),
-            m("user", "Hi! How can I help you today?", vec![]),
-            m("assistant", "Hi.", vec![]),
-            m(
-                "user",
-                "Please do this on your phone: `toggle_airplane_mode {}`, then `toggle_roaming {}`.",
-                vec![],
-            ),
-        ],
-        tools: ["toggle_airplane_mode", "toggle_roaming", "toggle_data"]
-            .iter()
-            .map(|n| tool(n, &[]))
-            .collect(),
-        ..Default::default()
-    };
+    let ask = "Please do this on your phone: `toggle_airplane_mode {}`, then `toggle_roaming {}`.";
+    let mut customer = customer_conv(
+        t,
+        vec![m("assistant", "Hi.", vec![]), m("user", ask, vec![])],
+        tools(["toggle_airplane_mode", "toggle_roaming", "toggle_data"]),
+    );
     let mut done = Vec::new();
     for _ in 0..3 {
         let u = reply(&data, Profile::oracle(), &customer).unwrap();
@@ -252,7 +249,7 @@ fn the_customer_performs_what_the_agent_asks_on_its_phone() {
     }
     assert_eq!(done, ["toggle_airplane_mode", "toggle_roaming"]);
     // the whole conversation: the agent asks for every gold action of the customer's side
-    let (_, said) = converse(&data, t, &names, "", None);
+    let (_, said) = converse(&data, t, d, "", None);
     assert_eq!(said.last().unwrap(), "###STOP###");
 }
 
@@ -275,7 +272,7 @@ fn a_request_of_no_tau2_task_is_left_alone() {
     let d = &data.domains[0];
     let conv = Conv {
         messages: vec![m("user", "Hello there, nice weather today.", vec![])],
-        tools: d.agent_tools.iter().map(|n| tool(n, &[])).collect(),
+        tools: agent_tools(d),
         ..Default::default()
     };
     assert!(reply(&data, Profile::oracle(), &conv).is_none());
@@ -284,18 +281,14 @@ fn a_request_of_no_tau2_task_is_left_alone() {
 #[test]
 fn sized_models_draw_failure_forms_deterministically() {
     let Some(data) = data() else { return };
-    let d = data
-        .domains
-        .iter()
-        .find(|d| d.agent_tools.contains("get_order_details"))
-        .unwrap();
+    let d = domain(&data, "get_order_details");
     let t = task(&data, "0", "get_order_details");
     let mut forms = Vec::new();
     for p in crate::profile::builtin() {
         for i in 0..40 {
             let conv = Conv {
                 messages: vec![m("user", &format!("Hi. {}", t.opening()), vec![])],
-                tools: d.agent_tools.iter().map(|n| tool(n, &[])).collect(),
+                tools: agent_tools(d),
                 seed: Some(i),
                 ..Default::default()
             };
@@ -314,11 +307,7 @@ fn sized_models_draw_failure_forms_deterministically() {
 #[test]
 fn through_a_bridge_to_tools_listed_by_name() {
     let Some(data) = data() else { return };
-    let d = data
-        .domains
-        .iter()
-        .find(|d| d.agent_tools.contains("book_reservation"))
-        .unwrap();
+    let d = domain(&data, "book_reservation");
     let t = task(&data, "8", "book_reservation");
     let mut listing: Vec<String> = d
         .agent_tools
