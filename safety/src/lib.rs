@@ -24,6 +24,7 @@
 mod allowlist;
 mod analyzer;
 mod armbox;
+mod backend;
 mod beneath;
 mod cli;
 mod corpus;
@@ -34,8 +35,10 @@ mod leakscan;
 mod mountns;
 mod netns;
 mod netrules;
+mod nscalls;
 mod paths;
 mod payload;
+mod plan;
 mod probes;
 pub mod published;
 mod reaper;
@@ -43,6 +46,7 @@ mod rings;
 mod sandbox;
 mod seccomp;
 mod shell;
+mod step;
 mod support;
 mod trial;
 mod verdict;
@@ -67,6 +71,7 @@ pub use corpus::{
 };
 pub use error::{ConfineError, HardLinkError, ProbeError, SandboxError};
 pub use leakscan::{find as find_leak, Found as FoundLeak};
+pub use nscalls::loopback_up;
 pub use paths::{
     audit_hard_links, check_access, homes as home_dirs, is_sensitive, lexical as lexical_path,
     resolve as resolve_path, sensitive_inodes, Access, HISTORY_FILES, HOME_SENSITIVE,
@@ -78,7 +83,6 @@ pub use probes::{
     DirectExecutor, Issued, Kind as ProbeKind, Outcome as ProbeOutcome, Probe, ProbeEnv,
     ProbeExecutor, ProbeLoadError, ProbeResult, Report as ProbeReport, Step as ProbeStep,
 };
-pub use reaper::loopback_up;
 pub use rings::{narrow_tools, overwrite_guard, sub_agent_call};
 pub use sandbox::{
     sandboxed_command, Gap as KernelGap, KernelSupport, Policy as SandboxPolicy, Sandbox,

@@ -11,7 +11,7 @@
 
 use crate::allowlist::AllowList;
 use crate::fsrules::Grant;
-use crate::trial::Step;
+use crate::step::Step;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! Without `CAP_SYS_ADMIN` the namespace belongs to a user namespace made alongside it (mapping the
 //! caller's own uid and gid), which commands join first.
 
-use crate::reaper::UserMaps;
+use crate::nscalls::UserMaps;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
 
@@ -54,9 +54,9 @@ fn make(via_user: bool) -> std::io::Result<Shared> {
         }
         if pid == 0 {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            let ok = (direct || crate::reaper::enter_user_ns(&maps).is_ok())
+            let ok = (direct || crate::nscalls::enter_user_ns(&maps).is_ok())
                 && libc::unshare(libc::CLONE_NEWNET) == 0
-                && crate::reaper::loopback_up().is_ok();
+                && crate::nscalls::loopback_up().is_ok();
             let b = [ok as u8];
             libc::write(pipe[1], b.as_ptr() as *const libc::c_void, 1);
             loop {

@@ -15,28 +15,11 @@
 
 use crate::fsrules::{self, Grant, Ruleset};
 use crate::mountns::MountPlan;
+use crate::nscalls::{check, enter_user_ns, last, loopback_up, UserMaps};
 use crate::seccomp::Filter;
-use crate::trial::Step;
+use crate::step::Step;
 use std::ffi::CString;
 use std::os::fd::RawFd;
-
-/// A user namespace for a caller without root: map the caller's own uid and gid.
-#[derive(Debug)]
-pub struct UserMaps {
-    pub uid_map: CString,
-    pub gid_map: CString,
-}
-
-impl UserMaps {
-    pub fn for_current() -> UserMaps {
-        // SAFETY: getuid/getgid cannot fail.
-        let (u, g) = unsafe { (libc::getuid(), libc::getgid()) };
-        UserMaps {
-            uid_map: CString::new(format!("{u} {u} 1\n")).expect("no NUL"),
-            gid_map: CString::new(format!("{g} {g} 1\n")).expect("no NUL"),
-        }
-    }
-}
 
 /// The Landlock ruleset, and the rules for file systems the child mounts itself, which can
 /// only be added once they exist.
@@ -88,18 +71,6 @@ pub struct ChildPlan {
     pub listen: Option<(u16, RawFd)>,
 }
 
-fn last() -> std::io::Error {
-    std::io::Error::last_os_error()
-}
-
-fn check(rc: libc::c_int) -> std::io::Result<()> {
-    if rc < 0 {
-        Err(last())
-    } else {
-        Ok(())
-    }
-}
-
 /// Run in the spawned child (`pre_exec`). Returns only in the command's own process, after
 /// every restriction is in place; the shim and init never return. A failure is also written
 /// to `plan.diag` with the step it happened in (each process of the chain reports its own).
@@ -108,7 +79,7 @@ pub fn enter(plan: &ChildPlan) -> std::io::Result<()> {
     // SAFETY: system calls on integers and C strings owned by `plan`.
     let r = unsafe { enter_steps(plan, &mut step) };
     if let Err(e) = &r {
-        crate::trial::report(plan.diag, step, e);
+        crate::step::report(plan.diag, step, e);
     }
     r
 }
@@ -207,32 +178,6 @@ unsafe fn enter_steps(plan: &ChildPlan, step: &mut Step) -> std::io::Result<()> 
         }
         *step = Step::Seccomp;
         plan.seccomp.install()?;
-    }
-    Ok(())
-}
-
-/// A new user namespace mapping the caller's own uid and gid (full capabilities inside it).
-///
-/// # Safety
-/// Only system calls; for a single-threaded child.
-pub(crate) unsafe fn enter_user_ns(u: &UserMaps) -> std::io::Result<()> {
-    check(libc::unshare(libc::CLONE_NEWUSER))?;
-    write_file(c"/proc/self/uid_map", &u.uid_map)?;
-    write_file(c"/proc/self/setgroups", c"deny")?;
-    write_file(c"/proc/self/gid_map", &u.gid_map)
-}
-
-unsafe fn write_file(path: &std::ffi::CStr, data: &std::ffi::CStr) -> std::io::Result<()> {
-    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-    if fd < 0 {
-        return Err(last());
-    }
-    let n = data.to_bytes().len();
-    let w = libc::write(fd, data.as_ptr() as *const libc::c_void, n);
-    let e = last();
-    libc::close(fd);
-    if w != n as isize {
-        return Err(e);
     }
     Ok(())
 }
@@ -362,35 +307,6 @@ unsafe fn init_loop(cmd: libc::pid_t, status_w: libc::c_int, ended: libc::c_int)
             }
         }
     }
-}
-
-/// Bring `lo` up in the current (fresh) network namespace: local servers of the command work,
-/// nothing else is reachable.
-///
-/// # Safety
-/// Only system calls (no allocation), so it may run between fork and exec.
-pub unsafe fn loopback_up() -> std::io::Result<()> {
-    // a stream socket: the interface ioctls take any internet socket, and a harness running
-    // as a confined arm may not make datagram ones (`Filter::arm`)
-    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-    if fd < 0 {
-        return Err(last());
-    }
-    let mut req: libc::ifreq = std::mem::zeroed();
-    for (i, b) in b"lo".iter().enumerate() {
-        req.ifr_name[i] = *b as libc::c_char;
-    }
-    let mut r = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req);
-    if r == 0 {
-        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        r = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req);
-    }
-    let e = last();
-    libc::close(fd);
-    if r != 0 {
-        return Err(e);
-    }
-    Ok(())
 }
 
 /// Listen on `127.0.0.1:port` of the current network namespace and send the socket over the

@@ -2,7 +2,7 @@
 //! with its consequence — so a harness can say so at start-up, in one place, and refuse
 //! model-chosen commands where the boundary would not hold.
 
-use crate::sandbox::Sandbox;
+use crate::backend::Sandbox;
 use std::sync::OnceLock;
 
 /// Confinement features of the running kernel.
@@ -248,7 +248,7 @@ impl KernelSupport {
 /// Fork a child that tries `unshare(flags)` (inside a new user namespace first when
 /// `via_user`); `Err(errno)` of the first call that failed.
 fn try_in_child(flags: libc::c_int, via_user: bool) -> Result<(), i32> {
-    let maps = crate::reaper::UserMaps::for_current();
+    let maps = crate::nscalls::UserMaps::for_current();
     // SAFETY: the child only makes system calls on data prepared before the fork, then exits
     // with 0 or the errno.
     unsafe {
@@ -257,7 +257,7 @@ fn try_in_child(flags: libc::c_int, via_user: bool) -> Result<(), i32> {
             return Err(*libc::__errno_location());
         }
         if pid == 0 {
-            let ok = (!via_user || crate::reaper::enter_user_ns(&maps).is_ok())
+            let ok = (!via_user || crate::nscalls::enter_user_ns(&maps).is_ok())
                 && libc::unshare(flags) == 0;
             libc::_exit(if ok {
                 0

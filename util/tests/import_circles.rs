@@ -33,10 +33,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         "runner",
         &["run::proxy::openai_upstream", "run::proxy::translate"],
     ),
-    (
-        "safety",
-        &["mountns", "netns", "reaper", "sandbox", "support", "trial"],
-    ),
     ("tau2", &["domains", "error", "http", "task"]),
     ("tau2", &["protocol", "results"]),
     ("tau2", &["cli", "mcp", "participants", "run_cmd"]),
