@@ -5,44 +5,24 @@
 //! forms that need a trajectory are unknown for the cell without one, never guessed.
 
 use lrab_analysis::{run, AnalyzeArgs};
-use lrab_records::{CellRow, FailureMode};
+use lrab_records::CellRow;
 use serde_json::Value;
 use std::path::Path;
 
 fn row(arm: &str, task: &str, dir: &str) -> CellRow {
     CellRow {
         run_id: "run-1".into(),
-        arm: arm.into(),
-        model: "sim-2b".into(),
-        task: task.into(),
         tier: 2,
-        repeat: 0,
-        attempt: 0,
-        score: 0.25,
         milestone_score: Some(0.0),
         final_score: Some(0.5),
         wall_seconds: 12.0,
-        exit_code: Some(0),
-        failure_mode: FailureMode::Completed,
-        backend: "sim".into(),
-        simulated: true,
         prompt_tokens: Some(3000),
         completion_tokens: Some(100),
         model_calls: Some(3),
         tool_calls: Some(2),
         attempt_dir: dir.into(),
-        schema_version: CellRow::SCHEMA_VERSION,
         turns: Some(3),
-        cached_prompt_tokens: None,
-        uncached_prompt_tokens: None,
-        backend_kind: None,
-        think: None,
-        peak_prompt_tokens: None,
-        fmt_arg_errors: None,
-        spin_events: None,
-        ctx_events: None,
-        finish_rejections: None,
-        provider_errors: None,
+        ..CellRow::example(arm, "sim-2b", task, 0.25)
     }
 }
 

@@ -2,42 +2,20 @@
 //! cache counts) beside one from before the counts existed, which still loads.
 
 use lrab_analysis::{run, AnalyzeArgs};
-use lrab_records::{CellRow, FailureMode};
+use lrab_records::CellRow;
 
 fn row(arm: &str, task: &str, cached: Option<u64>, uncached: Option<u64>) -> CellRow {
     CellRow {
-        run_id: "r".into(),
-        arm: arm.into(),
-        model: "sim-4b".into(),
-        task: task.into(),
-        tier: 1,
-        repeat: 0,
-        attempt: 0,
-        score: 1.0,
-        milestone_score: Some(1.0),
-        final_score: Some(1.0),
         wall_seconds: 3.0,
-        exit_code: Some(0),
-        failure_mode: FailureMode::Completed,
-        backend: "sim".into(),
-        simulated: true,
         prompt_tokens: Some(cached.unwrap_or(0) + uncached.unwrap_or(0)),
         completion_tokens: Some(10),
         model_calls: Some(3),
         tool_calls: Some(2),
         attempt_dir: format!("cells/{arm}/{task}"),
-        schema_version: CellRow::SCHEMA_VERSION,
         turns: Some(3),
         cached_prompt_tokens: cached,
         uncached_prompt_tokens: uncached,
-        backend_kind: None,
-        think: None,
-        peak_prompt_tokens: None,
-        fmt_arg_errors: None,
-        spin_events: None,
-        ctx_events: None,
-        finish_rejections: None,
-        provider_errors: None,
+        ..CellRow::example(arm, "sim-4b", task, 1.0)
     }
 }
 

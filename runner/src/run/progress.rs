@@ -137,38 +137,8 @@ mod tests {
 
     fn row(arm: &str, model: &str, task: &str, attempt: u32, score: f64) -> CellRow {
         CellRow {
-            run_id: "r".into(),
-            arm: arm.into(),
-            model: model.into(),
-            task: task.into(),
-            tier: 1,
-            repeat: 0,
             attempt,
-            score,
-            milestone_score: Some(score),
-            final_score: Some(score),
-            wall_seconds: 1.0,
-            exit_code: Some(0),
-            failure_mode: lrab_records::FailureMode::Completed,
-            backend: "sim".into(),
-            simulated: true,
-            prompt_tokens: None,
-            completion_tokens: None,
-            model_calls: None,
-            tool_calls: None,
-            attempt_dir: String::new(),
-            schema_version: CellRow::SCHEMA_VERSION,
-            turns: None,
-            cached_prompt_tokens: None,
-            uncached_prompt_tokens: None,
-            backend_kind: None,
-            think: None,
-            peak_prompt_tokens: None,
-            fmt_arg_errors: None,
-            spin_events: None,
-            ctx_events: None,
-            finish_rejections: None,
-            provider_errors: None,
+            ..CellRow::example(arm, model, task, score)
         }
     }
 

@@ -194,39 +194,14 @@ mod tests {
     use lrab_records::FailureMode;
 
     fn row(task: &str, attempt: u32, fm: FailureMode) -> CellRow {
+        let scored = (fm != FailureMode::Timeout).then_some(0.0);
         CellRow {
-            run_id: "r".into(),
-            arm: "a".into(),
-            model: "m".into(),
-            task: task.into(),
-            tier: 1,
-            repeat: 0,
             attempt,
-            score: 0.0,
-            milestone_score: (fm != FailureMode::Timeout).then_some(0.0),
-            final_score: (fm != FailureMode::Timeout).then_some(0.0),
-            wall_seconds: 1.0,
-            exit_code: Some(0),
+            milestone_score: scored,
+            final_score: scored,
             failure_mode: fm,
-            backend: "sim".into(),
-            simulated: true,
-            prompt_tokens: None,
-            completion_tokens: None,
-            model_calls: None,
-            tool_calls: None,
             attempt_dir: "x".into(),
-            schema_version: CellRow::SCHEMA_VERSION,
-            turns: None,
-            cached_prompt_tokens: None,
-            uncached_prompt_tokens: None,
-            backend_kind: None,
-            think: None,
-            peak_prompt_tokens: None,
-            fmt_arg_errors: None,
-            spin_events: None,
-            ctx_events: None,
-            finish_rejections: None,
-            provider_errors: None,
+            ..CellRow::example("a", "m", task, 0.0)
         }
     }
 
