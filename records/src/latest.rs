@@ -1,6 +1,8 @@
 //! Latest attempt wins: of the attempts of one cell (one repeat of arm × model × task), the one
-//! with the highest attempt number is the cell's result; earlier ones are superseded. The one
-//! home of the rule for the runner's resume, the simulator's calibration and the analysis.
+//! with the highest attempt number is the cell's result; earlier ones are superseded. Of two
+//! rows with the same attempt number (the runner never writes one twice: a file appended to by
+//! hand, or two files put together), the later is the newer record and wins. The one home of
+//! the rule for the runner's resume and summary, the simulator's calibration and the analysis.
 
 use std::collections::BTreeMap;
 
@@ -15,13 +17,14 @@ pub enum Offered<'a, R> {
     Replaced,
     /// An earlier attempt: the one kept stays.
     Superseded,
-    /// The same attempt number again: the one kept stays; the caller decides whether that is
-    /// an error (the analysis: a duplicate row would bias a mean) or not (the resume).
+    /// The same attempt number again: the row offered, the newer record, replaced the one
+    /// kept before; the caller decides whether that is an error (the analysis: a duplicate row
+    /// would bias a mean) or not (the resume, the summary, the calibration).
     Duplicate {
-        /// The attempt kept.
-        kept: &'a R,
-        /// The attempt offered.
-        offered: R,
+        /// The row offered before with this number, now replaced.
+        earlier: R,
+        /// The row offered now, kept.
+        later: &'a R,
     },
 }
 
@@ -51,9 +54,10 @@ impl<K: Ord, R> Latest<K, R> {
             Entry::Occupied(o) => {
                 let o = o.into_mut();
                 if o.0 == attempt {
+                    let earlier = std::mem::replace(&mut o.1, row);
                     Offered::Duplicate {
-                        kept: &o.1,
-                        offered: row,
+                        earlier,
+                        later: &o.1,
                     }
                 } else if o.0 > attempt {
                     Offered::Superseded
@@ -94,7 +98,8 @@ impl<K: Ord, R> Latest<K, R> {
 /// The key of a `cells.csv` row's cell: (arm, model, task, repeat).
 pub type CellKey = (String, String, String, u32);
 
-/// The latest attempt row of each cell of a `cells.csv` (a duplicate row: the first stays).
+/// The latest attempt row of each cell of a `cells.csv` (of two rows with the same attempt
+/// number, the later in the file).
 pub fn latest_cell_rows<'a>(
     rows: impl IntoIterator<Item = &'a CellRow>,
 ) -> Latest<CellKey, &'a CellRow> {
@@ -116,16 +121,47 @@ mod tests {
         assert!(matches!(l.offer("c", 1, "a1"), Offered::First));
         assert!(matches!(l.offer("c", 0, "a0"), Offered::Superseded));
         assert!(matches!(l.offer("c", 2, "a2"), Offered::Replaced));
+        // the same number again: the newer record (offered later) wins
         match l.offer("c", 2, "again") {
-            Offered::Duplicate { kept, offered } => assert_eq!((*kept, offered), ("a2", "again")),
+            Offered::Duplicate { earlier, later } => assert_eq!((earlier, *later), ("a2", "again")),
             o => panic!("{o:?}"),
         }
+        assert!(matches!(l.offer("c", 1, "a1"), Offered::Superseded));
         assert!(matches!(l.offer("d", 0, "d0"), Offered::First));
-        assert_eq!(l.get(&"c"), Some(&"a2"));
+        assert_eq!(l.get(&"c"), Some(&"again"));
         assert_eq!(l.len(), 2);
         assert_eq!(
             l.into_map().into_iter().collect::<Vec<_>>(),
-            [("c", "a2"), ("d", "d0")]
+            [("c", "again"), ("d", "d0")]
+        );
+    }
+
+    #[test]
+    fn of_two_rows_of_one_attempt_the_later_in_the_file_wins() {
+        // rows as a cells.csv appended to twice for one attempt holds them
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("cells.csv");
+        let mut text = crate::LEGACY_HEADER.join(",");
+        for (repeat, attempt, score) in [
+            (0, 0, 0.1),
+            (0, 1, 0.2),
+            (0, 1, 0.3),
+            (1, 0, 0.4),
+            (0, 0, 0.5),
+        ] {
+            text.push_str(&format!(
+                "\nr,a,m,T1,1,{repeat},{attempt},{score},,,1.0,0,completed,b,true,,,,,cells/x"
+            ));
+        }
+        std::fs::write(&p, text + "\n").unwrap();
+        let rows = crate::read_cell_rows(&p).unwrap();
+        assert_eq!(rows.len(), 5);
+        let l = latest_cell_rows(&rows);
+        let scores: Vec<f64> = l.iter().map(|(_, r)| r.score).collect();
+        assert_eq!(
+            scores,
+            [0.3, 0.4],
+            "repeat 0: attempt 1's later row; repeat 1 apart"
         );
     }
 }

@@ -63,18 +63,18 @@ impl Builder {
     fn add(&mut self, key: CellKey, rkey: RepeatKey, rep: Repeat) -> Result<()> {
         let reps = self.repeats.entry(key.clone()).or_default();
         match reps.offer(rkey.clone(), rep.attempt, rep) {
-            Offered::Duplicate { kept, offered } => {
+            Offered::Duplicate { earlier, later } => {
                 return Err(input!(
                     "{}: duplicate row for arm `{}`, model `{}`, task `{}` (run `{}`, repeat {}, \
                      attempt {}); first seen at {}",
-                    offered.origin,
+                    later.origin,
                     key.0,
                     key.1,
                     key.2,
                     rkey.0,
                     rkey.1,
-                    offered.attempt,
-                    kept.origin
+                    later.attempt,
+                    earlier.origin
                 ))
             }
             Offered::Superseded | Offered::Replaced => self.superseded += 1,
