@@ -8,7 +8,6 @@ use anyhow::Result;
 use clap::Parser;
 
 use super::Exit;
-use crate::calibrate::{self, published};
 
 #[derive(Parser, Debug, Clone)]
 pub struct Args {
@@ -76,7 +75,7 @@ pub const RESIDUALS: &str = "sim/calibration/residuals.toml";
 
 /// The residuals of `--residuals`, else the committed file found from the task pack's
 /// repository (so the committed profiles are reproduced from any working directory), else none.
-fn residuals(a: &Args) -> Result<Option<calibrate::residuals::Residuals>> {
+fn residuals(a: &Args) -> Result<Option<lrab_calibrate::Residuals>> {
     if a.no_residuals {
         return Ok(None);
     }
@@ -91,7 +90,7 @@ fn residuals(a: &Args) -> Result<Option<calibrate::residuals::Residuals>> {
             p
         }
     };
-    let r = calibrate::residuals::Residuals::load(&path)?;
+    let r = lrab_calibrate::Residuals::load(&path)?;
     eprintln!(
         "calibrate: corrected round, residuals from {} ({})",
         path.display(),
@@ -104,11 +103,11 @@ fn residuals(a: &Args) -> Result<Option<calibrate::residuals::Residuals>> {
 fn fitted_arms(flag: &str, arms: &[String]) -> Result<Vec<String>> {
     if let Some(bad) = arms
         .iter()
-        .find(|x| !published::FIT_ARMS.contains(&x.as_str()))
+        .find(|x| !lrab_calibrate::FIT_ARMS.contains(&x.as_str()))
     {
         anyhow::bail!(
             "{flag}: `{bad}` is not a fitted arm (known: {})",
-            published::FIT_ARMS.join(", ")
+            lrab_calibrate::FIT_ARMS.join(", ")
         );
     }
     Ok(arms.to_vec())
@@ -142,7 +141,7 @@ pub fn run(a: Args) -> Result<Exit> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
-    let opts = calibrate::Options {
+    let opts = lrab_calibrate::Options {
         pack_dir: super::pack_dir(a.pack.as_deref()),
         arms_dir: a
             .arms_dir
@@ -150,22 +149,26 @@ pub fn run(a: Args) -> Result<Exit> {
             .unwrap_or_else(crate::run::arms::default_dir),
         data_dir: match a.data.clone() {
             Some(d) => d,
-            None => published::data_dir()?,
+            None => lrab_calibrate::data_dir()?,
         },
         profiles_out: a.profiles_out.clone(),
         report_out: a.report.clone(),
         seeds: seeds(&a.seeds)?,
         jobs: a.jobs.max(1),
-        models: a
-            .models
-            .as_deref()
-            .map(split)
-            .unwrap_or_else(|| published::MODELS.iter().map(|m| m.0.to_string()).collect()),
+        models: a.models.as_deref().map(split).unwrap_or_else(|| {
+            lrab_calibrate::MODELS
+                .iter()
+                .map(|m| m.0.to_string())
+                .collect()
+        }),
         tasks: a.tasks.as_deref().map(split),
         no_verify: a.no_verify,
         with_harness: a.with_harness,
         verify_arms: match a.arms.as_deref() {
-            None => published::FIT_ARMS.iter().map(|s| s.to_string()).collect(),
+            None => lrab_calibrate::FIT_ARMS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             Some(list) => fitted_arms("--arms", &split(list))?,
         },
         cross_check: match a.cross_check.as_deref() {
@@ -180,7 +183,7 @@ pub fn run(a: Args) -> Result<Exit> {
         residuals: residuals(&a)?,
         residuals_out: a.residuals_out.clone(),
     };
-    let text = calibrate::calibrate(&opts)?;
+    let text = lrab_calibrate::calibrate(&opts, &crate::calibrate::evaluate)?;
     lrab_util::outln!("{text}");
     eprintln!(
         "profiles: {}\nreport: {}",

@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Residual {
+    /// The fitted arm.
     pub arm: String,
+    /// The simulated model.
     pub model: String,
     /// Mean score of the real binary on the profiles of the round that was verified.
     pub verified: f64,
@@ -33,6 +35,7 @@ pub struct Residual {
 pub struct Residuals {
     /// Where the numbers come from (the verification that measured them).
     pub origin: String,
+    /// The gaps, one per (arm, model).
     #[serde(default, rename = "residual")]
     pub residuals: Vec<Residual>,
 }
@@ -46,7 +49,7 @@ impl Residuals {
             .with_context(|| format!("{}: not a residual file", path.display()))?;
         let mut seen = BTreeMap::new();
         for (i, x) in r.residuals.iter().enumerate() {
-            if x.arm == super::published::HELD_OUT {
+            if x.arm == crate::published::HELD_OUT {
                 bail!(
                     "{}: residual #{}: `{}` is held out of the fit and has no residual",
                     path.display(),

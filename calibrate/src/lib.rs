@@ -1,8 +1,10 @@
-//! `lrab sim calibrate`: fits the simulated models' profiles to the published cells of the
-//! three published arms the suite runs (opencode, agent-mini, Mingbird) and checks the fit by
-//! running the real arms against the simulator through the runner, at several seeds. Our
-//! harness is never in the fit; when asked it is run afterwards and its scores are printed
-//! next to Mingbird's, as a prediction.
+//! `lrab-calibrate`: fits the simulated models' profiles to the published cells of the three
+//! published arms the suite runs (opencode, agent-mini, Mingbird), puts together the
+//! verification — the real arms run against the simulator through the runner, at several seeds
+//! — and writes the profiles and the report. Our harness is never in the fit; when asked it is
+//! run afterwards and its scores are printed next to Mingbird's, as a prediction. Running the
+//! arms is the runner's (`lrab sim calibrate` passes it in as [`Evaluate`]): this crate depends
+//! on the simulator and the records, never on the runner.
 //!
 //! 1. Analytic fit (seconds): per model, a grid search of the ending hazard (base, slope per
 //!    8k tokens of the request's opening), the content-error rate and the chance of going on
@@ -10,21 +12,26 @@
 //!    and early-stop shares (`analytic.rs`), plus decode speed against the published wall
 //!    times. The cross-check fits on two arms and predicts the third (analytically, and with
 //!    `--cross-check` also by running the third arm on the two-arm profiles).
-//! 2. Verification (`verify.rs`; 3 arms × 4 models × 18 tasks per seed, five seeds by
-//!    default): the fitted profiles are served in process and the real arms run through
-//!    `run::execute`; results are cached per model by its profile's bytes, so rerunning
-//!    without changes costs nothing. The fit's residual correction and the report use the
-//!    mean over the seeds, never one draw.
+//! 2. Verification (3 arms × 4 models × 18 tasks per seed, five seeds by default): the fitted
+//!    profiles are served in process and the real arms run through the runner (the runner's
+//!    `calibrate.rs`); results are cached per model by its profile's bytes, so rerunning
+//!    without changes costs nothing. The runs' cells are put together in `verified.rs`. The
+//!    fit's residual correction and the report use the mean over the seeds, never one draw.
 //! 3. The profiles (`sim/profiles/*.toml`) and the report are written only when every step
 //!    succeeded (each file atomically).
 
-pub mod analytic;
+#![deny(missing_docs)]
+
+mod analytic;
 mod prefix;
 mod profiles;
-pub mod published;
+mod published;
 mod report;
-pub mod residuals;
-pub mod verify;
+mod residuals;
+mod verified;
+
+pub use published::{data_dir, FIT_ARMS, MODELS};
+pub use residuals::{Residual, Residuals};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,21 +39,25 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use analytic::{Params, Target};
-use published::{FIT_ARMS, MODELS};
-use verify::Runs;
+use verified::Runs;
 
 /// What `lrab sim calibrate` was asked.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The task pack.
     pub pack_dir: PathBuf,
+    /// The arm definitions (`arms/*.toml`).
     pub arms_dir: PathBuf,
+    /// The folder of the published `failure_forms_2609.csv`.
     pub data_dir: PathBuf,
     /// Where the fitted profiles go (the committed ones: `sim/profiles`).
     pub profiles_out: PathBuf,
+    /// Where the report goes (the committed one: `docs/sim-calibration.md`).
     pub report_out: PathBuf,
     /// Seeds of the simulator during verification; the first is the one reported alone (the
     /// default, 0, is `lrab run`'s).
     pub seeds: Vec<u64>,
+    /// Cells in parallel during verification.
     pub jobs: usize,
     /// Models to fit (default: all four).
     pub models: Vec<String>,
@@ -63,41 +74,42 @@ pub struct Options {
     pub cross_check: Vec<String>,
     /// Where evaluations are cached.
     pub cache: PathBuf,
+    /// Pacing of the simulator during verification (real seconds per modelled second).
     pub time_scale: f64,
     /// Residuals of an earlier verification: the main fit then targets
     /// `published − (verified − predicted)` (`residuals.rs`).
-    pub residuals: Option<residuals::Residuals>,
+    pub residuals: Option<Residuals>,
     /// Where to write the residuals this run's verification measured (for the next round).
     pub residuals_out: Option<PathBuf>,
 }
 
 /// One fitted model.
 #[derive(Debug, Clone)]
-pub struct Fitted {
-    pub model: String,
-    pub params: Params,
-    pub loss: f64,
-    pub decode_tps: f64,
+struct Fitted {
+    model: String,
+    params: Params,
+    loss: f64,
+    decode_tps: f64,
     /// Analytic predictions per arm (mean, never engaged, early stop).
-    pub predicted: BTreeMap<String, analytic::Prediction>,
+    predicted: BTreeMap<String, analytic::Prediction>,
     /// Cross-check: fitted on the other arms, the prediction for the key arm.
-    pub cross: BTreeMap<String, Cross>,
-    pub excluded: Vec<String>,
+    cross: BTreeMap<String, Cross>,
+    excluded: Vec<String>,
     /// The arms whose published cells the fit used.
-    pub fit_arms: Vec<String>,
+    fit_arms: Vec<String>,
 }
 
 /// One direction of the cross-check for one model: the key arm predicted from the others.
 #[derive(Debug, Clone)]
-pub struct Cross {
+struct Cross {
     /// The analytic prediction of the arm left out.
-    pub predicted: analytic::Prediction,
+    predicted: analytic::Prediction,
     /// The fit on the other arms (what its profile is made of).
-    pub fit: Box<Fitted>,
+    fit: Box<Fitted>,
 }
 
 /// Published targets the fit leaves out, and why (docs/sim.md explains them).
-pub fn excluded(arm: &str, model: &str) -> Option<&'static str> {
+fn excluded(arm: &str, model: &str) -> Option<&'static str> {
     match (arm, model) {
         ("agent-mini", "sim-35b") => Some(
             "agent-mini stops after 1-4 calls at 35B (0.092) while opencode succeeds (0.896) with a far longer prompt; a hazard that grows with the request's opening cannot give the shorter prompt the worse result",
@@ -178,7 +190,7 @@ fn fit_one(
 
 /// The analytic fit of every model (and the cross-check: each arm predicted from a fit on the
 /// other two, with the same residuals and exclusions as the main fit).
-pub fn fit_all(
+fn fit_all(
     opts: &Options,
     pubd: &published::Published,
     tasks: &[analytic::TaskShape],
@@ -202,9 +214,16 @@ pub fn fit_all(
     out
 }
 
-/// The whole calibration. Nothing is written to `profiles_out` / `report_out` unless every
-/// step succeeded.
-pub fn calibrate(opts: &Options) -> Result<String> {
+/// One evaluation of the verification, run by the runner: `arms` on one model's profile
+/// (parsed, and its text) with the real binaries at one seed of the simulator, or reused from
+/// the cache; returns the run folder (with `no_verify`, the folder an earlier evaluation of
+/// these profiles used, whether it exists or not).
+pub type Evaluate<'a> =
+    dyn Fn(&Options, lrab_sim::Profile, &str, &[String], u64) -> Result<PathBuf> + 'a;
+
+/// The whole calibration (`evaluate` runs the verification's cells). Nothing is written to
+/// `profiles_out` / `report_out` unless every step succeeded.
+pub fn calibrate(opts: &Options, evaluate: &Evaluate) -> Result<String> {
     let pubd = published::load(&opts.data_dir.join("failure_forms_2609.csv"))?;
     for m in &opts.models {
         if !MODELS.iter().any(|(s, _)| s == m) {
@@ -229,7 +248,15 @@ pub fn calibrate(opts: &Options) -> Result<String> {
         evals.push(vec![published::HELD_OUT.to_string()]);
     }
     for arms in evals.iter().filter(|a| !a.is_empty()) {
-        verify_all(opts, &files, arms, None, &mut sim_runs, &mut run_dirs)?;
+        verify_all(
+            opts,
+            evaluate,
+            &files,
+            arms,
+            None,
+            &mut sim_runs,
+            &mut run_dirs,
+        )?;
     }
     // cross-check with the real arms: per arm, every model's profile fitted on the other
     // two, that arm run on them (keyed by the arm predicted, then the model)
@@ -249,6 +276,7 @@ pub fn calibrate(opts: &Options) -> Result<String> {
         let arms = [left.to_string()];
         verify_all(
             opts,
+            evaluate,
             &cfiles,
             &arms,
             Some(left),
@@ -286,7 +314,7 @@ pub fn calibrate(opts: &Options) -> Result<String> {
 }
 
 /// `0-4` for consecutive seeds, else the list.
-pub fn seeds_label(seeds: &[u64]) -> String {
+fn seeds_label(seeds: &[u64]) -> String {
     let consecutive = seeds.windows(2).all(|w| w[1] == w[0] + 1);
     match (seeds.first(), seeds.last()) {
         (Some(a), Some(b)) if consecutive && seeds.len() > 2 => format!("{a}-{b}"),
@@ -299,9 +327,10 @@ pub fn seeds_label(seeds: &[u64]) -> String {
 }
 
 /// Runs `arms` on every model's profile (`(model, profile text)`) at every seed, into `runs`
-/// (only the arm `keep`, when given).
+/// (only the arm `keep`, when given), and the run folders into `run_dirs`.
 fn verify_all(
     opts: &Options,
+    evaluate: &Evaluate,
     files: &[(String, String)],
     arms: &[String],
     keep: Option<&str>,
@@ -312,9 +341,9 @@ fn verify_all(
         let prof = lrab_sim::parse_profile(Path::new(&format!("{model}.toml")), text)?;
         for &seed in &opts.seeds {
             eprintln!("calibrate: {} on {model}, seed {seed}", arms.join(", "));
-            let dir = verify::evaluate(opts, prof.clone(), text, arms, seed)?;
+            let dir = evaluate(opts, prof.clone(), text, arms, seed)?;
             if dir.join("cells.csv").exists() {
-                verify::add_seed(runs, seed, verify::cells_of_run(&dir)?, keep);
+                verified::add_seed(runs, seed, verified::cells_of_run(&dir)?, keep);
                 run_dirs.push(dir);
             }
         }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::published::{self, Published, Summary, FIT_ARMS, HELD_OUT, MODELS};
-use super::verify::{Runs, Verified};
+use super::verified::{Runs, Verified};
 use super::{excluded, seeds_label, Fitted, Options};
 
 fn f3(x: f64) -> String {
@@ -176,7 +176,7 @@ fn corrected(s: &mut String, opts: &Options, p: &Pub) {
                 "| {arm} | {m} | {} | {:+.3} | {} |",
                 f3(x.mean),
                 g,
-                f3(super::residuals::corrected(x.mean, g))
+                f3(crate::residuals::corrected(x.mean, g))
             );
         }
     }

@@ -19,6 +19,7 @@ pub const MODELS: [(&str, &str); 4] = [
 /// The arms with published cells the fit uses (by their arm names), and our harness, held out:
 /// it has no published cell and is never fitted.
 pub const FIT_ARMS: [&str; 3] = ["opencode", "agent-mini", "mingbird"];
+/// Our harness: held out of the fit, run only for the prediction table.
 pub const HELD_OUT: &str = "harness";
 
 /// The arm name of a published `harness` column value (the paper's own arm is `Mingbird`
