@@ -12,18 +12,38 @@ fn data(name: &str) -> PathBuf {
     lrab_data::file(&format!("mingbird/{name}")).unwrap_or_else(|e| panic!("{e}"))
 }
 
+fn run_on(files: &[&str], cfg: Config) -> Analysis {
+    let paths: Vec<PathBuf> = files.iter().map(|f| data(f)).collect();
+    analyze(&load(&paths).expect("load"), &cfg).expect("analyze")
+}
+
+/// `files` with few resamples, for a test that looks at no resampled number (debug builds).
+fn quick(files: &[&str]) -> Analysis {
+    run_on(files, quick_config())
+}
+
+fn quick_config() -> Config {
+    Config {
+        resamples: 10,
+        ..Config::default()
+    }
+}
+
+/// The published τ² manifests, read together.
+const TAU2_MANIFESTS: [&str; 3] = [
+    "retail_manifest_nt0.json",
+    "airline_manifest.json",
+    "telecom_manifest.json",
+];
+
 /// `resamples` is kept small where a test does not look at resampled numbers (debug builds).
 fn lrab(rng: RngKind, resamples: usize) -> Analysis {
-    let ds = load(&[data("lrab_scores.csv")]).expect("load lrab_scores.csv");
-    analyze(
-        &ds,
-        &Config {
-            rng,
-            resamples,
-            ..Config::default()
-        },
-    )
-    .unwrap()
+    let cfg = Config {
+        rng,
+        resamples,
+        ..Config::default()
+    };
+    run_on(&["lrab_scores.csv"], cfg)
 }
 
 fn r3(x: f64) -> String {
@@ -125,20 +145,7 @@ fn chacha_default_gives_different_but_close_intervals() {
 
 #[test]
 fn published_tau2_mcnemar() {
-    let ds = load(&[
-        data("retail_manifest_nt0.json"),
-        data("airline_manifest.json"),
-        data("telecom_manifest.json"),
-    ])
-    .unwrap();
-    let a = analyze(
-        &ds,
-        &Config {
-            resamples: 10,
-            ..Config::default()
-        },
-    )
-    .unwrap();
+    let a = quick(&TAU2_MANIFESTS);
     let t = a.tau.unwrap();
     assert_eq!(t.focal, "mingbird");
     let mean = |arm: &str| t.means.iter().find(|m| m.0 == arm).unwrap().clone();
@@ -158,8 +165,7 @@ fn published_tau2_mcnemar() {
 
 #[test]
 fn published_ablation_means() {
-    let ds = load(&[data("ablation_scores.csv")]).unwrap();
-    let a = analyze(&ds, &Config::default()).unwrap();
+    let a = run_on(&["ablation_scores.csv"], Config::default());
     let got: Vec<(String, String)> = a
         .ablations
         .iter()
@@ -209,11 +215,6 @@ fn rounding_differences_before_ranking_would_break_a_published_p() {
         }
     }
     assert!(changed >= 1, "rounding changed no p-value");
-}
-
-fn run_on(files: &[&str], cfg: Config) -> Analysis {
-    let paths: Vec<PathBuf> = files.iter().map(|f| data(f)).collect();
-    analyze(&load(&paths).expect("load"), &cfg).expect("analyze")
 }
 
 #[test]
@@ -302,10 +303,6 @@ fn long_topup_layout_equals_the_first_wide_repeat() {
 
 #[test]
 fn frontier_probe_means_with_and_without_the_timeout() {
-    let cfg = Config {
-        resamples: 10,
-        ..Config::default()
-    };
     let mean = |a: &Analysis, arm: &str| {
         r3(a.rows
             .iter()
@@ -323,7 +320,7 @@ fn frontier_probe_means_with_and_without_the_timeout() {
         },
     )
     .unwrap();
-    let a = analyze(&ds, &cfg).unwrap();
+    let a = analyze(&ds, &quick_config()).unwrap();
     assert_eq!(a.focal, "mingbird");
     assert_eq!(
         ["mingbird", "goose", "opencode", "agent-mini"].map(|x| mean(&a, x)),
@@ -335,7 +332,7 @@ fn frontier_probe_means_with_and_without_the_timeout() {
         "no model column: labelled by file"
     );
     // The protocol's default counts it as 0, and the caveat gives the published figure.
-    let a = run_on(&["frontier_probe_scores.csv"], cfg);
+    let a = quick(&["frontier_probe_scores.csv"]);
     assert_eq!(mean(&a, "opencode"), "0.874");
     assert!(
         a.caveats
@@ -349,13 +346,7 @@ fn frontier_probe_means_with_and_without_the_timeout() {
 
 #[test]
 fn qwen35_2b_family_means() {
-    let a = run_on(
-        &["family_qwen352b_2609.csv"],
-        Config {
-            resamples: 10,
-            ..Config::default()
-        },
-    );
+    let a = quick(&["family_qwen352b_2609.csv"]);
     let mean = |arm: &str| {
         r3(a.rows
             .iter()
@@ -373,17 +364,11 @@ fn qwen35_2b_family_means() {
 
 #[test]
 fn failure_forms_and_turns_resource_are_extra_columns() {
-    let a = run_on(
-        &[
-            "lrab_scores.csv",
-            "failure_forms_2609.csv",
-            "turns_resource.csv",
-        ],
-        Config {
-            resamples: 10,
-            ..Config::default()
-        },
-    );
+    let a = quick(&[
+        "lrab_scores.csv",
+        "failure_forms_2609.csv",
+        "turns_resource.csv",
+    ]);
     // The per-cell scores are unchanged by the annotations.
     assert_eq!(r3(a.rows[0].overall.unwrap()), "0.886");
     let x = a.extras.as_ref().unwrap();
@@ -435,20 +420,7 @@ fn annotation_with_a_different_score_is_an_error() {
 /// TAU2_SIGNIFICANCE.md, number for number.
 #[test]
 fn published_tau2_tables_in_the_papers_layout() {
-    let ds = load(&[
-        data("retail_manifest_nt0.json"),
-        data("airline_manifest.json"),
-        data("telecom_manifest.json"),
-    ])
-    .unwrap();
-    let a = analyze(
-        &ds,
-        &Config {
-            resamples: 10,
-            ..Config::default()
-        },
-    )
-    .unwrap();
+    let a = quick(&TAU2_MANIFESTS);
     let text = lrab_analysis::tau2_tables::render(a.tau.as_ref().unwrap());
     for want in [
         "- pooled (278 tasks): 40W / 216T / 22L  \n  McNemar exact p = 0.03002 | Wilcoxon p = 0.02225",
