@@ -31,6 +31,22 @@ fn p(x: &Path) -> &str {
     x.to_str().unwrap()
 }
 
+/// `lrab tasks --pack <the good pack> materialize <task> --out <out> <more…>`.
+fn materialize(task: &str, out: &Path, more: &[&str]) -> Output {
+    let pack = good();
+    let mut args = vec![
+        "tasks",
+        "--pack",
+        p(&pack),
+        "materialize",
+        task,
+        "--out",
+        p(out),
+    ];
+    args.extend_from_slice(more);
+    lrab(&args)
+}
+
 /// Copies a folder tree (test setup only).
 fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
@@ -77,15 +93,7 @@ fn materialize_is_fresh_flat_deterministic_and_refuses_reuse() {
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
     for d in [&a, &b] {
-        let o = lrab(&[
-            "tasks",
-            "--pack",
-            p(&good()),
-            "materialize",
-            "T-03",
-            "--out",
-            p(d),
-        ]);
+        let o = materialize("T-03", d, &[]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     }
     // Directory input copied as a subfolder, file input flat, prompt written.
@@ -101,42 +109,15 @@ fn materialize_is_fresh_flat_deterministic_and_refuses_reuse() {
     assert!(prompt.contains("Aggregate the item quantities"));
     // Reuse of a non-empty folder is refused, and nothing in it is touched.
     std::fs::write(a.join("keep.md"), "mine").unwrap();
-    let o = lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-03",
-        "--out",
-        p(&a),
-    ]);
+    let o = materialize("T-03", &a, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("not empty"), "{}", text(&o));
     assert_eq!(std::fs::read_to_string(a.join("keep.md")).unwrap(), "mine");
-    let o = lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-03",
-        "--out",
-        p(&a),
-        "--wipe",
-    ]);
+    let o = materialize("T-03", &a, &["--wipe"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!a.join("keep.md").exists());
     // A seed for a task without a generator is a usage error.
-    let o = lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-01",
-        "--out",
-        p(&tmp.path().join("c")),
-        "--seed",
-        "3",
-    ]);
+    let o = materialize("T-01", &tmp.path().join("c"), &["--seed", "3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("no generator"));
 }
@@ -214,15 +195,7 @@ fn broken_pack_names_file_and_field_for_every_problem() {
 fn score_writes_score_json_and_rejects_a_missing_workdir() {
     let tmp = tempfile::tempdir().unwrap();
     let wd = tmp.path().join("wd");
-    let o = lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-02",
-        "--out",
-        p(&wd),
-    ]);
+    let o = materialize("T-02", &wd, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let o = lrab(&["score", "--pack", p(&good()), "--task", "T-02", p(&wd)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -245,15 +218,7 @@ fn score_writes_score_json_and_rejects_a_missing_workdir() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(first, std::fs::read(wd.join("score.json")).unwrap());
     let wd2 = tmp.path().join("wd2");
-    lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-02",
-        "--out",
-        p(&wd2),
-    ]);
+    materialize("T-02", &wd2, &[]);
     lrab(&["score", "--pack", p(&good()), "--task", "T-02", p(&wd2)]);
     assert_eq!(
         first,
@@ -271,15 +236,7 @@ fn score_writes_score_json_and_rejects_a_missing_workdir() {
 fn untouched_workdir_with_nothing_produced_is_no_artifacts() {
     let tmp = tempfile::tempdir().unwrap();
     let wd = tmp.path().join("wd");
-    lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-01",
-        "--out",
-        p(&wd),
-    ]);
+    materialize("T-01", &wd, &[]);
     let o = lrab(&["score", "--pack", p(&good()), "--task", "T-01", p(&wd)]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let j: serde_json::Value =
@@ -400,26 +357,8 @@ fn generate_writes_a_held_out_variant_whose_checks_follow_the_data() {
     // The original reference output does not satisfy the variant's truth (checks follow data).
     let wd_old = tmp.path().join("old");
     let wd_new = tmp.path().join("new");
-    lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-04",
-        "--out",
-        p(&wd_old),
-    ]);
-    lrab(&[
-        "tasks",
-        "--pack",
-        p(&good()),
-        "materialize",
-        "T-04",
-        "--out",
-        p(&wd_new),
-        "--seed",
-        "99",
-    ]);
+    materialize("T-04", &wd_old, &[]);
+    materialize("T-04", &wd_new, &["--seed", "99"]);
     let peaks = Command::new("python3")
         .arg(good().join("T-04/reference/files/peaks.py"))
         .current_dir(&wd_old)
