@@ -25,6 +25,7 @@ mod prefix;
 mod shaping;
 mod startup;
 mod state_dir;
+pub mod table;
 mod tools;
 
 mod agent;
@@ -42,5 +43,4 @@ pub use messages::{Message, Reply, Role, ToolCall, ToolSpec};
 pub use state_dir::{StateDir, StateDirError};
 pub use tools::confined::ConfinedExecutor;
 pub use tools::shell::{LocalExecutor, ShellExecutor, ShellOutcome, ShellRequest};
-pub use tools::table;
 pub use tools::Toolbox;

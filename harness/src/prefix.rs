@@ -103,7 +103,7 @@ impl PrefixTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::table;
+    use crate::table;
 
     #[test]
     fn an_appended_request_shares_all_of_the_previous_one() {

@@ -6,7 +6,6 @@
 //! reaches every file beneath that handle without following symlinks; the model reads saved
 //! outputs back through `read_file` under the name `.lrab/out/N.txt`, served from the handle.
 
-use crate::mechanisms::edit_safety::io_err;
 use lrab_records::layout;
 use lrab_safety::{Beneath, BeneathError as BError};
 use std::fs::File;
@@ -159,6 +158,14 @@ impl StateDir {
     pub fn restore_private_dirs(&self) {
         let _ = self.dir.mkdir_all("sandbox/home");
         let _ = self.dir.mkdir_all("sandbox/tmp");
+    }
+}
+
+/// A resolver error as an I/O error (refusals keep their text).
+pub fn io_err(e: lrab_safety::BeneathError) -> std::io::Error {
+    match e {
+        lrab_safety::BeneathError::Io { err, .. } => err,
+        r => std::io::Error::other(r.to_string()),
     }
 }
 

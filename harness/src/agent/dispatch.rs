@@ -11,7 +11,7 @@ use crate::mechanisms::tiering::{chat_refusal, Tier};
 use crate::mechanisms::Mechanism;
 use crate::messages::{ResultMark, Role, ToolCall};
 use crate::shaping::Verdict;
-use crate::tools::table::{self, Handler};
+use crate::table::{self, Handler};
 use crate::tools::{Effect, ToolOutcome, Toolbox};
 use lrab_records::CallOutcome;
 use serde_json::json;
@@ -406,7 +406,7 @@ impl<M: Model> Agent<M> {
                     CallResult::own(msg, false, false)
                 }
             }
-            Handler::Toolbox(_) => {
+            Handler::Toolbox => {
                 let o = self.tools.execute(def.name, &call.arguments);
                 self.account(call, def, &o);
                 CallResult::of_tool(o)

@@ -13,7 +13,7 @@ use crate::mechanisms::resilience::{
 };
 use crate::mechanisms::security::Access;
 use crate::messages::{Message, Role, ToolCall};
-use crate::tools::table::{self, Handler};
+use crate::table::{self, Handler};
 use crate::tools::Effect;
 use lrab_records::Event;
 use serde_json::json;
@@ -27,7 +27,7 @@ impl<M: Model> Agent<M> {
 
     /// Record `call` (number `index` of its reply) in the checkpoint before it runs.
     pub(super) fn record_inflight(&mut self, call: &ToolCall, def: &table::ToolDef, index: usize) {
-        let file_tool = matches!(def.handler, Handler::Toolbox(_)) && def.name != "run_shell";
+        let file_tool = def.handler == Handler::Toolbox && def.name != "run_shell";
         let target = if file_tool {
             call.arg_str("path").and_then(|p| self.probe_path(&p))
         } else {

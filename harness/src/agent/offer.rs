@@ -7,7 +7,7 @@ use crate::mechanisms::prefill::{self, SYSTEM_CHAT, SYSTEM_TASK};
 use crate::mechanisms::text_protocol;
 use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::Mechanism;
-use crate::tools::table;
+use crate::table;
 
 /// The tools a run offers in a tier (stable for the run, so the prompt prefix stays
 /// cacheable; a paused tool stays listed and its calls are answered "paused").

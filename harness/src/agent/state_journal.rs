@@ -350,7 +350,7 @@ impl Journal {
 
     /// Write the whole state as the snapshot and start its journal.
     fn snapshot(&mut self, dir: &Beneath, state: &mut State) -> std::io::Result<()> {
-        use crate::mechanisms::edit_safety::io_err;
+        use crate::state_dir::io_err;
         self.file = None;
         let bytes = serde_json::to_vec(&*state)?;
         dir.write(CHECKPOINT, &bytes).map_err(io_err)?;

@@ -18,7 +18,7 @@ use crate::mechanisms::tiering::Tier;
 use crate::mechanisms::Mechanism;
 use crate::messages::{Message, Reply, ToolCall, ToolSpec};
 use crate::prefix::PrefixStats;
-use crate::tools::table;
+use crate::table;
 use lrab_records::{Event, ModelCall};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! `backups/`, deletes go to its `trash/`, and `rollback(path)` undoes the last change to a file in one call. A
 //! journal makes this survive a kill and relaunch.
 
+use crate::state_dir::io_err;
 use lrab_safety::{Beneath, BeneathError as BError};
 use serde::{Deserialize, Serialize};
 
@@ -41,14 +42,6 @@ pub struct Backups {
 
 fn flat(rel: &str) -> String {
     rel.replace(['/', '\\'], "__")
-}
-
-/// A resolver error as an I/O error (refusals keep their text).
-pub fn io_err(e: BError) -> std::io::Error {
-    match e {
-        BError::Io { err, .. } => err,
-        r => std::io::Error::other(r.to_string()),
-    }
 }
 
 impl Backups {

@@ -3,7 +3,7 @@
 //! category routing adds only the extra flat tool definitions the task text calls for.
 
 use crate::estimate::prefill_tokens;
-use crate::tools::table::{self, Offer};
+use crate::table::{self, Offer};
 
 /// System prompt for task mode.
 pub const SYSTEM_TASK: &str = "You are an autonomous agent. Work only in the current directory with relative paths; nobody will answer questions. Act through tool calls, one step at a time.

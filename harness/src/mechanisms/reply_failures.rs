@@ -171,7 +171,7 @@ pub fn cut_call(text: &str) -> Option<CutCall> {
         (tool, path) => Some(CutCall {
             tool: tool
                 .map(|t| {
-                    let tools = crate::tools::table::specs_for(&crate::tools::table::all_but_web());
+                    let tools = crate::table::specs_for(&crate::table::all_but_web());
                     crate::mechanisms::format_rescue::canonical_name(&t, &tools)
                 })
                 .unwrap_or_else(|| "write_file".into()),

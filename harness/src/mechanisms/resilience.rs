@@ -5,8 +5,8 @@
 //! resume; think-only replies count as empty; replies the server lost get the feedback of
 //! [`super::reply_failures`].
 
-use crate::mechanisms::edit_safety::io_err;
 use crate::messages::{Message, Role, ToolCall};
+use crate::state_dir::io_err;
 use lrab_safety::Beneath;
 use serde::{Deserialize, Serialize};
 use std::fs;

@@ -137,7 +137,7 @@ pub fn render_text_calls(messages: &[Message]) -> Option<Vec<Message>> {
 /// described in it (no tool definitions are sent).
 pub fn static_prefill() -> usize {
     use crate::mechanisms::prefill::{base_tools, SYSTEM_TASK};
-    let tools = crate::tools::table::specs_for(&base_tools());
+    let tools = crate::table::specs_for(&base_tools());
     estimate_str(&system_prompt(SYSTEM_TASK, &tools))
 }
 
@@ -145,7 +145,7 @@ pub fn static_prefill() -> usize {
 mod tests {
     use super::*;
     use crate::mechanisms::format_rescue::rescue;
-    use crate::tools::table;
+    use crate::table;
     use serde_json::json;
 
     /// Pinned like the native prefill (556): the text protocol's system prompt with the eight

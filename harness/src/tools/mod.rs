@@ -6,7 +6,6 @@ pub mod confined;
 mod files;
 mod refusal;
 pub mod shell;
-pub mod table;
 pub mod todo;
 pub mod web;
 
@@ -18,6 +17,7 @@ use crate::shaping::{
     relative_paths, shorten_passing_log, Verdict,
 };
 use crate::state_dir::{StateDir, OUT_PREFIX};
+use crate::table::{self, Handler};
 use lrab_safety::Beneath;
 use serde_json::Value;
 use shell::{ShellExecutor, ShellOutcome, ShellRequest};
@@ -250,12 +250,16 @@ impl Toolbox {
         }
         let web = self.web.is_some();
         let def = table::find(name).filter(|t| web || t.offer != table::Offer::Web);
-        match def.map(|d| d.handler) {
-            Some(table::Handler::Toolbox(run)) => run(self, args),
+        match def
+            .filter(|d| d.handler == Handler::Toolbox)
+            .and_then(|d| method(d.name))
+        {
+            Some(run) => run(self, args),
             _ => ToolOutcome::err(format!(
                 "unknown tool '{name}'. Available: {}",
-                table::names(|t| matches!(t.handler, table::Handler::Toolbox(_))
-                    && (web || t.offer != table::Offer::Web))
+                table::names(
+                    |t| t.handler == Handler::Toolbox && (web || t.offer != table::Offer::Web)
+                )
                 .join(", ")
             )),
         }
@@ -345,7 +349,7 @@ impl Toolbox {
 /// The workdir handle, with the home's credential files forbidden under any name.
 fn open_beneath(root: &Path, home: &Path) -> std::io::Result<Beneath> {
     Ok(Beneath::open(root)
-        .map_err(crate::mechanisms::edit_safety::io_err)?
+        .map_err(crate::state_dir::io_err)?
         .forbid_inodes(lrab_safety::sensitive_inodes(home)))
 }
 
@@ -364,6 +368,25 @@ pub fn python_exe() -> &'static str {
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "python3".to_string())
     })
+}
+
+/// The toolbox method of each tool the table says the toolbox handles ([`Handler::Toolbox`]).
+fn method(name: &str) -> Option<fn(&mut Toolbox, &Value) -> ToolOutcome> {
+    let run: fn(&mut Toolbox, &Value) -> ToolOutcome = match name {
+        "read_file" => Toolbox::read_file,
+        "write_file" => |t, a| t.write_file(a, false),
+        "edit_file" => Toolbox::edit_file,
+        "append_file" => |t, a| t.write_file(a, true),
+        "list_dir" => Toolbox::list_dir,
+        "run_shell" => Toolbox::run_shell,
+        "search_files" => Toolbox::search_files,
+        "rollback" => Toolbox::rollback,
+        "delete_file" => Toolbox::delete_file,
+        "web_search" => |t, a| t.web_call(a, web::WebTools::search),
+        "web_fetch" => |t, a| t.web_call(a, web::WebTools::fetch),
+        _ => return None,
+    };
+    Some(run)
 }
 
 #[cfg(test)]
@@ -497,12 +520,22 @@ mod tests {
     }
 
     #[test]
+    fn every_tool_the_toolbox_handles_has_its_method() {
+        for d in table::TOOLS {
+            assert_eq!(
+                d.handler == Handler::Toolbox,
+                method(d.name).is_some(),
+                "{}",
+                d.name
+            );
+        }
+    }
+
+    #[test]
     fn unknown_tools_are_answered_with_the_real_set() {
         let (_d, mut t) = tb();
         let o = t.execute("todo_write", &json!({}));
-        let want = table::names(|d| {
-            matches!(d.handler, table::Handler::Toolbox(_)) && d.offer != table::Offer::Web
-        });
+        let want = table::names(|d| d.handler == Handler::Toolbox && d.offer != table::Offer::Web);
         assert!(
             o.text.ends_with(&format!("Available: {}", want.join(", "))),
             "{}",

@@ -1,7 +1,7 @@
 //! Helpers for the per-dialect unit tests: read a reply against the harness's own tools.
 
 use super::{Catalog, Rescue};
-use crate::tools::table;
+use crate::table;
 use serde_json::{json, Value};
 
 pub(crate) fn read(text: &str) -> Rescue {

@@ -5,7 +5,7 @@ use super::*;
 use serde_json::json;
 
 fn tools() -> Vec<ToolSpec> {
-    crate::tools::table::specs_for(&crate::tools::table::all_but_web())
+    crate::table::specs_for(&crate::table::all_but_web())
 }
 
 fn one(text: &str) -> (String, Value) {
