@@ -18,18 +18,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("runner", &["attack_env", "attack_harness"]),
     (
         "runner",
-        &["run::arms", "run::confine", "run::install", "run::process"],
-    ),
-    (
-        "runner",
-        &[
-            "run::install::archive",
-            "run::install::git",
-            "run::install::steps",
-        ],
-    ),
-    (
-        "runner",
         &["run::proxy::openai_upstream", "run::proxy::translate"],
     ),
     ("tau2", &["domains", "error", "http", "task"]),

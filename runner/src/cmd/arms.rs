@@ -7,8 +7,8 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 
 use super::Exit;
-use crate::run::arms::{self, Arm};
-use crate::run::install::{self, check, steps};
+use crate::run::arms::{self, check, Arm};
+use crate::run::install::{self, steps};
 
 #[derive(Parser, Debug)]
 pub struct Args {

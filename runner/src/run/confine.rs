@@ -20,9 +20,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use lrab_safety::{ArmNet, ArmPolicy};
 
-use super::arms::Arm;
-use super::install;
-
 /// Refuses to start a run whose arms cannot be confined here (unless `unconfined`); returns
 /// the line `lrab run` prints at start and records in the manifest.
 pub fn check(unconfined: bool) -> Result<String> {
@@ -166,7 +163,7 @@ impl AttemptDirs {
 }
 
 /// The host of an `http://host[:port]/…` URL.
-fn host_of(url: &str) -> Option<&str> {
+pub(super) fn host_of(url: &str) -> Option<&str> {
     let rest = url.split_once("://")?.1;
     let hostport = rest.split('/').next()?;
     let hostport = hostport.rsplit_once('@').map(|x| x.1).unwrap_or(hostport);
@@ -179,7 +176,7 @@ fn host_of(url: &str) -> Option<&str> {
 /// What a launch of `program` may read and execute: its own roots (install prefix,
 /// interpreter) and, when it has one, the arm's whole install folder (a launcher or source
 /// files may sit beside the program; a venv's Python came with the program's roots).
-fn exec_roots(program: &Path, install_dir: Option<&Path>) -> Vec<PathBuf> {
+pub(super) fn exec_roots(program: &Path, install_dir: Option<&Path>) -> Vec<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -192,13 +189,13 @@ fn exec_roots(program: &Path, install_dir: Option<&Path>) -> Vec<PathBuf> {
     exec
 }
 
-/// The confinement of an arm's version command ([`install::run_version`]): the cells' kernel
+/// The confinement of an arm's version command (`install::run_version`): the cells' kernel
 /// layers, writes only into `writable` (its throwaway working folder, HOME and TMPDIR), reads
 /// its program's roots, its install and the arm file's folder, and a private network with no
 /// way out. Never run unconfined: where the kernel cannot confine, the reason is the error.
 pub fn probe(
     program: &Path,
-    scope: &install::ProbeScope,
+    scope: &ProbeScope,
     writable: Vec<PathBuf>,
 ) -> std::result::Result<Confinement, String> {
     if let Some(m) = lrab_safety::arm_box_missing(ArmNet::Private) {
@@ -220,55 +217,16 @@ pub fn probe(
     })
 }
 
+/// What an arm's version command may read and run besides the system folders: its install
+/// folder and the arm file's folder (launchers). It writes only into a throwaway folder.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeScope {
+    pub install_dir: Option<PathBuf>,
+    pub arm_dir: Option<PathBuf>,
+}
+
 /// The port of a version command's private network (relayed nowhere).
 const PROBE_PORT: u16 = 11434;
-
-/// What one launch of `arm` (its resolved `program`) may touch.
-pub fn policy(
-    arm: &Arm,
-    program: &Path,
-    attempt_dir: &Path,
-    workdir: &Path,
-    dirs: &AttemptDirs,
-    backend_url: &str,
-) -> Result<Confinement> {
-    let Some(port) = port_of(backend_url) else {
-        bail!(
-            "arm '{}': cannot tell the port of backend URL {backend_url}",
-            arm.name
-        );
-    };
-    let loopback = matches!(host_of(backend_url), Some("127.0.0.1" | "localhost"));
-    let (net, forward_to) = match loopback {
-        true => (
-            ArmNet::Private,
-            Some(SocketAddr::from(([127, 0, 0, 1], port))),
-        ),
-        false => (ArmNet::LandlockPort, None),
-    };
-    let install_dir = arm.install.as_ref().map(|s| s.dir(&install::cache_root()));
-    let exec = exec_roots(program, install_dir.as_deref());
-    let mut readable = vec![attempt_dir.to_path_buf()];
-    if let Some(d) = arm.file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        readable.push(d.to_path_buf());
-    }
-    Ok(Confinement {
-        policy: ArmPolicy {
-            writable: vec![
-                workdir.to_path_buf(),
-                dirs.home.clone(),
-                dirs.tmp.clone(),
-                dirs.state.clone(),
-            ],
-            readable,
-            executable: exec,
-            connect_port: port,
-            net,
-            hide: Vec::new(),
-        },
-        forward_to,
-    })
-}
 
 #[cfg(test)]
 mod tests {

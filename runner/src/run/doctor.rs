@@ -47,12 +47,12 @@ pub fn run(url: &str, opts: &BackendOptions, models: &[String], arms_dir: &Path)
         }),
         Ok(list) => {
             for a in &list {
-                let c = super::install::check::check(a);
+                let c = super::arms::check::check(a);
                 out.push(Check {
                     name: format!("arm {}", a.name),
-                    ok: c.verdict == super::install::check::Verdict::Ok,
+                    ok: c.verdict == super::arms::check::Verdict::Ok,
                     detail: match c.verdict {
-                        super::install::check::Verdict::Ok => c.detail,
+                        super::arms::check::Verdict::Ok => c.detail,
                         v => format!("{}: {}", v.tag(), c.detail),
                     },
                     required: a.name == "harness",

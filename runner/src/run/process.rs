@@ -310,6 +310,14 @@ pub fn reap_stale(pgid_file: &Path, root: &Path) {
     let _ = std::fs::remove_file(pgid_file);
 }
 
+/// A regular file with an execute bit: something a launch can run.
+pub(crate) fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use lrab_records::ThinkSetting;
 use lrab_tau2::{Conversation, ExternalAgent, Outcome, Relayed};
 
 use super::arms::{expand, Arm, Vars};
-use super::confine::{self, AttemptDirs};
+use super::confine::AttemptDirs;
 use super::process::{self, Launch};
 use super::proxy;
 
@@ -166,7 +166,9 @@ impl ArmAgent {
         let mut env = dirs.env();
         env.extend(self.arm.env_for(&vars));
         env.push(("OLLAMA_HOST".into(), backend_url.clone()));
-        let mut confine = confine::policy(&self.arm, &program, dir, workdir, dirs, &backend_url)?;
+        let mut confine = self
+            .arm
+            .confinement(&program, dir, workdir, dirs, &backend_url)?;
         if let Some(bin_dir) = lrab.parent() {
             confine.policy.executable.push(bin_dir.to_path_buf());
         }

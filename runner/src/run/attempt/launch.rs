@@ -157,14 +157,7 @@ pub fn launch(
     launch_env.push(("OLLAMA_HOST".into(), backend_url.clone()));
     let confine = match env.config.unconfined_arms {
         true => None,
-        false => Some(super::super::confine::policy(
-            arm,
-            &program,
-            &dir,
-            &workdir,
-            &dirs,
-            &backend_url,
-        )?),
+        false => Some(arm.confinement(&program, &dir, &workdir, &dirs, &backend_url)?),
     };
     let base = Launch {
         program: program.clone(),

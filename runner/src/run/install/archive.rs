@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use super::steps::{fail, run_step, Failure};
+use super::command::{fail, run_step, Failure};
 use super::InstallSpec;
 
 /// Downloads, checks and unpacks the archive of `spec` into `dir`; `arm` names the arm.

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::steps::{fail, run_step, Failure};
+use super::command::{fail, run_step, Failure};
 use super::{InstallSpec, SourceFile};
 
 /// Where the files are read from.

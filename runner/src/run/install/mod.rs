@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod archive;
-pub mod check;
+mod command;
 pub mod git;
 pub mod pyfind;
 pub mod steps;
@@ -465,7 +465,7 @@ pub fn state(spec: &InstallSpec, arm_dir: &Path, root: &Path) -> State {
         ));
     }
     let bin = spec.bin_path(root);
-    if !crate::run::arms::is_executable(&bin) {
+    if !crate::run::process::is_executable(&bin) {
         return State::Stale(format!("{} is missing or not executable", bin.display()));
     }
     State::Current(bin)
@@ -559,13 +559,7 @@ pub enum VersionError {
     },
 }
 
-/// What an arm's version command may read and run besides the system folders: its install
-/// folder and the arm file's folder (launchers). It writes only into a throwaway folder.
-#[derive(Debug, Clone, Default)]
-pub struct ProbeScope {
-    pub install_dir: Option<PathBuf>,
-    pub arm_dir: Option<PathBuf>,
-}
+pub use crate::run::confine::ProbeScope;
 
 impl ProbeScope {
     /// The scope of `spec`'s install (in `root`) for an arm file in `arm_dir`.
@@ -614,7 +608,7 @@ struct Probed {
 
 fn run_probe(bin: &Path, args: &[String], scope: &ProbeScope) -> Result<Probed, VersionError> {
     use crate::run::process;
-    if !crate::run::arms::is_executable(bin) {
+    if !crate::run::process::is_executable(bin) {
         return Err(VersionError::Spawn {
             bin: bin.to_path_buf(),
             err: std::io::Error::new(std::io::ErrorKind::NotFound, "no executable file there"),

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{state, version_matches, Kind, State};
-use crate::run::arms::Arm;
+use super::Arm;
+use crate::run::install::{self, state, version_matches, Kind, State};
 
 /// What is wrong with an arm, if anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,17 +71,17 @@ fn not_found(arm: &Arm) -> String {
         let p = Path::new(&arm.program);
         return format!("program {} {}", p.display(), bad(p));
     }
-    if let Some(i) = arm.install.as_ref().filter(|i| i.kind == super::Kind::Git) {
+    if let Some(i) = arm.install.as_ref().filter(|i| i.kind == Kind::Git) {
         return format!(
             "no finished install of {} in the arms cache {} (a git arm's program is only taken from there)",
             i.requirement(),
-            super::cache_root().display()
+            install::cache_root().display()
         );
     }
     format!(
         "program '{}' not found (next to lrab, in the arms cache {}, on PATH{})",
         arm.program,
-        super::cache_root().display(),
+        install::cache_root().display(),
         arm.bin_env
             .as_ref()
             .map(|v| format!(", or ${v}"))
@@ -105,7 +105,7 @@ pub fn check(arm: &Arm) -> ArmCheck {
         let arm_dir = arm.file.parent().unwrap_or(Path::new("."));
         (c.verdict, c.detail) = match &arm.install {
             None => (Verdict::Missing, format!("{where_}: {}", arm.install_hint)),
-            Some(i) => match state(i, arm_dir, &super::cache_root()) {
+            Some(i) => match state(i, arm_dir, &install::cache_root()) {
                 State::Absent(Some(s)) => (
                     Verdict::InstallFailed,
                     format!(
@@ -132,7 +132,7 @@ pub fn check(arm: &Arm) -> ArmCheck {
         return c;
     };
     c.path = Some(bin.clone());
-    match super::run_version(&bin, &arm.version_args, &arm.probe_scope()) {
+    match install::run_version(&bin, &arm.version_args, &arm.probe_scope()) {
         Err(e) => {
             c.verdict = Verdict::VersionFails;
             c.detail = format!("{}: its version command failed: {e}", bin.display());
@@ -159,7 +159,7 @@ pub fn check(arm: &Arm) -> ArmCheck {
                     "{} prints '{v}', but the arm file pins {pin}{}",
                     bin.display(),
                     match &arm.install {
-                        Some(_) if !bin.starts_with(super::cache_root()) => format!(
+                        Some(_) if !bin.starts_with(install::cache_root()) => format!(
                             "; this copy is not the cached install: {fix}{}",
                             arm.bin_env
                                 .as_ref()
@@ -182,7 +182,7 @@ fn git_files(arm: &Arm, bin: &Path, printed: &str) -> (Verdict, String) {
     let Some(spec) = &arm.install else {
         return (Verdict::Missing, String::new());
     };
-    let src = spec.dir(&super::cache_root()).join("src");
+    let src = spec.dir(&install::cache_root()).join("src");
     for (i, f) in spec.files.iter().enumerate() {
         let p = src.join(&f.path);
         let got = std::fs::read(&p).map(|b| lrab_util::sha256_hex(&b));
