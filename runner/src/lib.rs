@@ -2,8 +2,6 @@
 //! This file only dispatches; each subcommand is a module under `cmd/`, the run machinery is
 //! under `run/`. Exit codes: 0 ok, 1 check failures, 2 usage or validation errors.
 
-mod attack_env;
-mod attack_harness;
 mod calibrate;
 mod cmd;
 mod run;

@@ -1,4 +1,4 @@
-//! The world of one attack of `lrab safety --attacks` (see `attack_harness`): a fresh root in
+//! The world of one attack of `lrab safety --attacks` (see `driver`): a fresh root in
 //! /tmp with the fake HOME, the folder beside the workdir and the workdir, a canary folder in
 //! /tmp, live unix-socket (pathname, abstract) and TCP listeners counting connections; the
 //! judge that compares the before and after snapshots, scans what was shown for the secrets
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::attack_harness::Outcome;
+use crate::report::Outcome;
 
 /// Canary files: (path under the root, content). Every secret marker is unique per run.
 fn canaries(tag: &str) -> Vec<(String, String)> {

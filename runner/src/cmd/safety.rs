@@ -9,8 +9,8 @@ use clap::Parser;
 use std::path::PathBuf;
 
 use super::Exit;
-use crate::attack_harness::AttackRunner;
 use crate::run::probe_harness::HarnessExecutor;
+use lrab_safety_attacks::AttackRunner;
 
 #[derive(Parser, Debug)]
 pub struct Args {
