@@ -144,7 +144,7 @@ fn a_server_sending_arguments_nested_past_the_decoder_limit_does_not_end_the_run
     let line = format!(
         "{{\"model\":\"m\",\"created_at\":\"t\",\"message\":{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"function\":{{\"name\":\"write_file\",\"arguments\":{{\"path\":\"notes.md\",\"content\":{deep}}}}}}}]}},\"done\":true,\"done_reason\":\"stop\"}}"
     );
-    let mut replies = vec![
+    let replies = vec![
         vec![line],
         ollama_stream(
             "",
@@ -157,11 +157,7 @@ fn a_server_sending_arguments_nested_past_the_decoder_limit_does_not_end_the_run
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 950),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 990),
     ];
-    let server = serve(Box::new(move |path, _| match path {
-        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
-        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
-        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
-    }));
+    let server = ollama_server(&["completion", "tools"], replies);
     let d = tempfile::tempdir().unwrap();
     let b = OllamaBackend::connect(OllamaConfig::new(&server.url, "m")).unwrap();
     let mut a = Agent::new(config(d.path(), TASK), b).unwrap();
@@ -169,14 +165,7 @@ fn a_server_sending_arguments_nested_past_the_decoder_limit_does_not_end_the_run
     let out = a.run();
     assert_eq!(out.status, RunStatus::Finished, "{:?}", out.backend_error);
     // told once, not retried as it was
-    let chats = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == "/api/chat")
-        .count();
-    assert_eq!(chats, 4);
+    assert_eq!(chat_bodies(&server).len(), 4);
     assert!(a
         .state
         .messages

@@ -29,30 +29,6 @@ fn script() -> Vec<Vec<String>> {
     ]
 }
 
-fn ollama_server(caps: &'static [&'static str], mut replies: Vec<Vec<String>>) -> FakeServer {
-    serve(Box::new(move |path, _body| match path {
-        "/api/show" => Resp::json(200, &show_body(caps)),
-        "/api/chat" => {
-            if replies.is_empty() {
-                Resp::json(500, r#"{"error":"script exhausted"}"#)
-            } else {
-                Resp::ndjson(replies.remove(0))
-            }
-        }
-        _ => Resp::json(404, r#"{"error":"not found"}"#),
-    }))
-}
-
-fn chat_bodies(s: &FakeServer) -> Vec<Value> {
-    s.requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == "/api/chat")
-        .map(|(_, b)| serde_json::from_str(b).unwrap())
-        .collect()
-}
-
 #[test]
 fn ollama_native_streaming_end_to_end() {
     let server = ollama_server(&["completion", "tools", "thinking"], script());

@@ -139,12 +139,7 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
     ];
-    let mut replies = replies;
-    let server = serve(Box::new(move |path, _| match path {
-        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
-        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
-        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
-    }));
+    let server = ollama_server(&["completion", "tools"], replies);
     let d = tempfile::tempdir().unwrap();
     let b = lrab_harness::backend::OllamaBackend::connect(
         lrab_harness::backend::OllamaConfig::new(&server.url, "m"),
@@ -157,14 +152,7 @@ fn the_bytes_sent_to_ollama_repeat_the_previous_request() {
     .unwrap();
     let out = a.run();
     assert_eq!(out.status, lrab_harness::RunStatus::Finished);
-    let bodies: Vec<Value> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == "/api/chat")
-        .map(|(_, b)| serde_json::from_str(b).unwrap())
-        .collect();
+    let bodies = chat_bodies(&server);
     assert!(bodies.len() >= 4);
     for w in bodies.windows(2) {
         // the same tool definitions, byte for byte, and the same options (no reload)
@@ -422,17 +410,13 @@ fn every_request_extends_the_previous_one_and_its_reply_across_text_calls() {
 #[test]
 fn a_call_written_as_text_goes_back_to_ollama_as_written() {
     let text = "I will write it now.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"out.md\", \"content\": \"hello\"}}\n</tool_call>";
-    let mut replies: Vec<Vec<String>> = vec![
+    let replies: Vec<Vec<String>> = vec![
         ollama_stream(text, &[], 900),
         ollama_stream("", &[("read_file", json!({"path": "out.md"}))], 950),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
         ollama_stream("", &[("finish", json!({"summary": "done"}))], 1000),
     ];
-    let server = serve(Box::new(move |path, _| match path {
-        "/api/show" => Resp::json(200, &show_body(&["completion", "tools"])),
-        "/api/chat" if !replies.is_empty() => Resp::ndjson(replies.remove(0)),
-        _ => Resp::json(500, r#"{"error":"script exhausted"}"#),
-    }));
+    let server = ollama_server(&["completion", "tools"], replies);
     let d = tempfile::tempdir().unwrap();
     let b = lrab_harness::backend::OllamaBackend::connect(
         lrab_harness::backend::OllamaConfig::new(&server.url, "m"),
@@ -446,14 +430,7 @@ fn a_call_written_as_text_goes_back_to_ollama_as_written() {
         fs::read_to_string(d.path().join("out.md")).unwrap(),
         "hello"
     );
-    let bodies: Vec<Value> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == "/api/chat")
-        .map(|(_, b)| serde_json::from_str(b).unwrap())
-        .collect();
+    let bodies = chat_bodies(&server);
     assert!(bodies.len() >= 3);
     let first = bodies[0]["messages"].as_array().unwrap().len();
     let m = bodies[1]["messages"].as_array().unwrap();

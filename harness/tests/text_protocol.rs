@@ -51,16 +51,6 @@ fn script() -> Vec<Vec<String>> {
     ]
 }
 
-fn chat_bodies(s: &FakeServer) -> Vec<Value> {
-    s.requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == "/api/chat")
-        .map(|(_, b)| serde_json::from_str(b).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_model_without_tools_runs_under_the_text_protocol_automatically() {
     let server = no_tools_server(&["completion"], script());

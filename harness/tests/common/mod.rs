@@ -232,6 +232,33 @@ pub fn ollama_stream(
     v
 }
 
+/// A fake Ollama whose model has `caps` and answers each `/api/chat` with the next of
+/// `replies` (an error once they are used up).
+pub fn ollama_server(caps: &'static [&'static str], mut replies: Vec<Vec<String>>) -> FakeServer {
+    serve(Box::new(move |path, _body| match path {
+        "/api/show" => Resp::json(200, &show_body(caps)),
+        "/api/chat" => {
+            if replies.is_empty() {
+                Resp::json(500, r#"{"error":"script exhausted"}"#)
+            } else {
+                Resp::ndjson(replies.remove(0))
+            }
+        }
+        _ => Resp::json(404, r#"{"error":"not found"}"#),
+    }))
+}
+
+/// The bodies of the `/api/chat` requests `s` received, in order.
+pub fn chat_bodies(s: &FakeServer) -> Vec<serde_json::Value> {
+    s.requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| p == "/api/chat")
+        .map(|(_, b)| serde_json::from_str(b).unwrap())
+        .collect()
+}
+
 pub fn show_body(caps: &[&str]) -> String {
     serde_json::json!({"details":{"family":"test"},"model_info":{"general.architecture":"llama","llama.context_length":16384},"capabilities":caps}).to_string()
 }
