@@ -294,6 +294,20 @@ impl OpenaiUpstream {
     }
 }
 
+/// The text of a message's content: a string, or the text parts of an array (the proxy's
+/// translation and its trajectory read it).
+pub(super) fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
 /// Native messages as OpenAI ones. Tool calls keep their ids (made up, `call_<message>_<n>`,
 /// when the arm sent none); a tool result is tied to its call by `tool_call_id` when the arm
 /// gave a known one, else to the first unanswered call of that name, else the first unanswered.
@@ -307,7 +321,7 @@ fn messages(native: &Value) -> Vec<Value> {
         .enumerate()
     {
         let role = m["role"].as_str().unwrap_or("user");
-        let content = super::translate::text_of(&m["content"]);
+        let content = text_of(&m["content"]);
         let mut msg = json!({"role": role, "content": content});
         if let Some(calls) = m["tool_calls"].as_array().filter(|c| !c.is_empty()) {
             open.clear();

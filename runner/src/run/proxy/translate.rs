@@ -5,6 +5,7 @@
 use lrab_records::ThinkSetting;
 use serde_json::{json, Map, Value};
 
+pub(super) use super::openai_upstream::text_of;
 use super::openai_upstream::Reasoning;
 
 /// Pins the run's thinking on a native body: `think` false or true, or no `think` at all
@@ -53,18 +54,6 @@ pub fn normalize_openai(body: &mut Value, think: ThinkSetting, reasoning: Reason
             }
         };
         reasoning.write(on, None, obj);
-    }
-}
-
-pub(super) fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
     }
 }
 
