@@ -18,18 +18,16 @@
 
 mod net;
 pub mod openai_upstream;
+mod plan;
 mod record;
+mod relay;
 pub mod tap;
 pub mod transcript;
 mod translate;
+mod upstream;
 
 pub use openai_upstream::{OpenaiUpstream, Reasoning, Secret};
-pub use translate::{
-    native_to_openai, normalize_native, normalize_openai, openai_to_native, pin_think,
-    SseTranslator,
-};
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,15 +37,11 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use lrab_records::TrajectoryEntry;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::mpsc;
 
-use lrab_ollama::responses::{id_base, responses_to_native, ResponsesTranslator};
 use lrab_records::ThinkSetting;
-use openai_upstream::ToNative;
 use record::Recorder;
-use tap::{Tap, Wire};
 
 /// Proxy settings.
 #[derive(Debug, Clone)]
@@ -73,13 +67,23 @@ pub struct ProxyConfig {
 struct Shared {
     cfg: ProxyConfig,
     recorder: Recorder,
-    agent: ureq::Agent,
+    client: upstream::Client,
 }
 
-/// A running proxy; stops (gracefully: answers in flight are finished and recorded) when
-/// dropped.
+/// A running proxy; stops when dropped, at once: a request still in flight (its arm is gone)
+/// is dropped with its backend connection and recorded as cut ([`relay::CUT_UNANSWERED`],
+/// [`relay::CUT_MID_ANSWER`]); every answer relayed before is in the trajectory when the drop returns.
 pub struct ProxyHandle {
     server: lrab_util::BackgroundServer,
+    shared: Arc<Shared>,
+}
+
+impl Drop for ProxyHandle {
+    fn drop(&mut self) {
+        self.server.stop();
+        // the requests dropped by the stop have queued their cut records by now
+        self.shared.recorder.close();
+    }
 }
 
 impl ProxyHandle {
@@ -98,24 +102,26 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let listener =
         std::net::TcpListener::bind(addr).with_context(|| format!("proxy: cannot bind {addr}"))?;
     net::no_delay(&listener);
-    // backend connections kept for reuse: as many idle ones as requests in flight at once
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(10))
-        .timeout_read(Duration::from_secs(3600))
-        .max_idle_connections_per_host(32)
-        .build();
+    let client = upstream::Client::new(&cfg.upstream).map_err(|e| anyhow::anyhow!("proxy: {e}"))?;
     let state = Arc::new(Shared {
         recorder: Recorder::new(cfg.log.clone()),
         cfg,
-        agent,
+        client,
     });
-    let app = axum::Router::new().fallback(handle).with_state(state);
-    let server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 1)
+    let app = axum::Router::new()
+        .fallback(handle)
+        .with_state(Arc::clone(&state));
+    let mut server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 1)
         .context("proxy: cannot start its server")?;
-    Ok(ProxyHandle { server })
+    // the arm is gone when its proxy stops: nothing in flight is waited for
+    server.set_stop_grace(Duration::ZERO);
+    Ok(ProxyHandle {
+        server,
+        shared: state,
+    })
 }
 
-/// What the blocking upstream call reports before the body.
+/// What the upstream call reports before the body.
 struct Head {
     status: u16,
     content_type: String,
@@ -124,7 +130,7 @@ struct Head {
 async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     let t0 = Instant::now();
     let time_ms = now_ms();
-    let method = req.method().clone();
+    let method = req.method().as_str().to_string();
     let path = req
         .uri()
         .path_and_query()
@@ -147,17 +153,16 @@ async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     };
     let (tx_head, rx_head) = tokio::sync::oneshot::channel::<Head>();
     let (tx, rx) = mpsc::channel::<bytes::Bytes>(64);
-    tokio::task::spawn_blocking(move || {
-        let req = Incoming {
-            method: method.as_str(),
-            path: &path,
-            ctype: &ctype,
-            body: &body,
-            t0,
-            time_ms,
-        };
-        forward(&sh, &req, tx_head, tx);
-    });
+    let req = Incoming {
+        method,
+        path,
+        ctype,
+        body,
+        t0,
+        time_ms,
+    };
+    // a task of its own: it goes on (and is recorded) if the arm hangs up meanwhile
+    tokio::spawn(relay::forward(sh, req, tx_head, tx));
     let Ok(head) = rx_head.await else {
         return error(StatusCode::BAD_GATEWAY, "proxy: upstream call failed");
     };
@@ -192,508 +197,15 @@ fn now_ms() -> u64 {
 }
 
 /// One request as the arm sent it.
-struct Incoming<'a> {
-    method: &'a str,
-    path: &'a str,
-    ctype: &'a str,
-    body: &'a [u8],
+struct Incoming {
+    method: String,
+    path: String,
+    ctype: String,
+    body: bytes::Bytes,
     t0: Instant,
     time_ms: u64,
 }
 
-/// How a request is forwarded and its answer relayed.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// `/api/chat` (normalized or untouched): NDJSON relayed line by line.
-    Native,
-    /// `/v1/chat/completions` rewritten onto `/api/chat`, answer translated back.
-    V1,
-    /// `/v1/responses` rewritten onto `/api/chat`, answer translated back.
-    Responses,
-    /// An OpenAI request forwarded as OpenAI (normalized or untouched).
-    Pass(Wire),
-    /// Anything else: bytes through, nothing recorded.
-    Raw,
-}
-
-/// What is sent upstream and what is recorded.
-struct Plan {
-    mode: Mode,
-    target: String,
-    body: Vec<u8>,
-    model: String,
-    stream: bool,
-    include_usage: bool,
-    base: usize,
-    /// The request as a native body, for the trajectory.
-    recorded: Value,
-    /// A request forwarded untouched is parsed for the trajectory only after it was answered.
-    deferred: bool,
-    /// The native body goes to an OpenAI backend as chat completions; its answer comes back
-    /// through [`ToNative`].
-    up_openai: bool,
-}
-
-fn plan(cfg: &ProxyConfig, r: &Incoming<'_>) -> Plan {
-    let plain = r.path.split('?').next().unwrap_or("");
-    // a native request is forwarded byte for byte unless something in it must change
-    let untouched = !cfg.normalize && cfg.openai.is_none() && cfg.think == ThinkSetting::Off;
-    let parsed: Option<Value> = (r.method == "POST" && (!untouched || plain != "/api/chat"))
-        .then(|| serde_json::from_slice(r.body).ok())
-        .flatten();
-    let raw = Plan {
-        mode: Mode::Raw,
-        target: r.path.to_string(),
-        body: r.body.to_vec(),
-        model: String::new(),
-        stream: false,
-        include_usage: false,
-        base: 0,
-        recorded: Value::Null,
-        deferred: false,
-        up_openai: false,
-    };
-    if plain == "/api/chat" && r.method == "POST" && untouched {
-        return Plan {
-            mode: Mode::Native,
-            deferred: true,
-            ..raw
-        };
-    }
-    let Some(mut v) = parsed else {
-        return raw;
-    };
-    let model = v["model"].as_str().unwrap_or("").to_string();
-    let rewrite = cfg.normalize && cfg.v1_to_native;
-    let p = match plain {
-        "/api/chat" => {
-            if cfg.normalize {
-                normalize_native(&mut v, cfg.num_ctx, cfg.think);
-            } else if cfg.think != ThinkSetting::Off {
-                pin_think(&mut v, cfg.think);
-            }
-            let body = if untouched {
-                r.body.to_vec()
-            } else {
-                v.to_string().into_bytes()
-            };
-            Plan {
-                mode: Mode::Native,
-                stream: v["stream"].as_bool().unwrap_or(true),
-                body,
-                model,
-                recorded: v,
-                ..raw
-            }
-        }
-        "/v1/chat/completions" if rewrite && cfg.openai.is_none() => {
-            let n = openai_to_native(&v, cfg.num_ctx, cfg.think);
-            Plan {
-                mode: Mode::V1,
-                target: "/api/chat".into(),
-                body: n.to_string().into_bytes(),
-                stream: n["stream"].as_bool().unwrap_or(false),
-                include_usage: v["stream_options"]["include_usage"]
-                    .as_bool()
-                    .unwrap_or(false),
-                model,
-                recorded: n,
-                ..raw
-            }
-        }
-        "/v1/responses" if rewrite => {
-            let mut n = responses_to_native(&v);
-            normalize_native(&mut n, cfg.num_ctx, cfg.think);
-            Plan {
-                mode: Mode::Responses,
-                target: "/api/chat".into(),
-                body: n.to_string().into_bytes(),
-                stream: n["stream"].as_bool().unwrap_or(false),
-                base: id_base(&v),
-                model,
-                recorded: n,
-                ..raw
-            }
-        }
-        "/v1/chat/completions" | "/v1/responses" => {
-            let (wire, recorded) = if plain == "/v1/responses" {
-                (Wire::Responses, responses_to_native(&v))
-            } else {
-                let mut n = openai_to_native(&v, cfg.num_ctx, cfg.think);
-                if let Some(t) = v.get("tools") {
-                    n["tools"] = t.clone();
-                }
-                (Wire::Chat, n)
-            };
-            let stream = v["stream"].as_bool().unwrap_or(false);
-            let body = if cfg.normalize {
-                let reasoning = cfg
-                    .openai
-                    .as_ref()
-                    .map_or(Reasoning::Effort, |u| u.reasoning);
-                normalize_openai(&mut v, cfg.think, reasoning);
-                v.to_string().into_bytes()
-            } else {
-                r.body.to_vec()
-            };
-            Plan {
-                mode: Mode::Pass(wire),
-                body,
-                stream,
-                model,
-                recorded,
-                ..raw
-            }
-        }
-        _ => raw,
-    };
-    match &cfg.openai {
-        Some(up) if matches!(p.mode, Mode::Native | Mode::Responses) => Plan {
-            target: "/v1/chat/completions".into(),
-            body: up
-                .chat_request(&p.recorded, p.stream)
-                .to_string()
-                .into_bytes(),
-            up_openai: true,
-            ..p
-        },
-        _ => p,
-    }
-}
-
-fn forward(
-    sh: &Shared,
-    r: &Incoming<'_>,
-    tx_head: tokio::sync::oneshot::Sender<Head>,
-    tx: mpsc::Sender<bytes::Bytes>,
-) {
-    let cfg = &sh.cfg;
-    if let Some(up) = &cfg.openai {
-        let plain = r.path.split('?').next().unwrap_or("");
-        let models = || fetch_models(sh, up);
-        if let Some((status, ct, body)) = up.local(r.method, plain, r.body, models) {
-            let _ = tx_head.send(Head {
-                status,
-                content_type: ct.into(),
-            });
-            let _ = tx.blocking_send(bytes::Bytes::from(body));
-            return;
-        }
-    }
-    let p = plan(cfg, r);
-    let mut entry = TrajectoryEntry {
-        schema_version: TrajectoryEntry::SCHEMA_VERSION,
-        time_ms: Some(r.time_ms),
-        path: r.path.split('?').next().unwrap_or("").to_string(),
-        model: p.model.clone(),
-        stream: p.stream,
-        rewritten_to_native: matches!(p.mode, Mode::V1 | Mode::Responses),
-        ..Default::default()
-    };
-    let url = format!("{}{}", cfg.upstream.trim_end_matches('/'), p.target);
-    let mut req = sh
-        .agent
-        .request(r.method, &url)
-        .set("content-type", r.ctype);
-    if let Some(k) = cfg.openai.as_ref().and_then(|u| u.key.as_ref()) {
-        req = req.set("authorization", &k.bearer());
-    }
-    let result = if r.method == "GET" || r.method == "HEAD" {
-        req.call()
-    } else {
-        req.send_bytes(&p.body)
-    };
-    let resp = match result {
-        Ok(x) => x,
-        Err(ureq::Error::Status(_, x)) => x,
-        Err(e) => {
-            let msg = format!("proxy: upstream {url}: {e}");
-            let _ = tx_head.send(Head {
-                status: 502,
-                content_type: "application/json".into(),
-            });
-            let _ = tx.blocking_send(bytes::Bytes::from(json!({ "error": msg }).to_string()));
-            drop(tx);
-            if p.mode != Mode::Raw {
-                entry.status = 502;
-                entry.error = Some(msg);
-                finish(sh, entry, r, &p);
-            }
-            return;
-        }
-    };
-    let status = resp.status();
-    entry.status = status;
-    let up_ctype = resp.content_type().to_string();
-    let mut reader = BufReader::new(resp.into_reader());
-    let ok = status < 400;
-    let mut tap = Tap::new(
-        match p.mode {
-            Mode::Pass(w) => w,
-            _ => Wire::Native,
-        },
-        ok,
-    );
-    let translated = matches!(p.mode, Mode::V1 | Mode::Responses);
-    if ok && (p.mode == Mode::Native || translated) {
-        let key = cfg.openai.as_ref().and_then(|u| u.key.clone());
-        let conv = p
-            .up_openai
-            .then(|| ToNative::new(&p.model, r.t0).without(key));
-        relay_lines(
-            &p,
-            &up_ctype,
-            status,
-            &mut reader,
-            &mut tap,
-            tx_head,
-            &tx,
-            conv,
-        );
-    } else if !ok && cfg.openai.is_some() {
-        let up = cfg.openai.as_ref().expect("checked");
-        relay_openai_error(&p, up, status, &mut reader, &mut tap, tx_head, &tx);
-    } else {
-        relay_bytes(&p, &up_ctype, status, &mut reader, &mut tap, tx_head, &tx);
-    }
-    // The arm has its whole answer before the record is built and written (the runner's
-    // proxy handle waits for this on shutdown).
-    drop(tx);
-    if p.mode != Mode::Raw {
-        tap.finish(&mut entry);
-        finish(sh, entry, r, &p);
-    }
-}
-
-fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming<'_>, p: &Plan) {
-    entry.elapsed_ms = Some((r.t0.elapsed().as_secs_f64() * 1e6).round() / 1e3);
-    let parsed;
-    let recorded = if p.deferred {
-        parsed = serde_json::from_slice::<Value>(r.body).unwrap_or(Value::Null);
-        entry.model = parsed["model"].as_str().unwrap_or("").to_string();
-        entry.stream = parsed["stream"].as_bool().unwrap_or(true);
-        &parsed
-    } else {
-        &p.recorded
-    };
-    entry.tools = record::tool_names(recorded);
-    sh.recorder.write(entry, record::messages_of(recorded));
-}
-
-/// Relays a successful native answer line by line, translated when the arm spoke OpenAI. Each
-/// line is parsed once (a relayed text line only read), for tap and translation. Lines that arrived
-/// together leave together (one hop to the server, one write to the arm); nothing is held back
-/// while the backend is still producing the next line. An OpenAI backend's answer is turned
-/// into native lines first (`conv`), event by event.
-#[allow(clippy::too_many_arguments)]
-fn relay_lines<R: Read>(
-    p: &Plan,
-    up_ctype: &str,
-    status: u16,
-    reader: &mut BufReader<R>,
-    tap: &mut Tap,
-    tx_head: tokio::sync::oneshot::Sender<Head>,
-    tx: &mpsc::Sender<bytes::Bytes>,
-    mut conv: Option<ToNative>,
-) {
-    let ct = match (p.mode, p.stream) {
-        (Mode::V1 | Mode::Responses, true) => "text/event-stream",
-        (Mode::V1 | Mode::Responses, false) => "application/json",
-        _ if !p.up_openai => up_ctype,
-        (_, true) => "application/x-ndjson",
-        (_, false) => "application/json; charset=utf-8",
-    };
-    let _ = tx_head.send(Head {
-        status,
-        content_type: ct.to_string(),
-    });
-    let mut em = Emit {
-        sse: SseTranslator::new(&p.model, now(), p.include_usage),
-        rsse: ResponsesTranslator::new(&p.model, p.base, now()),
-        out: Vec::new(),
-    };
-    let mut line = Vec::new();
-    let mut whole = Vec::new();
-    loop {
-        line.clear();
-        let end = matches!(reader.read_until(b'\n', &mut line), Ok(0) | Err(_));
-        match (&mut conv, end) {
-            (None, false) if p.mode == Mode::Native && tap.native_text_line(&line) => {
-                em.out.extend_from_slice(&line)
-            }
-            (None, false) => {
-                let v = serde_json::from_slice::<Value>(&line).ok();
-                em.object(p, tap, v, Some(&line));
-            }
-            (None, true) => {}
-            (Some(c), false) if p.stream => {
-                for v in c.event_line(&line) {
-                    em.object(p, tap, Some(v), None);
-                }
-            }
-            (Some(_), false) => whole.extend_from_slice(&line),
-            (Some(c), true) => {
-                let last = if p.stream {
-                    c.eof()
-                } else {
-                    Some(c.whole(&whole))
-                };
-                em.object(p, tap, last, None);
-            }
-        }
-        // send what is ready before the next read could wait on the backend
-        let more_ready = reader.buffer().contains(&b'\n');
-        if (end || !more_ready)
-            && !em.out.is_empty()
-            && tx
-                .blocking_send(bytes::Bytes::from(std::mem::take(&mut em.out)))
-                .is_err()
-        {
-            break;
-        }
-        if end {
-            break;
-        }
-    }
-}
-
-/// What a relayed answer has ready for the arm, and the translators it goes through.
-struct Emit {
-    sse: SseTranslator,
-    rsse: ResponsesTranslator,
-    out: Vec<u8>,
-}
-
-impl Emit {
-    /// One native object of the answer (`raw`: its line as the backend sent it).
-    fn object(&mut self, p: &Plan, tap: &mut Tap, v: Option<Value>, raw: Option<&[u8]>) {
-        if let Some(v) = &v {
-            tap.object(v);
-        }
-        let out = &mut self.out;
-        match (p.mode, v) {
-            (Mode::Native, v) => match (raw, v) {
-                (Some(line), _) => out.extend_from_slice(line),
-                (None, Some(v)) => {
-                    out.extend_from_slice(v.to_string().as_bytes());
-                    out.push(b'\n');
-                }
-                (None, None) => {}
-            },
-            (_, None) => {}
-            (Mode::V1, Some(v)) if p.stream => out.extend_from_slice(self.sse.line(&v).as_bytes()),
-            (Mode::V1, Some(v)) => {
-                out.extend_from_slice(native_to_openai(&v, now()).to_string().as_bytes())
-            }
-            (_, Some(v)) if p.stream => out.extend_from_slice(self.rsse.line(&v).as_bytes()),
-            (_, Some(v)) => out.extend_from_slice(
-                ResponsesTranslator::new(&p.model, p.base, now())
-                    .whole(&v)
-                    .to_string()
-                    .as_bytes(),
-            ),
-        }
-    }
-}
-
-/// An OpenAI backend's error, read whole (errors are short; capped) and relayed without the
-/// key: as Ollama's `{"error"}` to a native arm, in OpenAI's shape to an OpenAI one.
-fn relay_openai_error(
-    p: &Plan,
-    up: &OpenaiUpstream,
-    status: u16,
-    reader: &mut impl Read,
-    tap: &mut Tap,
-    tx_head: tokio::sync::oneshot::Sender<Head>,
-    tx: &mpsc::Sender<bytes::Bytes>,
-) {
-    let mut body = Vec::new();
-    let _ = reader.take(1 << 20).read_to_end(&mut body);
-    let msg = up.error_message(&body);
-    let out = match p.mode {
-        Mode::Native => json!({ "error": msg }),
-        _ => serde_json::to_value(lrab_ollama::openai::ErrorResponse::for_status(status, msg))
-            .unwrap_or(Value::Null),
-    };
-    let bytes = out.to_string();
-    tap.bytes(bytes.as_bytes());
-    let _ = tx_head.send(Head {
-        status,
-        content_type: "application/json".into(),
-    });
-    let _ = tx.blocking_send(bytes::Bytes::from(bytes));
-}
-
-/// `/v1/models` of an OpenAI backend, with the key.
-fn fetch_models(sh: &Shared, up: &OpenaiUpstream) -> openai_upstream::Fetched {
-    let url = format!("{}/v1/models", sh.cfg.upstream.trim_end_matches('/'));
-    let mut req = sh.agent.get(&url).timeout(Duration::from_secs(30));
-    if let Some(k) = &up.key {
-        req = req.set("authorization", &k.bearer());
-    }
-    let resp = match req.call() {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => return Err(format!("proxy: upstream {url}: {e}")),
-    };
-    let status = resp.status();
-    let mut body = Vec::new();
-    resp.into_reader()
-        .take(16 << 20)
-        .read_to_end(&mut body)
-        .map_err(|e| format!("proxy: upstream {url}: {e}"))?;
-    Ok((status, body))
-}
-
-/// Relays any other answer chunk by chunk (an error of a rewritten request in OpenAI's shape).
-fn relay_bytes(
-    p: &Plan,
-    up_ctype: &str,
-    status: u16,
-    reader: &mut impl Read,
-    tap: &mut Tap,
-    tx_head: tokio::sync::oneshot::Sender<Head>,
-    tx: &mpsc::Sender<bytes::Bytes>,
-) {
-    let ok = status < 400;
-    let translated = matches!(p.mode, Mode::V1 | Mode::Responses);
-    let ct = if translated && !ok {
-        "application/json".to_string()
-    } else {
-        up_ctype.to_string()
-    };
-    let _ = tx_head.send(Head {
-        status,
-        content_type: ct,
-    });
-    let mut buf = vec![0u8; 16384];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        if p.mode != Mode::Raw {
-            tap.bytes(&buf[..n]);
-        }
-        let chunk = if translated && !ok {
-            // Ollama error → OpenAI error shape.
-            let msg = serde_json::from_slice::<Value>(&buf[..n])
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_string))
-                .unwrap_or_else(|| String::from_utf8_lossy(&buf[..n]).into_owned());
-            let t = match status {
-                404 => "not_found_error",
-                400 => "invalid_request_error",
-                _ => "api_error",
-            };
-            bytes::Bytes::from(
-                json!({"error": {"message": msg, "type": t, "param": null, "code": null}})
-                    .to_string(),
-            )
-        } else {
-            bytes::Bytes::copy_from_slice(&buf[..n])
-        };
-        if tx.blocking_send(chunk).is_err() {
-            break;
-        }
-    }
-}
+#[cfg(test)]
+#[path = "stop_tests.rs"]
+mod stop_tests;

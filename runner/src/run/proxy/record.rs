@@ -4,7 +4,7 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 
 use lrab_records::{TrajectoryEntry, TrajectoryMessage, TrajectoryToolCall};
 use serde_json::Value;
@@ -65,18 +65,23 @@ pub fn tool_names(body: &Value) -> Vec<String> {
 /// request's messages so a line only holds the new ones, writes every entry as one whole line
 /// (a killed proxy leaves its file readable to the last complete line), and flushes the lines
 /// to disk with one `fdatasync` at most every 200 ms and when it stops.
+/// Builds one entry and the request's whole message list: reading the request's messages
+/// (parsing its body when it was forwarded untouched) is work the answer's path need not wait
+/// for, so the writer thread does it.
+pub type Build = Box<dyn FnOnce() -> (TrajectoryEntry, Vec<TrajectoryMessage>) + Send>;
+
 #[derive(Debug)]
 pub struct Recorder {
-    tx: Option<mpsc::Sender<(TrajectoryEntry, Vec<TrajectoryMessage>)>>,
-    writer: Option<std::thread::JoinHandle<()>>,
+    tx: Mutex<Option<mpsc::Sender<Build>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Recorder {
     pub fn new(log: Option<PathBuf>) -> Recorder {
         let Some(log) = log else {
             return Recorder {
-                tx: None,
-                writer: None,
+                tx: Mutex::new(None),
+                writer: Mutex::new(None),
             };
         };
         let (tx, rx) = mpsc::channel();
@@ -85,27 +90,34 @@ impl Recorder {
             .spawn(move || write_all(&log, rx))
             .ok();
         Recorder {
-            tx: writer.is_some().then_some(tx),
-            writer,
+            tx: Mutex::new(writer.is_some().then_some(tx)),
+            writer: Mutex::new(writer),
         }
     }
 
-    /// Queues `e` for a request whose whole message list is `messages`. Entries are written
-    /// in the order they are queued, which is the order their deltas refer to.
-    pub fn write(&self, e: TrajectoryEntry, messages: Vec<TrajectoryMessage>) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send((e, messages));
+    /// Queues an entry, built on the writer thread. Entries are written in the order they
+    /// are queued, which is the order their deltas refer to.
+    pub fn write(&self, build: Build) {
+        if let Some(tx) = self.tx.lock().ok().as_ref().and_then(|t| t.as_ref()) {
+            let _ = tx.send(build);
+        }
+    }
+
+    /// Waits until every queued entry is on disk; entries queued later are not written.
+    pub fn close(&self) {
+        if let Ok(mut tx) = self.tx.lock() {
+            drop(tx.take());
+        }
+        let writer = self.writer.lock().ok().and_then(|mut w| w.take());
+        if let Some(w) = writer {
+            let _ = w.join();
         }
     }
 }
 
 impl Drop for Recorder {
-    /// Waits until every queued entry is on disk.
     fn drop(&mut self) {
-        drop(self.tx.take());
-        if let Some(w) = self.writer.take() {
-            let _ = w.join();
-        }
+        self.close();
     }
 }
 
@@ -117,7 +129,7 @@ const SYNC_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 /// The writer thread: one batch = everything queued by the time the last write finished. The
 /// lines are synced at most every [`SYNC_EVERY`], when nothing more arrives for that long,
 /// and when the proxy stops.
-fn write_all(log: &Path, rx: mpsc::Receiver<(TrajectoryEntry, Vec<TrajectoryMessage>)>) {
+fn write_all(log: &Path, rx: mpsc::Receiver<Build>) {
     let mut prev: Option<Vec<TrajectoryMessage>> = None;
     let mut file: Option<std::fs::File> = None;
     let mut synced = std::time::Instant::now();
@@ -133,7 +145,8 @@ fn write_all(log: &Path, rx: mpsc::Receiver<(TrajectoryEntry, Vec<TrajectoryMess
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
         let mut batch = String::new();
-        for (mut e, messages) in std::iter::once(first).chain(rx.try_iter()) {
+        for build in std::iter::once(first).chain(rx.try_iter()) {
+            let (mut e, messages) = build();
             let (prefix, new) = TrajectoryEntry::delta(prev.as_deref(), &messages);
             e.prefix_messages = prefix;
             e.messages = new;
