@@ -111,6 +111,24 @@ fn results(out: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
 }
 
+/// `lrab tau2 mcp` serving mock's `update_task_1` with the scripted customer, recording to
+/// `out`, with `extra` arguments.
+fn scripted_update_task_1(out: &Path, extra: &[&str]) -> Client {
+    let mut args = vec![
+        "--domain",
+        "mock",
+        "--task",
+        "update_task_1",
+        "--user",
+        "scripted",
+        "--fixed-clock",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    Client::spawn(&data(), &args)
+}
+
 /// Serve `task` with the scripted customer; replay its gold (agent-side) actions, then say
 /// its communicate_info; returns the results.json written.
 fn gold_over_mcp(domain: &str, task_id: &str, bad_call: Option<(&str, Value)>) -> Value {
@@ -281,22 +299,7 @@ fn an_agent_that_never_talks_to_the_customer_ends_at_the_step_limit_and_is_grade
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let mut c = Client::spawn(
-        &data(),
-        &[
-            "--domain",
-            "mock",
-            "--task",
-            "update_task_1",
-            "--user",
-            "scripted",
-            "--max-steps",
-            "6",
-            "--fixed-clock",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut c = scripted_update_task_1(&out, &["--max-steps", "6"]);
     c.initialize();
     let mut last = String::new();
     for _ in 0..10 {
@@ -320,20 +323,7 @@ fn a_client_that_leaves_ends_the_conversation_as_agent_stop() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let mut c = Client::spawn(
-        &data(),
-        &[
-            "--domain",
-            "mock",
-            "--task",
-            "update_task_1",
-            "--user",
-            "scripted",
-            "--fixed-clock",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut c = scripted_update_task_1(&out, &[]);
     c.initialize();
     let (_, is_error) = c.call(
         "update_task_status",
@@ -386,7 +376,8 @@ fn relayed_conversation_serves_one_relay_after_another_and_grades() {
         return;
     }
     use lrab_tau2::{evaluate, Limits, Relayed, ScriptedUser, User};
-    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let d =
+        lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::parse("mock").unwrap()).unwrap();
     let task = d.task("update_task_1").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let mut env = d.env();
@@ -442,7 +433,8 @@ fn relayed_conversation_without_any_relay_ends_as_agent_stop() {
         return;
     }
     use lrab_tau2::{Limits, Relayed, ScriptedUser, User};
-    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let d =
+        lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::parse("mock").unwrap()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let make_user: Box<dyn FnOnce() -> Box<dyn User> + Send> =
         Box::new(|| Box::new(ScriptedUser::new(vec!["Hi.".into()])));
@@ -477,7 +469,8 @@ fn relay_inside_the_arm_box_reaches_the_conversation() {
         eprintln!("skipped: this kernel cannot confine arms: {m}");
         return;
     }
-    let d = lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::Mock).unwrap();
+    let d =
+        lrab_tau2::Domain::load(&data(), lrab_tau2::DomainKind::parse("mock").unwrap()).unwrap();
     let task = d.task("update_task_1").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");

@@ -19,7 +19,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("load_and_replay_all_164", |b| {
         b.iter(|| {
             let mut n = 0;
-            for kind in [DomainKind::Airline, DomainKind::Retail] {
+            for kind in [
+                DomainKind::parse("airline").unwrap(),
+                DomainKind::parse("retail").unwrap(),
+            ] {
                 let d = Domain::load(&dir, kind).expect("load");
                 for t in &d.tasks {
                     let o = replay_gold(&d, t).expect("replay");
@@ -29,8 +32,8 @@ fn bench(c: &mut Criterion) {
             n
         })
     });
-    let airline = Domain::load(&dir, DomainKind::Airline).expect("load");
-    let retail = Domain::load(&dir, DomainKind::Retail).expect("load");
+    let airline = Domain::load(&dir, DomainKind::parse("airline").unwrap()).expect("load");
+    let retail = Domain::load(&dir, DomainKind::parse("retail").unwrap()).expect("load");
     g.bench_function("replay_all_164_preloaded", |b| {
         b.iter(|| {
             let mut n = 0;
@@ -44,7 +47,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("load_and_replay_telecom_114", |b| {
         b.iter(|| {
-            let d = Domain::load(&dir, DomainKind::Telecom).expect("load");
+            let d = Domain::load(&dir, DomainKind::parse("telecom").unwrap()).expect("load");
             let mut held = 0;
             for t in &d.tasks {
                 let o = replay_gold(&d, t).expect("replay");
@@ -54,7 +57,7 @@ fn bench(c: &mut Criterion) {
             held
         })
     });
-    let telecom = Domain::load(&dir, DomainKind::Telecom).expect("load");
+    let telecom = Domain::load(&dir, DomainKind::parse("telecom").unwrap()).expect("load");
     g.bench_function("replay_telecom_114_preloaded", |b| {
         b.iter(|| {
             telecom

@@ -51,7 +51,8 @@ fn main() {
         .arg(&out);
     let mut stdio = time_calls(server, n);
     let _ = std::fs::remove_dir_all(&out);
-    let d = lrab_tau2::Domain::load(&dir, lrab_tau2::DomainKind::Retail).expect("retail");
+    let d = lrab_tau2::Domain::load(&dir, lrab_tau2::DomainKind::parse("retail").unwrap())
+        .expect("retail");
     std::fs::create_dir_all(&out).expect("temp dir");
     let big = 4 * (n + WARMUP) + 100;
     let limits = lrab_tau2::Limits {

@@ -91,12 +91,9 @@ pub fn results_json(info: &RunInfo, tasks: &[&Task], sims: &[SimRecord]) -> Valu
     })
 }
 
-/// The CSV header (`lrab_records::TAU2_CSV_HEADER`; `simulated` is `true` when the run used
-/// the simulated backend (lrab-sim) anywhere, so the label travels with the rows into
-/// `lrab analyze`).
-pub const CSV_HEADER: &str = lrab_records::TAU2_CSV_HEADER;
-
-/// One simulation as a typed CSV row; reward is `1`/`0`, `ungraded` when a gating NL
+/// One simulation as a typed CSV row (`lrab_records::Tau2Row`; `simulated` is `true` when
+/// the run used the simulated backend (lrab-sim) anywhere, so the label travels with the
+/// rows into `lrab analyze`); reward is `1`/`0`, `ungraded` when a gating NL
 /// assertion had no judge, or set aside (empty) for an error cell left without a reward
 /// (`lrab analyze` counts those apart, as it does the published manifests' error cells).
 pub fn csv_record(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> Tau2Row {
@@ -116,11 +113,6 @@ pub fn csv_record(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> Ta
         termination: s.outcome.termination.clone(),
         simulated,
     }
-}
-
-/// One CSV line ([`csv_record`]).
-pub fn csv_row(domain: &str, arm: &str, s: &SimRecord, simulated: bool) -> String {
-    csv_record(domain, arm, s, simulated).line()
 }
 
 /// Writes an output file atomically and durably ([`lrab_util::write_atomic`]), creating its

@@ -3,9 +3,9 @@
 
 mod common;
 use clap::Parser;
-use common::{is_user_request, ollama_call, ollama_text, spawn_server};
+use common::spawn_server;
 use lrab_tau2::run_cli as run;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 fn call(argv: &[&str]) -> (anyhow::Result<()>, String) {
     common::run_cli(&common::data_dir(), argv)
@@ -45,56 +45,20 @@ fn replay_gold_telecom_checks_every_env_assertion() {
     assert!(!out.contains("not met"), "{out}");
 }
 
-/// User: asks, then stops. Agent (plain): marks task_1 completed, then confirms.
-fn reply(b: &Value) -> Value {
-    let msgs = b["messages"].as_array().unwrap();
-    if is_user_request(b) {
-        return if msgs.len() <= 2 {
-            ollama_text("Please mark task_1 as completed.")
-        } else {
-            ollama_text("Thanks! ###STOP###")
-        };
-    }
-    if msgs.last().unwrap()["role"] == "tool" {
-        ollama_text("task_1 is now completed.")
-    } else {
-        ollama_call(
-            "update_task_status",
-            json!({"task_id": "task_1", "status": "completed"}),
-        )
-    }
-}
-
 #[test]
 fn run_writes_results_and_csv_deterministically_and_grade_agrees() {
     if common::data().is_none() {
         return;
     }
-    let (url, _log) = spawn_server(200, |_p, b| (200, reply(b)));
+    let (url, _log) = spawn_server(200, |_p, b| (200, common::complete_task_1(b)));
     let tmp = tempfile::tempdir().unwrap();
     let mut outputs = Vec::new();
     for i in 0..2 {
         let dir = tmp.path().join(format!("run{i}"));
-        let (r, out) = call(&[
-            "run",
-            "--domain",
-            "mock",
-            "--agent",
-            "plain",
-            "--model",
-            "m",
-            "--user-model",
-            "u",
-            "--backend",
-            &url,
-            "--tasks",
-            "update_task_1,create_task_1",
-            "--trials",
-            "2",
-            "--fixed-clock",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
+        let mut argv =
+            common::llm_run_args("mock", "plain", &url, "update_task_1,create_task_1", &dir);
+        argv.extend(["--trials", "2"].map(String::from));
+        let (r, out) = common::run_cli_owned(&common::data_dir(), &argv);
         r.unwrap();
         assert!(out.contains("pass^2"), "{out}");
         let results = std::fs::read(dir.join("results.json")).unwrap();
@@ -239,20 +203,11 @@ fn gold_run_with_scripted_user_writes_upstream_shaped_checks() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (r, out) = call(&[
-        "run",
-        "--domain",
-        "mock",
-        "--agent",
-        "gold",
-        "--user",
-        "scripted",
-        "--tasks",
+    let argv = common::gold_run_args(
         "create_task_1_with_env_assertions,update_task_1,create_task_1_nl_eval",
-        "--fixed-clock",
-        "--out",
-        tmp.path().to_str().unwrap(),
-    ]);
+        tmp.path(),
+    );
+    let (r, out) = common::run_cli_owned(&common::data_dir(), &argv);
     r.unwrap();
     assert!(
         out.contains("graded 3/3 simulations; average reward 1.0000"),
@@ -335,7 +290,11 @@ fn fixed_value_options_take_only_their_values() {
     };
     assert_eq!(
         (r.domain, r.agent, r.user),
-        (DomainKind::Telecom, AgentKind::Plain, UserKind::Llm)
+        (
+            DomainKind::parse("telecom").unwrap(),
+            AgentKind::Plain,
+            UserKind::Llm
+        )
     );
     let c = parse(&[
         "tau2", "run", "--domain", "mock", "--agent", "gold", "--user", "scripted",
@@ -349,8 +308,8 @@ fn fixed_value_options_take_only_their_values() {
     assert!(matches!(
         c.args.cmd,
         Tau2Cmd::ReplayGold {
-            domain: Some(DomainKind::Retail)
-        }
+            domain: Some(d)
+        } if d.name() == "retail"
     ));
     for (argv, flag, values) in [
         (

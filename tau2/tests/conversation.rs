@@ -2,9 +2,9 @@
 //! agent reaches reward 1.0; wrong behaviour is graded down; limits and errors end runs.
 
 mod common;
+use lrab_tau2::Domain;
 use lrab_tau2::{evaluate, MAX_STEPS, TOO_MANY_ERRORS, USER_STOP};
 use lrab_tau2::{Agent, Limits, GREETING};
-use lrab_tau2::{Domain, DomainKind};
 use lrab_tau2::{GoldAgent, ScriptedUser};
 use lrab_tau2::{Message, ToolCall};
 use serde_json::json;
@@ -35,10 +35,10 @@ fn gold_agent_reaches_reward_one() {
         return;
     }
     let cases = [
-        (DomainKind::Airline, vec!["7", "14", "23", "11"]),
-        (DomainKind::Retail, vec!["33", "34"]),
+        ("airline", vec!["7", "14", "23", "11"]),
+        ("retail", vec!["33", "34"]),
         (
-            DomainKind::Mock,
+            "mock",
             vec![
                 "create_task_1",
                 "update_task_1",
@@ -77,7 +77,7 @@ fn idle_agent_fails_db_and_communicate() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Airline);
+    let d = common::domain("airline");
     let (out, ev) = converse(d, "14", &mut Idle, &Limits::default());
     assert_eq!(out.termination, USER_STOP);
     assert_eq!(ev.reward, Some(0.0));
@@ -105,7 +105,7 @@ fn bad_tool_arguments_become_error_results_and_stop_the_run() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Airline);
+    let d = common::domain("airline");
     let (out, ev) = converse(d, "14", &mut Broken(0), &Limits::default());
     assert_eq!(out.termination, TOO_MANY_ERRORS);
     assert_eq!(out.errors, 10);
@@ -139,7 +139,7 @@ fn max_steps_ends_the_run_with_reward_zero() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Airline);
+    let d = common::domain("airline");
     let (out, ev) = converse(
         d,
         "0",
@@ -159,7 +159,7 @@ fn tool_errors_match_upstream_wording() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Retail);
+    let d = common::domain("retail");
     let mut env = d.env();
     let call = |name: &str, args: serde_json::Value| ToolCall {
         id: "x".into(),

@@ -5,7 +5,6 @@
 mod common;
 use lrab_harness::backend::ScriptedModel;
 use lrab_harness::Reply;
-use lrab_tau2::DomainKind;
 use lrab_tau2::Limits;
 use lrab_tau2::ScriptedUser;
 use lrab_tau2::{evaluate, USER_STOP};
@@ -17,7 +16,7 @@ fn mechanisms_fire_and_the_task_still_passes() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Mock);
+    let d = common::domain("mock");
     let task = d.task("update_task_1").unwrap();
     let mut env = d.env();
     let tools = env.tool_schemas("assistant");
@@ -78,7 +77,7 @@ fn identical_read_call_is_intercepted() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Mock);
+    let d = common::domain("mock");
     let mut env = d.env();
     let tools = env.tool_schemas("assistant");
     let model = ScriptedModel::replies(vec![
@@ -169,7 +168,7 @@ fn context_check_drops_old_turns_but_keeps_system_and_first_user_message() {
     }
     use lrab_tau2::Agent;
     use lrab_tau2::Message;
-    let d = common::domain(DomainKind::Mock);
+    let d = common::domain("mock");
     let env = d.env();
     let tools = env.tool_schemas("assistant");
     let model = ScriptedModel::replies(vec![Reply::text("Short answer.")]);

@@ -4,7 +4,6 @@
 
 mod common;
 use common::{is_user_request, ollama_call, ollama_text, spawn_server};
-use lrab_tau2::DomainKind;
 use lrab_tau2::{evaluate, Judge, USER_STOP};
 use lrab_tau2::{Api, Backend, LlmJudge, LlmUser, PlainAgent};
 use lrab_tau2::{GoldAgent, ScriptedUser};
@@ -50,7 +49,7 @@ fn mock_reply(body: &Value, openai: bool) -> Value {
 fn run_mock(api: Api) {
     let openai = api == Api::OpenAi;
     let (url, log) = spawn_server(20, move |_p, b| (200, mock_reply(b, openai)));
-    let d = common::domain(DomainKind::Mock);
+    let d = common::domain("mock");
     let task = d.task("create_task_1").unwrap();
     let mut env = d.env();
     let mut ab = Backend::new(&url, api, "agent-model");
@@ -157,7 +156,7 @@ fn backend_errors_end_the_run_as_agent_error() {
             (404, json!({"error": "model not found"}))
         }
     });
-    let d = common::domain(DomainKind::Mock);
+    let d = common::domain("mock");
     let mut env = d.env();
     let mut agent = PlainAgent::new(
         Backend::new(&url, Api::Ollama, "missing"),
@@ -175,7 +174,7 @@ fn nl_assertions_need_a_judge_and_use_it_when_given() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Retail);
+    let d = common::domain("retail");
     let task = d.task(NL_TASK).unwrap();
     let n = task
         .evaluation_criteria

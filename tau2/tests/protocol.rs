@@ -224,24 +224,11 @@ fn manifest_merges_arms_of_one_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path();
     let gold = |name: Option<&str>| {
-        let mut argv = vec![
-            "run",
-            "--domain",
-            "mock",
-            "--agent",
-            "gold",
-            "--user",
-            "scripted",
-            "--tasks",
-            "update_task_1,create_task_1",
-            "--fixed-clock",
-            "--out",
-        ];
-        argv.push(out.to_str().unwrap());
+        let mut argv = common::gold_run_args("update_task_1,create_task_1", out);
         if let Some(n) = name {
-            argv.extend(["--arm-name", n]);
+            argv.extend(["--arm-name", n].map(String::from));
         }
-        let (r, printed) = common::run_cli(&common::data_dir(), &argv);
+        let (r, printed) = common::run_cli_owned(&common::data_dir(), &argv);
         r.unwrap();
         printed
     };
@@ -278,8 +265,7 @@ fn manifest_merges_arms_of_one_folder() {
 
     std::fs::write(out.join("mock_manifest.json"), "[1]").unwrap();
     let argv = llm_run_args("mock", "plain", &backend(vec![]), "update_task_1", out);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let (r, _) = common::run_cli(&common::data_dir(), &argv);
+    let (r, _) = common::run_cli_owned(&common::data_dir(), &argv);
     let e = format!("{:#}", r.unwrap_err());
     assert!(
         e.contains("mock_manifest.json") && e.contains("not a τ² manifest"),

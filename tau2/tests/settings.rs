@@ -3,28 +3,8 @@
 //! gets its requests without it from then on.
 
 mod common;
-use common::{is_user_request, ollama_call, ollama_text, spawn_server};
+use common::{is_user_request, spawn_server};
 use serde_json::{json, Value};
-
-/// User: asks, then stops. Agent: marks task_1 completed, then confirms.
-fn reply(b: &Value) -> Value {
-    let msgs = b["messages"].as_array().unwrap();
-    if is_user_request(b) {
-        return if msgs.len() <= 2 {
-            ollama_text("Please mark task_1 as completed.")
-        } else {
-            ollama_text("Thanks! ###STOP###")
-        };
-    }
-    if msgs.last().unwrap()["role"] == "tool" {
-        ollama_text("task_1 is now completed.")
-    } else {
-        ollama_call(
-            "update_task_status",
-            json!({"task_id": "task_1", "status": "completed"}),
-        )
-    }
-}
 
 fn run(url: &str, extra: &[&str]) -> Value {
     let tmp = tempfile::tempdir().unwrap();
@@ -42,7 +22,7 @@ fn agent_and_user_get_the_same_temperature_and_thinking_recorded() {
     if common::data().is_none() {
         return;
     }
-    let (url, log) = spawn_server(50, |_p, b| (200, reply(b)));
+    let (url, log) = spawn_server(50, |_p, b| (200, common::complete_task_1(b)));
     let v = run(&url, &["--temperature", "0.25"]);
     let log = log.lock().unwrap();
     let (users, agents): (Vec<_>, Vec<_>) = log.iter().partition(|(_, b)| is_user_request(b));
@@ -59,7 +39,7 @@ fn agent_and_user_get_the_same_temperature_and_thinking_recorded() {
         );
     }
     drop(log);
-    let (url, log) = spawn_server(50, |_p, b| (200, reply(b)));
+    let (url, log) = spawn_server(50, |_p, b| (200, common::complete_task_1(b)));
     let v = run(&url, &["--think"]);
     assert!(log
         .lock()
@@ -78,7 +58,7 @@ fn a_model_refusing_think_is_asked_again_without_it() {
         if b.get("think").is_some() {
             (400, json!({"error": "\"m\" does not support thinking"}))
         } else {
-            (200, reply(b))
+            (200, common::complete_task_1(b))
         }
     });
     run(&url, &[]);

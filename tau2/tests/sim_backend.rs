@@ -4,15 +4,7 @@
 //! is graded, and writes well-formed results.
 
 mod common;
-use clap::Parser;
-use lrab_tau2::{run_cli as run, Tau2Args};
 use serde_json::Value;
-
-#[derive(Parser)]
-struct Cli {
-    #[command(flatten)]
-    args: Tau2Args,
-}
 
 #[test]
 fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
@@ -24,33 +16,17 @@ fn plain_and_harness_arms_run_end_to_end_on_the_sim() {
     let data = common::data_dir();
     for arm in ["plain", "harness"] {
         let tmp = tempfile::tempdir().unwrap();
-        let argv = [
-            "tau2",
-            "--tau2-data",
-            data.to_str().unwrap(),
-            "run",
-            "--domain",
+        let mut argv = common::models_run_args(
             "retail",
-            "--agent",
             arm,
-            "--model",
-            "sim-4b",
-            "--user-model",
-            "sim-4b",
-            "--backend",
+            ("sim-4b", "sim-4b"),
             &url,
-            "--tasks",
             "33,34",
-            "--max-steps",
-            "40",
-            "--fixed-clock",
-            "--out",
-            tmp.path().to_str().unwrap(),
-        ];
-        let cli = Cli::try_parse_from(argv).unwrap();
-        let mut out = Vec::new();
-        run(&cli.args, &mut out).unwrap_or_else(|e| panic!("{arm}: {e:#}"));
-        let out = String::from_utf8(out).unwrap();
+            tmp.path(),
+        );
+        argv.extend(["--max-steps", "40"].map(String::from));
+        let (r, out) = common::run_cli_owned(&data, &argv);
+        r.unwrap_or_else(|e| panic!("{arm}: {e:#}"));
         eprintln!("[{arm}]\n{out}");
         assert!(out.contains("graded 2/2 simulations"), "{arm}: {out}");
         let v: Value =

@@ -5,46 +5,16 @@
 //! only from what its requests show (docs/sim.md, "τ²-bench").
 
 mod common;
-use clap::Parser;
-use lrab_tau2::{run_cli as run, Tau2Args};
 use serde_json::Value;
-
-#[derive(Parser)]
-struct Cli {
-    #[command(flatten)]
-    args: Tau2Args,
-}
 
 /// One run of `tau2 run`; returns results.json.
 fn run_one(url: &str, domain: &str, task: &str, arm: &str, model: &str) -> Value {
     let tmp = tempfile::tempdir().unwrap();
-    let data = common::data_dir();
-    let argv = [
-        "tau2",
-        "--tau2-data",
-        data.to_str().unwrap(),
-        "run",
-        "--domain",
-        domain,
-        "--agent",
-        arm,
-        "--model",
-        model,
-        "--user-model",
-        "sim-oracle",
-        "--backend",
-        url,
-        "--tasks",
-        task,
-        "--max-steps",
-        "60",
-        "--fixed-clock",
-        "--out",
-        tmp.path().to_str().unwrap(),
-    ];
-    let cli = Cli::try_parse_from(argv).unwrap();
-    let mut out = Vec::new();
-    run(&cli.args, &mut out).unwrap_or_else(|e| panic!("{domain}/{task}/{arm}: {e:#}"));
+    let mut argv =
+        common::models_run_args(domain, arm, (model, "sim-oracle"), url, task, tmp.path());
+    argv.extend(["--max-steps", "60"].map(String::from));
+    let (r, _) = common::run_cli_owned(&common::data_dir(), &argv);
+    r.unwrap_or_else(|e| panic!("{domain}/{task}/{arm}: {e:#}"));
     serde_json::from_slice(&std::fs::read(tmp.path().join("results.json")).unwrap()).unwrap()
 }
 

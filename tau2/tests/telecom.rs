@@ -5,8 +5,8 @@
 mod common;
 
 use lrab_tau2::{
-    run_conversation, Agent, DomainKind, Limits, Message, ScriptedUser, ToolCall,
-    INFRASTRUCTURE_ERROR, USER_STOP,
+    run_conversation, Agent, Limits, Message, ScriptedUser, ToolCall, INFRASTRUCTURE_ERROR,
+    USER_STOP,
 };
 use serde_json::{json, Value};
 
@@ -22,7 +22,7 @@ fn call(req: &str, name: &str, args: Value) -> ToolCall {
 }
 
 fn base_ids() -> Vec<String> {
-    common::domain(DomainKind::Telecom)
+    common::domain("telecom")
         .tasks
         .iter()
         .map(|t| t.id.clone())
@@ -121,7 +121,7 @@ fn a_task_whose_initialization_fails_is_reported_not_run() {
     ] {
         std::fs::copy(data.join("domains/telecom").join(f), d.join(f)).unwrap();
     }
-    let good = common::domain(DomainKind::Telecom).tasks[0].raw.clone();
+    let good = common::domain("telecom").tasks[0].raw.clone();
     let mut bad = good.clone();
     bad["id"] = json!("broken_setup");
     bad["initial_state"]["initialization_actions"][1]["func_name"] = json!("unseat_sim_kard");
@@ -179,7 +179,7 @@ fn tools_from_the_wrong_side_and_unknown_actions_are_error_results() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Telecom);
+    let d = common::domain("telecom");
     let mut env = d.env();
     env.set_state(d.tasks[0].initial_state.as_ref(), &[])
         .unwrap();
@@ -276,7 +276,7 @@ fn conversation_survives_wrong_side_calls() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Telecom);
+    let d = common::domain("telecom");
     let task = &d.tasks[0];
     let mut env = d.env();
     env.set_state(task.initial_state.as_ref(), &[]).unwrap();
@@ -301,7 +301,7 @@ fn llm_user_gets_phone_tools_and_the_tools_guidelines() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Telecom);
+    let d = common::domain("telecom");
     let env = d.env();
     let tools = env.tool_schemas("user");
     assert_eq!(tools.len(), 30);
@@ -363,7 +363,7 @@ fn llm_user_operates_the_phone_and_the_phone_is_graded() {
     if common::data().is_none() {
         return;
     }
-    let d = common::domain(DomainKind::Telecom);
+    let d = common::domain("telecom");
     // airplane mode on and mobile data off: the user has to switch both on the phone
     let task = d
         .task("[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]")

@@ -6,7 +6,7 @@
 
 mod common;
 
-use lrab_tau2::{as_bool, DomainKind, Env, Message, ToolCall};
+use lrab_tau2::{as_bool, Env, Message, ToolCall};
 use serde_json::{Map, Value};
 
 fn vectors() -> Value {
@@ -82,7 +82,7 @@ fn all_114_telecom_tasks_reproduce_upstreams_vectors() {
         return;
     }
     let v = vectors();
-    let d = common::domain(DomainKind::Telecom);
+    let d = common::domain("telecom");
     let texts = v["texts"].as_array().unwrap();
     let probes = v["probes"].as_array().unwrap();
     let mut c = Check {

@@ -2,24 +2,13 @@
 //! user, the telecom synchronisation step, hashing, and upstream's `set_state` (initial
 //! data, initialization actions, replay of a message history).
 
-use super::{airline, deep_merge, mock, retail, schemas, telecom, DomainKind};
+use super::registry::{DomainState, ToolLists};
+use super::DomainKind;
 use crate::args::{terr, ToolResult};
 use crate::error::{err, fail, Result};
 use crate::message::{Message, ToolCall};
 use crate::task::InitialState;
 use serde_json::{Map, Value};
-use std::sync::Arc;
-
-pub(super) enum State {
-    Airline(airline::AirlineDb, Option<Arc<airline::AirlineCache>>),
-    Retail(retail::RetailDb, Option<Arc<retail::RetailCache>>),
-    Mock {
-        db: mock::MockDb,
-        user: mock::MockUserDb,
-        aliased: bool,
-    },
-    Telecom(Box<telecom::TelecomState>),
-}
 
 /// Tool category as upstream's `ToolType`; only WRITE tools are replayed when grading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,58 +18,28 @@ pub enum ToolKind {
     Generic,
 }
 
-type Lists = (
-    &'static [&'static str],
-    &'static [&'static str],
-    &'static [&'static str],
-);
-
 /// One task's live environment.
 pub struct Env {
     pub kind: DomainKind,
-    pub(super) state: State,
-}
-
-fn sha(text: String) -> String {
-    crate::canon::sha256_hex(text.as_bytes())
+    pub(super) state: Box<dyn DomainState>,
 }
 
 impl Env {
-    fn tool_lists(&self, requestor: &str) -> Lists {
-        match (self.kind, requestor) {
-            (DomainKind::Airline, "assistant") => (
-                airline::READ_TOOLS,
-                airline::WRITE_TOOLS,
-                airline::GENERIC_TOOLS,
-            ),
-            (DomainKind::Retail, "assistant") => (
-                retail::READ_TOOLS,
-                retail::WRITE_TOOLS,
-                retail::GENERIC_TOOLS,
-            ),
-            (DomainKind::Mock, "assistant") => {
-                (mock::READ_TOOLS, mock::WRITE_TOOLS, mock::GENERIC_TOOLS)
-            }
-            (DomainKind::Mock, "user") => (mock::USER_READ_TOOLS, mock::USER_WRITE_TOOLS, &[]),
-            (DomainKind::Telecom, "assistant") => (
-                telecom::READ_TOOLS,
-                telecom::WRITE_TOOLS,
-                telecom::GENERIC_TOOLS,
-            ),
-            (DomainKind::Telecom, "user") => {
-                (telecom::USER_READ_TOOLS, telecom::USER_WRITE_TOOLS, &[])
-            }
-            _ => (&[], &[], &[]),
+    fn tool_lists(&self, requestor: &str) -> ToolLists {
+        match requestor {
+            "assistant" => self.kind.def().agent,
+            "user" => self.kind.def().user,
+            _ => ToolLists::NONE,
         }
     }
 
     pub fn tool_kind(&self, requestor: &str, name: &str) -> Option<ToolKind> {
-        let (r, w, g) = self.tool_lists(requestor);
-        if r.contains(&name) {
+        let l = self.tool_lists(requestor);
+        if l.read.contains(&name) {
             Some(ToolKind::Read)
-        } else if w.contains(&name) {
+        } else if l.write.contains(&name) {
             Some(ToolKind::Write)
-        } else if g.contains(&name) {
+        } else if l.generic.contains(&name) {
             Some(ToolKind::Generic)
         } else {
             None
@@ -89,7 +48,7 @@ impl Env {
 
     /// Whether the user side has its own tools (mock's inbox, telecom's phone).
     pub fn has_user_tools(&self) -> bool {
-        matches!(self.kind, DomainKind::Mock | DomainKind::Telecom)
+        !self.kind.def().user.is_empty()
     }
 
     /// Whether a tool (agent or user side) changes state. Unknown names count as mutating,
@@ -129,18 +88,10 @@ impl Env {
     }
 
     fn dispatch(&mut self, env_type: &str, name: &str, args: &Map<String, Value>) -> ToolResult {
-        match (&mut self.state, env_type) {
-            (State::Airline(db, _), "assistant") => airline::call(db, name, args),
-            (State::Retail(db, _), "assistant") => retail::call(db, name, args),
-            (State::Mock { db, .. }, "assistant") => mock::call(db, name, args),
-            (State::Mock { aliased: true, .. }, "user") => Err(terr!(
-                "'MockDB' object has no attribute 'notifications' (calling {name})"
-            )),
-            (State::Mock { user, .. }, "user") => mock::call_user(user, name, args),
-            (State::Telecom(t), "assistant") => t.call_agent(name, args),
-            (State::Telecom(t), "user") => t.call_user(name, args),
-            (_, "user") => Err("User tools not available".into()),
-            (_, other) => Err(terr!("Invalid environment type: {other}")),
+        match env_type {
+            "assistant" => self.state.call_agent(name, args),
+            "user" => self.state.call_user(name, args),
+            other => Err(terr!("Invalid environment type: {other}")),
         }
     }
 
@@ -160,10 +111,7 @@ impl Env {
 
     /// Upstream `sync_tools` (telecom only; elsewhere nothing to do).
     pub fn sync(&mut self) -> Result<(), crate::args::ToolError> {
-        match &mut self.state {
-            State::Telecom(t) => t.sync(),
-            _ => Ok(()),
-        }
+        self.state.sync()
     }
 
     /// Execute a tool call, synchronise, and wrap the result as upstream's ToolMessage; any
@@ -179,86 +127,37 @@ impl Env {
     }
 
     pub fn db_hash(&self) -> String {
-        match &self.state {
-            State::Airline(db, c) => db.hash(c.as_deref()),
-            State::Retail(db, c) => db.hash(c.as_deref()),
-            _ => sha(self.db_canonical()),
-        }
+        self.state.db_hash()
     }
 
     pub fn user_db_hash(&self) -> Option<String> {
-        self.user_db_canonical().map(sha)
+        self.user_db_canonical()
+            .map(|t| crate::canon::sha256_hex(t.as_bytes()))
     }
 
     /// Canonical text of the agent DB (for debugging and tests on small DBs).
     pub fn db_canonical(&self) -> String {
-        match &self.state {
-            State::Airline(db, _) => crate::canon::canonical_text(db),
-            State::Retail(db, _) => crate::canon::canonical_text(db),
-            State::Mock { db, .. } => crate::canon::canonical_text(db),
-            State::Telecom(t) => crate::canon::canonical_text(&t.db),
-        }
+        self.state.db_canonical()
     }
 
     pub fn user_db_canonical(&self) -> Option<String> {
-        match &self.state {
-            State::Mock {
-                aliased: false,
-                user,
-                ..
-            } => Some(crate::canon::canonical_text(user)),
-            State::Mock {
-                aliased: true, db, ..
-            } => Some(crate::canon::canonical_text(db)),
-            State::Telecom(t) => Some(crate::canon::canonical_text(&t.user)),
-            _ => None,
-        }
+        self.state.user_db_canonical()
     }
 
     /// The telecom state (both DBs), for tests and reports.
-    pub fn telecom(&self) -> Option<&telecom::TelecomState> {
-        match &self.state {
-            State::Telecom(t) => Some(t),
-            _ => None,
-        }
-    }
-
-    /// Deep-merge initialization data into the agent DB (dicts merge, everything else is
-    /// replaced), then re-validate. Like upstream, mock's user side then shares the agent
-    /// DB; telecom's two DBs stay apart (its base tasks carry no initialization data).
-    fn merge_agent_data(&mut self, data: &Value) -> Result<()> {
-        match &mut self.state {
-            State::Airline(db, c) => {
-                *db = merged(db, data, "agent_data")?;
-                *c = None;
-            }
-            State::Retail(db, c) => {
-                *db = merged(db, data, "agent_data")?;
-                *c = None;
-            }
-            State::Mock { db, aliased, .. } => {
-                *db = merged(db, data, "agent_data")?;
-                *aliased = true;
-            }
-            State::Telecom(t) => t.db = merged(&t.db, data, "agent_data")?,
-        }
-        Ok(())
+    pub fn telecom(&self) -> Option<&super::telecom::TelecomState> {
+        self.state.as_any().downcast_ref()
     }
 
     fn merge_user_data(&mut self, data: &Value) -> Result<()> {
-        match &mut self.state {
-            State::Mock { user, aliased, .. } => {
-                *user = merged(user, data, "user_data")?;
-                *aliased = false;
-            }
-            State::Telecom(t) => t.user = merged(&t.user, data, "user_data")?,
-            _ => fail!(
+        match self.state.merge_user_data(data) {
+            Some(r) => r,
+            None => fail!(
                 Env,
                 "domain {} has no user DB for initialization_data.user_data",
                 self.kind.name()
             ),
         }
-        Ok(())
     }
 
     /// Upstream `set_state`: initialization data, initialization actions (each followed by
@@ -268,7 +167,7 @@ impl Env {
         if let Some(init) = init {
             if let Some(d) = &init.initialization_data {
                 if let Some(a) = &d.agent_data {
-                    self.merge_agent_data(a)?;
+                    self.state.merge_agent_data(a)?;
                 }
                 if let Some(u) = &d.user_data {
                     self.merge_user_data(u)?;
@@ -336,26 +235,18 @@ impl Env {
 
     /// OpenAI function schemas of the tools `requestor` may call, by name.
     pub fn tool_schemas(&self, requestor: &str) -> Vec<Value> {
-        let (r, w, g) = self.tool_lists(requestor);
-        let mut names: Vec<&str> = r.iter().chain(w).chain(g).copied().collect();
+        let l = self.tool_lists(requestor);
+        let mut names: Vec<&str> = l
+            .read
+            .iter()
+            .chain(l.write)
+            .chain(l.generic)
+            .copied()
+            .collect();
         names.sort();
         names
             .into_iter()
-            .filter_map(|n| match self.kind {
-                DomainKind::Telecom => telecom::schema(n),
-                k => schemas::schema(k, n),
-            })
+            .filter_map(self.kind.def().schema)
             .collect()
     }
-}
-
-fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
-    db: &T,
-    data: &Value,
-    what: &str,
-) -> Result<T> {
-    let mut v = serde_json::to_value(db)?;
-    deep_merge(&mut v, data);
-    serde_json::from_value(v)
-        .map_err(|e| err!(Env, "initialization_data.{what} does not fit the DB: {e}"))
 }

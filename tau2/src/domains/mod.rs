@@ -3,58 +3,28 @@
 pub mod airline;
 mod env;
 pub mod mock;
+mod registry;
 pub mod retail;
 pub mod schemas;
 mod tables;
 pub mod telecom;
-use env::State;
 pub use env::{Env, ToolKind};
+pub use registry::DomainKind;
+use registry::DomainState;
 
 use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::error::{err, fail, Result};
 use crate::task::{parse_tasks, Task};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-/// A τ² domain; also the value of `--domain`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DomainKind {
-    Airline,
-    Retail,
-    Mock,
-    Telecom,
-}
-
-impl DomainKind {
-    pub const ALL: [DomainKind; 4] = [
-        DomainKind::Airline,
-        DomainKind::Retail,
-        DomainKind::Telecom,
-        DomainKind::Mock,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DomainKind::Airline => "airline",
-            DomainKind::Retail => "retail",
-            DomainKind::Mock => "mock",
-            DomainKind::Telecom => "telecom",
-        }
-    }
-    pub fn parse(s: &str) -> Result<DomainKind> {
-        match s {
-            "airline" => Ok(DomainKind::Airline),
-            "retail" => Ok(DomainKind::Retail),
-            "mock" => Ok(DomainKind::Mock),
-            "telecom" => Ok(DomainKind::Telecom),
-            other => fail!(
-                Data,
-                "unknown domain {other:?} (expected airline, retail, telecom or mock)"
-            ),
-        }
-    }
-}
+/// Every domain, one row each (its folder's `DOMAIN`); `--domain` offers them in this order.
+static TABLE: [DomainKind; 4] = [
+    DomainKind(&airline::DOMAIN),
+    DomainKind(&retail::DOMAIN),
+    DomainKind(&mock::DOMAIN),
+    DomainKind(&telecom::DOMAIN),
+];
 
 /// Find the data folder: `--tau2-data`, else `TAU2_DATA_DIR`, else the data lookup (`LRAB_DATA`
 /// or `../shared/data`, then the cache `lrab data fetch` fills; see `lrab-data`). Accepts either
@@ -93,16 +63,15 @@ fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| err!(Data, "cannot read {}: {e}", path.display()))
 }
 
+/// A JSON file of a domain's folder, as `T`; errors name the file.
 fn parse_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = read(path)?;
     serde_json::from_str(&text).map_err(|e| err!(Data, "{}: {e}", path.display()))
 }
 
-enum Base {
-    Airline(airline::AirlineDb, Arc<airline::AirlineCache>),
-    Retail(retail::RetailDb, Arc<retail::RetailCache>),
-    Mock(mock::MockDb, mock::MockUserDb),
-    Telecom(Box<telecom::TelecomState>),
+/// The policy of most domains: `policy.md` in the domain's folder.
+fn policy_md(dir: &Path) -> Result<String> {
+    read(&dir.join("policy.md"))
 }
 
 /// A loaded domain: policy, base-split tasks and the pristine DB(s).
@@ -111,7 +80,7 @@ pub struct Domain {
     pub policy: String,
     pub tasks: Vec<Task>,
     pub data_dir: PathBuf,
-    base: Base,
+    base: Box<dyn DomainState>,
 }
 
 impl Domain {
@@ -120,16 +89,7 @@ impl Domain {
         if !d.is_dir() {
             fail!(Data, "{} is missing (domain {})", d.display(), kind.name());
         }
-        let policy = match kind {
-            DomainKind::Telecom => telecom::policy(&d).map_err(|e| {
-                err!(
-                    Data,
-                    "cannot read the telecom policy files in {}: {e}",
-                    d.display()
-                )
-            })?,
-            _ => read(&d.join("policy.md"))?,
-        };
+        let policy = (kind.def().policy)(&d)?;
         let tasks_path = d.join("tasks.json");
         let split_path = d.join("split_tasks.json");
         let base_ids: Option<std::collections::HashSet<String>> = if split_path.exists() {
@@ -151,23 +111,7 @@ impl Domain {
             &tasks_path.display().to_string(),
             base_ids.as_ref(),
         )?;
-        let base = match kind {
-            DomainKind::Airline => {
-                let db: airline::AirlineDb = parse_json(&d.join("db.json"))?;
-                let c = Arc::new(db.build_cache());
-                Base::Airline(db, c)
-            }
-            DomainKind::Retail => {
-                let db: retail::RetailDb = parse_json(&d.join("db.json"))?;
-                let c = Arc::new(db.build_cache());
-                Base::Retail(db, c)
-            }
-            DomainKind::Mock => Base::Mock(
-                parse_json(&d.join("db.json"))?,
-                parse_json(&d.join("user_db.json"))?,
-            ),
-            DomainKind::Telecom => Base::Telecom(Box::new(telecom::TelecomState::load(&d)?)),
-        };
+        let base = (kind.def().load)(&d)?;
         Ok(Domain {
             kind,
             policy,
@@ -189,19 +133,9 @@ impl Domain {
 
     /// A fresh environment (cheap: records are shared until a tool changes them).
     pub fn env(&self) -> Env {
-        let state = match &self.base {
-            Base::Airline(db, c) => State::Airline(db.clone(), Some(c.clone())),
-            Base::Retail(db, c) => State::Retail(db.clone(), Some(c.clone())),
-            Base::Mock(db, u) => State::Mock {
-                db: db.clone(),
-                user: u.clone(),
-                aliased: false,
-            },
-            Base::Telecom(t) => State::Telecom(t.clone()),
-        };
         Env {
             kind: self.kind,
-            state,
+            state: self.base.fresh(),
         }
     }
 
@@ -228,6 +162,19 @@ pub fn deep_merge(base: &mut Value, update: &Value) {
         }
         (b, u) => *b = u.clone(),
     }
+}
+
+/// `db` with `data` deep-merged in, re-validated as the DB type (a domain's
+/// [`registry::DomainState::merge_agent_data`] and `merge_user_data`).
+pub(crate) fn merged<T: serde::Serialize + serde::de::DeserializeOwned>(
+    db: &T,
+    data: &Value,
+    what: &str,
+) -> Result<T> {
+    let mut v = serde_json::to_value(db)?;
+    deep_merge(&mut v, data);
+    serde_json::from_value(v)
+        .map_err(|e| err!(Env, "initialization_data.{what} does not fit the DB: {e}"))
 }
 
 /// JSON value of a record or tool result (the domain types always serialise).

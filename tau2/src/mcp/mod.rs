@@ -8,9 +8,8 @@ mod protocol;
 mod relay;
 mod session;
 
-pub use protocol::PROTOCOL_VERSIONS;
 pub use relay::{relay, Relayed};
-pub use session::{AGENT_STOP_TEXT, CUSTOMER_TOOL};
+pub use session::CUSTOMER_TOOL;
 
 use protocol::serve;
 

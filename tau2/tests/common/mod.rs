@@ -85,21 +85,20 @@ pub fn is_user_request(body: &Value) -> bool {
 }
 
 use lrab_tau2::{Domain, DomainKind};
-use std::sync::OnceLock;
 
-/// Each domain loaded once per test binary (loading the airline DB is the slow part).
-pub fn domain(kind: DomainKind) -> &'static Domain {
-    static A: OnceLock<Domain> = OnceLock::new();
-    static R: OnceLock<Domain> = OnceLock::new();
-    static M: OnceLock<Domain> = OnceLock::new();
-    static T: OnceLock<Domain> = OnceLock::new();
-    let cell = match kind {
-        DomainKind::Airline => &A,
-        DomainKind::Retail => &R,
-        DomainKind::Mock => &M,
-        DomainKind::Telecom => &T,
-    };
-    cell.get_or_init(|| Domain::load(&data_dir(), kind).expect("load domain"))
+/// Each domain (by name) loaded once per test binary (loading the airline DB is the slow
+/// part).
+pub fn domain(name: &str) -> &'static Domain {
+    static LOADED: Mutex<Vec<&'static Domain>> = Mutex::new(Vec::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = loaded.iter().find(|d| d.kind.name() == name) {
+        return d;
+    }
+    let kind = DomainKind::parse(name).expect("a domain");
+    let d = Domain::load(&data_dir(), kind).expect("load domain");
+    let d: &'static Domain = Box::leak(Box::new(d));
+    loaded.push(d);
+    d
 }
 
 /// The `tau2` command line, as the binary parses it.
@@ -130,24 +129,73 @@ pub fn llm_run_args(
     tasks: &str,
     out: &std::path::Path,
 ) -> Vec<String> {
-    [
-        "run",
-        "--domain",
-        domain,
-        "--agent",
-        agent,
+    models_run_args(domain, agent, ("m", "u"), backend, tasks, out)
+}
+
+/// As [`llm_run_args`] with the agent and user models given (`(agent, user)`).
+pub fn models_run_args(
+    domain: &str,
+    agent: &str,
+    (model, user_model): (&str, &str),
+    backend: &str,
+    tasks: &str,
+    out: &std::path::Path,
+) -> Vec<String> {
+    let who = [
         "--model",
-        "m",
+        model,
         "--user-model",
-        "u",
+        user_model,
         "--backend",
         backend,
-        "--tasks",
-        tasks,
-        "--fixed-clock",
-        "--out",
-        out.to_str().expect("utf-8 path"),
-    ]
-    .map(String::from)
-    .to_vec()
+    ];
+    run_args(domain, agent, &who, tasks, out)
+}
+
+/// `run` arguments for the gold agent with the scripted user (no model) on mock `tasks`,
+/// fixed clock, writing to `out`.
+pub fn gold_run_args(tasks: &str, out: &std::path::Path) -> Vec<String> {
+    run_args("mock", "gold", &["--user", "scripted"], tasks, out)
+}
+
+/// `run --domain <domain> --agent <agent> <who…> --tasks <tasks> --fixed-clock --out <out>`.
+fn run_args(
+    domain: &str,
+    agent: &str,
+    who: &[&str],
+    tasks: &str,
+    out: &std::path::Path,
+) -> Vec<String> {
+    let mut argv = vec!["run", "--domain", domain, "--agent", agent];
+    argv.extend_from_slice(who);
+    let out = out.to_str().expect("utf-8 path");
+    argv.extend(["--tasks", tasks, "--fixed-clock", "--out", out]);
+    argv.into_iter().map(String::from).collect()
+}
+
+/// [`run_cli`] with owned arguments.
+pub fn run_cli_owned(data: &std::path::Path, args: &[String]) -> (anyhow::Result<()>, String) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_cli(data, &args)
+}
+
+/// A backend script for mock's `update_task_1`. User: asks, then stops. Agent: marks task_1
+/// completed, then confirms.
+pub fn complete_task_1(b: &Value) -> Value {
+    let msgs = b["messages"].as_array().expect("messages");
+    if is_user_request(b) {
+        return if msgs.len() <= 2 {
+            ollama_text("Please mark task_1 as completed.")
+        } else {
+            ollama_text("Thanks! ###STOP###")
+        };
+    }
+    if msgs.last().expect("a message")["role"] == "tool" {
+        ollama_text("task_1 is now completed.")
+    } else {
+        ollama_call(
+            "update_task_status",
+            serde_json::json!({"task_id": "task_1", "status": "completed"}),
+        )
+    }
 }

@@ -3,7 +3,10 @@
 
 mod booking;
 
-use super::tables::table_db;
+mod schemas;
+
+use super::registry::{DomainDef, ToolLists};
+use super::tables::{table_db, Cached};
 use super::{to_json, Invocation};
 use crate::args::{field_error, obj_str, terr, value_float, value_int, Out, ToolError, ToolResult};
 use crate::pyjson;
@@ -23,6 +26,7 @@ table_db! {
         users: User,
         reservations: Reservation,
     }
+    tools call;
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -165,6 +169,12 @@ pub struct Reservation {
     #[serde(default)]
     pub status: Option<String>,
 }
+
+const TOOLS: ToolLists = ToolLists::of(READ_TOOLS, WRITE_TOOLS, GENERIC_TOOLS);
+
+/// The airline domain's row in the table.
+pub(crate) static DOMAIN: DomainDef =
+    DomainDef::new("airline", TOOLS, Cached::<AirlineDb>::load, schemas::schema);
 
 pub const WRITE_TOOLS: &[&str] = &[
     "book_reservation",

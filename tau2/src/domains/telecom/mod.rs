@@ -11,9 +11,10 @@ mod user_tools;
 
 pub use agent::TelecomDb;
 pub use phone::UserDb;
-pub(crate) use schemas::schema;
 
+use super::registry::{DomainDef, DomainState, ToolLists};
 use crate::args::{ToolError, ToolResult};
+use crate::error::err;
 use phone::{PaymentRequest, Perf};
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -71,6 +72,29 @@ pub const USER_READ_TOOLS: &[&str] = &[
     "can_send_mms",
     "check_payment_request",
 ];
+
+const TOOLS: ToolLists = ToolLists::of(READ_TOOLS, WRITE_TOOLS, GENERIC_TOOLS);
+
+/// The telecom domain's row in the table: dual control, the user has a phone and its tools.
+pub(crate) static DOMAIN: DomainDef = DomainDef::new("telecom", TOOLS, load, schemas::schema)
+    .with_user(ToolLists::of(USER_READ_TOOLS, USER_WRITE_TOOLS, &[]))
+    .with_policy(policy_text);
+
+/// The pristine state: `db.toml` and `user_db.toml`.
+fn load(dir: &Path) -> crate::error::Result<Box<dyn DomainState>> {
+    Ok(Box::new(TelecomState::load(dir)?))
+}
+
+/// [`policy`], its failure naming the folder.
+fn policy_text(dir: &Path) -> crate::error::Result<String> {
+    policy(dir).map_err(|e| {
+        err!(
+            Data,
+            "cannot read the telecom policy files in {}: {e}",
+            dir.display()
+        )
+    })
+}
 
 /// Python's `str(bool)`.
 pub(crate) fn py_bool(b: bool) -> &'static str {
@@ -173,5 +197,36 @@ impl TelecomState {
             }
         }
         Ok(())
+    }
+}
+
+impl DomainState for TelecomState {
+    fn fresh(&self) -> Box<dyn DomainState> {
+        Box::new(self.clone())
+    }
+    fn call_agent(&mut self, name: &str, args: &Map<String, Value>) -> ToolResult {
+        agent::call(self, name, args)
+    }
+    fn call_user(&mut self, name: &str, args: &Map<String, Value>) -> ToolResult {
+        user_tools::call(self, name, args)
+    }
+    fn sync(&mut self) -> Result<(), ToolError> {
+        TelecomState::sync(self)
+    }
+    fn db_canonical(&self) -> String {
+        crate::canon::canonical_text(&self.db)
+    }
+    fn user_db_canonical(&self) -> Option<String> {
+        Some(crate::canon::canonical_text(&self.user))
+    }
+    fn merge_agent_data(&mut self, data: &Value) -> crate::error::Result<()> {
+        self.db = super::merged(&self.db, data, "agent_data")?;
+        Ok(())
+    }
+    fn merge_user_data(&mut self, data: &Value) -> Option<crate::error::Result<()>> {
+        Some(super::merged(&self.user, data, "user_data").map(|u| self.user = u))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

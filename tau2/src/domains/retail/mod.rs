@@ -1,7 +1,10 @@
 //! Retail domain: typed `RetailDB` records and the 16 agent tools with upstream's exact
 //! mutation semantics, including the last-variant quirk of `modify_pending_order_items`.
 
-use super::tables::table_db;
+mod schemas;
+
+use super::registry::{DomainDef, ToolLists};
+use super::tables::{table_db, Cached};
 use super::{to_json, Invocation};
 use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::pyjson::{self, round2};
@@ -20,6 +23,7 @@ table_db! {
         users: User,
         orders: Order,
     }
+    tools call;
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -124,6 +128,12 @@ pub struct Order {
     #[serde(default)]
     pub return_payment_method_id: Option<String>,
 }
+
+const TOOLS: ToolLists = ToolLists::of(READ_TOOLS, WRITE_TOOLS, GENERIC_TOOLS);
+
+/// The retail domain's row in the table.
+pub(crate) static DOMAIN: DomainDef =
+    DomainDef::new("retail", TOOLS, Cached::<RetailDb>::load, schemas::schema);
 
 pub const WRITE_TOOLS: &[&str] = &[
     "cancel_pending_order",

@@ -3,6 +3,9 @@
 //! their behaviour is inferred from the task files and checked against every mock hash
 //! vector (see docs/tau2.md).
 
+mod schemas;
+
+use super::registry::{DomainDef, DomainState, ToolLists};
 use super::{to_json, Invocation};
 use crate::args::{terr, Out, ToolResult};
 use indexmap::IndexMap;
@@ -50,6 +53,74 @@ pub const READ_TOOLS: &[&str] = &["get_users"];
 pub const GENERIC_TOOLS: &[&str] = &["transfer_to_human_agents"];
 pub const USER_WRITE_TOOLS: &[&str] = &["dismiss_notification"];
 pub const USER_READ_TOOLS: &[&str] = &["check_notifications"];
+
+const TOOLS: ToolLists = ToolLists::of(READ_TOOLS, WRITE_TOOLS, GENERIC_TOOLS);
+
+/// The mock domain's row in the table: upstream's test domain, with user tools.
+pub(crate) static DOMAIN: DomainDef =
+    DomainDef::new("mock", TOOLS, MockState::load, schemas::schema)
+        .with_user(ToolLists::of(USER_READ_TOOLS, USER_WRITE_TOOLS, &[]))
+        .test_domain();
+
+/// Both DBs of a mock environment. Like upstream, initialization data for the agent DB
+/// leaves the user side sharing the agent DB (`aliased`) until user data is merged.
+#[derive(Clone)]
+struct MockState {
+    db: MockDb,
+    user: MockUserDb,
+    aliased: bool,
+}
+
+impl MockState {
+    fn load(dir: &std::path::Path) -> crate::error::Result<Box<dyn DomainState>> {
+        Ok(Box::new(MockState {
+            db: super::parse_json(&dir.join("db.json"))?,
+            user: super::parse_json(&dir.join("user_db.json"))?,
+            aliased: false,
+        }))
+    }
+}
+
+impl DomainState for MockState {
+    fn fresh(&self) -> Box<dyn DomainState> {
+        Box::new(self.clone())
+    }
+    fn call_agent(&mut self, name: &str, args: &Map<String, Value>) -> ToolResult {
+        call(&mut self.db, name, args)
+    }
+    fn call_user(&mut self, name: &str, args: &Map<String, Value>) -> ToolResult {
+        if self.aliased {
+            return Err(terr!(
+                "'MockDB' object has no attribute 'notifications' (calling {name})"
+            ));
+        }
+        call_user(&mut self.user, name, args)
+    }
+    fn db_canonical(&self) -> String {
+        crate::canon::canonical_text(&self.db)
+    }
+    fn user_db_canonical(&self) -> Option<String> {
+        Some(if self.aliased {
+            crate::canon::canonical_text(&self.db)
+        } else {
+            crate::canon::canonical_text(&self.user)
+        })
+    }
+    fn merge_agent_data(&mut self, data: &Value) -> crate::error::Result<()> {
+        self.db = super::merged(&self.db, data, "agent_data")?;
+        self.aliased = true;
+        Ok(())
+    }
+    fn merge_user_data(&mut self, data: &Value) -> Option<crate::error::Result<()>> {
+        Some(super::merged(&self.user, data, "user_data").map(|u| {
+            self.user = u;
+            self.aliased = false;
+        }))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 const CLASS: &str = "MockTools";
 const USER_CLASS: &str = "MockUserTools";
