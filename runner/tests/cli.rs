@@ -47,20 +47,6 @@ fn materialize(task: &str, out: &Path, more: &[&str]) -> Output {
     lrab(&args)
 }
 
-/// Copies a folder tree (test setup only).
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
-}
-
 #[test]
 fn list_shows_every_task_with_check_counts() {
     let o = lrab(&["tasks", "--pack", p(&good()), "list"]);
@@ -150,7 +136,7 @@ fn check_passes_on_the_good_pack() {
 fn check_fails_with_exit_1_when_an_expectation_is_wrong() {
     let tmp = tempfile::tempdir().unwrap();
     let pack = tmp.path().join("pack");
-    copy_dir(&good(), &pack);
+    lrab_tasks::copy_tree(&good(), &pack).unwrap();
     let t = pack.join("T-02/task.toml");
     let s = std::fs::read_to_string(&t)
         .unwrap()
@@ -397,7 +383,7 @@ fn generate_writes_a_held_out_variant_whose_checks_follow_the_data() {
 fn manifest_mismatch_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let pack = tmp.path().join("pack");
-    copy_dir(&good(), &pack);
+    lrab_tasks::copy_tree(&good(), &pack).unwrap();
     let m = pack.join("T-04/generated.sha256");
     std::fs::write(&m, format!("{}  alloy_multibatch.csv\n", "0".repeat(64))).unwrap();
     let o = lrab(&["tasks", "check", "--pack", p(&pack), "T-04"]);

@@ -326,7 +326,7 @@ fn doctor_names_a_missing_python_and_its_fix() {
 fn pack_with_missing_programs(root: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pack");
     let pack = root.join("pack");
-    copy_dir(&src, &pack);
+    lrab_tasks::copy_tree(&src, &pack).unwrap();
     let t01 = pack.join("T-01");
     std::fs::write(
         t01.join("reference/files/make_links.sh"),
@@ -349,19 +349,6 @@ fn append(p: &Path, text: &str) {
     let mut s = std::fs::read_to_string(p).unwrap();
     s.push_str(text);
     std::fs::write(p, s).unwrap();
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
 }
 
 #[test]
