@@ -213,31 +213,10 @@ fn bad_openai_backends_are_refused_before_the_first_cell() {
 
 /// `lrab proxy --upstream-api openai` in front of `upstream`; returns its URL.
 fn proxy(upstream: &str, log: &Path) -> (std::process::Child, String) {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    drop(l);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
-        .args([
-            "proxy",
-            "--upstream",
-            upstream,
-            "--listen",
-            &addr,
-            "--upstream-api",
-            "openai",
-        ])
-        .arg("--log")
-        .arg(log)
-        .env("OPENAI_API_KEY", KEY)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, format!("http://{addr}"))
+    let mut c = common::proxy_command(upstream, log);
+    c.args(["--upstream-api", "openai"])
+        .env("OPENAI_API_KEY", KEY);
+    common::listening(c)
 }
 
 /// POSTs a native chat request; returns the lines of the answer with the time each arrived.

@@ -14,7 +14,7 @@ use openai_fake::Fault;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -116,23 +116,11 @@ impl Drop for Proxy {
 }
 
 fn proxy(upstream: &str, think: &str, log: &Path) -> Proxy {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    drop(l);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
-        .args(["proxy", "--upstream", upstream, "--listen", &addr])
-        .args(["--upstream-api", "openai", "--think", think, "--log"])
-        .arg(log)
-        .env_remove("OPENAI_API_KEY")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Proxy(child, format!("http://{addr}"))
+    let mut c = common::proxy_command(upstream, log);
+    c.args(["--upstream-api", "openai", "--think", think])
+        .env_remove("OPENAI_API_KEY");
+    let (child, url) = common::listening(c);
+    Proxy(child, url)
 }
 
 /// POSTs `body` to `url` + `path`; the status and body.

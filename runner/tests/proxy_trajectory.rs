@@ -70,23 +70,9 @@ fn backend(scripts: Vec<Script>, go: mpsc::Receiver<()>) -> (String, Seen, Arc<M
 }
 
 fn start_proxy(upstream: &str, log: &std::path::Path) -> (std::process::Child, String) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    drop(l);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
-        .args(["proxy", "--record-only", "--upstream", upstream, "--listen"])
-        .arg(&addr)
-        .arg("--log")
-        .arg(log)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, format!("http://{addr}"))
+    let mut c = common::proxy_command(upstream, log);
+    c.arg("--record-only");
+    common::listening(c)
 }
 
 #[test]

@@ -53,32 +53,10 @@ fn start_proxy(upstream: &str, log: &std::path::Path) -> (Proxy, String) {
 }
 
 fn start_proxy_with(upstream: &str, log: &std::path::Path, extra: &[&str]) -> (Proxy, String) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    drop(l);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_lrab"))
-        .args([
-            "proxy",
-            "--upstream",
-            upstream,
-            "--listen",
-            &addr,
-            "--num-ctx",
-            "8192",
-            "--log",
-        ])
-        .arg(log)
-        .args(extra)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let p = Proxy(child);
-    let t = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(20), "proxy did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (p, format!("http://{addr}"))
+    let mut c = common::proxy_command(upstream, log);
+    c.args(["--num-ctx", "8192"]).args(extra);
+    let (child, url) = common::listening(c);
+    (Proxy(child), url)
 }
 
 #[test]

@@ -20,6 +20,36 @@ pub fn lrab() -> Command {
     c
 }
 
+/// `lrab proxy --upstream <upstream> --log <log>` (output to /dev/null), for a test to add its
+/// flags to before [`listening`] starts it.
+pub fn proxy_command(upstream: &str, log: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lrab"));
+    c.args(["proxy", "--upstream", upstream])
+        .arg("--log")
+        .arg(log)
+        .stdout(std::process::Stdio::null());
+    c
+}
+
+/// Starts `cmd` with `--listen` on a free local port and waits (at most 20 s) until it accepts
+/// connections: the child and its URL.
+pub fn listening(mut cmd: Command) -> (std::process::Child, String) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    drop(l);
+    let child = cmd.arg("--listen").arg(&addr).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?} did not start",
+            cmd.get_program()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child, format!("http://{addr}"))
+}
+
 /// Stdout then stderr, for assertions and failure messages.
 pub fn text(o: &Output) -> String {
     format!(
