@@ -111,22 +111,23 @@ fn results(out: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
 }
 
-/// `lrab tau2 mcp` serving mock's `update_task_1` with the scripted customer, recording to
-/// `out`, with `extra` arguments.
-fn scripted_update_task_1(out: &Path, extra: &[&str]) -> Client {
-    let mut args = vec![
-        "--domain",
-        "mock",
-        "--task",
-        "update_task_1",
-        "--user",
-        "scripted",
-        "--fixed-clock",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+/// `lrab tau2 mcp` serving `task` of `domain` to a customer `who` (its arguments), with a
+/// fixed clock, recording to `out`.
+fn serve(domain: &str, task: &str, who: &[&str], out: &Path) -> Client {
+    let mut args = vec!["--domain", domain, "--task", task];
+    args.extend_from_slice(who);
+    args.extend(["--fixed-clock", "--out", out.to_str().unwrap()]);
     Client::spawn(&data(), &args)
+}
+
+/// [`serve`] mock's `update_task_1` with the scripted customer and `extra` arguments.
+fn scripted_update_task_1(out: &Path, extra: &[&str]) -> Client {
+    serve(
+        "mock",
+        "update_task_1",
+        &[&["--user", "scripted"], extra].concat(),
+        out,
+    )
 }
 
 /// Serve `task` with the scripted customer; replay its gold (agent-side) actions, then say
@@ -137,21 +138,11 @@ fn gold_over_mcp(domain: &str, task_id: &str, bad_call: Option<(&str, Value)>) -
     let task = d.task(task_id).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let mut c = Client::spawn(
-        &dir,
-        &[
-            "--domain",
-            domain,
-            "--task",
-            task_id,
-            "--user",
-            "scripted",
-            "--fixed-clock",
-            "--arm",
-            "script",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+    let mut c = serve(
+        domain,
+        task_id,
+        &["--user", "scripted", "--arm", "script"],
+        &out,
     );
     let init = c.initialize();
     assert_eq!(init["protocolVersion"], "2025-06-18");
@@ -518,21 +509,11 @@ fn mcp_with_the_simulated_customer_is_labelled_simulated() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let mut c = Client::spawn(
-        &data(),
-        &[
-            "--domain",
-            "mock",
-            "--task",
-            "update_task_1",
-            "--user-model",
-            "sim-4b",
-            "--user-backend",
-            "sim",
-            "--fixed-clock",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+    let mut c = serve(
+        "mock",
+        "update_task_1",
+        &["--user-model", "sim-4b", "--user-backend", "sim"],
+        &out,
     );
     let init = c.initialize();
     assert!(init["instructions"]
