@@ -52,13 +52,7 @@ fn garbage_huge_and_deep_replies_get_a_clear_answer_and_a_bounded_trace() {
     for _ in 0..4 {
         assert!(a.step().is_none());
     }
-    let nudges: Vec<&str> = a
-        .state
-        .messages
-        .iter()
-        .filter(|m| m.injected)
-        .map(|m| m.content.as_str())
-        .collect();
+    let nudges = nudges(&a);
     assert!(
         nudges[0].contains("not readable text (binary data)"),
         "{}",

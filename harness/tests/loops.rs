@@ -297,13 +297,7 @@ fn after_a_failed_run_the_next_action_is_its_fix_then_the_run_again() {
     for _ in 0..4 {
         a.step();
     }
-    let nudges: Vec<&str> = a
-        .state
-        .messages
-        .iter()
-        .filter(|m| m.injected)
-        .map(|m| m.content.as_str())
-        .collect();
+    let nudges = nudges(&a);
     assert!(
         nudges[0].contains("Next action: fix build.py line 2 (NameError: name 'ROOT' is not defined) with edit_file or write_file, then run_shell(command=\"python3 build.py\") again"),
         "{}",

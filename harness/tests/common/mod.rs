@@ -63,6 +63,16 @@ pub fn part_reader_unstarted(dir: &Path, num_ctx: u64) -> Agent<ScriptedModel> {
     a
 }
 
+/// The texts the harness injected into the conversation (its nudges), in order.
+pub fn nudges(a: &Agent<ScriptedModel>) -> Vec<&str> {
+    a.state
+        .messages
+        .iter()
+        .filter(|m| m.injected)
+        .map(|m| m.content.as_str())
+        .collect()
+}
+
 pub fn seen_text(a: &Agent<ScriptedModel>, i: usize) -> String {
     a.model.seen[i]
         .messages
