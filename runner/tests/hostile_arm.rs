@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{fast, lrab, running_below, running_below_after, text};
+use common::{lrab, quick, running_below, running_below_after, text};
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
@@ -129,13 +129,7 @@ impl World {
     /// `lrab run` of the hostile arm on WF-01 into `results/<id>`, the runner's HOME = the
     /// fake user home.
     fn run(&self, id: &str, extra: &[&str]) -> String {
-        let o = lrab()
-            .arg("run")
-            .arg("--arms-dir")
-            .arg(&self.arms)
-            .arg("--out")
-            .arg(&self.out)
-            .args(fast(300, 1500, 200))
+        let o = quick("run", &self.arms, &self.out, (300, 1500, 200))
             .args([
                 "--arms", "hostile", "--models", "sim-2b", "--tasks", "WF-01", "--run-id", id,
             ])
@@ -376,16 +370,11 @@ fn a_hostile_version_command_writes_nothing_outside() {
         "{t}"
     );
     untouched();
-    let o = lrab()
-        .arg("run")
-        .args(fast(200, 1000, 200))
+    let o = quick("run", &arms, &out, (200, 1000, 200))
         .args([
             "--arms", "hostile", "--models", "sim-2b", "--tasks", "WF-01",
         ])
-        .args(["--run-id", "v", "--arms-dir"])
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
+        .args(["--run-id", "v"])
         .env("HOME", &home)
         .output()
         .unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{fast, lrab, quick, text};
 
 use std::path::Path;
 
@@ -68,13 +68,7 @@ fn plan_shards_and_merge_cover_the_matrix_once() {
     let out = d.path().join("results");
     let mut shards = Vec::new();
     for k in 1..=2 {
-        let o = lrab()
-            .arg("run")
-            .arg("--arms-dir")
-            .arg(&arms)
-            .arg("--out")
-            .arg(&out)
-            .args(fast(100, 1000, 100))
+        let o = quick("run", &arms, &out, (100, 1000, 100))
             .args(matrix)
             .args(["--shard", &format!("{k}/2"), "--run-id", &format!("s{k}")])
             .output()
@@ -168,13 +162,7 @@ open("shortlist.md", "w").write("S001\n")
     )
     .unwrap();
     let out = d.path().join("results");
-    let o = lrab()
-        .arg("run")
-        .arg("--arms-dir")
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
-        .args(fast(100, 1000, 100))
+    let o = quick("run", &arms, &out, (100, 1000, 100))
         .args([
             "--arms", "v1arm", "--models", "sim-4b", "--tasks", "WF-01", "--run-id", "p",
         ])
@@ -214,15 +202,9 @@ fn matrix_file_and_arm_groups() {
     )
     .unwrap();
     let out = d.path().join("results");
-    let o = lrab()
-        .arg("run")
+    let o = quick("run", &arms, &out, (100, 1000, 100))
         .arg("--config")
         .arg(&cfg)
-        .arg("--arms-dir")
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
-        .args(fast(100, 1000, 100))
         .args(["--run-id", "c"])
         .output()
         .unwrap();
@@ -230,16 +212,10 @@ fn matrix_file_and_arm_groups() {
     assert!(text(&o).contains("left out: ghost"), "{}", text(&o));
     assert_eq!(data_rows(&out.join("c")).len(), 2);
     // Naming the missing arm explicitly is an error before any cell.
-    let o = lrab()
-        .arg("run")
+    let o = quick("run", &arms, &out, (100, 1000, 100))
         .arg("--config")
         .arg(&cfg)
         .args(["--arms", "ghost,good"])
-        .arg("--arms-dir")
-        .arg(&arms)
-        .arg("--out")
-        .arg(&out)
-        .args(fast(100, 1000, 100))
         .args(["--run-id", "c2"])
         .output()
         .unwrap();

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{fast, lrab, text};
+use common::{lrab, quick, text};
 use std::path::{Path, PathBuf};
 
 /// The Python this test runs under (the one that has pytest, when any has).
@@ -41,19 +41,18 @@ fn arm(dir: &Path, name: &str, script: &str) {
 }
 
 fn run(root: &Path, bin: &Path, tasks: &str) -> std::process::Output {
-    lrab()
-        .arg("run")
-        .arg("--arms-dir")
-        .arg(root.join("arms"))
-        .arg("--out")
-        .arg(root.join("results"))
-        .args(fast(300, 3000, 200))
-        .args([
-            "--arms", "fixer", "--models", "sim-2b", "--tasks", tasks, "--run-id", "r",
-        ])
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .output()
-        .unwrap()
+    quick(
+        "run",
+        &root.join("arms"),
+        &root.join("results"),
+        (300, 3000, 200),
+    )
+    .args([
+        "--arms", "fixer", "--models", "sim-2b", "--tasks", tasks, "--run-id", "r",
+    ])
+    .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+    .output()
+    .unwrap()
 }
 
 /// Writes the two WF-04 milestone files and, with `hide`, the marker that makes `python`
