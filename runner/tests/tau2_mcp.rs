@@ -160,15 +160,23 @@ fn gold_over_mcp(domain: &str, task_id: &str, bad_call: Option<(&str, Value)>) -
     let schemas = d.env().tool_schemas("assistant");
     assert_eq!(listed.as_array().unwrap().len(), schemas.len() + 1);
     for s in &schemas {
-        let name = s["function"]["name"].as_str().unwrap();
+        let name = s.function.name.as_str();
         let t = listed
             .as_array()
             .unwrap()
             .iter()
             .find(|t| t["name"] == name)
             .unwrap();
-        assert_eq!(t["inputSchema"], s["function"]["parameters"], "{name}");
-        assert_eq!(t["description"], s["function"]["description"], "{name}");
+        assert_eq!(
+            Some(&t["inputSchema"]),
+            s.function.parameters.as_ref(),
+            "{name}"
+        );
+        assert_eq!(
+            t["description"].as_str(),
+            s.function.description.as_deref(),
+            "{name}"
+        );
     }
     assert!(listed
         .as_array()

@@ -13,6 +13,7 @@ use lrab_harness::mechanisms::anti_loop::{AntiLoop, EmptyAction, EmptyLadder, Lo
 use lrab_harness::mechanisms::context::ContextCheck;
 use lrab_harness::mechanisms::format_rescue;
 use lrab_harness::{Message as HMsg, Role, ToolCall as HCall, ToolSpec};
+use lrab_ollama::Tool;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -40,20 +41,14 @@ pub struct HarnessAgent<M: Model> {
 }
 
 impl<M: Model> HarnessAgent<M> {
-    /// `tools` are OpenAI function schemas; `writes` the state-changing tool names.
-    pub fn new(model: M, policy: &str, tools: &[Value], writes: Vec<String>, num_ctx: u64) -> Self {
+    /// `tools` are the domain's function schemas; `writes` the state-changing tool names.
+    pub fn new(model: M, policy: &str, tools: &[Tool], writes: Vec<String>, num_ctx: u64) -> Self {
         let specs: Vec<ToolSpec> = tools
             .iter()
             .map(|t| ToolSpec {
-                name: t["function"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                description: t["function"]["description"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                parameters: t["function"]["parameters"].clone(),
+                name: t.function.name.clone(),
+                description: t.function.description.clone().unwrap_or_default(),
+                parameters: t.function.parameters.clone().unwrap_or_default(),
             })
             .collect();
         HarnessAgent {

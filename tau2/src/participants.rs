@@ -99,11 +99,7 @@ pub(crate) fn llm_user(
         vec![]
     };
     if let Some(keep) = &task.user_tools {
-        tools.retain(|t| {
-            t["function"]["name"]
-                .as_str()
-                .is_some_and(|n| keep.iter().any(|k| k == n))
-        });
+        tools.retain(|t| keep.contains(&t.function.name));
     }
     let file = if tools.is_empty() {
         "simulation_guidelines.md"
@@ -156,7 +152,7 @@ fn harness_agent(
     let tools = env.tool_schemas("assistant");
     let writes: Vec<String> = tools
         .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
+        .map(|t| t.function.name.as_str())
         .filter(|n| env.tool_kind("assistant", n) == Some(ToolKind::Write))
         .map(str::to_string)
         .collect();

@@ -306,10 +306,7 @@ fn llm_user_gets_phone_tools_and_the_tools_guidelines() {
     let tools = env.tool_schemas("user");
     assert_eq!(tools.len(), 30);
     assert_eq!(env.tool_schemas("assistant").len(), 13);
-    let names: Vec<&str> = tools
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.function.name.as_str()).collect();
     assert!(names.contains(&"toggle_airplane_mode") && names.contains(&"make_payment"));
     let guide = std::fs::read_to_string(
         common::data_dir().join("user_simulator/simulation_guidelines_tools.md"),

@@ -234,7 +234,7 @@ impl Env {
     }
 
     /// OpenAI function schemas of the tools `requestor` may call, by name.
-    pub fn tool_schemas(&self, requestor: &str) -> Vec<Value> {
+    pub fn tool_schemas(&self, requestor: &str) -> Vec<lrab_ollama::Tool> {
         let l = self.tool_lists(requestor);
         let mut names: Vec<&str> = l
             .read

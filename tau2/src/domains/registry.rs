@@ -56,7 +56,7 @@ pub(crate) struct DomainDef {
     /// The pristine state (the DBs every environment starts from), from the domain's folder.
     pub load: fn(&Path) -> Result<Box<dyn DomainState>>,
     /// The function schema of one of its tools, agent or user side.
-    pub schema: fn(&str) -> Option<Value>,
+    pub schema: fn(&str) -> Option<lrab_ollama::Tool>,
 }
 
 impl DomainDef {
@@ -65,7 +65,7 @@ impl DomainDef {
         name: &'static str,
         agent: ToolLists,
         load: fn(&Path) -> Result<Box<dyn DomainState>>,
-        schema: fn(&str) -> Option<Value>,
+        schema: fn(&str) -> Option<lrab_ollama::Tool>,
     ) -> DomainDef {
         DomainDef {
             name,

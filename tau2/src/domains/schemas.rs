@@ -2,6 +2,7 @@
 //! written in our own words, parameter names, types and enums following upstream's
 //! signatures), and the schemas of the generic tools several domains share.
 
+use lrab_ollama::Tool;
 use serde_json::{json, Value};
 
 pub(crate) fn s(d: &str) -> Value {
@@ -20,7 +21,7 @@ pub(crate) fn objs(d: &str, props: Value, req: &[&str]) -> Value {
     json!({"type": "array", "description": d, "items": {"type": "object", "properties": props, "required": req}})
 }
 
-pub(crate) fn tool(name: &str, desc: &str, params: &[(&str, Value)], optional: &[&str]) -> Value {
+pub(crate) fn tool(name: &str, desc: &str, params: &[(&str, Value)], optional: &[&str]) -> Tool {
     let mut props = serde_json::Map::new();
     let mut req = Vec::new();
     for (n, v) in params {
@@ -29,13 +30,13 @@ pub(crate) fn tool(name: &str, desc: &str, params: &[(&str, Value)], optional: &
             req.push(n.to_string());
         }
     }
-    json!({"type": "function", "function": {"name": name, "description": desc,
-        "parameters": {"type": "object", "properties": props, "required": req}}})
+    let parameters = json!({"type": "object", "properties": props, "required": req});
+    Tool::function(name, desc, parameters)
 }
 
 /// The generic tools' schemas (`calculate`, `transfer_to_human_agents`), the same wherever a
 /// domain lists them.
-pub(crate) fn generic(name: &str) -> Option<Value> {
+pub(crate) fn generic(name: &str) -> Option<Tool> {
     let calc = || {
         tool("calculate", "Evaluate an arithmetic expression made of numbers, + - * /, parentheses and spaces; returns the result rounded to 2 decimals.", &[("expression", s("The expression, e.g. '2 + 2'."))], &[])
     };

@@ -45,15 +45,6 @@ fn wire_calls(calls: &[ToolCall]) -> Vec<openai::ToolCall> {
         .collect()
 }
 
-/// The domain's function schemas (OpenAI shape, made by the domains) as wire tools; every
-/// schema the domains make has this shape.
-fn wire_tools(tools: Vec<Value>) -> Vec<Tool> {
-    tools
-        .into_iter()
-        .filter_map(|t| serde_json::from_value(t).ok())
-        .collect()
-}
-
 /// The agent's view of the trajectory in OpenAI shape (tool calls with ids, tool results
 /// with their tool's name for Ollama).
 pub fn agent_view(system: &str, traj: &[Message]) -> Vec<WireMsg> {
@@ -98,11 +89,11 @@ pub struct PlainAgent {
 }
 
 impl PlainAgent {
-    pub fn new(backend: Backend, policy: &str, tools: Vec<Value>) -> Self {
+    pub fn new(backend: Backend, policy: &str, tools: Vec<Tool>) -> Self {
         PlainAgent {
             backend,
             system: agent_system_prompt(policy),
-            tools: wire_tools(tools),
+            tools,
             calls: 0,
         }
     }
@@ -174,11 +165,11 @@ pub struct LlmUser {
 }
 
 impl LlmUser {
-    pub fn new(backend: Backend, guidelines: &str, scenario: &str, tools: Vec<Value>) -> Self {
+    pub fn new(backend: Backend, guidelines: &str, scenario: &str, tools: Vec<Tool>) -> Self {
         LlmUser {
             backend,
             system: user_system_prompt(guidelines, scenario),
-            tools: wire_tools(tools),
+            tools,
             calls: 0,
         }
     }

@@ -263,17 +263,17 @@ impl Host for Session {
 
 /// The domain's agent tools (upstream's OpenAI function schemas) as MCP tools, plus the
 /// customer tool.
-pub fn mcp_tools(schemas: &[Value]) -> Vec<Tool> {
+pub fn mcp_tools(schemas: &[lrab_ollama::Tool]) -> Vec<Tool> {
     let mut tools: Vec<Tool> = schemas
         .iter()
         .map(|s| {
-            let f = &s["function"];
+            let f = &s.function;
             Tool {
-                name: f["name"].as_str().unwrap_or_default().to_string(),
-                description: f["description"].as_str().unwrap_or_default().to_string(),
+                name: f.name.clone(),
+                description: f.description.clone().unwrap_or_default(),
                 input_schema: f
-                    .get("parameters")
-                    .cloned()
+                    .parameters
+                    .clone()
                     .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
             }
         })

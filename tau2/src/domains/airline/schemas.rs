@@ -2,12 +2,13 @@
 //! types and enums follow upstream's signatures).
 
 use crate::domains::schemas::{en, generic, int, objs, s, tool};
-use serde_json::{json, Value};
+use lrab_ollama::Tool;
+use serde_json::json;
 
 const CABIN: &[&str] = &["basic_economy", "economy", "business"];
 
 /// The schema of one of its tools.
-pub(crate) fn schema(name: &str) -> Option<Value> {
+pub(crate) fn schema(name: &str) -> Option<Tool> {
     let v = match name {
         "book_reservation" => tool("book_reservation", "Book a new reservation for a user.", &[
             ("user_id", s("User id, e.g. 'sara_doe_496'.")),

@@ -1,10 +1,10 @@
 //! Function schemas of the mock domain's agent and user tools.
 
 use crate::domains::schemas::{en, generic, s, tool};
-use serde_json::Value;
+use lrab_ollama::Tool;
 
 /// The schema of one of its tools.
-pub(crate) fn schema(name: &str) -> Option<Value> {
+pub(crate) fn schema(name: &str) -> Option<Tool> {
     let v = match name {
         "create_task" => tool(
             "create_task",

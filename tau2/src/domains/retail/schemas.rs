@@ -2,6 +2,7 @@
 //! types and enums follow upstream's signatures).
 
 use crate::domains::schemas::{en, generic, s, strs, tool};
+use lrab_ollama::Tool;
 use serde_json::Value;
 
 fn address_params(first: (&'static str, Value)) -> Vec<(&'static str, Value)> {
@@ -20,7 +21,7 @@ fn address_params(first: (&'static str, Value)) -> Vec<(&'static str, Value)> {
 }
 
 /// The schema of one of its tools.
-pub(crate) fn schema(name: &str) -> Option<Value> {
+pub(crate) fn schema(name: &str) -> Option<Tool> {
     let order_id = || s("Order id including the leading '#', e.g. '#W0000000'.");
     let v = match name {
         "cancel_pending_order" => tool("cancel_pending_order", "Cancel a pending order after explicit user confirmation; payments are refunded (gift cards immediately).", &[("order_id", order_id()), ("reason", en("Cancellation reason.", &["no longer needed", "ordered by mistake"]))], &[]),

@@ -2,14 +2,15 @@
 //! and types follow upstream's signatures).
 
 use crate::domains::schemas::{en, int, s, tool};
-use serde_json::{json, Value};
+use lrab_ollama::Tool;
+use serde_json::json;
 
-fn none(name: &str, desc: &str) -> Value {
+fn none(name: &str, desc: &str) -> Tool {
     tool(name, desc, &[], &[])
 }
 
 /// The schema of a telecom agent or user tool.
-pub(crate) fn schema(name: &str) -> Option<Value> {
+pub(crate) fn schema(name: &str) -> Option<Tool> {
     let cust = || ("customer_id", s("Customer id, e.g. 'C1001'."));
     let line = || ("line_id", s("Line id, e.g. 'L1001'."));
     let app = || {
