@@ -80,6 +80,22 @@ fn refuses_foreign_header_and_reads_back() {
         .is_empty());
 }
 
+/// `text` as a `cells.csv` in a new folder, and its rows as read.
+fn old_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf, Vec<CellRow>) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("cells.csv");
+    std::fs::write(&p, text).unwrap();
+    let rows = read_cell_rows(&p).unwrap();
+    (d, p, rows)
+}
+
+/// Appends `rec(i)` to `p`; the file's last line then.
+fn append_line(p: &std::path::Path, i: u32) -> String {
+    rec(i).append_to(p).unwrap();
+    let text = std::fs::read_to_string(p).unwrap();
+    text.lines().last().unwrap().to_string()
+}
+
 /// A cells.csv exactly as the suite wrote it before rows carried `schema_version`.
 const LEGACY_FILE: &str = "run_id,arm,model,task,tier,repeat,attempt,score,milestone_score,final_score,wall_seconds,exit_code,failure_mode,backend,simulated,prompt_tokens,completion_tokens,model_calls,tool_calls,attempt_dir
 run-20261129-101500,harness,sim-4b,WF-01,1,0,0,1.000,1.000,1.000,4.2,0,completed,sim,true,1200,80,3,2,cells/harness/sim-4b/WF-01/r0/a0
@@ -88,10 +104,7 @@ run-20261129-101500,goose,sim-2b,LH-03,4,0,1,0.000,,,600.0,,timeout,sim,true,,,,
 
 #[test]
 fn files_in_the_legacy_layout_load_and_stay_consistent() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("cells.csv");
-    std::fs::write(&p, LEGACY_FILE).unwrap();
-    let rows = read_cell_rows(&p).unwrap();
+    let (_d, p, rows) = old_file(LEGACY_FILE);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].schema_version, 1);
     assert_eq!(rows[0].prompt_tokens, Some(1200));
@@ -99,9 +112,7 @@ fn files_in_the_legacy_layout_load_and_stay_consistent() {
     assert_eq!(rows[1].exit_code, None);
     assert_eq!(rows[1].milestone_score, None);
     // a resumed old run appends in the old layout
-    rec(5).append_to(&p).unwrap();
-    let text = std::fs::read_to_string(&p).unwrap();
-    let last = text.lines().last().unwrap();
+    let last = &append_line(&p, 5);
     let fields = csv::ReaderBuilder::new()
         .has_headers(false)
         .from_reader(last.as_bytes())
@@ -121,10 +132,7 @@ run-20261130-090000,opencode,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,complet
 
 #[test]
 fn files_of_version_1_load_and_stay_consistent() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("cells.csv");
-    std::fs::write(&p, V1_FILE).unwrap();
-    let rows = read_cell_rows(&p).unwrap();
+    let (d, p, rows) = old_file(V1_FILE);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].schema_version, 1);
     assert_eq!(rows[0].prompt_tokens, Some(5000));
@@ -137,9 +145,7 @@ fn files_of_version_1_load_and_stay_consistent() {
         ),
         (None, None, None)
     );
-    rec(7).append_to(&p).unwrap();
-    let text = std::fs::read_to_string(&p).unwrap();
-    let last = text.lines().last().unwrap();
+    let last = &append_line(&p, 7);
     assert!(last.ends_with("\"cells/x, \"\"quoted\"\"\",1"), "{last}");
     let rows = read_cell_rows_lenient(&p).unwrap();
     assert_eq!(rows.len(), 2);
@@ -167,15 +173,10 @@ run-20261201-090000,harness,sim-4b,WF-02,1,0,0,0.500,1.000,0.000,30.0,0,complete
 
 #[test]
 fn files_of_version_2_load_and_stay_consistent() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("cells.csv");
-    std::fs::write(&p, V2_FILE).unwrap();
-    let rows = read_cell_rows(&p).unwrap();
+    let (_d, p, rows) = old_file(V2_FILE);
     assert_eq!((rows[0].schema_version, rows[0].turns), (2, Some(6)));
     assert_eq!((rows[0].backend_kind, rows[0].think), (None, None));
-    rec(9).append_to(&p).unwrap();
-    let text = std::fs::read_to_string(&p).unwrap();
-    let last = text.lines().last().unwrap();
+    let last = &append_line(&p, 9);
     assert!(last.ends_with(",2,3,,4"), "{last}");
     let rows = read_cell_rows_lenient(&p).unwrap();
     assert_eq!(rows.len(), 2);
@@ -190,19 +191,14 @@ run-20261205-090000,mingbird,sim-2b,WF-04,2,0,0,1.000,1.000,1.000,3.0,0,complete
 
 #[test]
 fn files_of_version_3_load_and_stay_consistent() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("cells.csv");
-    std::fs::write(&p, V3_FILE).unwrap();
-    let rows = read_cell_rows(&p).unwrap();
+    let (d, p, rows) = old_file(V3_FILE);
     assert_eq!((rows[0].schema_version, rows[0].tool_calls), (3, Some(5)));
     // not recorded in version 3: unknown, never 0
     assert_eq!(
         (rows[0].peak_prompt_tokens, rows[0].spin_events),
         (None, None)
     );
-    rec(9).append_to(&p).unwrap();
-    let text = std::fs::read_to_string(&p).unwrap();
-    let last = text.lines().last().unwrap();
+    let last = &append_line(&p, 9);
     assert!(last.ends_with(",3,3,,4,openai,on"), "{last}");
     let rows = read_cell_rows_lenient(&p).unwrap();
     assert_eq!(rows.len(), 2);
