@@ -13,23 +13,6 @@ fn get(url: &str) -> (u16, String) {
     }
 }
 
-fn post_raw(url: &str, body: &str) -> (u16, String, String) {
-    match ureq::post(url)
-        .set("Content-Type", "application/json")
-        .send_string(body)
-    {
-        Ok(r) => {
-            let ct = r.header("content-type").unwrap_or("").to_string();
-            (r.status(), ct, r.into_string().unwrap())
-        }
-        Err(ureq::Error::Status(c, r)) => {
-            let ct = r.header("content-type").unwrap_or("").to_string();
-            (c, ct, r.into_string().unwrap())
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
-
 fn no_tools_sim() -> lrab_sim::SimHandle {
     start(SimConfig {
         extra_models: vec![ModelSpec::from_profile(Profile {

@@ -7,20 +7,7 @@ use lrab_sim::SimConfig;
 use serde_json::{json, Value};
 
 fn post(url: &str, body: &Value) -> (u16, String, String) {
-    match ureq::post(url)
-        .set("Content-Type", "application/json")
-        .send_string(&body.to_string())
-    {
-        Ok(r) => {
-            let ct = r.header("content-type").unwrap_or("").to_string();
-            (r.status(), ct, r.into_string().unwrap())
-        }
-        Err(ureq::Error::Status(c, r)) => {
-            let ct = r.header("content-type").unwrap_or("").to_string();
-            (c, ct, r.into_string().unwrap())
-        }
-        Err(e) => panic!("{e}"),
-    }
+    post_raw(url, &body.to_string())
 }
 
 /// The WF-04 prompt as codex sends it: developer + user items, flat function tools.

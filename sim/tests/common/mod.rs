@@ -443,6 +443,24 @@ fn to_openai(m: &Value) -> Value {
     o
 }
 
+/// POSTs `body` as JSON; the status, content type and body, whatever the status.
+pub fn post_raw(url: &str, body: &str) -> (u16, String, String) {
+    match ureq::post(url)
+        .set("Content-Type", "application/json")
+        .send_string(body)
+    {
+        Ok(r) => {
+            let ct = r.header("content-type").unwrap_or("").to_string();
+            (r.status(), ct, r.into_string().unwrap())
+        }
+        Err(ureq::Error::Status(c, r)) => {
+            let ct = r.header("content-type").unwrap_or("").to_string();
+            (c, ct, r.into_string().unwrap())
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 pub fn start(config: SimConfig) -> SimHandle {
     serve("127.0.0.1:0", config).expect("server starts")
 }
