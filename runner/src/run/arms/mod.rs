@@ -325,20 +325,12 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
     for (i, c) in configs.iter().enumerate() {
         templates.push((format!("config_files[{i}].path"), c.path.as_str()));
         templates.push((format!("config_files[{i}].content"), c.content.as_str()));
-        if !(c.path.starts_with("{home}/") || c.path.starts_with("{attempt_dir}/")) {
-            p.push(format!(
-                "{f}: config_files[{i}].path: must start with {{home}}/ or {{attempt_dir}}/ (never a real user file)"
-            ));
-        }
-        if c.path.split('/').any(|x| x == "..") {
-            p.push(format!("{f}: config_files[{i}].path: '..' is not allowed"));
-        }
-        if c.path.starts_with("{home}/") && r.isolate_home != Some(true) {
-            p.push(format!(
-                "{f}: config_files[{i}].path: {{home}} needs isolate_home = true"
-            ));
-        }
     }
+    p.extend(config_file_problems(
+        &f,
+        &configs,
+        r.isolate_home == Some(true),
+    ));
     p.extend(mcp_problems(
         &f,
         r.mcp.as_ref(),
@@ -402,6 +394,28 @@ fn validate(stem: &str, file: &Path, r: RawArm) -> std::result::Result<Arm, Vec<
         mcp: r.mcp,
         file: file.to_path_buf(),
     })
+}
+
+/// The problems of the config files' paths: under the attempt's HOME or folder only, no `..`,
+/// `{home}` only with `isolate_home`.
+fn config_file_problems(f: &str, configs: &[ConfigFile], isolate_home: bool) -> Vec<String> {
+    let mut p = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        if !(c.path.starts_with("{home}/") || c.path.starts_with("{attempt_dir}/")) {
+            p.push(format!(
+                "{f}: config_files[{i}].path: must start with {{home}}/ or {{attempt_dir}}/ (never a real user file)"
+            ));
+        }
+        if c.path.split('/').any(|x| x == "..") {
+            p.push(format!("{f}: config_files[{i}].path: '..' is not allowed"));
+        }
+        if c.path.starts_with("{home}/") && !isolate_home {
+            p.push(format!(
+                "{f}: config_files[{i}].path: {{home}} needs isolate_home = true"
+            ));
+        }
+    }
+    p
 }
 
 /// The problems of an `[mcp]` section: paths as for `config_files`, known placeholders only.
