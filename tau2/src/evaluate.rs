@@ -281,28 +281,45 @@ pub fn evaluate(
 
     // NL_ASSERTION (only when gating, like upstream's default evaluation type)
     if basis.iter().any(|b| b == "NL_ASSERTION") {
-        let list: Vec<String> = ec.nl_assertions.clone().unwrap_or_default();
-        if list.is_empty() {
-            ev.components.push(("NL_ASSERTION".into(), Some(1.0)));
-        } else if let Some(j) = judge {
-            let results = j.judge(messages, &list)?;
-            let ok = results.len() == list.len() && results.iter().all(|r| r.met);
-            ev.nl = Some(results);
-            ev.components
-                .push(("NL_ASSERTION".into(), Some(if ok { 1.0 } else { 0.0 })));
-        } else {
-            ev.components.push(("NL_ASSERTION".into(), None));
-            ev.note = Some(
-                "NL assertions need a judge model; none configured, so this task is ungraded"
-                    .into(),
-            );
-        }
+        nl_component(&mut ev, ec.nl_assertions.as_deref(), messages, judge)?;
     }
 
+    ev.reward = reward_of(&basis, &ev.components);
+    Ok(ev)
+}
+
+/// The NL_ASSERTION component: met when the judge finds every assertion met; ungraded (and
+/// said so in the note) without a judge.
+fn nl_component(
+    ev: &mut Evaluation,
+    assertions: Option<&[String]>,
+    messages: &[Message],
+    judge: Option<&mut dyn Judge>,
+) -> Result<()> {
+    let list: Vec<String> = assertions.map(<[String]>::to_vec).unwrap_or_default();
+    if list.is_empty() {
+        ev.components.push(("NL_ASSERTION".into(), Some(1.0)));
+    } else if let Some(j) = judge {
+        let results = j.judge(messages, &list)?;
+        let ok = results.len() == list.len() && results.iter().all(|r| r.met);
+        ev.nl = Some(results);
+        ev.components
+            .push(("NL_ASSERTION".into(), Some(if ok { 1.0 } else { 0.0 })));
+    } else {
+        ev.components.push(("NL_ASSERTION".into(), None));
+        ev.note = Some(
+            "NL assertions need a judge model; none configured, so this task is ungraded".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The reward: the product of the basis components, `None` when one is ungraded, unless a
+/// failed gating component decides the task anyway.
+fn reward_of(basis: &[String], components: &[(String, Option<f64>)]) -> Option<f64> {
     let mut reward = Some(1.0);
-    for b in &basis {
-        let v = ev
-            .components
+    for b in basis {
+        let v = components
             .iter()
             .find(|(k, _)| k == b)
             .and_then(|(_, v)| *v);
@@ -315,12 +332,11 @@ pub fn evaluate(
     if reward.is_none()
         && basis
             .iter()
-            .any(|b| ev.components.iter().any(|(k, v)| k == b && *v == Some(0.0)))
+            .any(|b| components.iter().any(|(k, v)| k == b && *v == Some(0.0)))
     {
         reward = Some(0.0);
     }
-    ev.reward = reward;
-    Ok(ev)
+    reward
 }
 
 /// `n choose k` as f64.

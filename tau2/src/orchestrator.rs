@@ -77,33 +77,8 @@ pub fn run(
     limits: &Limits,
 ) -> Outcome {
     let mut traj: Vec<Message> = history.to_vec();
-    let mut termination: Option<&str> = None;
     let mut note = None;
-    let (mut from, mut to) = match traj.last() {
-        None => {
-            traj.push(Message::assistant_text(GREETING));
-            ("assistant", To::User)
-        }
-        Some(m) if m.role == "tool" => match m.requestor.as_deref() {
-            Some("user") => ("tool", To::User),
-            _ => ("tool", To::Agent),
-        },
-        Some(m) if m.is_tool_call() => (
-            if m.role == "user" {
-                "user"
-            } else {
-                "assistant"
-            },
-            To::Env,
-        ),
-        Some(m) if m.role == "user" => {
-            if is_user_stop(m) {
-                termination = Some(USER_STOP);
-            }
-            ("user", To::Agent)
-        }
-        Some(_) => ("assistant", To::User),
-    };
+    let (mut from, mut to, mut termination) = resume(&mut traj);
     let _ = env.sync();
     let mut steps = 0usize;
     let mut errors = 0usize;
@@ -161,21 +136,7 @@ pub fn run(
                 };
             }
             To::Env => {
-                // The environment answers every call of the last message, in order.
-                let calls = traj
-                    .iter()
-                    .rev()
-                    .find(|m| m.role != "tool")
-                    .and_then(|m| m.tool_calls.clone())
-                    .unwrap_or_default();
-                for c in &calls {
-                    let mut r = env.get_response(c);
-                    if r.error == Some(true) {
-                        errors += 1;
-                    }
-                    r.turn_idx = Some(traj.len() as u64);
-                    traj.push(r);
-                }
+                errors += answer_calls(env, &mut traj);
                 to = if from == "user" { To::User } else { To::Agent };
                 from = "tool";
             }
@@ -198,4 +159,57 @@ pub fn run(
         errors,
         note,
     }
+}
+
+/// Where a conversation starts from its history: who spoke last, who is next, and whether
+/// the history already ends it (a user stop). An empty history gets the agent's greeting.
+fn resume(traj: &mut Vec<Message>) -> (&'static str, To, Option<&'static str>) {
+    let mut termination = None;
+    let (from, to) = match traj.last() {
+        None => {
+            traj.push(Message::assistant_text(GREETING));
+            ("assistant", To::User)
+        }
+        Some(m) if m.role == "tool" => match m.requestor.as_deref() {
+            Some("user") => ("tool", To::User),
+            _ => ("tool", To::Agent),
+        },
+        Some(m) if m.is_tool_call() => (
+            if m.role == "user" {
+                "user"
+            } else {
+                "assistant"
+            },
+            To::Env,
+        ),
+        Some(m) if m.role == "user" => {
+            if is_user_stop(m) {
+                termination = Some(USER_STOP);
+            }
+            ("user", To::Agent)
+        }
+        Some(_) => ("assistant", To::User),
+    };
+    (from, to, termination)
+}
+
+/// The environment answers every call of the last message, in order; returns how many of
+/// the answers are errors.
+fn answer_calls(env: &mut Env, traj: &mut Vec<Message>) -> usize {
+    let calls = traj
+        .iter()
+        .rev()
+        .find(|m| m.role != "tool")
+        .and_then(|m| m.tool_calls.clone())
+        .unwrap_or_default();
+    let mut errors = 0;
+    for c in &calls {
+        let mut r = env.get_response(c);
+        if r.error == Some(true) {
+            errors += 1;
+        }
+        r.turn_idx = Some(traj.len() as u64);
+        traj.push(r);
+    }
+    errors
 }

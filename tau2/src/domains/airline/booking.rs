@@ -43,17 +43,7 @@ pub(super) fn payment_for_update(
 pub(super) fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let flights = flight_infos(&a.obj_list("flights")?)?;
     let pax = passengers(&a.obj_list("passengers")?)?;
-    let mut payments = Vec::new();
-    for m in a.obj_list("payment_methods")? {
-        let payment_id = obj_str(m, "Payment", "payment_id")?;
-        let amount = match m.get("amount") {
-            None => return Err(field_error("Payment", "amount", "Field required")),
-            Some(v) => value_int(v).ok_or_else(|| {
-                field_error("Payment", "amount", "Input should be a valid integer")
-            })?,
-        };
-        payments.push(Payment { payment_id, amount });
-    }
+    let payments = payment_list(a)?;
     let user_id = a.str("user_id")?;
     let u = user(db, &user_id)?.clone();
     let reservation_id = ["HATHAT", "HATHAU", "HATHAV"]
@@ -76,56 +66,12 @@ pub(super) fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let nonfree_baggages = a.int("nonfree_baggages")?;
     let n = pax.len() as i64;
 
-    let mut res_flights = Vec::new();
-    let mut total_price: i64 = 0;
-    for (number, date) in &flights {
-        let f = db
-            .flights
-            .get(number)
-            .ok_or_else(|| terr!("Flight {number} not found"))?;
-        let inst = flight_instance(db, number, date)?;
-        let FlightDateStatus::Available {
-            available_seats,
-            prices,
-        } = inst
-        else {
-            return Err(terr!("Flight {number} not available on date {date}"));
-        };
-        if available_seats.get(&cabin).copied().unwrap_or(0) < n {
-            return Err(terr!("Not enough seats on flight {number}"));
-        }
-        let price = prices
-            .get(&cabin)
-            .copied()
-            .ok_or_else(|| terr!("'{cabin}'"))?;
-        res_flights.push(ReservationFlight {
-            flight_number: number.clone(),
-            origin: f.origin.clone(),
-            destination: f.destination.clone(),
-            date: date.clone(),
-            price,
-        });
-        total_price += price * n;
-    }
+    let (res_flights, mut total_price) = price_flights(db, &flights, &cabin, n)?;
     if insurance == "yes" {
         total_price += 30 * n;
     }
     total_price += 50 * nonfree_baggages;
-    for p in &payments {
-        let Some(m) = u.payment_methods.get(&p.payment_id) else {
-            return Err(terr!("Payment method {} not found", p.payment_id));
-        };
-        if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } =
-            m
-        {
-            if *amount < p.amount as f64 {
-                return Err(terr!(
-                    "Not enough balance in payment method {}",
-                    p.payment_id
-                ));
-            }
-        }
-    }
+    check_balances(&u, &payments)?;
     let paid: i64 = payments.iter().map(|p| p.amount).sum();
     if paid != total_price {
         return Err(terr!(
@@ -176,6 +122,85 @@ pub(super) fn book_reservation(db: &mut AirlineDb, a: &Args) -> ToolResult {
     let out = to_json(&r);
     db.reservations.insert(reservation_id, Arc::new(r));
     Ok(Out::Json(out))
+}
+
+/// The `payment_methods` argument, each checked as upstream's `Payment` model checks it.
+fn payment_list(a: &Args) -> Result<Vec<Payment>, ToolError> {
+    let mut payments = Vec::new();
+    for m in a.obj_list("payment_methods")? {
+        let payment_id = obj_str(m, "Payment", "payment_id")?;
+        let amount = match m.get("amount") {
+            None => return Err(field_error("Payment", "amount", "Field required")),
+            Some(v) => value_int(v).ok_or_else(|| {
+                field_error("Payment", "amount", "Input should be a valid integer")
+            })?,
+        };
+        payments.push(Payment { payment_id, amount });
+    }
+    Ok(payments)
+}
+
+/// The reservation's flights in `cabin` for `n` passengers and their total price; each
+/// flight must be bookable on its date with enough seats.
+fn price_flights(
+    db: &AirlineDb,
+    flights: &[(String, String)],
+    cabin: &str,
+    n: i64,
+) -> Result<(Vec<ReservationFlight>, i64), ToolError> {
+    let mut res_flights = Vec::new();
+    let mut total_price: i64 = 0;
+    for (number, date) in flights {
+        let f = db
+            .flights
+            .get(number)
+            .ok_or_else(|| terr!("Flight {number} not found"))?;
+        let inst = flight_instance(db, number, date)?;
+        let FlightDateStatus::Available {
+            available_seats,
+            prices,
+        } = inst
+        else {
+            return Err(terr!("Flight {number} not available on date {date}"));
+        };
+        if available_seats.get(cabin).copied().unwrap_or(0) < n {
+            return Err(terr!("Not enough seats on flight {number}"));
+        }
+        let price = prices
+            .get(cabin)
+            .copied()
+            .ok_or_else(|| terr!("'{cabin}'"))?;
+        res_flights.push(ReservationFlight {
+            flight_number: number.clone(),
+            origin: f.origin.clone(),
+            destination: f.destination.clone(),
+            date: date.clone(),
+            price,
+        });
+        total_price += price * n;
+    }
+    Ok((res_flights, total_price))
+}
+
+/// Every payment method must be the user's, and a gift card or certificate must cover its
+/// amount.
+fn check_balances(u: &User, payments: &[Payment]) -> Result<(), ToolError> {
+    for p in payments {
+        let Some(m) = u.payment_methods.get(&p.payment_id) else {
+            return Err(terr!("Payment method {} not found", p.payment_id));
+        };
+        if let PaymentMethod::GiftCard { amount, .. } | PaymentMethod::Certificate { amount, .. } =
+            m
+        {
+            if *amount < p.amount as f64 {
+                return Err(terr!(
+                    "Not enough balance in payment method {}",
+                    p.payment_id
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn update_reservation_flights(db: &mut AirlineDb, a: &Args) -> ToolResult {

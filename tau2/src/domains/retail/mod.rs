@@ -240,6 +240,27 @@ const ADDRESS: &[&str] = &["address1", "address2", "city", "state", "country", "
 pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResult {
     let call = Invocation::new(CLASS, name, kw);
     match name {
+        "find_user_id_by_email"
+        | "find_user_id_by_name_zip"
+        | "get_order_details"
+        | "get_product_details"
+        | "get_item_details"
+        | "get_user_details"
+        | "list_all_product_types" => read_tool(db, &call),
+        "cancel_pending_order"
+        | "exchange_delivered_order_items"
+        | "modify_pending_order_address"
+        | "modify_pending_order_items" => order_change(db, &call),
+        "modify_pending_order_payment" | "modify_user_address" | "return_delivered_order_items" => {
+            payment_or_return(db, &call)
+        }
+        _ => call.other(GENERIC_TOOLS),
+    }
+}
+
+/// The read-only tools ([`call`] split by kind, to keep each short).
+fn read_tool(db: &mut RetailDb, call: &Invocation<'_>) -> ToolResult {
+    match call.name {
         "find_user_id_by_email" => {
             let a = call.args(&["email"], &[])?;
             let email = a.str("email")?;
@@ -294,6 +315,14 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             }
             Ok(Out::Str(pyjson::dumps_sorted(&Value::Object(m))))
         }
+        _ => call.other(GENERIC_TOOLS),
+    }
+}
+
+/// Cancelling, exchanging and modifying an order's address or items ([`call`] split by
+/// kind, to keep each short).
+fn order_change(db: &mut RetailDb, call: &Invocation<'_>) -> ToolResult {
+    match call.name {
         "cancel_pending_order" => {
             let a = call.args(&["order_id", "reason"], &[])?;
             let id = a.str("order_id")?;
@@ -394,6 +423,14 @@ pub fn call(db: &mut RetailDb, name: &str, kw: &Map<String, Value>) -> ToolResul
             )?;
             modify_items(db, &a)
         }
+        _ => call.other(GENERIC_TOOLS),
+    }
+}
+
+/// Changing a payment method or an address, and returns ([`call`] split by kind, to keep
+/// each short).
+fn payment_or_return(db: &mut RetailDb, call: &Invocation<'_>) -> ToolResult {
+    match call.name {
         "modify_pending_order_payment" => {
             let a = call.args(&["order_id", "payment_method_id"], &[])?;
             let id = a.str("order_id")?;

@@ -448,6 +448,16 @@ pub fn call(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolR
                 bill.bill_id
             )))
         }
+        _ => more_agent_functions(st, name, kw),
+    }
+}
+
+/// The rest of [`call`] (split to keep each short): data usage, roaming, refuelling, plans
+/// and the assertion functions.
+fn more_agent_functions(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let db = &mut st.db;
+    match name {
         "get_data_usage" => {
             let a = args(&["customer_id", "line_id"], &[])?;
             let l = a.str("line_id")?;

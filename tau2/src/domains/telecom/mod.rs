@@ -7,6 +7,7 @@
 mod agent;
 mod phone;
 mod schemas;
+mod user_kit;
 mod user_tools;
 
 pub use agent::TelecomDb;

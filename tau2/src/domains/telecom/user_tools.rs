@@ -3,91 +3,16 @@
 //! phone assertions (`assert_mobile_data_status`, `assert_internet_speed`, …). Texts are
 //! upstream's byte for byte: tool results are compared exactly when trajectories are replayed.
 
-use super::phone::{
-    ApnName, ApnSettings, ModePref, NetStatus, Perf, Signal, SimStatus, VpnDetails,
-};
+use super::phone::{ApnName, ApnSettings, ModePref, NetStatus, Perf, Signal, SimStatus};
+use super::user_kit::{apn_from, default_vpn, on_off, repr_opt, str_arg, with_bar, yes_no, CLASS};
 use super::{py_bool, TelecomState};
-use crate::args::{terr, type_name, Args, Out, ToolError, ToolResult};
+use crate::args::{terr, Args, Out, ToolError, ToolResult};
 use crate::pyjson::PyNum;
 use serde_json::{json, Map, Value};
-
-const CLASS: &str = "TelecomUserTools";
-
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "ON"
-    } else {
-        "OFF"
-    }
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "Yes"
-    } else {
-        "No"
-    }
-}
-
-/// Python `repr()` of a short string (single quotes unless it holds one and no double).
-fn py_repr(s: &str) -> String {
-    if s.contains('\'') && !s.contains('"') {
-        format!("\"{s}\"")
-    } else {
-        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-    }
-}
-
-fn repr_opt(s: &Option<String>) -> String {
-    s.as_deref().map(py_repr).unwrap_or_else(|| "None".into())
-}
-
-/// A string argument the way the Python method would use it (`.lower()` on a non-str fails).
-fn str_arg(a: &Args, name: &str, method: &str) -> Result<String, ToolError> {
-    match a.raw(name) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(v) => Err(terr!(
-            "'{}' object has no attribute '{method}'",
-            type_name(v)
-        )),
-        None => Err(terr!("{}: missing argument '{name}'", a.func)),
-    }
-}
-
-/// The toolkit's default VPN profile; `break_vpn` degrades it in place (see `TelecomState`).
-fn default_vpn(perf: Perf) -> VpnDetails {
-    VpnDetails {
-        server_address: Some("192.168.1.1".into()),
-        protocol: Some("OpenVPN".into()),
-        server_performance: perf,
-    }
-}
-
-/// Build `APNSettings(**apn_settings)` like pydantic would (unknown keys and bad values fail).
-fn apn_from(v: &Value) -> Result<ApnSettings, ToolError> {
-    let Value::Object(m) = v else {
-        return Err(terr!(
-            "'{}' object has no attribute 'apn_name'",
-            type_name(v)
-        ));
-    };
-    if let Some(Value::String(name)) = m.get("apn_name") {
-        if ApnName::parse(name).is_none() {
-            return Err(terr!(
-                "1 validation error for APNSettings\napn_name\n  Input should be 'internet' or 'broken' [type=enum, input_value={}, input_type=str]",
-                py_repr(name)
-            ));
-        }
-    }
-    serde_json::from_value(v.clone()).map_err(|e| terr!("1 validation error for APNSettings\n{e}"))
-}
 
 /// Call a user-side function of telecom.
 pub fn call(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
     let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
-    let with_bar = |st: &TelecomState, s: String| {
-        Out::Str(format!("{s}\nStatus Bar: {}", st.user.status_bar()))
-    };
     let u = &mut st.user;
     let out = match name {
         // --- tools --------------------------------------------------------------------
@@ -197,6 +122,16 @@ pub fn call(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolR
             u.network_search();
             with_bar(st, "SIM card re-seated successfully.".into())
         }
+        _ => return data_tools(st, name, kw),
+    };
+    Ok(out)
+}
+
+/// Data, roaming, data saver and APN tools, part of [`call`].
+fn data_tools(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let u = &mut st.user;
+    let out = match name {
         "toggle_data" => {
             args(&[], &[])?;
             u.device.data_enabled = !u.device.data_enabled;
@@ -251,6 +186,16 @@ pub fn call(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolR
             u.network_search();
             with_bar(st, "APN settings will reset at reboot.".into())
         }
+        _ => return wifi_and_vpn_tools(st, name, kw),
+    };
+    Ok(out)
+}
+
+/// Wi-Fi, Wi-Fi calling and VPN tools, part of [`call`].
+fn wifi_and_vpn_tools(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let u = &mut st.user;
+    let out = match name {
         "check_wifi_status" => {
             args(&[], &[])?;
             let d = &u.device;
@@ -345,6 +290,16 @@ pub fn call(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolR
                 .into(),
             )
         }
+        _ => return app_and_payment_tools(st, name, kw),
+    };
+    Ok(out)
+}
+
+/// App, MMS, reboot and payment tools, the last part of [`call`].
+fn app_and_payment_tools(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let u = &mut st.user;
+    let out = match name {
         "check_installed_apps" => {
             args(&[], &[])?;
             let names: Vec<&str> = u.device.app_statuses.keys().map(String::as_str).collect();
@@ -458,7 +413,6 @@ fn setup_or_assert(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -
     let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
     let truthy = |a: &Args, k: &str| super::agent::truthy(a.raw(k).unwrap_or(&Value::Null));
     let u = &mut st.user;
-    let b = |x: bool| Ok(Out::Json(json!(x)));
     match name {
         "set_user_info" => {
             let a = args(&["name", "phone_number"], &[])?;
@@ -526,6 +480,16 @@ fn setup_or_assert(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -
             }
             Ok(Out::Str(format!("Data Roaming is now {}.", on_off(want))))
         }
+        _ => more_setup(st, name, kw),
+    }
+}
+
+/// More scenario set-up functions, part of [`setup_or_assert`].
+fn more_setup(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let truthy = |a: &Args, k: &str| super::agent::truthy(a.raw(k).unwrap_or(&Value::Null));
+    let u = &mut st.user;
+    match name {
         "turn_data_saver_mode_on" | "turn_data_saver_mode_off" => {
             args(&[], &[])?;
             let want = name.ends_with("_on");
@@ -601,6 +565,18 @@ fn setup_or_assert(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -
             };
             Ok(Out::Json(json!([py_bool(ok), msg])))
         }
+        _ => assertions(st, name, kw),
+    }
+}
+
+/// The assertion functions of the user toolkit (and network search), the rest of
+/// [`setup_or_assert`].
+fn assertions(st: &mut TelecomState, name: &str, kw: &Map<String, Value>) -> ToolResult {
+    let args = |req: &[&str], opt: &[&str]| Args::new(CLASS, name, kw, req, opt);
+    let truthy = |a: &Args, k: &str| super::agent::truthy(a.raw(k).unwrap_or(&Value::Null));
+    let u = &mut st.user;
+    let b = |x: bool| Ok(Out::Json(json!(x)));
+    match name {
         "simulate_network_search" => {
             args(&[], &[])?;
             u.network_search();
