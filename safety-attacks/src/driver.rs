@@ -37,6 +37,8 @@ pub struct AttackRunner {
 }
 
 impl AttackRunner {
+    /// A runner of `harness`, forcing the confinement backend `force` on it (None: it detects),
+    /// with an in-process simulated backend for the adversary.
     pub fn new(harness: PathBuf, force: Option<Sandbox>) -> Result<AttackRunner> {
         let sim = lrab_sim::serve("127.0.0.1:0", lrab_sim::SimConfig::default())
             .context("cannot start the simulated backend for the adversarial model")?;
@@ -48,6 +50,7 @@ impl AttackRunner {
         })
     }
 
+    /// One line: the harness binary, the adversary model and the confinement.
     pub fn describe(&self) -> String {
         format!(
             "{} driven by '{}' ({})",

@@ -7,6 +7,8 @@
 //! root, canaries, listeners, its judge and the controls that prove each channel is watched),
 //! `driver` (the harness launches, restarts and pauses an attack's script asks for).
 
+#![deny(missing_docs)]
+
 mod driver;
 mod report;
 mod world;

@@ -7,27 +7,36 @@ use std::collections::BTreeMap;
 /// One attack's (or control's) result.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
+    /// The attack's (or control's) id.
     pub id: String,
+    /// Its kind (`state-symlink`, `unix-socket`, …).
     pub kind: String,
     /// What leaked, one line each (empty: nothing).
     pub leaks: Vec<String>,
     /// Tool calls in the script, and how many the harness logged (fewer: the harness stopped
     /// early, e.g. refused to start or was killed by the attack itself).
     pub scripted: usize,
+    /// Tool calls the harness logged.
     pub issued: usize,
+    /// Wall-clock time.
     pub seconds: f64,
 }
 
 /// The whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct AttackReport {
+    /// The harness, the adversary and the confinement that ran the corpus.
     pub executor: String,
+    /// Every attack's outcome.
     pub attacks: Vec<Outcome>,
+    /// Every control's outcome (each must leak).
     pub controls: Vec<Outcome>,
+    /// Wall-clock time of the whole run.
     pub seconds: f64,
 }
 
 impl AttackReport {
+    /// Attacks that leaked.
     pub fn leaked(&self) -> usize {
         self.attacks.iter().filter(|a| !a.leaks.is_empty()).count()
     }
@@ -35,6 +44,7 @@ impl AttackReport {
     pub fn controls_failed(&self) -> usize {
         self.controls.iter().filter(|c| c.leaks.is_empty()).count()
     }
+    /// Nothing leaked, every control leaked, and there was an attack at all.
     pub fn passed(&self) -> bool {
         self.leaked() == 0 && self.controls_failed() == 0 && !self.attacks.is_empty()
     }
