@@ -234,6 +234,32 @@ fn request(base: &str, path: &str, body: &str) -> (Duration, Duration) {
     (t_first, t0.elapsed())
 }
 
+/// CPU time (ms) of process `pid` so far: all its threads, and its trajectory writer thread.
+fn cpu_ms(pid: u32) -> (f64, f64) {
+    let tick = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let of = |stat: &str| -> f64 {
+        // fields after the command name (which ends with the last ')'): utime and stime are
+        // the 12th and 13th
+        let rest = stat.rsplit_once(')').map_or("", |x| x.1);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+        (t(11) + t(12)) * tick
+    };
+    let total = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0.0, |s| of(&s));
+    let mut writer = 0.0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("lrab-proxy-reco") {
+            writer += std::fs::read_to_string(t.path().join("stat")).map_or(0.0, |s| of(&s));
+        }
+    }
+    (total, writer)
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 - 1.0) * p).round() as usize]
@@ -356,13 +382,23 @@ fn at_load_16(d: &tempfile::TempDir, up: &str, native: &str, openai: &str) {
     ];
     for (label, upstream, extra, path, body, b50, b99) in cases {
         let log = d.path().join(format!("load-{}.jsonl", label.len()));
-        let (_p, url) = proxy(upstream, &log, &extra);
+        let (p, url) = proxy(upstream, &log, &extra);
+        let before = cpu_ms(p.0.id());
         let mut v = loaded(&url, path, body, CLIENTS, M);
+        let after = cpu_ms(p.0.id());
         let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
         println!(
             "load {CLIENTS}, through the proxy ({label:<28}) p50 {p50:.3} ms p99 {p99:.3} ms  added p50 {:.3} ms  added p99 {:.3} ms",
             p50 - b50,
             p99 - b99
+        );
+        // the proxy's own CPU per request (the 20 warm-up requests included), all threads and
+        // the trajectory writer's share
+        let n = (M + 20) as f64;
+        println!(
+            "    proxy CPU per request {:.0} µs (trajectory writer {:.0} µs)",
+            (after.0 - before.0) * 1e3 / n,
+            (after.1 - before.1) * 1e3 / n
         );
     }
 }

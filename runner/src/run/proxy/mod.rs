@@ -16,6 +16,7 @@
 //! native requests are translated onto `/v1` ([`openai_upstream`]), `/v1` ones are forwarded
 //! with the key.
 
+mod fast;
 mod net;
 pub mod openai_upstream;
 mod plan;
@@ -111,7 +112,9 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
     let app = axum::Router::new()
         .fallback(handle)
         .with_state(Arc::clone(&state));
-    let mut server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 1)
+    // two workers: a proxy's work per request is CPU (parsing, translating), and one thread
+    // could use one core of the two at 16 requests at once
+    let mut server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 2)
         .context("proxy: cannot start its server")?;
     // the arm is gone when its proxy stops: nothing in flight is waited for
     server.set_stop_grace(Duration::ZERO);

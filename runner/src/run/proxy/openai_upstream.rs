@@ -410,6 +410,21 @@ impl ToNative {
         self
     }
 
+    /// The native line (with its newline) for an event that carried only `text`
+    /// ([`super::fast::openai_text_event`]), as [`ToNative::event`] writes it; `None` once
+    /// the answer ended.
+    pub fn text_line(&self, text: &str) -> Option<String> {
+        use super::fast::json_str;
+        (!self.ended).then(|| {
+            format!(
+                "{{\"model\":{},\"created_at\":{},\"message\":{{\"role\":\"assistant\",\"content\":{}}},\"done\":false}}\n",
+                json_str(&self.model),
+                json_str(&self.created_at),
+                json_str(text)
+            )
+        })
+    }
+
     fn line(&self, message: Value) -> Value {
         json!({"model": self.model, "created_at": self.created_at, "message": message, "done": false})
     }

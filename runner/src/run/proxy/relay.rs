@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use lrab_ollama::responses::ResponsesTranslator;
 use lrab_records::TrajectoryEntry;
 
+use super::fast;
 use super::openai_upstream::{Fetched, Local, OpenaiUpstream, ToNative};
 use super::plan::{plan, Mode, Plan};
 use super::tap::{Tap, Wire};
@@ -264,16 +265,20 @@ async fn relay_lines(
             (None, false) if p.mode == Mode::Native && tap.native_text_line(&line) => {
                 em.out.extend_from_slice(&line)
             }
+            (None, false) if p.mode == Mode::V1 && p.stream && em.sse_text(tap, &line) => {}
             (None, false) => {
                 let v = serde_json::from_slice::<Value>(&line).ok();
                 em.object(p, tap, v, Some(&line));
             }
             (None, true) => {}
-            (Some(c), false) if p.stream => {
-                for v in c.event_line(&line) {
-                    em.object(p, tap, Some(v), None);
+            (Some(c), false) if p.stream => match text_event(c, tap, &line) {
+                Some(native) => em.out.extend_from_slice(native.as_bytes()),
+                None => {
+                    for v in c.event_line(&line) {
+                        em.object(p, tap, Some(v), None);
+                    }
                 }
-            }
+            },
             (Some(_), false) => whole.extend_from_slice(&line),
             (Some(c), true) => {
                 let last = if p.stream {
@@ -307,7 +312,30 @@ struct Emit {
     out: Vec<u8>,
 }
 
+/// The native line for an OpenAI event that carries only text, read into `tap` (`None`: the
+/// event takes the general way).
+fn text_event(c: &ToNative, tap: &mut Tap, line: &[u8]) -> Option<String> {
+    let native = c.text_line(&fast::openai_text_event(line)?)?;
+    if !tap.native_text_line(native.as_bytes()) {
+        tap.object(&serde_json::from_str(&native).ok()?);
+    }
+    Some(native)
+}
+
 impl Emit {
+    /// A streamed native line carrying only text, as SSE for an OpenAI arm, read into `tap`;
+    /// false: the line takes the general way.
+    fn sse_text(&mut self, tap: &mut Tap, line: &[u8]) -> bool {
+        let Some(text) = fast::native_text(line) else {
+            return false;
+        };
+        if !tap.native_text_line(line) {
+            return false;
+        }
+        self.out.extend_from_slice(self.sse.text(&text).as_bytes());
+        true
+    }
+
     /// One native object of the answer (`raw`: its line as the backend sent it).
     fn object(&mut self, p: &Plan, tap: &mut Tap, v: Option<Value>, raw: Option<&[u8]>) {
         if let Some(v) = &v {

@@ -213,6 +213,26 @@ impl SseTranslator {
         format!("data: {c}\n\n")
     }
 
+    /// SSE text for a native line that carried only `content` ([`super::fast::native_text`]),
+    /// as [`SseTranslator::line`] writes it.
+    pub fn text(&mut self, content: &str) -> String {
+        use super::fast::json_str;
+        let mut out = String::new();
+        if !self.started {
+            self.started = true;
+            out.push_str(&self.chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+        }
+        if !content.is_empty() {
+            out.push_str(&format!(
+                "data: {{\"id\":\"chatcmpl-lrab\",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":{},\"system_fingerprint\":\"fp_ollama\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"finish_reason\":null}}]}}\n\n",
+                self.created,
+                json_str(&self.model),
+                json_str(content)
+            ));
+        }
+        out
+    }
+
     /// SSE text for one native line.
     pub fn line(&mut self, obj: &Value) -> String {
         let mut out = String::new();
