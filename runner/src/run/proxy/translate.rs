@@ -62,7 +62,7 @@ pub fn normalize_openai(body: &mut Value, think: ThinkSetting, reasoning: Reason
 pub fn openai_to_native(req: &Value, num_ctx: u64, think: ThinkSetting) -> Value {
     let mut names_by_id = std::collections::HashMap::new();
     let mut messages = Vec::new();
-    for m in req["messages"].as_array().cloned().unwrap_or_default() {
+    for m in req["messages"].as_array().into_iter().flatten() {
         let role = m["role"].as_str().unwrap_or("user").to_string();
         let mut out = json!({"role": role, "content": text_of(&m["content"])});
         if let Some(calls) = m["tool_calls"].as_array() {
