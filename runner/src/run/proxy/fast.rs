@@ -115,7 +115,7 @@ mod tests {
             "data: not json",
         ];
         let t0 = std::time::Instant::now();
-        let (mut tree, fast) = (ToNative::new("m\"1", t0), ToNative::new("m\"1", t0));
+        let (mut tree, mut fast) = (ToNative::new("m\"1", t0), ToNative::new("m\"1", t0));
         let mut fast_lines = 0;
         for l in lines {
             let f = openai_text_event(l.as_bytes()).and_then(|t| fast.text_line(&t));

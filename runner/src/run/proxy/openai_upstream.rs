@@ -387,6 +387,8 @@ pub struct ToNative {
     ended: bool,
     /// Scrubbed from error events.
     key: Option<Secret>,
+    /// The start of a native text line, up to the content's JSON string.
+    text_prefix: String,
 }
 
 impl ToNative {
@@ -401,6 +403,7 @@ impl ToNative {
             timings: None,
             ended: false,
             key: None,
+            text_prefix: String::new(),
         }
     }
 
@@ -413,16 +416,23 @@ impl ToNative {
     /// The native line (with its newline) for an event that carried only `text`
     /// ([`super::fast::openai_text_event`]), as [`ToNative::event`] writes it; `None` once
     /// the answer ended.
-    pub fn text_line(&self, text: &str) -> Option<String> {
+    pub fn text_line(&mut self, text: &str) -> Option<String> {
         use super::fast::json_str;
-        (!self.ended).then(|| {
-            format!(
-                "{{\"model\":{},\"created_at\":{},\"message\":{{\"role\":\"assistant\",\"content\":{}}},\"done\":false}}\n",
+        if self.ended {
+            return None;
+        }
+        if self.text_prefix.is_empty() {
+            self.text_prefix = format!(
+                "{{\"model\":{},\"created_at\":{},\"message\":{{\"role\":\"assistant\",\"content\":",
                 json_str(&self.model),
-                json_str(&self.created_at),
-                json_str(text)
-            )
-        })
+                json_str(&self.created_at)
+            );
+        }
+        let mut out = String::with_capacity(self.text_prefix.len() + text.len() + 24);
+        out.push_str(&self.text_prefix);
+        out.push_str(&json_str(text));
+        out.push_str("},\"done\":false}\n");
+        Some(out)
     }
 
     fn line(&self, message: Value) -> Value {

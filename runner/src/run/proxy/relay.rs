@@ -314,7 +314,7 @@ struct Emit {
 
 /// The native line for an OpenAI event that carries only text, read into `tap` (`None`: the
 /// event takes the general way).
-fn text_event(c: &ToNative, tap: &mut Tap, line: &[u8]) -> Option<String> {
+fn text_event(c: &mut ToNative, tap: &mut Tap, line: &[u8]) -> Option<String> {
     let native = c.text_line(&fast::openai_text_event(line)?)?;
     if !tap.native_text_line(native.as_bytes()) {
         tap.object(&serde_json::from_str(&native).ok()?);

@@ -193,6 +193,8 @@ pub struct SseTranslator {
     pub include_usage: bool,
     started: bool,
     calls: usize,
+    /// The start of a text chunk, up to the content's JSON string.
+    text_prefix: String,
 }
 
 impl SseTranslator {
@@ -203,6 +205,7 @@ impl SseTranslator {
             include_usage,
             started: false,
             calls: 0,
+            text_prefix: String::new(),
         }
     }
 
@@ -223,12 +226,16 @@ impl SseTranslator {
             out.push_str(&self.chunk(json!({"role": "assistant", "content": ""}), Value::Null));
         }
         if !content.is_empty() {
-            out.push_str(&format!(
-                "data: {{\"id\":\"chatcmpl-lrab\",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":{},\"system_fingerprint\":\"fp_ollama\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"finish_reason\":null}}]}}\n\n",
-                self.created,
-                json_str(&self.model),
-                json_str(content)
-            ));
+            if self.text_prefix.is_empty() {
+                self.text_prefix = format!(
+                    "data: {{\"id\":\"chatcmpl-lrab\",\"object\":\"chat.completion.chunk\",\"created\":{},\"model\":{},\"system_fingerprint\":\"fp_ollama\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":",
+                    self.created,
+                    json_str(&self.model)
+                );
+            }
+            out.push_str(&self.text_prefix);
+            out.push_str(&json_str(content));
+            out.push_str("},\"finish_reason\":null}]}\n\n");
         }
         out
     }
