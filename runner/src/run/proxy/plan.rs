@@ -124,36 +124,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
                 ..raw
             }
         }
-        "/v1/chat/completions" | "/v1/responses" => {
-            let (wire, recorded) = if plain == "/v1/responses" {
-                (Wire::Responses, responses_to_native(&v))
-            } else {
-                let mut n = openai_to_native(&v, cfg.num_ctx, cfg.think);
-                if let Some(t) = v.get("tools") {
-                    n["tools"] = t.clone();
-                }
-                (Wire::Chat, n)
-            };
-            let stream = v["stream"].as_bool().unwrap_or(false);
-            let body = if cfg.normalize {
-                let reasoning = cfg
-                    .openai
-                    .as_ref()
-                    .map_or(Reasoning::Effort, |u| u.reasoning);
-                normalize_openai(&mut v, cfg.think, reasoning);
-                v.to_string().into_bytes()
-            } else {
-                r.body.to_vec()
-            };
-            Plan {
-                mode: Mode::Pass(wire),
-                body,
-                stream,
-                model,
-                recorded,
-                ..raw
-            }
-        }
+        "/v1/chat/completions" | "/v1/responses" => pass(cfg, r, v, plain, raw),
         _ => raw,
     };
     match &cfg.openai {
@@ -167,5 +138,38 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             ..p
         },
         _ => p,
+    }
+}
+
+/// An OpenAI request forwarded as OpenAI (normalized unless recording only); recorded as native.
+fn pass(cfg: &ProxyConfig, r: &Incoming, mut v: Value, plain: &str, raw: Plan) -> Plan {
+    let (wire, recorded) = if plain == "/v1/responses" {
+        (Wire::Responses, responses_to_native(&v))
+    } else {
+        let mut n = openai_to_native(&v, cfg.num_ctx, cfg.think);
+        if let Some(t) = v.get("tools") {
+            n["tools"] = t.clone();
+        }
+        (Wire::Chat, n)
+    };
+    let stream = v["stream"].as_bool().unwrap_or(false);
+    let model = v["model"].as_str().unwrap_or("").to_string();
+    let body = if cfg.normalize {
+        let reasoning = cfg
+            .openai
+            .as_ref()
+            .map_or(Reasoning::Effort, |u| u.reasoning);
+        normalize_openai(&mut v, cfg.think, reasoning);
+        v.to_string().into_bytes()
+    } else {
+        r.body.to_vec()
+    };
+    Plan {
+        mode: Mode::Pass(wire),
+        body,
+        stream,
+        model,
+        recorded,
+        ..raw
     }
 }
