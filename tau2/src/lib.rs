@@ -57,13 +57,13 @@ mod tests {
             e.to_string(),
             "unknown domain \"bank\" (expected airline, retail, telecom or mock)"
         );
-        let Err(e) = crate::llm::check_url("https://example.org") else {
-            panic!("an https URL was accepted");
+        let Err(e) = crate::llm::check_url("ftp://example.org") else {
+            panic!("an ftp URL was accepted");
         };
         assert!(matches!(e, crate::Tau2Error::Backend(_)), "{e:?}");
         assert_eq!(
             e.to_string(),
-            "backend URL \"https://example.org\" must start with http:// (https is not supported)"
+            "backend URL \"ftp://example.org\" must start with http:// or https://"
         );
         let e = crate::llm::parse_judge("I think so", &["a".into()]).unwrap_err();
         assert!(matches!(e, crate::Tau2Error::Judge(_)), "{e:?}");

@@ -18,6 +18,8 @@ mod rng;
 mod serve;
 mod stdout;
 mod text;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use credentials::HOME_CREDENTIALS;
 pub use date::{civil_from_days, iso_utc, UtcTime};

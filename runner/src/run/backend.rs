@@ -471,8 +471,15 @@ impl Backend {
     }
 }
 
+/// A client with the TLS settings every backend client shares (`lrab_util::tls`); when those
+/// cannot be made (a bad CA file), an https URL is refused with the reason before this is used.
 fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::AgentBuilder::new().timeout(timeout).build()
+    let b = ureq::AgentBuilder::new().timeout(timeout);
+    match lrab_util::tls::client_config() {
+        Ok(c) => b.tls_config(c),
+        Err(_) => b,
+    }
+    .build()
 }
 
 /// `GET /api/tags` once.

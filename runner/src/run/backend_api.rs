@@ -46,8 +46,15 @@ impl BackendOptions {
     }
 }
 
+/// A client with the TLS settings every backend client shares (`lrab_util::tls`); when those
+/// cannot be made (a bad CA file), an https URL is refused with the reason before this is used.
 fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::AgentBuilder::new().timeout(timeout).build()
+    let b = ureq::AgentBuilder::new().timeout(timeout);
+    match lrab_util::tls::client_config() {
+        Ok(c) => b.tls_config(c),
+        Err(_) => b,
+    }
+    .build()
 }
 
 /// One GET: status and body, or the transport error (the server did not answer).
@@ -70,6 +77,40 @@ fn get(url: &str, key: Option<&Secret>, timeout: Duration) -> Result<(u16, Vec<u
     Ok((status, body))
 }
 
+/// [`get`], or a refusal that waiting will not mend: the TLS settings cannot be made (a bad CA
+/// file) or the server's certificate is not trusted. Neither message holds a header.
+fn get_or_refuse(
+    url: &str,
+    key: Option<&Secret>,
+    timeout: Duration,
+) -> Result<std::result::Result<(u16, Vec<u8>), String>> {
+    if url.starts_with("https://") {
+        if let Err(e) = lrab_util::tls::client_config() {
+            return Ok(Err(e));
+        }
+    }
+    match get(url, key, timeout) {
+        Err(e) if is_tls_failure(&e) => Ok(Err(format!(
+            "TLS with {url} failed: {} ({})",
+            e.root_cause(),
+            lrab_util::tls::trust_hint()
+        ))),
+        r => r.map(Ok),
+    }
+}
+
+/// Whether a transport error is the TLS handshake failing (rustls says so in its words).
+fn is_tls_failure(e: &anyhow::Error) -> bool {
+    let text = format!("{e:#}").to_ascii_lowercase();
+    [
+        "invalid peer certificate",
+        "tls connection init failed",
+        "handshake",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
 /// What one look at a URL found: its kind (with `/v1/models` for OpenAI), or a refusal that
 /// waiting will not mend (a key refused, neither API, a model list that is not JSON).
 type Found = std::result::Result<(BackendKind, Value), String>;
@@ -78,13 +119,19 @@ fn look(url: &str, api: BackendApi, opts: &BackendOptions, timeout: Duration) ->
     let key = opts.key();
     let mut tags_status = None;
     if api != BackendApi::Openai {
-        let (s, body) = get(&format!("{url}/api/tags"), None, timeout)?;
+        let (s, body) = match get_or_refuse(&format!("{url}/api/tags"), None, timeout)? {
+            Ok(got) => got,
+            Err(refused) => return Ok(Err(refused)),
+        };
         if s < 400 && serde_json::from_slice::<Value>(&body).is_ok_and(|v| v["models"].is_array()) {
             return Ok(Ok((BackendKind::Ollama, Value::Null)));
         }
         tags_status = Some(s);
     }
-    let (s, body) = get(&format!("{url}/v1/models"), key.as_ref(), timeout)?;
+    let (s, body) = match get_or_refuse(&format!("{url}/v1/models"), key.as_ref(), timeout)? {
+        Ok(got) => got,
+        Err(refused) => return Ok(Err(refused)),
+    };
     let scrub = |t: String| key.as_ref().map(|k| k.scrub(&t)).unwrap_or(t);
     let msg = || {
         let up = OpenaiUpstream {

@@ -67,10 +67,15 @@ pub struct Reply {
 /// Only plain http is spoken (local Ollama / OpenAI-compatible servers); say so up front
 /// rather than with a transport error.
 pub(crate) fn check_url(url: &str) -> Result<()> {
-    if !url.starts_with("http://") {
+    if url.starts_with("https://") {
+        // the TLS settings every backend client shares; a bad CA file is named here
+        if let Err(e) = lrab_util::tls::client_config() {
+            fail!(Backend, "backend URL {url:?}: {e}");
+        }
+    } else if !url.starts_with("http://") {
         fail!(
             Backend,
-            "backend URL {url:?} must start with http:// (https is not supported)"
+            "backend URL {url:?} must start with http:// or https://"
         );
     }
     Ok(())
@@ -176,10 +181,13 @@ fn chat_once(
 ) -> Result<Reply> {
     check_url(&b.url)?;
     let (path, body) = request(b, messages, tools, think)?;
-    let agent = ureq::AgentBuilder::new()
+    let mut agent = ureq::AgentBuilder::new()
         .timeout_read(b.timeout)
-        .timeout_write(b.timeout)
-        .build();
+        .timeout_write(b.timeout);
+    if let Ok(tls) = lrab_util::tls::client_config() {
+        agent = agent.tls_config(tls);
+    }
+    let agent = agent.build();
     let url = format!("{}{path}", b.url);
     let key = std::env::var("OPENAI_API_KEY")
         .ok()

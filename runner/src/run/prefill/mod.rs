@@ -78,7 +78,11 @@ pub fn nonce(seed: u64, salt: u64, point: usize, run: usize) -> String {
 /// Sends one request to `{url}/api/chat` and reads the stream to its end. An `Err` is the
 /// backend failing (unreachable, a 5xx, a stream cut or not understood): the curve stops.
 pub fn measure(url: &str, req: &ChatRequest, timeout: Duration) -> anyhow::Result<Outcome> {
-    let agent = ureq::AgentBuilder::new().timeout(timeout).build();
+    let mut agent = ureq::AgentBuilder::new().timeout(timeout);
+    if let Ok(tls) = lrab_util::tls::client_config() {
+        agent = agent.tls_config(tls);
+    }
+    let agent = agent.build();
     let body = serde_json::to_value(req)?;
     let t0 = Instant::now();
     let resp = match agent.post(&format!("{url}/api/chat")).send_json(body) {

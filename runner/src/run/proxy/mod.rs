@@ -16,6 +16,7 @@
 //! native requests are translated onto `/v1` ([`openai_upstream`]), `/v1` ones are forwarded
 //! with the key.
 
+mod conn;
 mod fast;
 mod net;
 pub mod openai_upstream;

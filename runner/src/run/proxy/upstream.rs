@@ -3,7 +3,7 @@
 //! for a blocking thread and back (a hop per request that 16 arms at once queued behind on
 //! two cores), and a stopped proxy drops its requests in flight with their sockets: the
 //! backend sees the connection close and stops generating for an arm that is gone, and nothing
-//! waits for it.
+//! waits for it. An `https://` backend is the same over TLS ([`super::conn`]).
 
 use std::io::{Error, ErrorKind, Result};
 use std::sync::{Arc, Mutex};
@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use super::conn::{Conn, Tls};
 
 /// Idle connections kept for reuse: as many as requests in flight at once.
 const MAX_IDLE: usize = 32;
@@ -20,7 +22,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The largest response head accepted.
 const MAX_HEAD: usize = 64 << 10;
 
-/// A backend at `http://host[:port][/base]`.
+/// A backend at `http[s]://host[:port][/base]`.
 #[derive(Debug)]
 pub struct Client {
     /// `host:port` to connect to.
@@ -29,7 +31,9 @@ pub struct Client {
     host: String,
     /// The URL's path, prefixed to every request target (no trailing `/`).
     base: String,
-    idle: Arc<Mutex<Vec<TcpStream>>>,
+    /// How to open TLS, for an `https://` backend.
+    tls: Option<Tls>,
+    idle: Arc<Mutex<Vec<Conn>>>,
 }
 
 /// An answer's status line and headers; its body is read from [`Body`].
@@ -41,38 +45,52 @@ pub struct Response {
 }
 
 impl Client {
-    /// A client for `url`; only plain `http://` URLs without credentials are understood.
+    /// A client for `url`: `http://` or `https://`, without credentials.
     pub fn new(url: &str) -> std::result::Result<Client, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("only http:// backends can be proxied, not {url}"))?;
+        let (rest, https) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(r), _) => (r, false),
+            (None, Some(r)) => (r, true),
+            _ => return Err(format!("only http:// and https:// backends, not {url}")),
+        };
         let (hostport, base) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
         };
         if hostport.is_empty() || hostport.contains('@') {
-            return Err(format!("{url}: expected http://host[:port][/path]"));
+            return Err(format!("{url}: expected http[s]://host[:port][/path]"));
         }
         let has_port = match hostport.rfind(':') {
             Some(i) => !hostport.ends_with(']') && hostport[i + 1..].parse::<u16>().is_ok(),
             None => false,
         };
-        let addr = if has_port {
-            hostport.to_string()
-        } else {
-            format!("{hostport}:80")
+        let addr = match (has_port, https) {
+            (true, _) => hostport.to_string(),
+            (false, false) => format!("{hostport}:80"),
+            (false, true) => format!("{hostport}:443"),
+        };
+        let tls = match https {
+            true => {
+                let name = match has_port {
+                    true => &hostport[..hostport.rfind(':').unwrap_or(hostport.len())],
+                    false => hostport,
+                };
+                Some(Tls::new(name, format!("https://{hostport}"))?)
+            }
+            false => None,
         };
         Ok(Client {
             addr,
             host: hostport.to_string(),
             base: base.to_string(),
+            tls,
             idle: Arc::default(),
         })
     }
 
     /// The full URL of `target` (for messages).
     pub fn url(&self, target: &str) -> String {
-        format!("http://{}{}{target}", self.host, self.base)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{}{target}", self.host, self.base)
     }
 
     /// Sends one request and reads the answer's head. A kept connection the backend closed
@@ -114,16 +132,23 @@ impl Client {
         }
     }
 
-    async fn connect(&self) -> Result<TcpStream> {
+    async fn connect(&self) -> Result<Conn> {
         let c = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.addr))
             .await
             .map_err(|_| Error::new(ErrorKind::TimedOut, "connect: timed out"))??;
         c.set_nodelay(true)?;
-        Ok(c)
+        match &self.tls {
+            None => Ok(Conn::Plain(c)),
+            Some(tls) => tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(c))
+                .await
+                .map_err(|_| Error::new(ErrorKind::TimedOut, "TLS handshake: timed out"))?,
+        }
     }
 
-    async fn exchange(&self, mut conn: TcpStream, req: &[u8], head_only: bool) -> Result<Response> {
+    async fn exchange(&self, mut conn: Conn, req: &[u8], head_only: bool) -> Result<Response> {
         conn.write_all(req).await?;
+        // TLS may hold the last record until flushed; a plain socket's flush does nothing
+        conn.flush().await?;
         let mut raw = Vec::with_capacity(8192);
         loop {
             let end = loop {
@@ -186,7 +211,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-async fn read_more(conn: &mut TcpStream, raw: &mut Vec<u8>) -> Result<usize> {
+async fn read_more(conn: &mut Conn, raw: &mut Vec<u8>) -> Result<usize> {
     if raw.capacity() - raw.len() < 4096 {
         raw.reserve(16384);
     }
@@ -274,13 +299,13 @@ enum Framing {
 /// when the body has been read to its end (never when it was dropped before).
 #[derive(Debug)]
 pub struct Body {
-    conn: Option<TcpStream>,
+    conn: Option<Conn>,
     /// Bytes read from the socket, not yet decoded, from `rpos`.
     raw: Vec<u8>,
     rpos: usize,
     framing: Framing,
     keep: bool,
-    idle: Arc<Mutex<Vec<TcpStream>>>,
+    idle: Arc<Mutex<Vec<Conn>>>,
     /// Decoded bytes not yet handed out, from `pos`.
     out: Vec<u8>,
     pos: usize,

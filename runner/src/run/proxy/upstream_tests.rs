@@ -127,8 +127,34 @@ async fn a_cut_answer_and_a_dead_backend_are_errors() {
         .send("GET", "/", &[], &[])
         .await
         .is_err());
-    assert!(Client::new("https://example.com").is_err());
+    assert!(Client::new("ftp://example.com").is_err());
+    let tls = Client::new("https://example.com/v1/").unwrap();
+    assert_eq!(
+        (tls.addr.as_str(), tls.url("/x")),
+        ("example.com:443", "https://example.com/v1/x".into())
+    );
+    assert!(Client::new("https://[::1]:8443").unwrap().tls.is_some());
     assert!(Client::new("http://user:pw@example.com").is_err());
     assert_eq!(Client::new("http://h").unwrap().addr, "h:80");
     assert_eq!(Client::new("http://[::1]:8").unwrap().addr, "[::1]:8");
+}
+
+#[tokio::test]
+async fn a_failed_tls_handshake_names_the_backend_not_the_headers() {
+    // a server that answers plain HTTP where TLS was expected
+    let (url, conns, _) = fake(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", 64, false);
+    let https = url.replacen("http://", "https://", 1);
+    let c = Client::new(&https).unwrap();
+    let secret = "Bearer sk-never-shown-0123";
+    let e = c
+        .send("GET", "/v1/models", &[("authorization", secret)], &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with(&format!("TLS with {https} failed: ")), "{e}");
+    assert!(
+        e.contains("$LRAB_CA_FILE") && !e.contains("sk-never"),
+        "{e}"
+    );
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
 }
