@@ -67,11 +67,17 @@ pub struct OllamaBackend {
     send_think: bool,
 }
 
+/// A client with the TLS settings every backend client shares (`lrab_util::tls`: bundled roots
+/// plus `$LRAB_CA_FILE`), so an `https://` backend is trusted the same way as by the runner.
 pub(crate) fn make_agent(connect: Duration, read: Duration) -> ureq::Agent {
-    ureq::AgentBuilder::new()
+    let b = ureq::AgentBuilder::new()
         .timeout_connect(connect)
-        .timeout_read(read)
-        .build()
+        .timeout_read(read);
+    match lrab_util::tls::client_config() {
+        Ok(tls) => b.tls_config(tls),
+        Err(_) => b,
+    }
+    .build()
 }
 
 impl OllamaBackend {
