@@ -2,8 +2,8 @@
 //! sha256 and FNV-1a digests, civil dates, text clipping, serving an HTTP router on a background
 //! thread, the list of credential locations in a home folder, an error chain said on one line
 //! with each cause once, the closed-stdout rule of the
-//! binaries, and reading one raw HTTP/1.1 request (for the fake servers of tests and
-//! benchmarks). Nothing here knows about tasks, arms or models.
+//! binaries, reading one raw HTTP/1.1 request (for the fake servers of tests and
+//! benchmarks), and (feature `tls`) the TLS client settings every client of a backend shares. Nothing here knows about tasks, arms or models.
 
 #![deny(missing_docs)]
 
