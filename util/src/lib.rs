@@ -3,7 +3,8 @@
 //! thread, the list of credential locations in a home folder, an error chain said on one line
 //! with each cause once, the closed-stdout rule of the
 //! binaries, reading one raw HTTP/1.1 request (for the fake servers of tests and
-//! benchmarks), and (feature `tls`) the TLS client settings every client of a backend shares. Nothing here knows about tasks, arms or models.
+//! benchmarks), and (feature `tls`) the TLS client settings every client of a backend shares.
+//! Nothing here knows about tasks, arms or models.
 
 #![deny(missing_docs)]
 
