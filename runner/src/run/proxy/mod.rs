@@ -21,6 +21,7 @@ mod fast;
 mod net;
 pub mod openai_upstream;
 mod plan;
+mod read;
 mod record;
 mod relay;
 pub mod tap;

@@ -1,64 +1,12 @@
-//! Writing the trajectory: each request's messages in the one recorded shape, and one
-//! `proxy.jsonl` line per request holding only what is new since the previous request,
-//! written off the request's path by one writer thread.
+//! Writing the trajectory: one `proxy.jsonl` line per request holding only what is new since
+//! the previous request (the request read by [`super::read`]), written off the request's path
+//! by one writer thread.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 
-use lrab_records::{TrajectoryEntry, TrajectoryMessage, TrajectoryToolCall};
-use serde_json::Value;
-
-use super::translate::text_of;
-
-/// The messages of a native `/api/chat` body (what every recorded request is translated to).
-pub fn messages_of(native: &Value) -> Vec<TrajectoryMessage> {
-    native["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|m| TrajectoryMessage {
-            role: m["role"].as_str().unwrap_or("").to_string(),
-            content: text_of(&m["content"]),
-            thinking: m["thinking"]
-                .as_str()
-                .filter(|t| !t.is_empty())
-                .map(str::to_string),
-            tool_calls: m["tool_calls"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| TrajectoryToolCall {
-                    id: c["id"].as_str().map(str::to_string),
-                    name: c["function"]["name"].as_str().unwrap_or("").to_string(),
-                    arguments: match &c["function"]["arguments"] {
-                        Value::String(s) => {
-                            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                        }
-                        other => other.clone(),
-                    },
-                })
-                .collect(),
-            tool_name: m["tool_name"]
-                .as_str()
-                .or(m["name"].as_str())
-                .filter(|n| !n.is_empty())
-                .map(str::to_string),
-            tool_call_id: m["tool_call_id"].as_str().map(str::to_string),
-        })
-        .collect()
-}
-
-/// Names of the tools a request offers (native/OpenAI `function.name`, Responses `name`).
-pub fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
-        .map(str::to_string)
-        .collect()
-}
+use lrab_records::{TrajectoryEntry, TrajectoryMessage};
 
 /// Appends the entries of one proxy from a thread of its own, so a slow disk never holds up
 /// an answer: each request hands its entry over and is done. The writer keeps the previous

@@ -18,7 +18,7 @@ use super::plan::{plan, Mode, Plan};
 use super::tap::{Tap, Wire};
 use super::translate::{native_to_openai, SseTranslator};
 use super::upstream::Body;
-use super::{now, record, Head, Incoming, Shared};
+use super::{now, read, Head, Incoming, Shared};
 
 /// The error of a request the proxy stopped before the backend answered.
 pub const CUT_UNANSWERED: &str = "proxy: stopped before the backend answered (request cut)";
@@ -213,17 +213,16 @@ fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming, deferred: bool,
     entry.elapsed_ms = Some((r.t0.elapsed().as_secs_f64() * 1e6).round() / 1e3);
     let body = r.body.clone();
     sh.recorder.write(Box::new(move || {
-        let recorded = match deferred {
+        let (tools, messages) = match deferred {
             true => {
-                let parsed = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
-                entry.model = parsed["model"].as_str().unwrap_or("").to_string();
-                entry.stream = parsed["stream"].as_bool().unwrap_or(true);
-                parsed
+                let r = read::native_body(&body);
+                entry.model = r.model;
+                entry.stream = r.stream;
+                (r.tools, r.messages)
             }
-            false => recorded,
+            false => read::tree(recorded),
         };
-        entry.tools = record::tool_names(&recorded);
-        let messages = record::messages_of(&recorded);
+        entry.tools = tools;
         (entry, messages)
     }));
 }
