@@ -18,6 +18,7 @@
 
 mod conn;
 mod fast;
+mod fast_request;
 mod net;
 pub mod openai_upstream;
 mod plan;

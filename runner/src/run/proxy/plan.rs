@@ -4,8 +4,9 @@
 use serde_json::Value;
 
 use lrab_ollama::responses::{id_base, responses_to_native};
-use lrab_records::ThinkSetting;
+use lrab_records::{ThinkSetting, TrajectoryMessage};
 
+use super::fast_request;
 use super::tap::Wire;
 use super::translate::{normalize_native, normalize_openai, openai_to_native, pin_think};
 use super::{Incoming, ProxyConfig, Reasoning};
@@ -36,6 +37,9 @@ pub(super) struct Plan {
     pub(super) base: usize,
     /// The request as a native body, for the trajectory.
     pub(super) recorded: Value,
+    /// What the trajectory reads of the request (tool names, messages), when the plan read
+    /// it already ([`super::fast_request`]; `recorded` is then null).
+    pub(super) read: Option<(Vec<String>, Vec<TrajectoryMessage>)>,
     /// A request forwarded untouched is parsed for the trajectory only after it was answered.
     pub(super) deferred: bool,
     /// The native body goes to an OpenAI backend as chat completions; its answer comes back
@@ -47,9 +51,6 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
     let plain = r.path.split('?').next().unwrap_or("");
     // a native request is forwarded byte for byte unless something in it must change
     let untouched = !cfg.normalize && cfg.openai.is_none() && cfg.think == ThinkSetting::Off;
-    let parsed: Option<Value> = (r.method == "POST" && (!untouched || plain != "/api/chat"))
-        .then(|| serde_json::from_slice(&r.body).ok())
-        .flatten();
     let raw = Plan {
         mode: Mode::Raw,
         target: r.path.to_string(),
@@ -59,6 +60,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
         include_usage: false,
         base: 0,
         recorded: Value::Null,
+        read: None,
         deferred: false,
         up_openai: false,
     };
@@ -69,11 +71,28 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             ..raw
         };
     }
+    let rewrite = cfg.normalize && cfg.v1_to_native;
+    if plain == "/v1/chat/completions" && rewrite && cfg.openai.is_none() && r.method == "POST" {
+        if let Some(n) = fast_request::v1_to_native(&r.body, cfg.num_ctx, cfg.think) {
+            return Plan {
+                mode: Mode::V1,
+                target: "/api/chat".into(),
+                body: n.body,
+                stream: n.stream,
+                include_usage: n.include_usage,
+                model: n.model,
+                read: Some((n.tools, n.messages)),
+                ..raw
+            };
+        }
+    }
+    let parsed: Option<Value> = (r.method == "POST" && (!untouched || plain != "/api/chat"))
+        .then(|| serde_json::from_slice(&r.body).ok())
+        .flatten();
     let Some(mut v) = parsed else {
         return raw;
     };
     let model = v["model"].as_str().unwrap_or("").to_string();
-    let rewrite = cfg.normalize && cfg.v1_to_native;
     let p = match plain {
         "/api/chat" => {
             if cfg.normalize {

@@ -106,7 +106,7 @@ fn message_of_tree(m: &mut Value) -> TrajectoryMessage {
 }
 
 /// A call's arguments as recorded: a JSON string parsed (kept as the string when it is not JSON).
-fn arguments_of(a: Value) -> Value {
+pub(super) fn arguments_of(a: Value) -> Value {
     match a {
         Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
         other => other,
@@ -115,7 +115,7 @@ fn arguments_of(a: Value) -> Value {
 
 /// A JSON object read as `T` (a derived struct alone would also take an array, field by
 /// field, where the tree reads nothing).
-struct Obj<T>(T);
+pub(super) struct Obj<T>(pub T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

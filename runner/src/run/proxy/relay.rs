@@ -34,6 +34,8 @@ struct Record<'a> {
     p: &'a Plan,
     /// The request as a native body (taken from the plan), for the trajectory.
     recorded: Value,
+    /// What the plan read of it for the trajectory already.
+    read: Option<Read>,
     entry: TrajectoryEntry,
     /// Reads the answer once its head has arrived.
     tap: Option<Tap>,
@@ -55,7 +57,8 @@ impl Record<'_> {
             entry.error = Some(c.to_string());
         }
         let recorded = std::mem::take(&mut self.recorded);
-        finish(self.sh, entry, self.r, self.p.deferred, recorded);
+        let read = self.read.take();
+        finish(self.sh, entry, self.r, self.p.deferred, recorded, read);
     }
 }
 
@@ -92,11 +95,13 @@ pub(super) async fn forward(
     }
     let mut p = plan(cfg, &r);
     let recorded = std::mem::take(&mut p.recorded);
+    let read = p.read.take();
     let mut rec = Record {
         sh,
         r: &r,
         p: &p,
         recorded,
+        read,
         entry: TrajectoryEntry {
             schema_version: TrajectoryEntry::SCHEMA_VERSION,
             time_ms: Some(r.time_ms),
@@ -207,20 +212,31 @@ async fn fetch_models(sh: &Shared, up: &OpenaiUpstream) -> Fetched {
     }
 }
 
+/// What the trajectory reads of a request: tool names and messages.
+type Read = (Vec<String>, Vec<lrab_records::TrajectoryMessage>);
+
 /// Queues the entry; its request's messages are read on the writer thread (`deferred`: from
-/// the body as the arm sent it).
-fn finish(sh: &Shared, mut entry: TrajectoryEntry, r: &Incoming, deferred: bool, recorded: Value) {
+/// the body as the arm sent it), unless the plan read them (`read`).
+fn finish(
+    sh: &Shared,
+    mut entry: TrajectoryEntry,
+    r: &Incoming,
+    deferred: bool,
+    recorded: Value,
+    read: Option<Read>,
+) {
     entry.elapsed_ms = Some((r.t0.elapsed().as_secs_f64() * 1e6).round() / 1e3);
     let body = r.body.clone();
     sh.recorder.write(Box::new(move || {
-        let (tools, messages) = match deferred {
-            true => {
+        let (tools, messages) = match (read, deferred) {
+            (Some(read), _) => read,
+            (None, true) => {
                 let r = read::native_body(&body);
                 entry.model = r.model;
                 entry.stream = r.stream;
                 (r.tools, r.messages)
             }
-            false => read::tree(recorded),
+            (None, false) => read::tree(recorded),
         };
         entry.tools = tools;
         (entry, messages)
