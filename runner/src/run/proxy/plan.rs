@@ -30,7 +30,8 @@ pub(super) enum Mode {
 pub(super) struct Plan {
     pub(super) mode: Mode,
     pub(super) target: String,
-    pub(super) body: Vec<u8>,
+    /// (The arm's own bytes, shared, when forwarded as they came.)
+    pub(super) body: bytes::Bytes,
     pub(super) model: String,
     pub(super) stream: bool,
     pub(super) include_usage: bool,
@@ -54,7 +55,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
     let raw = Plan {
         mode: Mode::Raw,
         target: r.path.to_string(),
-        body: r.body.to_vec(),
+        body: r.body.clone(),
         model: String::new(),
         stream: false,
         include_usage: false,
@@ -77,7 +78,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             return Plan {
                 mode: Mode::V1,
                 target: "/api/chat".into(),
-                body: n.body,
+                body: n.body.into(),
                 stream: n.stream,
                 include_usage: n.include_usage,
                 model: n.model,
@@ -101,9 +102,9 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
                 pin_think(&mut v, cfg.think);
             }
             let body = if untouched {
-                r.body.to_vec()
+                r.body.clone()
             } else {
-                v.to_string().into_bytes()
+                v.to_string().into()
             };
             Plan {
                 mode: Mode::Native,
@@ -119,7 +120,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             Plan {
                 mode: Mode::V1,
                 target: "/api/chat".into(),
-                body: n.to_string().into_bytes(),
+                body: n.to_string().into(),
                 stream: n["stream"].as_bool().unwrap_or(false),
                 include_usage: v["stream_options"]["include_usage"]
                     .as_bool()
@@ -135,7 +136,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             Plan {
                 mode: Mode::Responses,
                 target: "/api/chat".into(),
-                body: n.to_string().into_bytes(),
+                body: n.to_string().into(),
                 stream: n["stream"].as_bool().unwrap_or(false),
                 base: id_base(&v),
                 model,
@@ -149,10 +150,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
     match &cfg.openai {
         Some(up) if matches!(p.mode, Mode::Native | Mode::Responses) => Plan {
             target: "/v1/chat/completions".into(),
-            body: up
-                .chat_request(&p.recorded, p.stream)
-                .to_string()
-                .into_bytes(),
+            body: up.chat_request(&p.recorded, p.stream).to_string().into(),
             up_openai: true,
             ..p
         },
@@ -179,9 +177,9 @@ fn pass(cfg: &ProxyConfig, r: &Incoming, mut v: Value, plain: &str, raw: Plan) -
             .as_ref()
             .map_or(Reasoning::Effort, |u| u.reasoning);
         normalize_openai(&mut v, cfg.think, reasoning);
-        v.to_string().into_bytes()
+        v.to_string().into()
     } else {
-        r.body.to_vec()
+        r.body.clone()
     };
     Plan {
         mode: Mode::Pass(wire),

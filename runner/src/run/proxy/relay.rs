@@ -330,8 +330,9 @@ struct Emit {
 /// The native line for an OpenAI event that carries only text, read into `tap` (`None`: the
 /// event takes the general way).
 fn text_event(c: &mut ToNative, tap: &mut Tap, line: &[u8]) -> Option<String> {
-    let native = c.text_line(&fast::openai_text_event(line)?)?;
-    if !tap.native_text_line(native.as_bytes()) {
+    let text = fast::openai_text_event(line)?;
+    let native = c.text_line(&text)?;
+    if !tap.native_text(&text) {
         tap.object(&serde_json::from_str(&native).ok()?);
     }
     Some(native)
@@ -344,7 +345,7 @@ impl Emit {
         let Some(text) = fast::native_text(line) else {
             return false;
         };
-        if !tap.native_text_line(line) {
+        if !tap.native_text(&text) {
             return false;
         }
         self.out.extend_from_slice(self.sse.text(&text).as_bytes());

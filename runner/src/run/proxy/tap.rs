@@ -132,6 +132,18 @@ impl Tap {
         true
     }
 
+    /// The text of a streamed native line already read as carrying only text (by
+    /// [`super::fast::native_text`], or written so by [`super::openai_upstream::ToNative`]):
+    /// what [`Tap::native_text_line`] does with such a line, without reading it again.
+    pub fn native_text(&mut self, content: &str) -> bool {
+        if self.wire != Some(Wire::Native) || self.failed {
+            return false;
+        }
+        self.saw_reply = true;
+        self.content.push_str(content);
+        true
+    }
+
     /// One parsed object of the answer.
     pub fn object(&mut self, v: &Value) {
         if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
