@@ -17,7 +17,7 @@ use super::read::{arguments_of, Obj};
 
 /// A field as the tree holds it, telling an absent field from a `null` one.
 #[derive(Default)]
-enum Field {
+pub(super) enum Field {
     #[default]
     Absent,
     Present(Value),
@@ -30,14 +30,14 @@ impl<'de> Deserialize<'de> for Field {
 }
 
 impl Field {
-    fn get(&self) -> Option<&Value> {
+    pub(super) fn get(&self) -> Option<&Value> {
         match self {
             Field::Absent => None,
             Field::Present(v) => Some(v),
         }
     }
 
-    fn value(&self) -> &Value {
+    pub(super) fn value(&self) -> &Value {
         self.get().unwrap_or(&Value::Null)
     }
 }
@@ -175,7 +175,7 @@ pub(super) fn v1_to_native(body: &[u8], num_ctx: u64, think: ThinkSetting) -> Op
     })
 }
 
-fn tool_names(tools: &Value) -> Vec<String> {
+pub(super) fn tool_names(tools: &Value) -> Vec<String> {
     tools
         .as_array()
         .into_iter()

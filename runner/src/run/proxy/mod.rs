@@ -19,6 +19,7 @@
 mod conn;
 mod fast;
 mod fast_request;
+mod fast_to_openai;
 mod net;
 pub mod openai_upstream;
 mod plan;

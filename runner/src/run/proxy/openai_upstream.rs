@@ -137,7 +137,7 @@ impl OpenaiUpstream {
         }
     }
 
-    fn think_fields(&self, think: &Value, out: &mut Map<String, Value>) {
+    pub(super) fn think_fields(&self, think: &Value, out: &mut Map<String, Value>) {
         let on = match think {
             Value::Bool(b) => Some(*b),
             Value::String(_) => Some(true),

@@ -6,9 +6,9 @@ use serde_json::Value;
 use lrab_ollama::responses::{id_base, responses_to_native};
 use lrab_records::{ThinkSetting, TrajectoryMessage};
 
-use super::fast_request;
 use super::tap::Wire;
 use super::translate::{normalize_native, normalize_openai, openai_to_native, pin_think};
+use super::{fast_request, fast_to_openai};
 use super::{Incoming, ProxyConfig, Reasoning};
 
 /// How a request is forwarded and its answer relayed.
@@ -52,19 +52,7 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
     let plain = r.path.split('?').next().unwrap_or("");
     // a native request is forwarded byte for byte unless something in it must change
     let untouched = !cfg.normalize && cfg.openai.is_none() && cfg.think == ThinkSetting::Off;
-    let raw = Plan {
-        mode: Mode::Raw,
-        target: r.path.to_string(),
-        body: r.body.clone(),
-        model: String::new(),
-        stream: false,
-        include_usage: false,
-        base: 0,
-        recorded: Value::Null,
-        read: None,
-        deferred: false,
-        up_openai: false,
-    };
+    let raw = raw_plan(r);
     if plain == "/api/chat" && r.method == "POST" && untouched {
         return Plan {
             mode: Mode::Native,
@@ -72,21 +60,10 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             ..raw
         };
     }
-    let rewrite = cfg.normalize && cfg.v1_to_native;
-    if plain == "/v1/chat/completions" && rewrite && cfg.openai.is_none() && r.method == "POST" {
-        if let Some(n) = fast_request::v1_to_native(&r.body, cfg.num_ctx, cfg.think) {
-            return Plan {
-                mode: Mode::V1,
-                target: "/api/chat".into(),
-                body: n.body.into(),
-                stream: n.stream,
-                include_usage: n.include_usage,
-                model: n.model,
-                read: Some((n.tools, n.messages)),
-                ..raw
-            };
-        }
+    if let Some(p) = fast_plan(cfg, r, plain) {
+        return p;
     }
+    let rewrite = cfg.normalize && cfg.v1_to_native;
     let parsed: Option<Value> = (r.method == "POST" && (!untouched || plain != "/api/chat"))
         .then(|| serde_json::from_slice(&r.body).ok())
         .flatten();
@@ -155,6 +132,60 @@ pub(super) fn plan(cfg: &ProxyConfig, r: &Incoming) -> Plan {
             ..p
         },
         _ => p,
+    }
+}
+
+/// A request forwarded as it came, and the base of every other plan.
+fn raw_plan(r: &Incoming) -> Plan {
+    Plan {
+        mode: Mode::Raw,
+        target: r.path.to_string(),
+        body: r.body.clone(),
+        model: String::new(),
+        stream: false,
+        include_usage: false,
+        base: 0,
+        recorded: Value::Null,
+        read: None,
+        deferred: false,
+        up_openai: false,
+    }
+}
+
+/// The plans made without JSON trees of the request, when the request is one they read
+/// exactly: `/v1` → native, native → an OpenAI backend (both normalized).
+fn fast_plan(cfg: &ProxyConfig, r: &Incoming, plain: &str) -> Option<Plan> {
+    if r.method != "POST" || !cfg.normalize {
+        return None;
+    }
+    match (plain, &cfg.openai) {
+        ("/v1/chat/completions", None) if cfg.v1_to_native => {
+            let n = fast_request::v1_to_native(&r.body, cfg.num_ctx, cfg.think)?;
+            Some(Plan {
+                mode: Mode::V1,
+                target: "/api/chat".into(),
+                body: n.body.into(),
+                stream: n.stream,
+                include_usage: n.include_usage,
+                model: n.model,
+                read: Some((n.tools, n.messages)),
+                ..raw_plan(r)
+            })
+        }
+        ("/api/chat", Some(up)) => {
+            let o = fast_to_openai::native_to_openai(&r.body, up, cfg.think)?;
+            Some(Plan {
+                mode: Mode::Native,
+                target: "/v1/chat/completions".into(),
+                body: o.body.into(),
+                stream: o.stream,
+                model: o.model,
+                read: Some((o.tools, o.messages)),
+                up_openai: true,
+                ..raw_plan(r)
+            })
+        }
+        _ => None,
     }
 }
 
