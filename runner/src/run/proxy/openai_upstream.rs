@@ -428,11 +428,12 @@ impl ToNative {
                 json_str(&self.created_at)
             );
         }
-        let mut out = String::with_capacity(self.text_prefix.len() + text.len() + 24);
-        out.push_str(&self.text_prefix);
-        out.push_str(&json_str(text));
-        out.push_str("},\"done\":false}\n");
-        Some(out)
+        let mut out = Vec::with_capacity(self.text_prefix.len() + text.len() + 24);
+        out.extend_from_slice(self.text_prefix.as_bytes());
+        // the same bytes as `json_str(text)`, without a string of its own
+        serde_json::to_writer(&mut out, text).ok()?;
+        out.extend_from_slice(b"},\"done\":false}\n");
+        String::from_utf8(out).ok()
     }
 
     fn line(&self, message: Value) -> Value {

@@ -348,7 +348,7 @@ impl Emit {
         if !tap.native_text(&text) {
             return false;
         }
-        self.out.extend_from_slice(self.sse.text(&text).as_bytes());
+        self.sse.text_into(&text, &mut self.out);
         true
     }
 

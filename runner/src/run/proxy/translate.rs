@@ -216,14 +216,22 @@ impl SseTranslator {
         format!("data: {c}\n\n")
     }
 
-    /// SSE text for a native line that carried only `content` ([`super::fast::native_text`]),
-    /// as [`SseTranslator::line`] writes it.
+    /// [`SseTranslator::text_into`] as a string of its own (the tests compare it).
+    #[cfg(test)]
     pub fn text(&mut self, content: &str) -> String {
+        let mut out = Vec::new();
+        self.text_into(content, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// SSE text for a native line that carried only `content` ([`super::fast::native_text`]),
+    /// as [`SseTranslator::line`] writes it, appended to `out` (no string of its own per line).
+    pub fn text_into(&mut self, content: &str, out: &mut Vec<u8>) {
         use super::fast::json_str;
-        let mut out = String::new();
         if !self.started {
             self.started = true;
-            out.push_str(&self.chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+            let first = self.chunk(json!({"role": "assistant", "content": ""}), Value::Null);
+            out.extend_from_slice(first.as_bytes());
         }
         if !content.is_empty() {
             if self.text_prefix.is_empty() {
@@ -233,11 +241,11 @@ impl SseTranslator {
                     json_str(&self.model)
                 );
             }
-            out.push_str(&self.text_prefix);
-            out.push_str(&json_str(content));
-            out.push_str("},\"finish_reason\":null}]}\n\n");
+            out.extend_from_slice(self.text_prefix.as_bytes());
+            // the same bytes as `json_str(content)`
+            let _ = serde_json::to_writer(&mut *out, content);
+            out.extend_from_slice(b"},\"finish_reason\":null}]}\n\n");
         }
-        out
     }
 
     /// SSE text for one native line.
