@@ -4,7 +4,10 @@
 //! request the proxy already holds as a tree gives its texts up instead of having them copied.
 //! Both give exactly what [`super::record::messages_of`] and [`super::record::tool_names`]
 //! read (tested against them); a body the typed reading does not accept (a field of another
-//! type, a repeated key, not JSON) is read through the tree as before.
+//! type, a repeated key, not JSON) is read through the tree as before. One difference, here and
+//! in the tree-free request translations ([`super::fast_request`], [`super::fast_to_openai`]):
+//! JSON nested deeper than 128 levels inside a field they skip is accepted (serde_json skips
+//! without its depth limit), where the tree refused the whole body.
 
 use lrab_records::{TrajectoryMessage, TrajectoryToolCall};
 use serde::Deserialize;
