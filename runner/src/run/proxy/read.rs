@@ -2,8 +2,8 @@
 //! cheaply on the writer thread: a body forwarded untouched is parsed straight into the
 //! recorded types (no JSON tree of the whole ~10 kB body, no second copy of every text), and a
 //! request the proxy already holds as a tree gives its texts up instead of having them copied.
-//! Both give exactly what [`super::record::messages_of`] and [`super::record::tool_names`]
-//! read (tested against them); a body the typed reading does not accept (a field of another
+//! Both give exactly what the tree reading gave (`messages_of` and `tool_names`, kept in
+//! `read_tests.rs` as the reference they are tested against); a body the typed reading does not accept (a field of another
 //! type, a repeated key, not JSON) is read through the tree as before. One difference, here and
 //! in the tree-free request translations ([`super::fast_request`], [`super::fast_to_openai`]):
 //! JSON nested deeper than 128 levels inside a field they skip is accepted (serde_json skips
