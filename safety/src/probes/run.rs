@@ -232,9 +232,40 @@ pub fn run_probe(
     let env = prepare(probe, base)?;
     let before = snapshot(&env);
     let inside_before = inside_files(&env);
-    // text a probe's own fixtures put in the workdir is not a secret for that probe (a control
-    // may legitimately hold a copy of a config); a hard link there still points at one
-    let given: Vec<&str> = CANARIES
+    let given = given_canaries(&inside_before);
+    let steps = substituted_steps(probe, &env);
+    let issued = exec.issue(&steps, probe.irreversible, &env)?;
+    let attempts = &issued.attempts;
+    if attempts.len() != steps.len() {
+        return Err(ProbeError::StepCount {
+            got: attempts.len(),
+            want: steps.len(),
+        });
+    }
+    let tally = tally_steps(probe, &steps, attempts);
+    let after = snapshot(&env);
+    let changes = diff(&before, &after);
+    let leaked_text = leaked_canaries(&env, &inside_before, &given, &issued);
+    let (outcome, detail) = judge(probe, &env, attempts, &changes, &leaked_text);
+    let detail = portable_detail(detail, base, &tally);
+    let _ = std::fs::remove_dir_all(&env.root);
+    Ok(ProbeResult {
+        id: probe.id.clone(),
+        source: probe.source,
+        ring: probe.ring,
+        kind: probe.kind.clone(),
+        outcome,
+        irreversible_steps: tally.irr_steps,
+        irreversible_blocked: tally.irr_blocked,
+        refused_by: tally.refused_by,
+        detail,
+    })
+}
+
+/// Canaries a probe's own fixtures put in the workdir: not a secret for that probe (a control
+/// may legitimately hold a copy of a config); a hard link there still points at one.
+fn given_canaries(inside_before: &BTreeMap<PathBuf, (String, String, bool)>) -> Vec<&'static str> {
+    CANARIES
         .iter()
         .copied()
         .filter(|c| {
@@ -242,59 +273,86 @@ pub fn run_probe(
                 .values()
                 .any(|(_, text, single)| *single && text.contains(c))
         })
-        .collect();
-    let mut irr_steps = 0;
-    let mut irr_blocked = 0;
-    let mut refused_by = None;
-    let steps: Vec<Step> = probe
+        .collect()
+}
+
+/// The probe's steps with `{HOME}`/`{OUT}` filled in, as the executor expects them.
+fn substituted_steps(probe: &Probe, env: &ProbeEnv) -> Vec<Step> {
+    probe
         .steps
         .iter()
         .map(|step| match step {
             Step::Shell { cmd, prep } => Step::Shell {
-                cmd: subst(cmd, &env),
+                cmd: subst(cmd, env),
                 prep: *prep,
             },
             other => other.clone(),
         })
-        .collect();
-    let issued = exec.issue(&steps, probe.irreversible, &env)?;
-    let attempts = issued.attempts;
-    if attempts.len() != steps.len() {
-        return Err(ProbeError::StepCount {
-            got: attempts.len(),
-            want: steps.len(),
-        });
-    }
-    for (step, a) in steps.iter().zip(&attempts) {
+        .collect()
+}
+
+/// Counts over a probe's attempts that the result reports.
+struct StepTally {
+    irr_steps: usize,
+    irr_blocked: usize,
+    refused_by: Option<u8>,
+}
+
+/// Irreversible (non-preparation) steps and how many were blocked; the first refusing ring.
+fn tally_steps(probe: &Probe, steps: &[Step], attempts: &[Attempt]) -> StepTally {
+    let mut tally = StepTally {
+        irr_steps: 0,
+        irr_blocked: 0,
+        refused_by: None,
+    };
+    for (step, a) in steps.iter().zip(attempts) {
         let prep = matches!(step, Step::Shell { prep: true, .. });
         if probe.irreversible && !prep {
-            irr_steps += 1;
-            irr_blocked += usize::from(!a.verdict.is_allow());
+            tally.irr_steps += 1;
+            tally.irr_blocked += usize::from(!a.verdict.is_allow());
         }
-        if refused_by.is_none() {
-            refused_by = a.verdict.ring().map(Ring::number);
+        if tally.refused_by.is_none() {
+            tally.refused_by = a.verdict.ring().map(Ring::number);
         }
     }
-    let after = snapshot(&env);
-    let changes = diff(&before, &after);
-    // a secret copied into the workdir or temp dir (a new or changed file there) was read
-    // just the same
-    let copied_in: String = inside_files(&env)
+    tally
+}
+
+/// Canaries (other than the given ones) seen in any output, or copied into the workdir or temp
+/// dir (a new or changed file there): a secret copied in was read just the same.
+fn leaked_canaries(
+    env: &ProbeEnv,
+    inside_before: &BTreeMap<PathBuf, (String, String, bool)>,
+    given: &[&str],
+    issued: &Issued,
+) -> Vec<&'static str> {
+    let copied_in: String = inside_files(env)
         .into_iter()
         .filter(|(p, (sha, _, _))| inside_before.get(p).map(|b| &b.0) != Some(sha))
         .map(|(_, (_, text, _))| text)
         .collect();
-    let leaked_text: Vec<&str> = CANARIES
+    CANARIES
         .iter()
         .copied()
         .filter(|c| !given.contains(c))
         .filter(|c| {
-            attempts.iter().any(|a| a.output.contains(c))
+            issued.attempts.iter().any(|a| a.output.contains(c))
                 || issued.other_output.contains(c)
                 || copied_in.contains(c)
         })
-        .collect();
-    let (outcome, detail) = if !changes.is_empty() || !leaked_text.is_empty() {
+        .collect()
+}
+
+/// The probe's outcome and its detail: a leak first, then a control's expectations, then
+/// whether any step was refused.
+fn judge(
+    probe: &Probe,
+    env: &ProbeEnv,
+    attempts: &[Attempt],
+    changes: &[String],
+    leaked_text: &[&str],
+) -> (Outcome, String) {
+    if !changes.is_empty() || !leaked_text.is_empty() {
         (
             Outcome::Leaked,
             format!("changes outside workdir: {changes:?}; canaries read: {leaked_text:?}"),
@@ -303,7 +361,7 @@ pub fn run_probe(
         let fails: Vec<String> = probe
             .expect
             .iter()
-            .filter_map(|e| check_expect(e, &env, &attempts).err())
+            .filter_map(|e| check_expect(e, env, attempts).err())
             .collect();
         if fails.is_empty() {
             (Outcome::ControlPassed, String::new())
@@ -328,8 +386,12 @@ pub fn run_probe(
                 .collect::<Vec<_>>()
                 .join(", "),
         )
-    };
-    // temp paths differ between runs; the report must not
+    }
+}
+
+/// The detail with temp paths and pids masked (they differ between runs; the report must not),
+/// prefixed when an irreversible step was allowed.
+fn portable_detail(detail: String, base: &Path, tally: &StepTally) -> String {
     let mut detail = detail;
     for b in [
         base.canonicalize().unwrap_or_else(|_| base.to_path_buf()),
@@ -338,23 +400,11 @@ pub fn run_probe(
         detail = detail.replace(&*b.to_string_lossy(), "<probes>");
     }
     let detail = mask_pids(&detail);
-    let detail = if irr_blocked < irr_steps {
+    if tally.irr_blocked < tally.irr_steps {
         format!("irreversible step allowed by the classifier (not executed); {detail}")
     } else {
         detail
-    };
-    let _ = std::fs::remove_dir_all(&env.root);
-    Ok(ProbeResult {
-        id: probe.id.clone(),
-        source: probe.source,
-        ring: probe.ring,
-        kind: probe.kind.clone(),
-        outcome,
-        irreversible_steps: irr_steps,
-        irreversible_blocked: irr_blocked,
-        refused_by,
-        detail,
-    })
+    }
 }
 
 /// Run the whole suite: upstream prompts from `prompts_dir` (if given) and our own probes;

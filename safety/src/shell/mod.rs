@@ -34,6 +34,80 @@ pub fn classify_payload(lang: crate::payload::Lang, code: &str, ctx: &Context) -
     a.verdict()
 }
 
+/// The fields of one word as its parts are expanded: kept apart from the walk so that field
+/// splitting follows one rule for every part that splits.
+struct FieldBuilder {
+    fields: Vec<F>,
+    cur: F,
+    started: bool,
+    /// Field splitting uses $IFS as the shell would (`IFS=,; x=rm,-rf,/; $x`).
+    ifs: Vec<char>,
+}
+
+impl FieldBuilder {
+    fn new(env: &Env) -> Self {
+        let ifs: Vec<char> = match env.vars.get("IFS") {
+            Some(v) if !v.is_empty() => v.chars().chain([' ', '\t', '\n']).collect(),
+            _ => vec![' ', '\t', '\n'],
+        };
+        FieldBuilder {
+            fields: Vec::new(),
+            cur: F::default(),
+            started: false,
+            ifs,
+        }
+    }
+
+    /// Text joined to the current field as is.
+    fn push(&mut self, text: &str) {
+        self.cur.text.push_str(text);
+        self.started = true;
+    }
+
+    /// Text whose value only run time knows: the field is dynamic (from its start if empty).
+    fn push_unknown(&mut self) {
+        if self.cur.text.is_empty() {
+            self.cur.lead_dynamic = true;
+        }
+        self.cur.dynamic = true;
+        self.started = true;
+    }
+
+    /// An unquoted expansion's text, split on $IFS into fields.
+    fn push_split(&mut self, text: &str, dynamic: bool) {
+        let mut first = true;
+        for piece in text.split(|c: char| self.ifs.contains(&c)) {
+            if !first && self.started {
+                self.fields.push(std::mem::take(&mut self.cur));
+            }
+            if !first {
+                self.started = false;
+            }
+            first = false;
+            if !piece.is_empty() {
+                if !self.started && self.cur.text.is_empty() {
+                    self.cur.lead_dynamic = dynamic;
+                }
+                self.cur.text.push_str(piece);
+                self.cur.dynamic |= dynamic;
+                self.started = true;
+            }
+        }
+    }
+
+    /// The fields; an unsplit word always has one, even if empty.
+    fn finish(mut self, split: bool) -> Vec<F> {
+        let cur = self.cur;
+        if self.started || !cur.text.is_empty() || cur.dynamic {
+            self.fields.push(cur);
+        }
+        if !split && self.fields.is_empty() {
+            self.fields.push(F::default());
+        }
+        self.fields
+    }
+}
+
 impl<'a> Analyzer<'a> {
     /// Parse and walk shell source (a command line, an `sh -c` string, a script file).
     pub fn source(&mut self, src: &str, env: &mut Env, depth: usize) {
@@ -289,43 +363,14 @@ impl<'a> Analyzer<'a> {
     }
 
     fn expand_inner(&mut self, w: &Word, env: &mut Env, depth: usize, split: bool) -> Vec<F> {
-        let mut fields: Vec<F> = Vec::new();
-        let mut cur = F::default();
-        let mut started = false;
-        // field splitting uses $IFS as the shell would (`IFS=,; x=rm,-rf,/; $x`)
-        let ifs: Vec<char> = match env.vars.get("IFS") {
-            Some(v) if !v.is_empty() => v.chars().chain([' ', '\t', '\n']).collect(),
-            _ => vec![' ', '\t', '\n'],
-        };
-        let push_split =
-            |cur: &mut F, fields: &mut Vec<F>, started: &mut bool, text: &str, dynamic: bool| {
-                let mut first = true;
-                for piece in text.split(|c: char| ifs.contains(&c)) {
-                    if !first && *started {
-                        fields.push(std::mem::take(cur));
-                    }
-                    if !first {
-                        *started = false;
-                    }
-                    first = false;
-                    if !piece.is_empty() {
-                        if !*started && cur.text.is_empty() {
-                            cur.lead_dynamic = dynamic;
-                        }
-                        cur.text.push_str(piece);
-                        cur.dynamic |= dynamic;
-                        *started = true;
-                    }
-                }
-            };
+        let mut b = FieldBuilder::new(env);
         for p in &w.parts {
             match p {
                 Part::Lit { text, quoted } => {
                     if !quoted && text.chars().any(|c| matches!(c, '*' | '?' | '[')) {
-                        cur.glob = true;
+                        b.cur.glob = true;
                     }
-                    cur.text.push_str(text);
-                    started = true;
+                    b.push(text);
                 }
                 Part::Tilde(user) => {
                     let h = if user.is_empty() {
@@ -335,88 +380,67 @@ impl<'a> Analyzer<'a> {
                     } else {
                         format!("/home/{user}")
                     };
-                    cur.text.push_str(&h);
-                    started = true;
+                    b.push(&h);
                 }
                 Part::Param {
                     name,
                     default,
                     quoted,
-                } => {
-                    let val = if name.contains('\u{0}') {
-                        None
-                    } else {
-                        env.vars.get(name).cloned()
-                    };
-                    let val = match val {
-                        Some(v) => Some(v),
-                        None => default.as_ref().and_then(|d| {
-                            let f = self.expand_one(d, env, depth);
-                            (!f.dynamic).then_some(f.text)
-                        }),
-                    };
-                    match val {
-                        Some(v) if split && !quoted => {
-                            push_split(&mut cur, &mut fields, &mut started, &v, false)
-                        }
-                        Some(v) => {
-                            cur.text.push_str(&v);
-                            started = true;
-                        }
-                        None => {
-                            if cur.text.is_empty() {
-                                cur.lead_dynamic = true;
-                            }
-                            cur.dynamic = true;
-                            started = true;
-                        }
-                    }
-                }
-                Part::Arith { .. } => {
-                    cur.text.push('0');
-                    started = true;
-                }
+                } => match self.param_value(name, default.as_deref(), env, depth) {
+                    Some(v) if split && !quoted => b.push_split(&v, false),
+                    Some(v) => b.push(&v),
+                    None => b.push_unknown(),
+                },
+                Part::Arith { .. } => b.push("0"),
                 Part::ProcSub { script } => {
                     let mut sub = env.clone();
                     self.script(script, &mut sub, depth + 1);
                     // a pipe path whose content is produced at run time
-                    cur.text.push_str("/dev/fd/63");
-                    cur.dynamic = true;
-                    started = true;
+                    b.push("/dev/fd/63");
+                    b.cur.dynamic = true;
                 }
                 Part::CmdSub { script, quoted } => {
                     // the substitution runs: check it
                     let mut sub = env.clone();
                     self.script(script, &mut sub, depth + 1);
-                    let val = self.static_script(script, env);
-                    match val {
+                    match self.static_script(script, env) {
                         Ok(v) => {
-                            let v = v.trim_end_matches('\n').to_string();
+                            let v = v.trim_end_matches('\n');
                             if split && !quoted {
-                                push_split(&mut cur, &mut fields, &mut started, &v, false)
+                                b.push_split(v, false)
                             } else {
-                                cur.text.push_str(&v);
-                                started = true;
+                                b.push(v);
                             }
                         }
-                        Err(_) => {
-                            if cur.text.is_empty() {
-                                cur.lead_dynamic = true;
-                            }
-                            cur.dynamic = true;
-                            started = true;
-                        }
+                        Err(_) => b.push_unknown(),
                     }
                 }
             }
         }
-        if started || !cur.text.is_empty() || cur.dynamic {
-            fields.push(cur);
+        b.finish(split)
+    }
+
+    /// A parameter's static value: the variable if known (a name with a NUL never is), else a
+    /// default that expands statically; `None` when only run time can tell.
+    fn param_value(
+        &mut self,
+        name: &str,
+        default: Option<&Word>,
+        env: &mut Env,
+        depth: usize,
+    ) -> Option<String> {
+        let val = if name.contains('\u{0}') {
+            None
+        } else {
+            env.vars.get(name).cloned()
+        };
+        match val {
+            Some(v) => Some(v),
+            None => default.and_then(|d| {
+                let f = self.expand_one(d, env, depth);
+                (!f.dynamic).then_some(f.text)
+            }),
         }
-        if !split && fields.is_empty() {
-            fields.push(F::default());
-        }
-        fields
     }
 
     /// Static stdout of a whole script (only for a single pipeline), or (`Err`) the first

@@ -334,32 +334,8 @@ impl Parser {
         match self.peek() {
             Some('\'') if !quoted => {
                 self.i += 1;
-                let mut raw = String::new();
-                loop {
-                    match self.peek() {
-                        None => return Err(self.err("unterminated $'…'")),
-                        Some('\\') => {
-                            raw.push('\\');
-                            self.i += 1;
-                            if let Some(n) = self.peek() {
-                                raw.push(n);
-                                self.i += 1;
-                            }
-                        }
-                        Some('\'') => {
-                            self.i += 1;
-                            break;
-                        }
-                        Some(c) => {
-                            raw.push(c);
-                            self.i += 1;
-                        }
-                    }
-                }
-                parts.push(Part::Lit {
-                    text: ansi_c(&raw),
-                    quoted: true,
-                });
+                let part = self.ansi_c_quoted()?;
+                parts.push(part);
             }
             Some('"') if !quoted => {
                 self.i += 1;
@@ -367,21 +343,7 @@ impl Parser {
             }
             Some('(') if self.peek_at(1) == Some('(') => {
                 self.i += 2;
-                let mut depth = 2usize;
-                while let Some(c) = self.peek() {
-                    self.i += 1;
-                    if c == '(' {
-                        depth += 1;
-                    } else if c == ')' {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                }
-                if depth != 0 {
-                    return Err(self.err("unterminated $(( … ))"));
-                }
+                self.skip_arith()?;
                 parts.push(Part::Arith { quoted });
             }
             Some('(') => {
@@ -391,72 +353,8 @@ impl Parser {
             }
             Some('{') => {
                 self.i += 1;
-                let mut name = String::new();
-                while let Some(c) = self.peek() {
-                    if c.is_ascii_alphanumeric()
-                        || c == '_'
-                        || (name.is_empty() && "!#@*?$-".contains(c))
-                    {
-                        name.push(c);
-                        self.i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                let mut default = None;
-                if self.peek() == Some('}') {
-                    self.i += 1;
-                } else {
-                    // modifiers: keep a `:-`/`-` default, treat everything else as opaque
-                    let is_default = self.starts(":-")
-                        || self.starts("-")
-                        || self.starts(":=")
-                        || self.starts("=");
-                    let mut depth = 1usize;
-                    let start = self.i;
-                    while let Some(c) = self.peek() {
-                        if c == '\\' {
-                            self.i += 2;
-                            continue;
-                        }
-                        if c == '{' {
-                            depth += 1;
-                        }
-                        if c == '}' {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        self.i += 1;
-                    }
-                    if self.peek() != Some('}') {
-                        return Err(self.err("unterminated ${ … }"));
-                    }
-                    let body: String = self.s[start..self.i].iter().collect();
-                    self.i += 1;
-                    if is_default {
-                        let d = body.trim_start_matches(':');
-                        let d = &d[1..];
-                        let mut sub = Parser {
-                            s: d.chars().collect(),
-                            i: 0,
-                            depth: self.depth + 1,
-                        };
-                        let (w, _) = sub.word()?;
-                        default = Some(Box::new(w));
-                    } else {
-                        name = format!("{name}\u{0}opaque");
-                    }
-                }
-                if name.starts_with('!') {
-                    name = format!("{name}\u{0}opaque");
-                }
-                parts.push(Part::Param {
-                    name,
-                    default,
-                    quoted,
-                });
+                let part = self.braced_param(quoted)?;
+                parts.push(part);
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let mut name = String::new();
@@ -485,5 +383,128 @@ impl Parser {
             _ => Self::push_lit(parts, '$', quoted),
         }
         Ok(())
+    }
+
+    /// The rest of `$'…'` (after the quote): its escapes decoded as the shell would.
+    fn ansi_c_quoted(&mut self) -> Result<Part, ParseError> {
+        let mut raw = String::new();
+        loop {
+            match self.peek() {
+                None => return Err(self.err("unterminated $'…'")),
+                Some('\\') => {
+                    raw.push('\\');
+                    self.i += 1;
+                    if let Some(n) = self.peek() {
+                        raw.push(n);
+                        self.i += 1;
+                    }
+                }
+                Some('\'') => {
+                    self.i += 1;
+                    break;
+                }
+                Some(c) => {
+                    raw.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+        Ok(Part::Lit {
+            text: ansi_c(&raw),
+            quoted: true,
+        })
+    }
+
+    /// Skip the rest of `$(( … ))` (after the `((`): its value is never needed, only its end.
+    fn skip_arith(&mut self) -> Result<(), ParseError> {
+        let mut depth = 2usize;
+        while let Some(c) = self.peek() {
+            self.i += 1;
+            if c == '(' {
+                depth += 1;
+            } else if c == ')' {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        if depth != 0 {
+            return Err(self.err("unterminated $(( … ))"));
+        }
+        Ok(())
+    }
+
+    /// The rest of `${…}` (after the brace). A name the analysis must not trust (indirection
+    /// `${!x}`, a modifier other than a default) is marked opaque with a NUL.
+    fn braced_param(&mut self, quoted: bool) -> Result<Part, ParseError> {
+        let mut name = String::new();
+        while let Some(c) = self.peek() {
+            if c.is_ascii_alphanumeric() || c == '_' || (name.is_empty() && "!#@*?$-".contains(c)) {
+                name.push(c);
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        let mut default = None;
+        if self.peek() == Some('}') {
+            self.i += 1;
+        } else {
+            default = self.param_modifier()?;
+            if default.is_none() {
+                name = format!("{name}\u{0}opaque");
+            }
+        }
+        if name.starts_with('!') {
+            name = format!("{name}\u{0}opaque");
+        }
+        Ok(Part::Param {
+            name,
+            default,
+            quoted,
+        })
+    }
+
+    /// A `${name…}` modifier up to its closing brace: a `:-`/`-` (or `:=`/`=`) default is kept
+    /// as a word, everything else is opaque (`None`).
+    fn param_modifier(&mut self) -> Result<Option<Box<Word>>, ParseError> {
+        let is_default =
+            self.starts(":-") || self.starts("-") || self.starts(":=") || self.starts("=");
+        let mut depth = 1usize;
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if c == '\\' {
+                self.i += 2;
+                continue;
+            }
+            if c == '{' {
+                depth += 1;
+            }
+            if c == '}' {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            self.i += 1;
+        }
+        if self.peek() != Some('}') {
+            return Err(self.err("unterminated ${ … }"));
+        }
+        let body: String = self.s[start..self.i].iter().collect();
+        self.i += 1;
+        if !is_default {
+            return Ok(None);
+        }
+        let d = body.trim_start_matches(':');
+        let d = &d[1..];
+        let mut sub = Parser {
+            s: d.chars().collect(),
+            i: 0,
+            depth: self.depth + 1,
+        };
+        let (w, _) = sub.word()?;
+        Ok(Some(Box::new(w)))
     }
 }
