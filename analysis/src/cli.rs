@@ -113,16 +113,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         ..args.clone()
     };
     let args = &expanded;
-    if args.resamples == 0 {
-        return Err(Error::Usage("--resamples must be at least 1".into()));
-    }
-    if let Some(d) = args.power {
-        if !(d > 0.0 && d <= 1.0) {
-            return Err(Error::Usage(format!(
-                "--power {d}: the delta must be in (0, 1] (score units)"
-            )));
-        }
-    }
+    check_args(args)?;
     let t0 = std::time::Instant::now();
     let ds = crate::load::load_with(
         &args.inputs,
@@ -135,19 +126,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     if ds.cells.is_empty() && ds.tau.is_empty() && ds.ablations.is_empty() {
         return Err(Error::Input("no data rows in the inputs".into()));
     }
-    let cfg = Config {
-        focal: args.focal.clone(),
-        resamples: args.resamples,
-        seed: args.seed,
-        pooled_seed: args.pooled_seed,
-        perm_seed: args.perm_seed,
-        rng: args.rng,
-        power_delta: args.power,
-        timeouts: args.timeouts,
-        ..Config::default()
-    };
     let t1 = std::time::Instant::now();
-    let a = analyze(&ds, &cfg)?;
+    let a = analyze(&ds, &config(args))?;
     if args.power.is_some() && a.ablations.is_empty() {
         return Err(Error::Design(
             "--power needs an ablation in the inputs (a variant arm `<arm>-no-<mechanism>` with \
@@ -160,34 +140,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Error::io(args.out.display(), "cannot create output directory", e))?;
     let mut files = Vec::new();
-    let mut figures = Vec::new();
-    let mut svgs = Vec::new();
-    if !args.no_figures {
-        let fig_dir = args.out.join("figures");
-        std::fs::create_dir_all(&fig_dir)
-            .map_err(|e| Error::io(fig_dir.display(), "cannot create", e))?;
-        let walls: Vec<(String, Vec<f64>)> = a
-            .arms
-            .iter()
-            .map(|arm| {
-                (
-                    arm.clone(),
-                    ds.cells
-                        .iter()
-                        .filter(|c| &c.arm == arm)
-                        .filter_map(|c| c.wall_seconds)
-                        .collect(),
-                )
-            })
-            .collect();
-        for (stem, caption, svg) in crate::figures::draw_all(&a, &walls, &fig_dir)? {
-            let rel = format!("figures/{stem}.svg");
-            files.push(fig_dir.join(format!("{stem}.svg")));
-            files.push(fig_dir.join(format!("{stem}.png")));
-            figures.push((rel.clone(), caption));
-            svgs.push((rel, svg));
-        }
-    }
+    let (figures, svgs) = if args.no_figures {
+        (Vec::new(), Vec::new())
+    } else {
+        write_figures(&ds, &a, &args.out, &mut files)?
+    };
     let t_figs = t2.elapsed();
     let t3 = std::time::Instant::now();
     let pages = crate::report::cell_pages(&ds.cells, &ds.scorer_errors);
@@ -203,26 +160,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
     let html = markdown_to_html(&md, &svgs);
     let json = serde_json::to_string_pretty(&a)
         .map_err(|e| Error::Output(format!("serialising analysis: {e}")))?;
-    let cells_dir = args.out.join("cells");
-    if !pages.is_empty() {
-        std::fs::create_dir_all(&cells_dir)
-            .map_err(|e| Error::io(cells_dir.display(), "cannot create", e))?;
-        for p in &pages {
-            let path = args.out.join(&p.rel);
-            write_atomic(&path, p.html.as_bytes())?;
-            files.push(path);
-        }
-    }
-    // Pages of an earlier analysis into this folder whose cells are gone would be linked from
-    // nowhere and contradict this report: only this run's pages stay.
-    if let Ok(rd) = std::fs::read_dir(&cells_dir) {
-        for e in rd.flatten() {
-            let path = e.path();
-            if path.extension().is_some_and(|x| x == "html") && !files.contains(&path) {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
-    }
+    write_cell_pages(&args.out, &pages, &mut files)?;
     if let Some(csv) = crate::report::activation_csv(&ds.cells) {
         let p = args.out.join("mechanism_activation.csv");
         write_atomic(&p, csv.as_bytes())?;
@@ -253,16 +191,122 @@ pub fn run(args: &AnalyzeArgs) -> Result<Outcome> {
         );
     }
     if !args.quiet {
-        lrab_util::out!("{summary}");
-        for c in &a.caveats {
-            lrab_util::outln!("caveat: {c}");
-        }
-        for line in not_computed(&paper) {
-            lrab_util::outln!("{line}");
-        }
-        lrab_util::outln!("wrote {}", args.out.display());
+        print_summary(args, &a, &summary, &paper);
     }
     Ok(Outcome { summary, files })
+}
+
+/// Usage errors found in the arguments alone, before any input is read.
+fn check_args(args: &AnalyzeArgs) -> Result<()> {
+    if args.resamples == 0 {
+        return Err(Error::Usage("--resamples must be at least 1".into()));
+    }
+    if let Some(d) = args.power {
+        if !(d > 0.0 && d <= 1.0) {
+            return Err(Error::Usage(format!(
+                "--power {d}: the delta must be in (0, 1] (score units)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The statistics' configuration the arguments ask for.
+fn config(args: &AnalyzeArgs) -> Config {
+    Config {
+        focal: args.focal.clone(),
+        resamples: args.resamples,
+        seed: args.seed,
+        pooled_seed: args.pooled_seed,
+        perm_seed: args.perm_seed,
+        rng: args.rng,
+        power_delta: args.power,
+        timeouts: args.timeouts,
+        ..Config::default()
+    }
+}
+
+/// A figure for the report: its path relative to the output folder, and its caption.
+type FigureRef = (String, String);
+/// A figure's path relative to the output folder, and its SVG text to inline in report.html.
+type InlineSvg = (String, String);
+
+/// Draws the figures into `<out>/figures` (SVG and PNG, both pushed onto `files`); returns
+/// their captions for the report and their SVG text for report.html.
+fn write_figures(
+    ds: &crate::model::Dataset,
+    a: &crate::Analysis,
+    out: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<(Vec<FigureRef>, Vec<InlineSvg>)> {
+    let fig_dir = out.join("figures");
+    std::fs::create_dir_all(&fig_dir)
+        .map_err(|e| Error::io(fig_dir.display(), "cannot create", e))?;
+    let walls: Vec<(String, Vec<f64>)> = a
+        .arms
+        .iter()
+        .map(|arm| {
+            (
+                arm.clone(),
+                ds.cells
+                    .iter()
+                    .filter(|c| &c.arm == arm)
+                    .filter_map(|c| c.wall_seconds)
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut figures = Vec::new();
+    let mut svgs = Vec::new();
+    for (stem, caption, svg) in crate::figures::draw_all(a, &walls, &fig_dir)? {
+        let rel = format!("figures/{stem}.svg");
+        files.push(fig_dir.join(format!("{stem}.svg")));
+        files.push(fig_dir.join(format!("{stem}.png")));
+        figures.push((rel.clone(), caption));
+        svgs.push((rel, svg));
+    }
+    Ok((figures, svgs))
+}
+
+/// Writes one HTML page per cell under `<out>/cells` and removes stale pages there.
+fn write_cell_pages(
+    out: &Path,
+    pages: &[crate::report::CellPage],
+    files: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let cells_dir = out.join("cells");
+    if !pages.is_empty() {
+        std::fs::create_dir_all(&cells_dir)
+            .map_err(|e| Error::io(cells_dir.display(), "cannot create", e))?;
+        for p in pages {
+            let path = out.join(&p.rel);
+            write_atomic(&path, p.html.as_bytes())?;
+            files.push(path);
+        }
+    }
+    // Pages of an earlier analysis into this folder whose cells are gone would be linked from
+    // nowhere and contradict this report: only this run's pages stay.
+    if let Ok(rd) = std::fs::read_dir(&cells_dir) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "html") && !files.contains(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prints the summary tables, the caveats, what paper.md could not compute, and where it all went.
+fn print_summary(args: &AnalyzeArgs, a: &crate::Analysis, summary: &str, paper: &str) {
+    lrab_util::out!("{summary}");
+    for c in &a.caveats {
+        lrab_util::outln!("caveat: {c}");
+    }
+    for line in not_computed(paper) {
+        lrab_util::outln!("{line}");
+    }
+    lrab_util::outln!("wrote {}", args.out.display());
 }
 
 /// paper.md: the report's sections in the paper's order, each marked by where it came from.

@@ -8,7 +8,7 @@ mod html;
 mod paper;
 mod tables;
 
-pub(crate) use cell_page::{index_markdown as cells_index, pages as cell_pages};
+pub(crate) use cell_page::{index_markdown as cells_index, pages as cell_pages, Page as CellPage};
 pub(crate) use paper::{activation_csv, activation_markdown, paper_markdown, Origins};
 
 pub use html::markdown_to_html;

@@ -1,11 +1,45 @@
 //! The tables of the report as Markdown.
 
 use super::{ci, f3, fp, s, s3, table};
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, TauSummary};
 use std::fmt::Write as _;
 
 /// The tables and tests as Markdown (the body of report.md and of the stdout summary).
+/// One function per section keeps each short; the order of the sections is the report's.
 pub fn tables_markdown(a: &Analysis) -> String {
+    let mut out = simulated_warnings(a);
+    if !a.rows.is_empty() {
+        out.push_str(&mean_scores(a));
+        out.push_str(&cliffs(a));
+        out.push_str(&cells_ge_half(a));
+        out.push_str(&repeats(a));
+    }
+    out.push_str(&comparisons(a));
+    out.push_str(&pooled(a));
+    out.push_str(&super::ablation::section(a));
+    out.push_str(&failure_modes(a));
+    out.push_str(&wall_times(a));
+    out.push_str(&resources(a));
+    out.push_str(&extras(a));
+    if let Some(f) = &a.failure_forms {
+        out.push_str(&f.markdown());
+    }
+    if let Some(r) = &a.resource_table {
+        out.push_str(&r.markdown());
+    }
+    out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
+    out.push_str(&mechanisms(a));
+    if let Some(t) = &a.tau {
+        out.push_str(&tau_means(t));
+        out.push_str(&tau_mcnemar(t));
+        out.push_str(&tau_pass_k(t));
+        out.push_str(&crate::tau2_tables::render(t));
+    }
+    out
+}
+
+/// The warnings that open the tables when any row ran on the simulated backend.
+fn simulated_warnings(a: &Analysis) -> String {
     let mut out = String::new();
     if a.simulated_cells > 0 {
         let _ = writeln!(
@@ -23,110 +57,136 @@ pub fn tables_markdown(a: &Analysis) -> String {
             a.simulated_tau_rows
         );
     }
-    if !a.rows.is_empty() {
-        let _ = writeln!(out, "## Mean score by arm and model\n");
-        let mut h = vec![s("arm")];
-        h.extend(a.models.iter().cloned());
-        h.extend([s("overall"), s("T1"), s("T2"), s("T3"), s("LH-only (T4)")]);
-        let rows: Vec<Vec<String>> = a
-            .rows
-            .iter()
-            .map(|r| {
-                let mut v = vec![if r.arm == a.focal {
-                    format!("**{}**", r.arm)
-                } else {
-                    r.arm.clone()
-                }];
-                v.extend(r.per_model.iter().map(|x| f3(*x)));
-                v.push(r.overall.map_or("–".into(), |o| format!("**{o:.3}**")));
-                v.extend(r.per_tier.iter().map(|x| f3(*x)));
-                v
-            })
-            .collect();
-        table(&mut out, &h, &rows);
-        let _ = writeln!(
-            out,
-            "Overall = mean of the model means. Tiers pool all models' cells.\n"
-        );
+    out
+}
 
-        let _ = writeln!(out, "## Cliff (drop from each arm's best model)\n");
+/// The mean score of each arm per model, overall and per tier.
+fn mean_scores(a: &Analysis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Mean score by arm and model\n");
+    let mut h = vec![s("arm")];
+    h.extend(a.models.iter().cloned());
+    h.extend([s("overall"), s("T1"), s("T2"), s("T3"), s("LH-only (T4)")]);
+    let rows: Vec<Vec<String>> = a
+        .rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![if r.arm == a.focal {
+                format!("**{}**", r.arm)
+            } else {
+                r.arm.clone()
+            }];
+            v.extend(r.per_model.iter().map(|x| f3(*x)));
+            v.push(r.overall.map_or("–".into(), |o| format!("**{o:.3}**")));
+            v.extend(r.per_tier.iter().map(|x| f3(*x)));
+            v
+        })
+        .collect();
+    table(&mut out, &h, &rows);
+    let _ = writeln!(
+        out,
+        "Overall = mean of the model means. Tiers pool all models' cells.\n"
+    );
+    out
+}
+
+/// Each arm's drop from its best model to its worst.
+fn cliffs(a: &Analysis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Cliff (drop from each arm's best model)\n");
+    let rows: Vec<Vec<String>> = a
+        .rows
+        .iter()
+        .map(|r| {
+            let named = |x: &Option<(String, f64)>| {
+                x.as_ref()
+                    .map_or("not computed (no cell)".into(), |(m, v)| {
+                        format!("{m} ({v:.3})")
+                    })
+            };
+            vec![
+                r.arm.clone(),
+                named(&r.best),
+                named(&r.worst),
+                f3(r.cliff()),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        &[s("arm"), s("best model"), s("worst model"), s("cliff")],
+        &rows,
+    );
+    out
+}
+
+/// How many cells of each arm scored at least 0.5, per model.
+fn cells_ge_half(a: &Analysis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Cells scoring ≥ 0.5\n");
+    let mut h = vec![s("arm")];
+    h.extend(a.models.iter().cloned());
+    h.push(s("total"));
+    let rows: Vec<Vec<String>> = a
+        .rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![r.arm.clone()];
+            v.extend(
+                r.ge_half
+                    .iter()
+                    .zip(&r.n_per_model)
+                    .map(|(g, n)| format!("{g}/{n}")),
+            );
+            v.push(format!(
+                "{}/{}",
+                r.ge_half.iter().sum::<usize>(),
+                r.n_per_model.iter().sum::<usize>()
+            ));
+            v
+        })
+        .collect();
+    table(&mut out, &h, &rows);
+    out
+}
+
+/// How much repeats of a cell disagree (only when some cell was repeated).
+fn repeats(a: &Analysis) -> String {
+    let mut out = String::new();
+    if a.rows.iter().any(|r| r.max_repeats > 1) {
+        let _ = writeln!(out, "## Repeats\n");
         let rows: Vec<Vec<String>> = a
             .rows
             .iter()
             .map(|r| {
-                let named = |x: &Option<(String, f64)>| {
-                    x.as_ref()
-                        .map_or("not computed (no cell)".into(), |(m, v)| {
-                            format!("{m} ({v:.3})")
-                        })
-                };
                 vec![
                     r.arm.clone(),
-                    named(&r.best),
-                    named(&r.worst),
-                    f3(r.cliff()),
+                    r.max_repeats.to_string(),
+                    f3(r.repeat_sd),
+                    r.noise_floor
+                        .map_or("not measured (needs 2 batches)".into(), |f| {
+                            format!("{f:.3}")
+                        }),
                 ]
             })
             .collect();
         table(
             &mut out,
-            &[s("arm"), s("best model"), s("worst model"), s("cliff")],
+            &[
+                s("arm"),
+                s("max repeats per cell"),
+                s("mean sd across repeats"),
+                s("noise floor (largest shift between two repeats)"),
+            ],
             &rows,
         );
-
-        let _ = writeln!(out, "## Cells scoring ≥ 0.5\n");
-        let mut h = vec![s("arm")];
-        h.extend(a.models.iter().cloned());
-        h.push(s("total"));
-        let rows: Vec<Vec<String>> = a
-            .rows
-            .iter()
-            .map(|r| {
-                let mut v = vec![r.arm.clone()];
-                v.extend(
-                    r.ge_half
-                        .iter()
-                        .zip(&r.n_per_model)
-                        .map(|(g, n)| format!("{g}/{n}")),
-                );
-                v.push(format!(
-                    "{}/{}",
-                    r.ge_half.iter().sum::<usize>(),
-                    r.n_per_model.iter().sum::<usize>()
-                ));
-                v
-            })
-            .collect();
-        table(&mut out, &h, &rows);
-        if a.rows.iter().any(|r| r.max_repeats > 1) {
-            let _ = writeln!(out, "## Repeats\n");
-            let rows: Vec<Vec<String>> = a
-                .rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.arm.clone(),
-                        r.max_repeats.to_string(),
-                        f3(r.repeat_sd),
-                        r.noise_floor
-                            .map_or("not measured (needs 2 batches)".into(), |f| {
-                                format!("{f:.3}")
-                            }),
-                    ]
-                })
-                .collect();
-            table(
-                &mut out,
-                &[
-                    s("arm"),
-                    s("max repeats per cell"),
-                    s("mean sd across repeats"),
-                    s("noise floor (largest shift between two repeats)"),
-                ],
-                &rows,
-            );
-        }
     }
+    out
+}
+
+/// The focal arm against each arm, per model.
+fn comparisons(a: &Analysis) -> String {
+    let mut out = String::new();
     if !a.comparisons.is_empty() {
         let _ = writeln!(out, "## {} vs each arm, per model\n", a.focal);
         let rows: Vec<Vec<String>> = a
@@ -176,6 +236,12 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
+    out
+}
+
+/// The focal arm against each arm, pooled over models.
+fn pooled(a: &Analysis) -> String {
+    let mut out = String::new();
     if !a.pooled.is_empty() {
         let _ = writeln!(
             out,
@@ -210,7 +276,12 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
-    out.push_str(&super::ablation::section(a));
+    out
+}
+
+/// Failure modes counted per arm.
+fn failure_modes(a: &Analysis) -> String {
+    let mut out = String::new();
     if !a.failure_modes.is_empty() {
         let _ = writeln!(out, "## Failure modes (cells × repeats)\n");
         let modes: std::collections::BTreeSet<&String> =
@@ -232,6 +303,12 @@ pub fn tables_markdown(a: &Analysis) -> String {
             .collect();
         table(&mut out, &h, &rows);
     }
+    out
+}
+
+/// Wall time per cell, per arm.
+fn wall_times(a: &Analysis) -> String {
+    let mut out = String::new();
     if !a.wall.is_empty() {
         let _ = writeln!(out, "## Wall time (seconds per cell)\n");
         let rows: Vec<Vec<String>> = a
@@ -259,6 +336,12 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
+    out
+}
+
+/// Tokens and calls per cell, per arm.
+fn resources(a: &Analysis) -> String {
+    let mut out = String::new();
     if !a.resources.is_empty() {
         let _ = writeln!(
             out,
@@ -290,14 +373,12 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
-    out.push_str(&extras(a));
-    if let Some(f) = &a.failure_forms {
-        out.push_str(&f.markdown());
-    }
-    if let Some(r) = &a.resource_table {
-        out.push_str(&r.markdown());
-    }
-    out.push_str(&crate::analysis::prompt_cache::markdown(&a.prompt_cache));
+    out
+}
+
+/// How often each harness mechanism fired, per arm with event logs.
+fn mechanisms(a: &Analysis) -> String {
+    let mut out = String::new();
     for m in &a.mechanisms {
         if m.by_mechanism.is_empty() {
             continue;
@@ -328,86 +409,99 @@ pub fn tables_markdown(a: &Analysis) -> String {
             &rows,
         );
     }
-    if let Some(t) = &a.tau {
-        let _ = writeln!(out, "## τ²: mean reward (first trial)\n");
+    out
+}
+
+/// τ²: the mean reward per arm and domain.
+fn tau_means(t: &TauSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## τ²: mean reward (first trial)\n");
+    let mut h = vec![s("arm")];
+    h.extend(t.domains.iter().cloned());
+    h.push(s("all tasks"));
+    let rows: Vec<Vec<String>> = t
+        .means
+        .iter()
+        .map(|(arm, per, all)| {
+            let mut v = vec![arm.clone()];
+            v.extend(per.iter().map(|x| f3(*x)));
+            v.push(f3(*all));
+            v
+        })
+        .collect();
+    table(&mut out, &h, &rows);
+    out
+}
+
+/// τ²: the focal arm against each arm, pooled and per domain.
+fn tau_mcnemar(t: &TauSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## τ²: exact McNemar, {} vs each arm (all domains pooled)\n",
+        t.focal
+    );
+    let rows: Vec<Vec<String>> = t
+        .mcnemar
+        .iter()
+        .map(|(c, m, h)| {
+            vec![
+                c.clone(),
+                format!("{}W/{}T/{}L", m.b, m.ties, m.c),
+                fp(m.p_exact),
+                format!("{:.3}", m.z),
+                fp(*h),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        &[
+            s("vs"),
+            s("wins/ties/losses"),
+            s("exact p"),
+            s("sign-test z"),
+            s("Holm p"),
+        ],
+        &rows,
+    );
+    let rows: Vec<Vec<String>> = t
+        .per_domain
+        .iter()
+        .map(|(c, d, m)| {
+            vec![
+                c.clone(),
+                d.clone(),
+                format!("{}W/{}T/{}L", m.b, m.ties, m.c),
+                fp(m.p_exact),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        &[s("vs"), s("domain"), s("W/T/L"), s("exact p")],
+        &rows,
+    );
+    out
+}
+
+/// τ²: pass^k per arm (only when there are trials to count).
+fn tau_pass_k(t: &TauSummary) -> String {
+    let mut out = String::new();
+    let kmax = t.pass_k.iter().map(|p| p.1.len()).max().unwrap_or(0);
+    if kmax > 0 {
         let mut h = vec![s("arm")];
-        h.extend(t.domains.iter().cloned());
-        h.push(s("all tasks"));
+        h.extend((1..=kmax).map(|k| format!("pass^{k}")));
         let rows: Vec<Vec<String>> = t
-            .means
+            .pass_k
             .iter()
-            .map(|(arm, per, all)| {
-                let mut v = vec![arm.clone()];
-                v.extend(per.iter().map(|x| f3(*x)));
-                v.push(f3(*all));
-                v
+            .map(|(a, v)| {
+                let mut r = vec![a.clone()];
+                r.extend((0..kmax).map(|i| f3(v.get(i).copied())));
+                r
             })
             .collect();
         table(&mut out, &h, &rows);
-        let _ = writeln!(
-            out,
-            "## τ²: exact McNemar, {} vs each arm (all domains pooled)\n",
-            t.focal
-        );
-        let rows: Vec<Vec<String>> = t
-            .mcnemar
-            .iter()
-            .map(|(c, m, h)| {
-                vec![
-                    c.clone(),
-                    format!("{}W/{}T/{}L", m.b, m.ties, m.c),
-                    fp(m.p_exact),
-                    format!("{:.3}", m.z),
-                    fp(*h),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &[
-                s("vs"),
-                s("wins/ties/losses"),
-                s("exact p"),
-                s("sign-test z"),
-                s("Holm p"),
-            ],
-            &rows,
-        );
-        let rows: Vec<Vec<String>> = t
-            .per_domain
-            .iter()
-            .map(|(c, d, m)| {
-                vec![
-                    c.clone(),
-                    d.clone(),
-                    format!("{}W/{}T/{}L", m.b, m.ties, m.c),
-                    fp(m.p_exact),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &[s("vs"), s("domain"), s("W/T/L"), s("exact p")],
-            &rows,
-        );
-        let kmax = t.pass_k.iter().map(|p| p.1.len()).max().unwrap_or(0);
-        if kmax > 0 {
-            let mut h = vec![s("arm")];
-            h.extend((1..=kmax).map(|k| format!("pass^{k}")));
-            let rows: Vec<Vec<String>> = t
-                .pass_k
-                .iter()
-                .map(|(a, v)| {
-                    let mut r = vec![a.clone()];
-                    r.extend((0..kmax).map(|i| f3(v.get(i).copied())));
-                    r
-                })
-                .collect();
-            table(&mut out, &h, &rows);
-        }
-    }
-    if let Some(t) = &a.tau {
-        out.push_str(&crate::tau2_tables::render(t));
     }
     out
 }
