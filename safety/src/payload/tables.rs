@@ -113,3 +113,91 @@ pub(super) const TWO_PATH_WRITE: &[&str] = &[
     "symlink",
     "link",
 ];
+
+/// Text showing that a payload builds paths from the home directory.
+pub(super) const HOME_REF: &[&str] = &[
+    "expanduser",
+    "HOME",
+    "Path.home",
+    "homedir",
+    "ENV['HOME']",
+    "$ENV{HOME}",
+    "getenv",
+];
+
+/// Calls that decode a base64 or hex literal (whose result is a payload too).
+pub(super) const DECODE: &[&str] = &[
+    "b64decode",
+    "base64.b64decode",
+    "base64.decodebytes",
+    "atob",
+    "Buffer.from",
+    "decode_base64",
+    "unpack",
+    "bytes.fromhex",
+    "fromhex",
+    "base64_decode",
+];
+
+/// Command-running calls that take a program and its arguments separately.
+pub(super) const EXEC_PROGRAM_ARGS: &[&str] = &[
+    "execFileSync",
+    "spawnSync",
+    "spawn",
+    "execFile",
+    "os.execvp",
+    "os.execlp",
+    "os.spawnlp",
+];
+
+/// `Path` methods that write (or delete); every other method on a path reads it.
+pub(super) const PATH_WRITE_METHODS: &[&str] = &[
+    "write_text",
+    "write_bytes",
+    "unlink",
+    "rmdir",
+    "touch",
+    "mkdir",
+    "chmod",
+    "symlink_to",
+    "hardlink_to",
+];
+
+/// Calls that open a file (for reading, or for writing by their mode argument).
+pub(super) const OPEN: &[&str] = &[
+    "open",
+    "File.open",
+    "io.open",
+    "codecs.open",
+    "openSync",
+    "fopen",
+    "readFileSync",
+    "File.read",
+    "file_get_contents",
+];
+
+/// Python that reaches code by reflection: never excused by a literal import or a decode.
+pub(super) const PY_REFLECTIVE: &[&str] = &[
+    "getattr(",
+    "__dict__",
+    "vars(",
+    "globals(",
+    "__getattribute__",
+    "importlib",
+    "methodcaller",
+];
+
+/// Python that builds and runs code at run time (reflection included).
+pub(super) const PY_DYNAMIC: &[&str] = &[
+    "exec(",
+    "eval(",
+    "compile(",
+    "__import__(",
+    "getattr(",
+    "__dict__",
+    "vars(",
+    "globals(",
+    "__getattribute__",
+    "importlib",
+    "methodcaller",
+];

@@ -149,10 +149,9 @@ pub(super) fn apply(a: &mut Analyzer<'_>, c: &Call<'_>, env: &mut Env) {
             "service start/stop changes system services".into(),
             None,
         ),
-        n if SYSTEM_CONFIG.contains(&n) => {
-            if !system_config_read_only(c) {
-                a.add(R3, format!("'{name}' changes system configuration"), None);
-            }
+        // a read-only call falls through to no rule
+        n if SYSTEM_CONFIG.contains(&n) && !system_config_read_only(c) => {
+            a.add(R3, format!("'{name}' changes system configuration"), None)
         }
         "ip" if words.iter().any(|w| {
             matches!(

@@ -46,28 +46,7 @@ pub(super) fn unwrap(
             }
             Flow::Again
         }
-        "sudo" | "doas" | "pkexec" | "run0" => {
-            a.add(
-                R3,
-                format!("'{name}' runs commands as root"),
-                Some("do the work as the current user inside the working directory"),
-            );
-            args.remove(0);
-            while let Some(x) = args.first() {
-                if !x.text.starts_with('-') {
-                    break;
-                }
-                let takes = matches!(
-                    x.text.as_str(),
-                    "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-U"
-                );
-                args.remove(0);
-                if takes && !args.is_empty() {
-                    args.remove(0);
-                }
-            }
-            Flow::Again
-        }
+        "sudo" | "doas" | "pkexec" | "run0" => sudo(a, name, args),
         "su" | "runuser" => {
             a.add(R3, format!("'{name}' switches user"), None);
             if let Some(i) = rest
@@ -85,61 +64,9 @@ pub(super) fn unwrap(
             args.drain(..2.min(args.len()));
             Flow::Again
         }
-        "env" => {
-            args.remove(0);
-            while let Some(x) = args.first().cloned() {
-                if x.text == "-u" || x.text == "-C" || x.text == "--chdir" || x.text == "--unset" {
-                    args.drain(..2.min(args.len()));
-                } else if x.text == "-S" || x.text == "--split-string" {
-                    args.remove(0);
-                    if let Some(s) = args.first().cloned() {
-                        args.remove(0);
-                        let mut split: Vec<F> = s.text.split_whitespace().map(F::lit).collect();
-                        split.append(args);
-                        *args = split;
-                    }
-                } else if x.text.starts_with('-') {
-                    args.remove(0);
-                } else if let Some((k, v)) = x.text.split_once('=').filter(|(k, _)| {
-                    !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                }) {
-                    a.check_env_assign(k, v);
-                    args.remove(0);
-                } else {
-                    break;
-                }
-            }
-            Flow::Again
-        }
+        "env" => env_wrapper(a, args),
         "nice" | "ionice" | "timeout" | "stdbuf" | "chrt" | "taskset" | "flock" | "cpulimit" => {
-            args.remove(0);
-            while let Some(x) = args.first() {
-                let t = x.text.clone();
-                if t == "-c" && lname == "flock" {
-                    if let Some(c) = args.get(1).cloned() {
-                        interp::shell_string(a, &c, env, depth);
-                    }
-                    return Flow::Done;
-                }
-                if t.starts_with('-') {
-                    let takes = matches!(
-                        t.as_str(),
-                        "-n" | "-c" | "-s" | "-k" | "-o" | "-e" | "-i" | "-l" | "-p" | "-w"
-                    );
-                    args.remove(0);
-                    if takes && !args.is_empty() && lname != "stdbuf" {
-                        args.remove(0);
-                    }
-                } else {
-                    break;
-                }
-            }
-            // the positional that is not a command: timeout's DURATION, flock's FILE,
-            // taskset's mask, chrt's priority
-            if matches!(lname, "timeout" | "flock" | "taskset" | "chrt") && !args.is_empty() {
-                args.remove(0);
-            }
-            Flow::Again
+            limiter(a, lname, args, env, depth)
         }
         "watch" => {
             let ops = operands(rest);
@@ -155,39 +82,7 @@ pub(super) fn unwrap(
             }
             Flow::Done
         }
-        "xargs" => {
-            args.remove(0);
-            while let Some(x) = args.first() {
-                let t = x.text.clone();
-                if !t.starts_with('-') {
-                    break;
-                }
-                let takes = matches!(
-                    t.as_str(),
-                    "-I" | "-n"
-                        | "-P"
-                        | "-d"
-                        | "-L"
-                        | "-s"
-                        | "-a"
-                        | "-E"
-                        | "-i"
-                        | "--delimiter"
-                        | "--arg-file"
-                        | "--max-args"
-                        | "--max-procs"
-                );
-                args.remove(0);
-                if takes && !args.is_empty() {
-                    args.remove(0);
-                }
-            }
-            if args.is_empty() {
-                return Flow::Done;
-            }
-            *from_xargs = true;
-            Flow::Again
-        }
+        "xargs" => xargs(args, from_xargs),
         "eval" => {
             if rest.iter().any(|f| f.dynamic) {
                 a.add(
@@ -217,23 +112,7 @@ pub(super) fn unwrap(
             }
             Flow::Done
         }
-        "alias" => {
-            for x in rest {
-                if let Some((k, v)) = x.text.split_once('=') {
-                    if x.dynamic {
-                        a.add(
-                            R2,
-                            format!("alias '{k}' is defined from run-time text"),
-                            None,
-                        );
-                    } else {
-                        env.vars.insert(format!("\u{0}alias:{k}"), v.to_string());
-                        a.source(v, &mut env.clone(), depth + 1);
-                    }
-                }
-            }
-            Flow::Done
-        }
+        "alias" => alias(a, rest, env, depth),
         "script" | "expect" | "capsh" | "sg" | "newgrp" => {
             if let Some(i) = rest.iter().position(|x| {
                 x.text == "--command"
@@ -249,62 +128,7 @@ pub(super) fn unwrap(
         }
         "systemd-run" | "strace" | "ltrace" | "unshare" | "nsenter" | "setpriv" | "firejail"
         | "bwrap" | "proot" | "fakeroot" | "faketime" | "valgrind" | "torsocks" | "proxychains"
-        | "proxychains4" | "catchsegv" | "chpst" | "runcon" => {
-            // the wrapped command starts at the first argument that is a known program
-            let known = |t: &str| {
-                let n = t.rsplit('/').next().unwrap_or(t);
-                is_shell(n)
-                    || interp_lang(n).is_some()
-                    || n.starts_with("mkfs")
-                    || matches!(
-                        n,
-                        "rm" | "dd"
-                            | "shred"
-                            | "shutdown"
-                            | "reboot"
-                            | "halt"
-                            | "poweroff"
-                            | "chmod"
-                            | "chown"
-                            | "crontab"
-                            | "kill"
-                            | "wipefs"
-                            | "fdisk"
-                            | "mv"
-                            | "cp"
-                            | "tee"
-                            | "find"
-                            | "git"
-                            | "apt"
-                            | "apt-get"
-                            | "pip"
-                            | "pip3"
-                            | "env"
-                            | "sudo"
-                            | "xargs"
-                            | "cat"
-                            | "truncate"
-                            | "ln"
-                            | "sed"
-                    )
-            };
-            match args
-                .iter()
-                .skip(1)
-                .position(|x| !x.dynamic && known(&x.text))
-            {
-                Some(i) => {
-                    args.drain(..=i);
-                    Flow::Again
-                }
-                None => {
-                    if lname == "unshare" || lname == "nsenter" {
-                        a.add(R3, format!("'{name}' enters or creates namespaces"), None);
-                    }
-                    Flow::Done
-                }
-            }
-        }
+        | "proxychains4" | "catchsegv" | "chpst" | "runcon" => launcher(a, lname, name, args),
         n if is_shell(n) => {
             interp::run_shell(a, rest, env, stdin.clone(), depth);
             Flow::Done
@@ -321,5 +145,189 @@ pub(super) fn unwrap(
             Flow::Done
         }
         _ => Flow::Rules,
+    }
+}
+
+/// `sudo` and its kin: running as root is ring 3; the walk goes on with the command after the
+/// options (skipping an option's value).
+fn sudo(a: &mut Analyzer<'_>, name: &str, args: &mut Vec<F>) -> Flow {
+    a.add(
+        R3,
+        format!("'{name}' runs commands as root"),
+        Some("do the work as the current user inside the working directory"),
+    );
+    args.remove(0);
+    while let Some(x) = args.first() {
+        if !x.text.starts_with('-') {
+            break;
+        }
+        let takes = matches!(
+            x.text.as_str(),
+            "-u" | "-g" | "-C" | "-D" | "-h" | "-p" | "-r" | "-t" | "-U"
+        );
+        args.remove(0);
+        if takes && !args.is_empty() {
+            args.remove(0);
+        }
+    }
+    Flow::Again
+}
+
+/// `env`: its assignments are checked, `-S` text is split into the command line, and the walk
+/// goes on with the command after them.
+fn env_wrapper(a: &mut Analyzer<'_>, args: &mut Vec<F>) -> Flow {
+    args.remove(0);
+    while let Some(x) = args.first().cloned() {
+        if x.text == "-u" || x.text == "-C" || x.text == "--chdir" || x.text == "--unset" {
+            args.drain(..2.min(args.len()));
+        } else if x.text == "-S" || x.text == "--split-string" {
+            args.remove(0);
+            if let Some(s) = args.first().cloned() {
+                args.remove(0);
+                let mut split: Vec<F> = s.text.split_whitespace().map(F::lit).collect();
+                split.append(args);
+                *args = split;
+            }
+        } else if x.text.starts_with('-') {
+            args.remove(0);
+        } else if let Some((k, v)) = x.text.split_once('=').filter(|(k, _)| {
+            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }) {
+            a.check_env_assign(k, v);
+            args.remove(0);
+        } else {
+            break;
+        }
+    }
+    Flow::Again
+}
+
+/// Wrappers that limit or time a command (`nice`, `timeout`, `flock`…): skip their options and
+/// the positional that is not a command; `flock -c` runs a shell string.
+fn limiter(
+    a: &mut Analyzer<'_>,
+    lname: &str,
+    args: &mut Vec<F>,
+    env: &mut Env,
+    depth: usize,
+) -> Flow {
+    args.remove(0);
+    while let Some(x) = args.first() {
+        let t = x.text.clone();
+        if t == "-c" && lname == "flock" {
+            if let Some(c) = args.get(1).cloned() {
+                interp::shell_string(a, &c, env, depth);
+            }
+            return Flow::Done;
+        }
+        if t.starts_with('-') {
+            let takes = matches!(
+                t.as_str(),
+                "-n" | "-c" | "-s" | "-k" | "-o" | "-e" | "-i" | "-l" | "-p" | "-w"
+            );
+            args.remove(0);
+            if takes && !args.is_empty() && lname != "stdbuf" {
+                args.remove(0);
+            }
+        } else {
+            break;
+        }
+    }
+    // the positional that is not a command: timeout's DURATION, flock's FILE,
+    // taskset's mask, chrt's priority
+    if matches!(lname, "timeout" | "flock" | "taskset" | "chrt") && !args.is_empty() {
+        args.remove(0);
+    }
+    Flow::Again
+}
+
+/// `xargs`: the walk goes on with its command, marked as taking arguments from stdin.
+fn xargs(args: &mut Vec<F>, from_xargs: &mut bool) -> Flow {
+    args.remove(0);
+    while let Some(x) = args.first() {
+        let t = x.text.clone();
+        if !t.starts_with('-') {
+            break;
+        }
+        let takes = matches!(
+            t.as_str(),
+            "-I" | "-n"
+                | "-P"
+                | "-d"
+                | "-L"
+                | "-s"
+                | "-a"
+                | "-E"
+                | "-i"
+                | "--delimiter"
+                | "--arg-file"
+                | "--max-args"
+                | "--max-procs"
+        );
+        args.remove(0);
+        if takes && !args.is_empty() {
+            args.remove(0);
+        }
+    }
+    if args.is_empty() {
+        return Flow::Done;
+    }
+    *from_xargs = true;
+    Flow::Again
+}
+
+/// `alias`: an alias's text is checked as a command now and remembered for later lines; one
+/// made from run-time text cannot be.
+fn alias(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) -> Flow {
+    for x in rest {
+        if let Some((k, v)) = x.text.split_once('=') {
+            if x.dynamic {
+                a.add(
+                    R2,
+                    format!("alias '{k}' is defined from run-time text"),
+                    None,
+                );
+            } else {
+                env.vars.insert(format!("\u{0}alias:{k}"), v.to_string());
+                a.source(v, &mut env.clone(), depth + 1);
+            }
+        }
+    }
+    Flow::Done
+}
+
+/// Programs that mark where a sandboxing or tracing tool's wrapped command starts (besides
+/// shells, interpreters and every `mkfs*`).
+const KNOWN_PROGRAMS: &[&str] = &[
+    "rm", "dd", "shred", "shutdown", "reboot", "halt", "poweroff", "chmod", "chown", "crontab",
+    "kill", "wipefs", "fdisk", "mv", "cp", "tee", "find", "git", "apt", "apt-get", "pip", "pip3",
+    "env", "sudo", "xargs", "cat", "truncate", "ln", "sed",
+];
+
+/// Sandboxing and tracing tools (`strace`, `bwrap`, `unshare`…): their options vary too much to
+/// parse, so the wrapped command starts at the first argument that is a known program.
+fn launcher(a: &mut Analyzer<'_>, lname: &str, name: &str, args: &mut Vec<F>) -> Flow {
+    let known = |t: &str| {
+        let n = t.rsplit('/').next().unwrap_or(t);
+        is_shell(n)
+            || interp_lang(n).is_some()
+            || n.starts_with("mkfs")
+            || KNOWN_PROGRAMS.contains(&n)
+    };
+    match args
+        .iter()
+        .skip(1)
+        .position(|x| !x.dynamic && known(&x.text))
+    {
+        Some(i) => {
+            args.drain(..=i);
+            Flow::Again
+        }
+        None => {
+            if lname == "unshare" || lname == "nsenter" {
+                a.add(R3, format!("'{name}' enters or creates namespaces"), None);
+            }
+            Flow::Done
+        }
     }
 }
