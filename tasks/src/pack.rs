@@ -158,31 +158,66 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
         file: toml_path.clone(),
         problems: Vec::new(),
     };
-    let text = match std::fs::read_to_string(&toml_path) {
+    let Some(raw) = read_raw_task(&mut v, &toml_path) else {
+        return (None, v.problems);
+    };
+    check_fields(&mut v, &raw, folder);
+    let names = check_inputs(&mut v, root, &raw.inputs);
+    let (milestones, finals) = parse_checks(&mut v, &raw, root, &names);
+    let prompt_body = read_prompt(&mut v, dir);
+    check_solutions(&mut v, dir, &raw);
+    check_generator(&mut v, dir, &raw, (&milestones, &finals), &names);
+    if !v.problems.is_empty() {
+        return (None, v.problems);
+    }
+    let spec = TaskSpec {
+        id: raw.id,
+        tier: raw.tier as u8,
+        domain: raw.domain,
+        title: raw.title,
+        budget_minutes: raw.budget_minutes,
+        inputs: raw.inputs,
+        plan_steps: raw.plan_steps,
+        kill_at_pct: raw.kill_at_pct,
+        generator: raw.generator,
+        milestones,
+        finals,
+        reference: raw.reference,
+        partial: raw.partial,
+        expect: raw.expect,
+    };
+    let task = Task {
+        spec,
+        dir: dir.to_path_buf(),
+        pack_root: root.to_path_buf(),
+        prompt_body,
+    };
+    (Some(task), Vec::new())
+}
+
+/// task.toml read and parsed; `None` (with the problem recorded) when it cannot be, since no
+/// other check means anything then.
+fn read_raw_task(v: &mut Validator, toml_path: &Path) -> Option<RawTask> {
+    let text = match std::fs::read_to_string(toml_path) {
         Ok(t) => t,
         Err(e) => {
-            v.problems.push(Problem {
-                file: toml_path,
-                field: String::new(),
-                message: format!("cannot read task.toml ({e}); every folder of a pack except fixtures/ must be a task"),
-            });
-            return (None, v.problems);
+            v.at(toml_path, "", format!("cannot read task.toml ({e}); every folder of a pack except fixtures/ must be a task"));
+            return None;
         }
     };
-    let raw: RawTask = match toml::from_str(&text) {
-        Ok(r) => r,
+    match toml::from_str(&text) {
+        Ok(r) => Some(r),
         Err(e) => {
             let (field, line) = locate(&text, &e);
             let loc = line.map(|l| format!("line {l}: ")).unwrap_or_default();
-            v.problems.push(Problem {
-                file: toml_path,
-                field,
-                message: format!("{loc}{}", e.message().trim()),
-            });
-            return (None, v.problems);
+            v.at(toml_path, &field, format!("{loc}{}", e.message().trim()));
+            None
         }
-    };
+    }
+}
 
+/// The scalar fields: id matches the folder, numbers in range, texts not empty.
+fn check_fields(v: &mut Validator, raw: &RawTask, folder: &str) {
     if raw.id != folder {
         v.err(
             "id",
@@ -223,11 +258,14 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
             }
         }
     }
+}
 
-    // Inputs: safe, present, unique basenames.
+/// Inputs: safe, present, unique basenames. Returns the workdir names taken (basename -> what
+/// takes it), which the checks and the generator may refer to.
+fn check_inputs(v: &mut Validator, root: &Path, inputs: &[String]) -> BTreeMap<String, String> {
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     names.insert(crate::TASK_INPUT.into(), "the rendered prompt".into());
-    for (i, input) in raw.inputs.iter().enumerate() {
+    for (i, input) in inputs.iter().enumerate() {
         let field = format!("inputs[{i}]");
         if !is_safe_relative(input) {
             v.err(
@@ -248,8 +286,16 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
             );
         }
     }
+    names
+}
 
-    // Checks.
+/// The milestone and final checks, parsed and their parameters checked.
+fn parse_checks(
+    v: &mut Validator,
+    raw: &RawTask,
+    root: &Path,
+    names: &BTreeMap<String, String>,
+) -> (Vec<CheckSpec>, Vec<CheckSpec>) {
     let mut milestones = Vec::new();
     let mut finals = Vec::new();
     for (group, tables, out) in [
@@ -263,17 +309,20 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
             let field = format!("{group}[{i}]");
             match parse_check(t) {
                 Ok(c) => {
-                    check_params(&mut v, &field, &c, root, &names);
+                    check_params(v, &field, &c, root, names);
                     out.push(c);
                 }
                 Err(msg) => v.err(&field, msg.to_string()),
             }
         }
     }
+    (milestones, finals)
+}
 
-    // Prompt body.
+/// The prompt body (prompt.md); empty, with a problem recorded, when missing or blank.
+fn read_prompt(v: &mut Validator, dir: &Path) -> String {
     let prompt_path = dir.join("prompt.md");
-    let prompt_body = match std::fs::read_to_string(&prompt_path) {
+    match std::fs::read_to_string(&prompt_path) {
         Ok(s) if !s.trim().is_empty() => s,
         Ok(_) => {
             v.at(&prompt_path, "", "prompt.md is empty".into());
@@ -283,9 +332,12 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
             v.at(&prompt_path, "", format!("missing prompt.md ({e})"));
             String::new()
         }
-    };
+    }
+}
 
-    // Solutions.
+/// The reference and partial solutions: each given as files/ or a table, only [partial] takes
+/// files from the reference, and a partial solution goes with its expected score.
+fn check_solutions(v: &mut Validator, dir: &Path, raw: &RawTask) {
     for (kind, spec) in [("reference", &raw.reference), ("partial", &raw.partial)] {
         let files = dir.join(kind).join("files");
         let dir_exists = dir.join(kind).exists();
@@ -334,10 +386,18 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
         ),
         _ => {}
     }
+}
 
-    // Generator, manifest and truth placeholders.
-    let mut used = truth::placeholders(&milestones, "milestones");
-    used.extend(truth::placeholders(&finals, "finals"));
+/// Generator, manifest and truth placeholders: placeholders and a manifest need a generator.
+fn check_generator(
+    v: &mut Validator,
+    dir: &Path,
+    raw: &RawTask,
+    (milestones, finals): (&[CheckSpec], &[CheckSpec]),
+    names: &BTreeMap<String, String>,
+) {
+    let mut used = truth::placeholders(milestones, "milestones");
+    used.extend(truth::placeholders(finals, "finals"));
     match &raw.generator {
         None => {
             for (field, key) in &used {
@@ -354,35 +414,8 @@ pub fn load_task(root: &Path, dir: &Path, folder: &str) -> (Option<Task>, Vec<Pr
                 );
             }
         }
-        Some(g) => validate_generator(&mut v, dir, g, &used, &names),
+        Some(g) => validate_generator(v, dir, g, &used, names),
     }
-
-    if !v.problems.is_empty() {
-        return (None, v.problems);
-    }
-    let spec = TaskSpec {
-        id: raw.id,
-        tier: raw.tier as u8,
-        domain: raw.domain,
-        title: raw.title,
-        budget_minutes: raw.budget_minutes,
-        inputs: raw.inputs,
-        plan_steps: raw.plan_steps,
-        kill_at_pct: raw.kill_at_pct,
-        generator: raw.generator,
-        milestones,
-        finals,
-        reference: raw.reference,
-        partial: raw.partial,
-        expect: raw.expect,
-    };
-    let task = Task {
-        spec,
-        dir: dir.to_path_buf(),
-        pack_root: root.to_path_buf(),
-        prompt_body,
-    };
-    (Some(task), Vec::new())
 }
 
 /// The field (`table.key`) and 1-based line a TOML error points at. Unknown-field errors name the
