@@ -139,23 +139,42 @@ fn least_squares(xs: &[i64], ys: &[i64]) -> (f64, f64) {
     (slope, my - slope * mx)
 }
 
-/// One draw of the ten cases; `None` when a planted bug would not show for these inputs.
+/// One draw of the ten cases, in the order of `MODULES`; `None` when a planted bug would not
+/// show for these inputs (the draws stop there, as the caller redraws).
 fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
-    let mut cases = Vec::with_capacity(10);
+    CASE_DRAWS.iter().map(|draw| draw(rng)).collect()
+}
 
-    // m01 mean: bug divides by n + 1, visible unless the sum is 0.
+/// One function per module (m01..m10): each draws its case or gives up.
+const CASE_DRAWS: [fn(&mut SeededRng) -> Option<Case>; 10] = [
+    mean_case,
+    median_case,
+    variance_case,
+    slope_case,
+    interp_case,
+    smooth_case,
+    normalize_case,
+    integrate_case,
+    roots_case,
+    fit_case,
+];
+
+/// m01 mean: bug divides by n + 1, visible unless the sum is 0.
+fn mean_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(5, 9) as usize;
     let v = ints(rng, n, -40, 160);
     let sum: i64 = v.iter().sum();
     if sum == 0 {
         return None;
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(mean(&v)),
         args: vec![Arg::Ints(v)],
-    });
+    })
+}
 
-    // m02 median: even count of distinct values, so the upper middle alone is wrong.
+/// m02 median: even count of distinct values, so the upper middle alone is wrong.
+fn median_case(rng: &mut SeededRng) -> Option<Case> {
     let n = 2 * rng.int_in(3, 5) as usize;
     let v = ints(rng, n, 0, 99);
     let mut s = v.clone();
@@ -165,12 +184,14 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
         return None;
     }
     let median = (s[n / 2 - 1] + s[n / 2]) as f64 / 2.0;
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(median),
         args: vec![Arg::Ints(v)],
-    });
+    })
+}
 
-    // m03 variance: sample vs population differs whenever the values are not all equal.
+/// m03 variance: sample vs population differs whenever the values are not all equal.
+fn variance_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(6, 10) as usize;
     let v = ints(rng, n, 0, 60);
     let m = mean(&v);
@@ -178,12 +199,14 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     if ss == 0.0 {
         return None;
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(ss / (n - 1) as f64),
         args: vec![Arg::Ints(v)],
-    });
+    })
+}
 
-    // m04 slope: a noisy line, so the endpoint slope differs from least squares.
+/// m04 slope: a noisy line, so the endpoint slope differs from least squares.
+fn slope_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(6, 9) as usize;
     let start = rng.int_in(0, 10);
     let xs = positions(rng, n, start, 3);
@@ -195,13 +218,15 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     if !differs(slope, endpoint) {
         return None;
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(slope),
         args: vec![Arg::Ints(xs), Arg::Ints(ys)],
-    });
+    })
+}
 
-    // m05 interp: queries at 1/4, 1/2, 3/4 of chosen segments, always including the last one
-    // (the bug leaves it None).
+/// m05 interp: queries at 1/4, 1/2, 3/4 of chosen segments, always including the last one
+/// (the bug leaves it None).
+fn interp_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(5, 7) as usize;
     let start = rng.int_in(0, 10);
     let xs = positions(rng, n, start, 4);
@@ -220,12 +245,14 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
         queries.push(q);
         values.push(y0 + t * (y1 - y0));
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Floats(values),
         args: vec![Arg::Ints(xs), Arg::Ints(ys), Arg::Floats(queries)],
-    });
+    })
+}
 
-    // m06 smooth: factor >= 2, so stepping back `factor` reads a different earlier output.
+/// m06 smooth: factor >= 2, so stepping back `factor` reads a different earlier output.
+fn smooth_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(6, 9) as usize;
     let v = ints(rng, n, 0, 50);
     let factor = rng.int_in(2, 3);
@@ -242,24 +269,28 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     if !good.iter().zip(&bad).any(|(g, b)| differs(*g, *b)) {
         return None;
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Floats(good),
         args: vec![Arg::Ints(v), Arg::Int(factor)],
-    });
+    })
+}
 
-    // m07 normalize: peak magnitude >= 2, so multiplying by it is visibly wrong.
+/// m07 normalize: peak magnitude >= 2, so multiplying by it is visibly wrong.
+fn normalize_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(5, 8) as usize;
     let v = ints(rng, n, -20, 50);
     let peak = v.iter().map(|x| x.abs()).max().unwrap_or(0);
     if peak < 2 {
         return None;
     }
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Floats(v.iter().map(|&x| x as f64 / peak as f64).collect()),
         args: vec![Arg::Ints(v)],
-    });
+    })
+}
 
-    // m08 integrate: at least one odd pair sum, so floor division loses a half.
+/// m08 integrate: at least one odd pair sum, so floor division loses a half.
+fn integrate_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(5, 8) as usize;
     let xs = positions(rng, n, 0, 3);
     let ys = ints(rng, n, 0, 40);
@@ -269,12 +300,14 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     let area: f64 = (0..n - 1)
         .map(|i| (ys[i] + ys[i + 1]) as f64 / 2.0 * (xs[i + 1] - xs[i]) as f64)
         .sum();
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(area),
         args: vec![Arg::Ints(xs), Arg::Ints(ys)],
-    });
+    })
+}
 
-    // m09 roots: a sign change in the first interval (skipped by the off-by-one), no zeros.
+/// m09 roots: a sign change in the first interval (skipped by the off-by-one), no zeros.
+fn roots_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(6, 9) as usize;
     let xs = positions(rng, n, 0, 2);
     let mut ys: Vec<i64> = Vec::with_capacity(n);
@@ -289,12 +322,14 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
         .filter(|&i| (ys[i] < 0) != (ys[i + 1] < 0))
         .map(|i| xs[i] as f64 - (ys[i] * (xs[i + 1] - xs[i])) as f64 / (ys[i + 1] - ys[i]) as f64)
         .collect();
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Floats(roots),
         args: vec![Arg::Ints(xs), Arg::Ints(ys)],
-    });
+    })
+}
 
-    // m10 fit: the bug returns a one-element list, never a number.
+/// m10 fit: the bug returns a one-element list, never a number.
+fn fit_case(rng: &mut SeededRng) -> Option<Case> {
     let n = rng.int_in(6, 9) as usize;
     let start = rng.int_in(0, 10);
     let xs = positions(rng, n, start, 3);
@@ -302,12 +337,10 @@ fn draw_cases(rng: &mut SeededRng) -> Option<Vec<Case>> {
     let b = rng.int_in(-30, 30);
     let ys: Vec<i64> = xs.iter().map(|&x| a * x + b + rng.int_in(-5, 5)).collect();
     let (_, intercept) = least_squares(&xs, &ys);
-    cases.push(Case {
+    Some(Case {
         expected: Expected::Float(intercept),
         args: vec![Arg::Ints(xs), Arg::Ints(ys)],
-    });
-
-    Some(cases)
+    })
 }
 
 fn render_suite(seed: u64, cases: &[Case]) -> String {
