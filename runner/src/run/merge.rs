@@ -37,43 +37,56 @@ pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<Mer
     if out.exists() && std::fs::read_dir(out)?.next().is_some() {
         bail!("merge: output {} exists and is not empty", out.display());
     }
-    let mut manifests = Vec::new();
-    let mut all: Vec<(PathBuf, CellRow)> = Vec::new();
+    let (manifests, mut all) = read_inputs(inputs, allow_backends)?;
+    let out_id = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .context("merge: output needs a folder name")?;
+    std::fs::create_dir_all(out)?;
+    all.sort_by(|a, b| {
+        (&a.1.arm, &a.1.model, &a.1.task, a.1.repeat, a.1.attempt).cmp(&(
+            &b.1.arm,
+            &b.1.model,
+            &b.1.task,
+            b.1.repeat,
+            b.1.attempt,
+        ))
+    });
+    copy_attempts(out, inputs, &all, &out_id)?;
+    let simulated = all.iter().any(|(_, r)| r.simulated);
+    let m = merged_manifest(&manifests, simulated, out_id, inputs);
+    let cells = matrix::expand(
+        &m.matrix.arms,
+        &m.matrix.models,
+        &m.matrix.tasks,
+        m.matrix.repeats,
+    );
+    m.write(out)?;
+    super::write_plan(&out.join("plan.jsonl"), &cells)?;
+    let rows: Vec<CellRow> = all.into_iter().map(|(_, r)| r).collect();
+    let missing = resume::pending(&cells, &rows, m.matrix.retries).len();
+    Ok(MergeReport {
+        out: out.to_path_buf(),
+        rows: rows.len(),
+        cells_planned: cells.len(),
+        missing,
+    })
+}
+
+/// A row and the input folder it came from.
+type Sourced = (PathBuf, CellRow);
+
+/// Reads every input's manifest and rows, checking them all before anything is written: the
+/// manifests agree, no attempt is unrecorded, in two inputs, or missing its folder.
+fn read_inputs(inputs: &[PathBuf], allow_backends: bool) -> Result<(Vec<Manifest>, Vec<Sourced>)> {
+    let mut manifests: Vec<Manifest> = Vec::new();
+    let mut all: Vec<Sourced> = Vec::new();
     let mut seen = std::collections::BTreeMap::new();
     for dir in inputs {
         let m = Manifest::read(dir)
             .with_context(|| format!("merge: {} is not a run folder", dir.display()))?;
         if let Some(first) = manifests.first() {
-            let mut d = Manifest::disagreements(first, &m);
-            if allow_backends {
-                d.retain(|x| !x.field.ends_with(lrab_records::SERVED_BY));
-            }
-            if !d.is_empty() {
-                let (a, b) = (inputs[0].join("manifest.json"), dir.join("manifest.json"));
-                let lines: Vec<String> = d
-                    .iter()
-                    .map(|x| {
-                        format!(
-                            "  {}: {} in {}, {} in {}",
-                            x.field,
-                            x.left,
-                            a.display(),
-                            x.right,
-                            b.display()
-                        )
-                    })
-                    .collect();
-                bail!(
-                    "merge: {} and {} are not shards of one run; they disagree on {}:\n{}",
-                    inputs[0].display(),
-                    dir.display(),
-                    d.iter()
-                        .map(|x| x.field.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    lines.join("\n")
-                );
-            }
+            refuse_disagreement(first, &inputs[0], &m, dir, allow_backends)?;
         }
         let rows = resume::read_rows_lenient(&dir.join("cells.csv"))?;
         refuse_unrecorded(dir, &rows)?;
@@ -108,25 +121,64 @@ pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<Mer
         }
         manifests.push(m);
     }
-    let out_id = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .context("merge: output needs a folder name")?;
-    std::fs::create_dir_all(out)?;
-    all.sort_by(|a, b| {
-        (&a.1.arm, &a.1.model, &a.1.task, a.1.repeat, a.1.attempt).cmp(&(
-            &b.1.arm,
-            &b.1.model,
-            &b.1.task,
-            b.1.repeat,
-            b.1.attempt,
-        ))
-    });
-    for (dir, r) in &all {
+    Ok((manifests, all))
+}
+
+/// Inputs whose manifests disagree on the work or the code are not shards of one run; the
+/// error names each field, both values and both files.
+fn refuse_disagreement(
+    first: &Manifest,
+    first_dir: &Path,
+    m: &Manifest,
+    dir: &Path,
+    allow_backends: bool,
+) -> Result<()> {
+    let mut d = Manifest::disagreements(first, m);
+    if allow_backends {
+        d.retain(|x| !x.field.ends_with(lrab_records::SERVED_BY));
+    }
+    if d.is_empty() {
+        return Ok(());
+    }
+    let (a, b) = (first_dir.join("manifest.json"), dir.join("manifest.json"));
+    let lines: Vec<String> = d
+        .iter()
+        .map(|x| {
+            format!(
+                "  {}: {} in {}, {} in {}",
+                x.field,
+                x.left,
+                a.display(),
+                x.right,
+                b.display()
+            )
+        })
+        .collect();
+    bail!(
+        "merge: {} and {} are not shards of one run; they disagree on {}:\n{}",
+        first_dir.display(),
+        dir.display(),
+        d.iter()
+            .map(|x| x.field.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        lines.join("\n")
+    );
+}
+
+/// Copies the attempt folders and their rows (re-labelled with the merged run id), the
+/// attempts set aside, and the journals into `out`.
+fn copy_attempts(
+    out: &Path,
+    inputs: &[PathBuf],
+    all: &[(PathBuf, CellRow)],
+    out_id: &str,
+) -> Result<()> {
+    for (dir, r) in all {
         lrab_tasks::copy_tree(&dir.join(&r.attempt_dir), &out.join(&r.attempt_dir))
             .map_err(|e| anyhow::anyhow!("merge: copy {}: {e}", r.attempt_dir))?;
         let mut r = r.clone();
-        r.run_id = out_id.clone();
+        r.run_id = out_id.to_string();
         r.append_to(&out.join("cells.csv"))?;
     }
     // attempts a backend broke, and those a resume set aside, stay with the journal lines that
@@ -148,6 +200,17 @@ pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<Mer
     if !aside.is_empty() {
         std::fs::write(out.join(resume::INTERRUPTED_JOURNAL), aside)?;
     }
+    Ok(())
+}
+
+/// The merged run's manifest: the first input's, run on every input's hosts and backends,
+/// simulated if any row was, with the whole matrix planned and a note naming the inputs.
+fn merged_manifest(
+    manifests: &[Manifest],
+    simulated: bool,
+    out_id: String,
+    inputs: &[PathBuf],
+) -> Manifest {
     let mut m = manifests[0].clone();
     // the merged run ran on every input's host and backends
     let mut hosts: Vec<String> = manifests.iter().filter_map(|x| x.host.clone()).collect();
@@ -162,7 +225,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<Mer
         }
     }
     // a shard whose rows ran on the simulator keeps the merged run labelled simulated
-    m.simulated |= all.iter().any(|(_, r)| r.simulated);
+    m.simulated |= simulated;
     let cells = matrix::expand(
         &m.matrix.arms,
         &m.matrix.models,
@@ -185,16 +248,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf], allow_backends: bool) -> Result<Mer
             .collect::<Vec<_>>()
             .join(", ")
     );
-    m.write(out)?;
-    super::write_plan(&out.join("plan.jsonl"), &cells)?;
-    let rows: Vec<CellRow> = all.into_iter().map(|(_, r)| r).collect();
-    let missing = resume::pending(&cells, &rows, m.matrix.retries).len();
-    Ok(MergeReport {
-        out: out.to_path_buf(),
-        rows: rows.len(),
-        cells_planned: cells.len(),
-        missing,
-    })
+    m
 }
 
 /// An attempt folder under `cells/` with no row is an attempt a runner was in the middle of:

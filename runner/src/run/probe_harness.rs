@@ -196,30 +196,68 @@ impl ProbeExecutor for HarnessExecutor {
 }
 
 impl HarnessExecutor {
+    /// Runs the harness once on a prompt scripting the steps, then reads back what it did to
+    /// each from its event log (or, if it refused to start, refuses every call).
     fn issue_steps(
         &mut self,
         steps: &[Step],
         irreversible: bool,
         env: &ProbeEnv,
     ) -> Result<Issued> {
-        // which steps go to the model; the rest are judged here and never run
-        let mut sent: Vec<Option<usize>> = Vec::with_capacity(steps.len());
-        let mut calls = Vec::new();
-        for s in steps {
-            let hold_back = irreversible
-                && matches!(s, Step::Shell { cmd, prep: false } if classify_shell(cmd, &env.ctx).is_allow());
-            if hold_back {
-                sent.push(None);
-            } else {
-                sent.push(Some(calls.len()));
-                calls.push(call_for(s));
-            }
-        }
+        let (sent, calls) = split_sent(steps, irreversible, env);
         self.count += 1;
         let dir = self.logs.path().join(format!("{:04}", self.count));
         std::fs::create_dir_all(&dir)?;
         let prompt = dir.join("prompt.md");
         std::fs::write(&prompt, prompt_for(&calls))?;
+        // the harness's state lives beside this probe's logs, outside the canary root
+        let state = dir.join(layout::ATTEMPT_STATE);
+        let launch = self.launch(&dir, &prompt, &state, env, calls.len() + 4);
+        let exit = process::run(&launch)?;
+        let stdout = std::fs::read_to_string(&launch.stdout).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&launch.stderr).unwrap_or_default();
+        let other_output = other_output(&stdout, &stderr, &state);
+        if exit.timed_out {
+            bail!(
+                "the harness did not finish within {:?} (logs: {})",
+                self.deadline,
+                dir.display()
+            );
+        }
+        // (exit 4: refused to start, before any command could run)
+        if self.force.is_some() && exit.code != Some(4) {
+            check_sandbox(&layout::events(&state), &self.sandbox_desc)?;
+        }
+        let events = layout::events(&state);
+        let seen: Vec<Named> = if let Some(log) = read_events(&events) {
+            log.tool_calls()
+                .filter(|c| c.name != "finish")
+                .map(|c| judge_call(c).map(|a| named(c.name.clone(), a)))
+                .collect::<Result<_>>()?
+        } else if exit.code == Some(4) {
+            refused_to_start(&calls, &stderr)
+        } else {
+            bail!(
+                "the harness exited with {:?} and left no event log: {}",
+                exit.code,
+                stderr.trim()
+            );
+        };
+        Ok(Issued {
+            attempts: match_script(&sent, &seen, &calls, &dir)?,
+            other_output,
+        })
+    }
+
+    /// The harness's launch on this probe's prompt, in the probe's workdir and home.
+    fn launch(
+        &self,
+        dir: &Path,
+        prompt: &Path,
+        state: &Path,
+        env: &ProbeEnv,
+        max_turns: usize,
+    ) -> Launch {
         let mut launch_env = vec![
             ("HOME".to_string(), env.home.to_string_lossy().to_string()),
             ("TMPDIR".to_string(), env.tmp.to_string_lossy().to_string()),
@@ -227,10 +265,7 @@ impl HarnessExecutor {
         if let Some(s) = &self.force {
             launch_env.push(("LRAB_SANDBOX".into(), s.key().into()));
         }
-        let max_turns = calls.len() + 4;
-        // the harness's state lives beside this probe's logs, outside the canary root
-        let state = dir.join(layout::ATTEMPT_STATE);
-        let launch = Launch {
+        Launch {
             program: self.harness.clone(),
             args: vec![
                 "run".into(),
@@ -257,91 +292,99 @@ impl HarnessExecutor {
             grace: Duration::from_secs(2),
             pgid_file: None,
             confine: None,
-        };
-        let exit = process::run(&launch)?;
-        let stdout = std::fs::read_to_string(&launch.stdout).unwrap_or_default();
-        let stderr = std::fs::read_to_string(&launch.stderr).unwrap_or_default();
-        let mut other_output = format!("{stdout}\n{stderr}");
-        // the full outputs the harness saved for the model to page through
-        if let Ok(rd) = std::fs::read_dir(layout::outputs(&state)) {
-            for e in rd.flatten() {
-                other_output.push_str(&String::from_utf8_lossy(
-                    &std::fs::read(e.path()).unwrap_or_default(),
-                ));
-            }
         }
-        if exit.timed_out {
-            bail!(
-                "the harness did not finish within {:?} (logs: {})",
-                self.deadline,
-                dir.display()
-            );
-        }
-        // (exit 4: refused to start, before any command could run)
-        if self.force.is_some() && exit.code != Some(4) {
-            check_sandbox(&layout::events(&state), &self.sandbox_desc)?;
-        }
-        let events = layout::events(&state);
-        let seen: Vec<Named> = if let Some(log) = read_events(&events) {
-            log.tool_calls()
-                .filter(|c| c.name != "finish")
-                .map(|c| judge_call(c).map(|a| named(c.name.clone(), a)))
-                .collect::<Result<_>>()?
-        } else if exit.code == Some(4) {
-            // refused to start (a workdir it must not run in): every call is refused, by the
-            // boundary ring, with the harness's own words
-            let why = stderr.trim().to_string();
-            calls
-                .iter()
-                .map(|(n, _)| {
-                    let v = Verdict::Deny {
-                        ring: Ring::Boundary,
-                        reason: format!("the harness refused to start: {why}"),
-                        alternative: None,
-                    };
-                    named(
-                        n.clone(),
-                        Attempt {
-                            output: v.message(),
-                            verdict: v,
-                            ran: false,
-                            exit: None,
-                        },
-                    )
-                })
-                .collect()
+    }
+}
+
+/// Which steps go to the model (their index among the calls) and the calls; an irreversible
+/// step the classifier allows is judged here and never run.
+fn split_sent(
+    steps: &[Step],
+    irreversible: bool,
+    env: &ProbeEnv,
+) -> (Vec<Option<usize>>, Vec<(String, Value)>) {
+    let mut sent: Vec<Option<usize>> = Vec::with_capacity(steps.len());
+    let mut calls = Vec::new();
+    for s in steps {
+        let hold_back = irreversible
+            && matches!(s, Step::Shell { cmd, prep: false } if classify_shell(cmd, &env.ctx).is_allow());
+        if hold_back {
+            sent.push(None);
         } else {
-            bail!(
-                "the harness exited with {:?} and left no event log: {}",
-                exit.code,
-                stderr.trim()
-            );
-        };
-        let mut attempts = Vec::with_capacity(steps.len());
-        for slot in &sent {
-            attempts.push(match slot {
-                None => Attempt {
-                    verdict: Verdict::Allow,
+            sent.push(Some(calls.len()));
+            calls.push(call_for(s));
+        }
+    }
+    (sent, calls)
+}
+
+/// Everything the harness printed, and the full outputs it saved for the model to page through.
+fn other_output(stdout: &str, stderr: &str, state: &Path) -> String {
+    let mut other_output = format!("{stdout}\n{stderr}");
+    if let Ok(rd) = std::fs::read_dir(layout::outputs(state)) {
+        for e in rd.flatten() {
+            other_output.push_str(&String::from_utf8_lossy(
+                &std::fs::read(e.path()).unwrap_or_default(),
+            ));
+        }
+    }
+    other_output
+}
+
+/// The harness refused to start (a workdir it must not run in): every call is refused, by the
+/// boundary ring, with the harness's own words.
+fn refused_to_start(calls: &[(String, Value)], stderr: &str) -> Vec<Named> {
+    let why = stderr.trim().to_string();
+    calls
+        .iter()
+        .map(|(n, _)| {
+            let v = Verdict::Deny {
+                ring: Ring::Boundary,
+                reason: format!("the harness refused to start: {why}"),
+                alternative: None,
+            };
+            named(
+                n.clone(),
+                Attempt {
+                    output: v.message(),
+                    verdict: v,
                     ran: false,
                     exit: None,
-                    output: NOT_SENT.into(),
                 },
-                Some(i) => match seen.get(*i) {
-                    Some(n) if n.name == calls[*i].0 => n.attempt.clone(),
-                    other => bail!(
-                        "the harness transcript does not match the script at call {i}: expected {}, saw {:?} (logs: {})",
-                        calls[*i].0,
-                        other.map(|o| &o.name),
-                        dir.display()
-                    ),
-                },
-            });
-        }
-        Ok(Issued {
-            attempts,
-            other_output,
+            )
         })
+        .collect()
+}
+
+/// One attempt per step: held-back steps are not sent; each sent one must be the call the
+/// harness made at its place in the script.
+fn match_script(
+    sent: &[Option<usize>],
+    seen: &[Named],
+    calls: &[(String, Value)],
+    dir: &Path,
+) -> Result<Vec<Attempt>> {
+    let mut attempts = Vec::with_capacity(sent.len());
+    for slot in sent {
+        attempts.push(match slot {
+            None => Attempt {
+                verdict: Verdict::Allow,
+                ran: false,
+                exit: None,
+                output: NOT_SENT.into(),
+            },
+            Some(i) => match seen.get(*i) {
+                Some(n) if n.name == calls[*i].0 => n.attempt.clone(),
+                other => bail!(
+                    "the harness transcript does not match the script at call {i}: expected {}, saw {:?} (logs: {})",
+                    calls[*i].0,
+                    other.map(|o| &o.name),
+                    dir.display()
+                ),
+            },
+        });
     }
+    Ok(attempts)
 }
 
 #[cfg(test)]

@@ -115,16 +115,7 @@ pub fn launch(
     };
     // Every arm talks through a proxy of its own, which records the trajectory; arms with
     // `proxy = true` also get their sampling normalized, the others are forwarded untouched.
-    let proxy = proxy::start(proxy::ProxyConfig {
-        upstream,
-        num_ctx: env.config.num_ctx,
-        log: Some(proxy_log.clone()),
-        normalize: arm.proxy,
-        v1_to_native: arm.proxy,
-        think: env.config.think,
-        // an OpenAI-only backend is reached through its run-wide translating proxy (backend.rs)
-        openai: None,
-    })?;
+    let proxy = start_proxy(env, arm, upstream, &proxy_log)?;
     let backend_url = proxy.url();
     let budget = work.budget(env.config);
     // an arm's own clock runs on real time: on a paced sim it sees the budget scaled
@@ -132,24 +123,17 @@ pub fn launch(
         Some(i) if i.time_scale > 0.0 => budget * i.time_scale,
         _ => budget,
     };
-    let mut vars = Vars::default();
-    vars.set("prompt", work.prompt())
-        .set(
-            "prompt_file",
-            workdir.join(lrab_tasks::TASK_INPUT).to_string_lossy(),
-        )
-        .set("workdir", workdir.to_string_lossy())
-        .set("model", cell.model.clone())
-        .set("backend_url", backend_url.clone())
-        .set("home", home.to_string_lossy())
-        .set("num_ctx", env.config.num_ctx.to_string())
-        .set("budget_minutes", format!("{}", arm_budget / 60.0))
-        .set("attempt_dir", dir.to_string_lossy())
-        .set("install_dir", arm.install_dir())
-        .set(
-            "path",
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
-        );
+    let vars = template_vars(
+        env,
+        arm,
+        work,
+        cell,
+        &dir,
+        &workdir,
+        &home,
+        &backend_url,
+        arm_budget,
+    );
     arm.write_configs(&vars)?;
     let (program, args) = arm.command(&vars)?;
     let mut launch_env = dirs.env();
@@ -207,6 +191,60 @@ pub fn launch(
         arm_time: phased.arm_time,
         sim_ledger: attempt_ledger.as_ref().map(|c| c.since_start()),
     })
+}
+
+/// The arm's own proxy: it records the trajectory, and for arms with `proxy = true` also
+/// normalizes sampling (the others are forwarded untouched).
+fn start_proxy(
+    env: &CellEnv<'_>,
+    arm: &Arm,
+    upstream: String,
+    log: &Path,
+) -> Result<proxy::ProxyHandle> {
+    proxy::start(proxy::ProxyConfig {
+        upstream,
+        num_ctx: env.config.num_ctx,
+        log: Some(log.to_path_buf()),
+        normalize: arm.proxy,
+        v1_to_native: arm.proxy,
+        think: env.config.think,
+        // an OpenAI-only backend is reached through its run-wide translating proxy (backend.rs)
+        openai: None,
+    })
+}
+
+/// The variables an arm's command line and config templates may use.
+#[allow(clippy::too_many_arguments)]
+fn template_vars(
+    env: &CellEnv<'_>,
+    arm: &Arm,
+    work: &dyn Workload,
+    cell: &Cell,
+    dir: &Path,
+    workdir: &Path,
+    home: &Path,
+    backend_url: &str,
+    arm_budget: f64,
+) -> Vars {
+    let mut vars = Vars::default();
+    vars.set("prompt", work.prompt())
+        .set(
+            "prompt_file",
+            workdir.join(lrab_tasks::TASK_INPUT).to_string_lossy(),
+        )
+        .set("workdir", workdir.to_string_lossy())
+        .set("model", cell.model.clone())
+        .set("backend_url", backend_url)
+        .set("home", home.to_string_lossy())
+        .set("num_ctx", env.config.num_ctx.to_string())
+        .set("budget_minutes", format!("{}", arm_budget / 60.0))
+        .set("attempt_dir", dir.to_string_lossy())
+        .set("install_dir", arm.install_dir())
+        .set(
+            "path",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+        );
+    vars
 }
 
 /// A fresh attempt folder. One left over by a runner that died mid-attempt has what it launched
