@@ -24,41 +24,12 @@ pub(super) fn unwrap(
     match lname {
         "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time" | "nohup"
         | "builtin" | "exec" | "setsid" | "coproc" | "unbuffer" | "busybox" | "toybox"
-        | "caffeinate" => {
-            args.remove(0);
-            while args.first().is_some_and(|x| x.text.starts_with('-')) && lname != "!" {
-                args.remove(0);
-            }
-            Flow::Again
-        }
+        | "caffeinate" => keyword(lname, args),
         "fi" | "done" | "esac" | "for" | "case" | "in" | "select" | "{" | "}" | "function"
         | "return" | "break" | "continue" => Flow::Done,
-        "command" => {
-            if rest
-                .first()
-                .is_some_and(|x| x.text == "-v" || x.text == "-V")
-            {
-                return Flow::Done;
-            }
-            args.remove(0);
-            while args.first().is_some_and(|x| x.text.starts_with('-')) {
-                args.remove(0);
-            }
-            Flow::Again
-        }
+        "command" => command(rest, args),
         "sudo" | "doas" | "pkexec" | "run0" => sudo(a, name, args),
-        "su" | "runuser" => {
-            a.add(R3, format!("'{name}' switches user"), None);
-            if let Some(i) = rest
-                .iter()
-                .position(|x| x.text == "-c" || x.text == "--command")
-            {
-                if let Some(c) = rest.get(i + 1) {
-                    interp::shell_string(a, c, env, depth);
-                }
-            }
-            Flow::Done
-        }
+        "su" | "runuser" => su(a, name, rest, env, depth),
         "chroot" => {
             a.add(R3, "'chroot' changes the root directory".into(), None);
             args.drain(..2.min(args.len()));
@@ -68,38 +39,9 @@ pub(super) fn unwrap(
         "nice" | "ionice" | "timeout" | "stdbuf" | "chrt" | "taskset" | "flock" | "cpulimit" => {
             limiter(a, lname, args, env, depth)
         }
-        "watch" => {
-            let ops = operands(rest);
-            let cmd = ops
-                .iter()
-                .map(|f| f.text.clone())
-                .collect::<Vec<_>>()
-                .join(" ");
-            if ops.iter().any(|f| f.dynamic) {
-                a.add(R2, "watch runs a command computed at run time".into(), None);
-            } else {
-                a.source(&cmd, &mut env.clone(), depth + 1);
-            }
-            Flow::Done
-        }
+        "watch" => watch(a, rest, env, depth),
         "xargs" => xargs(args, from_xargs),
-        "eval" => {
-            if rest.iter().any(|f| f.dynamic) {
-                a.add(
-                    R2,
-                    "eval of text computed at run time cannot be inspected".into(),
-                    Some("run the command directly"),
-                );
-            } else {
-                let src = rest
-                    .iter()
-                    .map(|f| f.text.clone())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                a.source(&src, env, depth + 1);
-            }
-            Flow::Done
-        }
+        "eval" => eval(a, rest, env, depth),
         "source" | "." => {
             if let Some(f) = rest.first() {
                 interp::script_file(a, f, env, Lang::Shell, depth);
@@ -113,19 +55,7 @@ pub(super) fn unwrap(
             Flow::Done
         }
         "alias" => alias(a, rest, env, depth),
-        "script" | "expect" | "capsh" | "sg" | "newgrp" => {
-            if let Some(i) = rest.iter().position(|x| {
-                x.text == "--command"
-                    || (x.text.starts_with('-')
-                        && !x.text.starts_with("--")
-                        && x.text.ends_with('c'))
-            }) {
-                if let Some(c) = rest.get(i + 1) {
-                    interp::shell_string(a, c, env, depth);
-                }
-            }
-            Flow::Done
-        }
+        "script" | "expect" | "capsh" | "sg" | "newgrp" => command_option(a, rest, env, depth),
         "systemd-run" | "strace" | "ltrace" | "unshare" | "nsenter" | "setpriv" | "firejail"
         | "bwrap" | "proot" | "fakeroot" | "faketime" | "valgrind" | "torsocks" | "proxychains"
         | "proxychains4" | "catchsegv" | "chpst" | "runcon" => launcher(a, lname, name, args),
@@ -146,6 +76,94 @@ pub(super) fn unwrap(
         }
         _ => Flow::Rules,
     }
+}
+
+/// Shell keywords and plain prefixes (`if`, `time`, `nohup`, `exec`…): the walk goes on with
+/// the command after them and their options (`!` takes none, so `! -x` stays).
+fn keyword(lname: &str, args: &mut Vec<F>) -> Flow {
+    args.remove(0);
+    while args.first().is_some_and(|x| x.text.starts_with('-')) && lname != "!" {
+        args.remove(0);
+    }
+    Flow::Again
+}
+
+/// `command`: `-v`/`-V` only look a name up; otherwise the walk goes on with the command.
+fn command(rest: &[F], args: &mut Vec<F>) -> Flow {
+    if rest
+        .first()
+        .is_some_and(|x| x.text == "-v" || x.text == "-V")
+    {
+        return Flow::Done;
+    }
+    args.remove(0);
+    while args.first().is_some_and(|x| x.text.starts_with('-')) {
+        args.remove(0);
+    }
+    Flow::Again
+}
+
+/// `su`/`runuser`: switching user is ring 3; a `-c` command is checked as shell.
+fn su(a: &mut Analyzer<'_>, name: &str, rest: &[F], env: &mut Env, depth: usize) -> Flow {
+    a.add(R3, format!("'{name}' switches user"), None);
+    if let Some(i) = rest
+        .iter()
+        .position(|x| x.text == "-c" || x.text == "--command")
+    {
+        if let Some(c) = rest.get(i + 1) {
+            interp::shell_string(a, c, env, depth);
+        }
+    }
+    Flow::Done
+}
+
+/// `watch`: its command is checked as shell, or refused when computed at run time.
+fn watch(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) -> Flow {
+    let ops = operands(rest);
+    let cmd = ops
+        .iter()
+        .map(|f| f.text.clone())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if ops.iter().any(|f| f.dynamic) {
+        a.add(R2, "watch runs a command computed at run time".into(), None);
+    } else {
+        a.source(&cmd, &mut env.clone(), depth + 1);
+    }
+    Flow::Done
+}
+
+/// `eval`: its text is checked as shell in the same environment, or refused when computed.
+fn eval(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) -> Flow {
+    if rest.iter().any(|f| f.dynamic) {
+        a.add(
+            R2,
+            "eval of text computed at run time cannot be inspected".into(),
+            Some("run the command directly"),
+        );
+    } else {
+        let src = rest
+            .iter()
+            .map(|f| f.text.clone())
+            .collect::<Vec<_>>()
+            .join(" ");
+        a.source(&src, env, depth + 1);
+    }
+    Flow::Done
+}
+
+/// `script`, `expect`, `capsh`, `sg`, `newgrp`: the argument of a short option ending in `c`
+/// (`-c`, `-qc`) or of `--command` is checked as shell.
+fn command_option(a: &mut Analyzer<'_>, rest: &[F], env: &mut Env, depth: usize) -> Flow {
+    if let Some(i) = rest.iter().position(|x| {
+        x.text == "--command"
+            || (x.text.starts_with('-') && !x.text.starts_with("--") && x.text.ends_with('c'))
+    }) {
+        if let Some(c) = rest.get(i + 1) {
+            interp::shell_string(a, c, env, depth);
+        }
+    }
+    Flow::Done
 }
 
 /// `sudo` and its kin: running as root is ring 3; the walk goes on with the command after the
