@@ -142,38 +142,12 @@ pub fn read_prompt(path: &std::path::Path) -> Result<String, PromptError> {
     Ok(text)
 }
 
+/// `lrab-harness run`: every check that needs no backend first (so a bad prompt, workdir,
+/// state folder or endpoint is a usage error, not a backend one), then the agent loop.
 pub fn run(a: &RunArgs) -> i32 {
-    let task = match read_prompt(&a.prompt_file) {
-        Ok(t) => t,
-        Err(e) => return fail(EXIT_PROMPT, &e.to_string()),
-    };
-    if !a.workdir.is_dir() {
-        return fail(
-            EXIT_WORKDIR,
-            &format!(
-                "workdir '{}' does not exist or is not a directory",
-                a.workdir.display()
-            ),
-        );
-    }
-    if let Err(e) = crate::startup::check(&a.workdir) {
-        return fail(e.exit_code(), &e.to_string());
-    }
-    // the state folder is checked (and made) before the backend is contacted too
-    let state = match &a.state_dir {
-        Some(p) => Ok(p.clone()),
-        None => crate::state_dir::default_for(&a.workdir),
-    };
-    if let Err(e) = state.and_then(|p| crate::state_dir::StateDir::open(&p, &a.workdir)) {
-        return fail(EXIT_WORKDIR, &e.to_string());
-    }
-    // checked before contacting the backend: a bad endpoint is a usage error
-    let web = match web_endpoint(
-        a.web_search.as_deref(),
-        std::env::var("LRAB_WEB_SEARCH").ok().as_deref(),
-    ) {
-        Ok(w) => w,
-        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
+    let (task, web) = match check_inputs(a) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let conn = match connect(a) {
         Ok(x) => x,
@@ -190,7 +164,69 @@ pub fn run(a: &RunArgs) -> i32 {
             conn.num_ctx
         );
     }
-    let mut cfg = AgentConfig::new(&a.workdir, &task);
+    let (cfg, model) = agent_config(a, &task, conn, web);
+    crate::tools::shell::install_signal_handlers();
+    let mut agent = match Agent::new(cfg, model) {
+        Ok(ag) => ag,
+        Err(e) => return fail(EXIT_WORKDIR, &e.to_string()),
+    };
+    for w in &agent.warnings {
+        eprintln!("lrab-harness: warning: {w}");
+    }
+    if !a.quiet {
+        print_banner(a, &agent);
+    }
+    if agent.resumed {
+        lrab_util::outln!(
+            "[lrab-harness] resumed checkpoint: {} messages, turn {}",
+            agent.state.messages.len(),
+            agent.state.turn
+        );
+    }
+    exit_code(&agent.run())
+}
+
+/// The prompt, the workdir, the state folder and the web endpoint, checked before the backend
+/// is contacted; the task text and the endpoint, or the exit code (its error printed).
+fn check_inputs(a: &RunArgs) -> Result<(String, Option<String>), i32> {
+    let task = read_prompt(&a.prompt_file).map_err(|e| fail(EXIT_PROMPT, &e.to_string()))?;
+    if !a.workdir.is_dir() {
+        return Err(fail(
+            EXIT_WORKDIR,
+            &format!(
+                "workdir '{}' does not exist or is not a directory",
+                a.workdir.display()
+            ),
+        ));
+    }
+    if let Err(e) = crate::startup::check(&a.workdir) {
+        return Err(fail(e.exit_code(), &e.to_string()));
+    }
+    // the state folder is checked (and made) before the backend is contacted too
+    let state = match &a.state_dir {
+        Some(p) => Ok(p.clone()),
+        None => crate::state_dir::default_for(&a.workdir),
+    };
+    if let Err(e) = state.and_then(|p| crate::state_dir::StateDir::open(&p, &a.workdir)) {
+        return Err(fail(EXIT_WORKDIR, &e.to_string()));
+    }
+    // checked before contacting the backend: a bad endpoint is a usage error
+    let web = web_endpoint(
+        a.web_search.as_deref(),
+        std::env::var("LRAB_WEB_SEARCH").ok().as_deref(),
+    )
+    .map_err(|e| fail(EXIT_USAGE, &e.to_string()))?;
+    Ok((task, web))
+}
+
+/// The agent's configuration from the flags and what the backend reported.
+fn agent_config(
+    a: &RunArgs,
+    task: &str,
+    conn: Connected,
+    web: Option<String>,
+) -> (AgentConfig, Box<dyn Model>) {
+    let mut cfg = AgentConfig::new(&a.workdir, task);
     cfg.ablations = a.ablate.clone();
     cfg.max_turns = a.max_turns;
     cfg.time_budget_min = a.time_budget;
@@ -201,45 +237,35 @@ pub fn run(a: &RunArgs) -> i32 {
         (ProtocolArg::Native, false) => ToolProtocol::Native,
         _ => ToolProtocol::Auto,
     };
-    let model = conn.model;
     cfg.verbose = !a.quiet;
     cfg.allow_unconfined = a.allow_unconfined;
     cfg.web_search = web;
     cfg.state_dir = a.state_dir.clone();
-    crate::tools::shell::install_signal_handlers();
-    let mut agent = match Agent::new(cfg, model) {
-        Ok(ag) => ag,
-        Err(e) => return fail(EXIT_WORKDIR, &e.to_string()),
-    };
-    for w in &agent.warnings {
-        eprintln!("lrab-harness: warning: {w}");
-    }
-    if !a.quiet {
-        lrab_util::outln!(
-            "[lrab-harness] model {} via {} ({:?} API, {} tool protocol), tier {:?}, context {} ({}), static prefill {} tokens, ablated: [{}]",
-            a.model,
-            a.backend_url,
-            a.api,
-            if agent.state.text_protocol { "text" } else { "native" },
-            agent.state.tier,
-            agent.cfg.num_ctx,
-            agent.cfg.num_ctx_source,
-            if agent.state.text_protocol {
-                crate::mechanisms::text_protocol::static_prefill()
-            } else {
-                prefill::static_prefill()
-            },
-            agent.cfg.ablations.names().join(",")
-        );
-    }
-    if agent.resumed {
-        lrab_util::outln!(
-            "[lrab-harness] resumed checkpoint: {} messages, turn {}",
-            agent.state.messages.len(),
-            agent.state.turn
-        );
-    }
-    let out = agent.run();
+    (cfg, conn.model)
+}
+
+/// The one line saying what runs: model, backend, protocol, tier, context, prefill, ablations.
+fn print_banner(a: &RunArgs, agent: &Agent<Box<dyn Model>>) {
+    lrab_util::outln!(
+        "[lrab-harness] model {} via {} ({:?} API, {} tool protocol), tier {:?}, context {} ({}), static prefill {} tokens, ablated: [{}]",
+        a.model,
+        a.backend_url,
+        a.api,
+        if agent.state.text_protocol { "text" } else { "native" },
+        agent.state.tier,
+        agent.cfg.num_ctx,
+        agent.cfg.num_ctx_source,
+        if agent.state.text_protocol {
+            crate::mechanisms::text_protocol::static_prefill()
+        } else {
+            prefill::static_prefill()
+        },
+        agent.cfg.ablations.names().join(",")
+    );
+}
+
+/// The documented exit code for how the run ended.
+fn exit_code(out: &crate::agent::RunOutcome) -> i32 {
     match &out.status {
         RunStatus::Finished | RunStatus::Answered => EXIT_OK,
         // the harness ended the run itself because the model stopped making progress: not a

@@ -244,6 +244,7 @@ fn quote(s: &str) -> String {
 
 impl FinishGate {
     /// Run the checks. `tests_run` receives the outcome of every test command run.
+    /// The first check that rejects decides; each is capped so the model cannot be held forever.
     pub fn evaluate(
         &mut self,
         input: &GateInput<'_>,
@@ -251,157 +252,207 @@ impl FinishGate {
         tests_run: &mut Vec<TestOutcome>,
     ) -> GateDecision {
         let named = named_artifacts(input.task);
-        // 1. nothing done yet
-        if !input.productive && self.fake < CAP_FAKE {
-            self.fake += 1;
-            let next = match named.iter().find(|a| env.file_size(a).unwrap_or(0) == 0) {
-                Some(a) => format!(
-                    "write_file(path={}, content=...) with the real content",
-                    quote(a)
-                ),
-                None => "run_shell to compute what the task asks, then write the result files"
-                    .to_string(),
-            };
-            return GateDecision::Reject {
-                check: "fake_finish",
-                message: format!(
-                    "Not finished: no file has been written and no command has run yet, so the task cannot be done. Next action: {next}."
-                ),
-            };
-        }
-        // 2. named artifacts exist and are non-empty
-        if self.artifacts < CAP_ARTIFACTS {
-            let missing: Vec<&String> = named
-                .iter()
-                .filter(|a| env.file_size(a).is_none())
-                .collect();
-            let empty: Vec<&String> = named
-                .iter()
-                .filter(|a| env.file_size(a) == Some(0))
-                .collect();
-            if let Some(first) = missing.first().or(empty.first()) {
-                self.artifacts += 1;
-                let mut msg = String::from("Not finished: ");
-                if !missing.is_empty() {
-                    msg.push_str(&format!(
-                        "missing file(s) the task names: {}. ",
-                        missing
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-                if !empty.is_empty() {
-                    msg.push_str(&format!(
-                        "empty file(s): {}. ",
-                        empty
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-                msg.push_str(&format!(
-                    "Next action: write_file(path={}, content=...) with its full content.",
-                    quote(first)
-                ));
-                // restate the task when it lies far back (in view, a copy is only paid for)
-                if !input.task_in_view {
-                    let t = task_excerpt(input.task);
-                    msg.push_str(&format!("\nThe task, restated:\n---\n{t}\n---"));
-                }
-                return GateDecision::Reject {
-                    check: "artifacts",
-                    message: msg,
-                };
-            }
-        }
-        // 3. the task's own tests
-        if self.tests < CAP_TESTS {
-            for cmd in detect_test_commands(input.task, env) {
-                let run = env.run_test(&cmd);
-                let verdict = if run.timed_out {
-                    Verdict::Failed
-                } else {
-                    match detect_verdict(&run.output, run.exit) {
-                        Some(v) => v,
-                        None if is_test_command(&cmd) || run.exit.is_some() => {
-                            if run.exit == Some(0) {
-                                Verdict::Passed
-                            } else {
-                                Verdict::Failed
-                            }
-                        }
-                        None => Verdict::Unknown,
-                    }
-                };
-                tests_run.push(TestOutcome {
-                    command: cmd.clone(),
-                    verdict,
-                });
-                if verdict == Verdict::Failed {
-                    self.tests += 1;
-                    let detail = if run.timed_out {
-                        "it timed out (an endless loop or a blocking input?)".to_string()
-                    } else if input.verify_feedback {
-                        match first_failure(&run.output) {
-                            Some(f) => format!("first failure: {}", f.describe()),
-                            None => format!("last output line: {}", last_line(&run.output)),
-                        }
-                    } else {
-                        format!("last output line: {}", last_line(&run.output))
-                    };
-                    let next = if input.verify_feedback {
-                        match first_failure(&run.output).and_then(|f| f.file) {
-                            Some(file) if !file.contains("test") => {
-                                format!("read_file(path={}) around that line, fix the code with edit_file, then run {}", quote(&file), quote(&cmd))
-                            }
-                            _ => format!("read the failing test, fix the code it tests (not the test), then run_shell(command={})", quote(&cmd)),
-                        }
-                    } else {
-                        format!("fix the code, then run_shell(command={})", quote(&cmd))
-                    };
-                    return GateDecision::Reject {
-                        check: "tests",
-                        message: format!(
-                            "Not finished: the tests fail. I ran `{cmd}`: {detail}. Next action: {next}."
-                        ),
-                    };
-                }
-            }
-        }
-        // 4. plan sync
-        if !input.open_plan_items.is_empty() && self.plan < CAP_PLAN {
-            self.plan += 1;
-            let list: Vec<String> = input
-                .open_plan_items
-                .iter()
-                .take(5)
-                .map(|s| format!("- {s}"))
-                .collect();
-            return GateDecision::Reject {
-                check: "plan_sync",
-                message: format!(
-                    "Your plan still has {} open item(s):\n{}\nIf they are really done, call todo(action=\"done_all\") and then finish. Otherwise do the next one now.",
-                    input.open_plan_items.len(),
-                    list.join("\n")
-                ),
-            };
-        }
-        // 5. one re-read of the task, always copied: every requirement next to the claim
-        if !self.reread {
-            self.reread = true;
-            return GateDecision::Reject {
-                check: "reread",
-                message: format!(
-                    "Before finishing, re-read the task and check every named file, number, section and format against it:\n---\n{}\n---\nFix anything missing with a tool call; if everything is right, call finish again.",
-                    task_excerpt(input.task)
-                ),
-            };
-        }
-        GateDecision::Accept
+        self.nothing_done(input, env, &named)
+            .or_else(|| self.missing_artifacts(input, env, &named))
+            .or_else(|| self.failing_tests(input, env, tests_run))
+            .or_else(|| self.open_plan(input))
+            .or_else(|| self.reread(input))
+            .unwrap_or(GateDecision::Accept)
     }
+
+    /// 1. Nothing done yet: no file written, no command run.
+    fn nothing_done(
+        &mut self,
+        input: &GateInput<'_>,
+        env: &dyn GateEnv,
+        named: &[String],
+    ) -> Option<GateDecision> {
+        if input.productive || self.fake >= CAP_FAKE {
+            return None;
+        }
+        self.fake += 1;
+        let next = match named.iter().find(|a| env.file_size(a).unwrap_or(0) == 0) {
+            Some(a) => format!(
+                "write_file(path={}, content=...) with the real content",
+                quote(a)
+            ),
+            None => {
+                "run_shell to compute what the task asks, then write the result files".to_string()
+            }
+        };
+        Some(GateDecision::Reject {
+            check: "fake_finish",
+            message: format!(
+                "Not finished: no file has been written and no command has run yet, so the task cannot be done. Next action: {next}."
+            ),
+        })
+    }
+
+    /// 2. The files the task names exist and are non-empty.
+    fn missing_artifacts(
+        &mut self,
+        input: &GateInput<'_>,
+        env: &dyn GateEnv,
+        named: &[String],
+    ) -> Option<GateDecision> {
+        if self.artifacts >= CAP_ARTIFACTS {
+            return None;
+        }
+        let missing: Vec<&String> = named
+            .iter()
+            .filter(|a| env.file_size(a).is_none())
+            .collect();
+        let empty: Vec<&String> = named
+            .iter()
+            .filter(|a| env.file_size(a) == Some(0))
+            .collect();
+        let first = missing.first().or(empty.first())?;
+        self.artifacts += 1;
+        let mut msg = String::from("Not finished: ");
+        if !missing.is_empty() {
+            msg.push_str(&format!(
+                "missing file(s) the task names: {}. ",
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !empty.is_empty() {
+            msg.push_str(&format!(
+                "empty file(s): {}. ",
+                empty
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        msg.push_str(&format!(
+            "Next action: write_file(path={}, content=...) with its full content.",
+            quote(first)
+        ));
+        // restate the task when it lies far back (in view, a copy is only paid for)
+        if !input.task_in_view {
+            let t = task_excerpt(input.task);
+            msg.push_str(&format!("\nThe task, restated:\n---\n{t}\n---"));
+        }
+        Some(GateDecision::Reject {
+            check: "artifacts",
+            message: msg,
+        })
+    }
+
+    /// 3. The task's own tests: runs each, rejects at the first that fails.
+    fn failing_tests(
+        &mut self,
+        input: &GateInput<'_>,
+        env: &mut dyn GateEnv,
+        tests_run: &mut Vec<TestOutcome>,
+    ) -> Option<GateDecision> {
+        if self.tests >= CAP_TESTS {
+            return None;
+        }
+        for cmd in detect_test_commands(input.task, env) {
+            let run = env.run_test(&cmd);
+            let verdict = test_verdict(&cmd, &run);
+            tests_run.push(TestOutcome {
+                command: cmd.clone(),
+                verdict,
+            });
+            if verdict == Verdict::Failed {
+                self.tests += 1;
+                return Some(GateDecision::Reject {
+                    check: "tests",
+                    message: test_failure_message(&cmd, &run, input.verify_feedback),
+                });
+            }
+        }
+        None
+    }
+
+    /// 4. Plan sync: open plan items are either done or the next thing to do.
+    fn open_plan(&mut self, input: &GateInput<'_>) -> Option<GateDecision> {
+        if input.open_plan_items.is_empty() || self.plan >= CAP_PLAN {
+            return None;
+        }
+        self.plan += 1;
+        let list: Vec<String> = input
+            .open_plan_items
+            .iter()
+            .take(5)
+            .map(|s| format!("- {s}"))
+            .collect();
+        Some(GateDecision::Reject {
+            check: "plan_sync",
+            message: format!(
+                "Your plan still has {} open item(s):\n{}\nIf they are really done, call todo(action=\"done_all\") and then finish. Otherwise do the next one now.",
+                input.open_plan_items.len(),
+                list.join("\n")
+            ),
+        })
+    }
+
+    /// 5. One re-read of the task, always copied: every requirement next to the claim.
+    fn reread(&mut self, input: &GateInput<'_>) -> Option<GateDecision> {
+        if self.reread {
+            return None;
+        }
+        self.reread = true;
+        Some(GateDecision::Reject {
+            check: "reread",
+            message: format!(
+                "Before finishing, re-read the task and check every named file, number, section and format against it:\n---\n{}\n---\nFix anything missing with a tool call; if everything is right, call finish again.",
+                task_excerpt(input.task)
+            ),
+        })
+    }
+}
+
+/// A test command's verdict: the test runner's own summary when it prints one, else the exit
+/// status for a known test command or any command that exited.
+fn test_verdict(cmd: &str, run: &TestRun) -> Verdict {
+    if run.timed_out {
+        return Verdict::Failed;
+    }
+    match detect_verdict(&run.output, run.exit) {
+        Some(v) => v,
+        None if is_test_command(cmd) || run.exit.is_some() => {
+            if run.exit == Some(0) {
+                Verdict::Passed
+            } else {
+                Verdict::Failed
+            }
+        }
+        None => Verdict::Unknown,
+    }
+}
+
+/// What a failed test command tells the model: what went wrong and the next action (pointing
+/// at the first failure's file when `verify_feedback` is on).
+fn test_failure_message(cmd: &str, run: &TestRun, verify_feedback: bool) -> String {
+    let detail = if run.timed_out {
+        "it timed out (an endless loop or a blocking input?)".to_string()
+    } else if verify_feedback {
+        match first_failure(&run.output) {
+            Some(f) => format!("first failure: {}", f.describe()),
+            None => format!("last output line: {}", last_line(&run.output)),
+        }
+    } else {
+        format!("last output line: {}", last_line(&run.output))
+    };
+    let next = if verify_feedback {
+        match first_failure(&run.output).and_then(|f| f.file) {
+            Some(file) if !file.contains("test") => {
+                format!("read_file(path={}) around that line, fix the code with edit_file, then run {}", quote(&file), quote(cmd))
+            }
+            _ => format!("read the failing test, fix the code it tests (not the test), then run_shell(command={})", quote(cmd)),
+        }
+    } else {
+        format!("fix the code, then run_shell(command={})", quote(cmd))
+    };
+    format!("Not finished: the tests fail. I ran `{cmd}`: {detail}. Next action: {next}.")
 }
 
 fn last_line(s: &str) -> String {

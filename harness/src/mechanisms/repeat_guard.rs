@@ -243,7 +243,8 @@ impl RepeatGuard {
         }
     }
 
-    /// After a call ran.
+    /// After a call ran: same failures, failing commands, per-tool failures and edit
+    /// convergence, each noted (and fired) as it happens.
     pub fn after(&mut self, r: &Ran<'_>) -> After {
         let mut out = After::default();
         let rd = result_digest(r.result);
@@ -265,32 +266,10 @@ impl RepeatGuard {
         self.last_world = r.world_after;
         let mut failed_on = prev.map(|p| p.failed_on.clone()).unwrap_or_default();
         if is_exec(r.tool) {
-            self.exec_count += 1;
-            self.execs.push((self.exec_count, r.sig.to_string()));
-            if self.execs.len() > MEMO {
-                self.execs.remove(0);
-            }
-            let edited = self.edited();
-            if r.ok {
-                // it passed: its earlier failures no longer say how it goes
-                failed_on.clear();
-            } else {
-                failed_on.push(FailedOn {
-                    edited: edited.clone(),
-                    exec: self.exec_count,
-                    turn: r.turn,
-                    tail: tail(r.result),
-                });
-                if failed_on.len() > VERSIONS {
-                    failed_on.remove(0);
-                }
-                if !r.polling {
-                    self.same_result(&rd, edited, r.turn, same > 0, &mut out);
-                }
-            }
+            self.record_exec(r, &rd, same > 0, &mut failed_on, &mut out);
         }
-        self.calls.insert(
-            r.sig.to_string(),
+        self.remember(
+            r.sig,
             Memo {
                 turn: r.turn,
                 world_after: r.world_after,
@@ -303,6 +282,48 @@ impl RepeatGuard {
                 failed_on,
             },
         );
+        self.count_tool_failure(r, &mut out);
+        self.track_edit(r, &mut out);
+        out
+    }
+
+    /// A command ran: it joins the record of commands, and its failure the versions of the
+    /// files it failed on (a pass clears them: they no longer say how it goes).
+    fn record_exec(
+        &mut self,
+        r: &Ran<'_>,
+        rd: &str,
+        noted: bool,
+        failed_on: &mut Vec<FailedOn>,
+        out: &mut After,
+    ) {
+        self.exec_count += 1;
+        self.execs.push((self.exec_count, r.sig.to_string()));
+        if self.execs.len() > MEMO {
+            self.execs.remove(0);
+        }
+        let edited = self.edited();
+        if r.ok {
+            failed_on.clear();
+        } else {
+            failed_on.push(FailedOn {
+                edited: edited.clone(),
+                exec: self.exec_count,
+                turn: r.turn,
+                tail: tail(r.result),
+            });
+            if failed_on.len() > VERSIONS {
+                failed_on.remove(0);
+            }
+            if !r.polling {
+                self.same_result(rd, edited, r.turn, noted, out);
+            }
+        }
+    }
+
+    /// Keeps the call's memo, forgetting the oldest beyond `MEMO` calls.
+    fn remember(&mut self, sig: &str, memo: Memo) {
+        self.calls.insert(sig.to_string(), memo);
         if self.calls.len() > MEMO {
             if let Some(oldest) = self
                 .calls
@@ -313,71 +334,78 @@ impl RepeatGuard {
                 self.calls.remove(&oldest);
             }
         }
-        // per-tool failure counter
+    }
+
+    /// Per-tool failure counter: a hint, then a pause, after so many failures in a row.
+    fn count_tool_failure(&mut self, r: &Ran<'_>, out: &mut After) {
         let n = self.tool_fail.entry(r.tool.to_string()).or_insert(0);
         if r.ok {
             *n = 0;
-        } else {
-            *n += 1;
-            let n = *n;
-            if n == TOOL_FAIL_HINT || n == TOOL_FAIL_PAUSE {
-                let pause = n == TOOL_FAIL_PAUSE && !never_paused(r.tool);
-                out.notes.push(tool_failures_note(r.tool, n, pause));
-                out.pause |= pause;
-                out.fired.push((
-                    if pause {
-                        "tool_failures_pause"
-                    } else {
-                        "tool_failures"
-                    },
-                    serde_json::json!({"tool": r.tool, "failures": n}),
-                ));
-            }
+            return;
         }
-        // edit convergence
+        *n += 1;
+        let n = *n;
+        if n == TOOL_FAIL_HINT || n == TOOL_FAIL_PAUSE {
+            let pause = n == TOOL_FAIL_PAUSE && !never_paused(r.tool);
+            out.notes.push(tool_failures_note(r.tool, n, pause));
+            out.pause |= pause;
+            out.fired.push((
+                if pause {
+                    "tool_failures_pause"
+                } else {
+                    "tool_failures"
+                },
+                serde_json::json!({"tool": r.tool, "failures": n}),
+            ));
+        }
+    }
+
+    /// Edit convergence: a file written back to an earlier version (oscillation), or changed
+    /// again and again in a row with nothing run between (an edit streak).
+    fn track_edit(&mut self, r: &Ran<'_>, out: &mut After) {
         if r.tool == "run_shell" {
             self.last_write = None;
         }
-        if let Some((path, d)) = &r.file {
-            let h = self.files.entry(path.to_string()).or_default();
-            let earlier = h
-                .versions
-                .iter()
-                .rev()
-                .skip(1)
-                .find(|(v, _)| v == d)
-                .map(|(_, t)| *t);
-            let changed = h.versions.last().map(|(v, _)| v != d).unwrap_or(true);
-            out.changed_file |= changed;
-            if let (Some(t), true) = (earlier, changed) {
-                h.swings += 1;
-                out.notes.push(oscillation_note(path, t, h.swings));
-                out.no_progress = true;
-                out.fired.push((
-                    "oscillation",
-                    serde_json::json!({"path": path, "back_to_turn": t, "swings": h.swings}),
-                ));
-            }
-            h.streak = if self.last_write.as_deref() == Some(*path) {
-                h.streak + 1
-            } else {
-                1
-            };
-            if h.streak % EDIT_STREAK_HINT == 0 && h.hints < 2 {
-                h.hints += 1;
-                out.notes.push(edit_streak_note(path, h.streak, h.hints));
-                out.fired.push((
-                    "edit_streak",
-                    serde_json::json!({"path": path, "changes": h.streak}),
-                ));
-            }
-            h.versions.push((d.clone(), r.turn));
-            if h.versions.len() > VERSIONS {
-                h.versions.remove(0);
-            }
-            self.last_write = Some(path.to_string());
+        let Some((path, d)) = &r.file else {
+            return;
+        };
+        let h = self.files.entry(path.to_string()).or_default();
+        let earlier = h
+            .versions
+            .iter()
+            .rev()
+            .skip(1)
+            .find(|(v, _)| v == d)
+            .map(|(_, t)| *t);
+        let changed = h.versions.last().map(|(v, _)| v != d).unwrap_or(true);
+        out.changed_file |= changed;
+        if let (Some(t), true) = (earlier, changed) {
+            h.swings += 1;
+            out.notes.push(oscillation_note(path, t, h.swings));
+            out.no_progress = true;
+            out.fired.push((
+                "oscillation",
+                serde_json::json!({"path": path, "back_to_turn": t, "swings": h.swings}),
+            ));
         }
-        out
+        h.streak = if self.last_write.as_deref() == Some(*path) {
+            h.streak + 1
+        } else {
+            1
+        };
+        if h.streak % EDIT_STREAK_HINT == 0 && h.hints < 2 {
+            h.hints += 1;
+            out.notes.push(edit_streak_note(path, h.streak, h.hints));
+            out.fired.push((
+                "edit_streak",
+                serde_json::json!({"path": path, "changes": h.streak}),
+            ));
+        }
+        h.versions.push((d.clone(), r.turn));
+        if h.versions.len() > VERSIONS {
+            h.versions.remove(0);
+        }
+        self.last_write = Some(path.to_string());
     }
 }
 
