@@ -13,10 +13,19 @@ macro_rules! str_enum {
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$v),+];
             /// The enum's value, as upstream's str-enum prints it.
-            pub fn value(self) -> &'static str { match self { $($name::$v => $s),+ } }
-            pub fn parse(s: &str) -> Option<$name> { $name::ALL.iter().copied().find(|x| x.value() == s) }
+            pub fn value(self) -> &'static str {
+                match self { $($name::$v => $s),+ }
+            }
+            /// The variant whose value is `s`.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|x| x.value() == s)
+            }
         }
-        impl Default for $name { fn default() -> Self { $name::$d } }
+        impl Default for $name {
+            fn default() -> Self {
+                $name::$d
+            }
+        }
     };
 }
 
