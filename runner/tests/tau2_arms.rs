@@ -131,7 +131,11 @@ fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
         eprintln!("skipped: this kernel cannot confine arms: {m}");
         return None;
     }
-    let d = lrab_tau2::Domain::load(&tau2_common::data_dir(), lrab_tau2::DomainKind::parse("mock").unwrap()).unwrap();
+    let d = lrab_tau2::Domain::load(
+        &tau2_common::data_dir(),
+        lrab_tau2::DomainKind::parse("mock").unwrap(),
+    )
+    .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join("arms")).unwrap();
