@@ -64,8 +64,8 @@ pub struct Reply {
     pub tool_calls: Vec<(String, Map<String, Value>)>,
 }
 
-/// Only plain http is spoken (local Ollama / OpenAI-compatible servers); say so up front
-/// rather than with a transport error.
+/// http, or https with the TLS settings every backend client shares (a hosted API); any other
+/// scheme, or a bad CA file for https, is said up front rather than as a transport error.
 pub(crate) fn check_url(url: &str) -> Result<()> {
     if url.starts_with("https://") {
         // the TLS settings every backend client shares; a bad CA file is named here
