@@ -86,19 +86,21 @@ struct Msg<'a> {
     tool_call_id: Option<Cow<'a, str>>,
 }
 
+/// A tool call as both fast paths read it.
 #[derive(Deserialize)]
-struct Call<'a> {
+pub(super) struct Call<'a> {
     #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
+    pub id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    function: Option<Obj<Function<'a>>>,
+    pub function: Option<Obj<Function<'a>>>,
 }
 
+/// A tool call's function as both fast paths read it.
 #[derive(Deserialize)]
-struct Function<'a> {
+pub(super) struct Function<'a> {
     #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    arguments: Option<Value>,
+    pub name: Option<Cow<'a, str>>,
+    pub arguments: Option<Value>,
 }
 
 /// The native request and what the trajectory reads of it.

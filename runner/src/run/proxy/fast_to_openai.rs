@@ -12,8 +12,8 @@ use lrab_records::{ThinkSetting, TrajectoryMessage, TrajectoryToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::fast_request::{tool_names, Field};
-use super::openai_upstream::OpenaiUpstream;
+use super::fast_request::{tool_names, Call, Field};
+use super::openai_upstream::{answered_call_id, OpenaiUpstream};
 use super::read::{arguments_of, Obj};
 
 #[derive(Deserialize)]
@@ -48,21 +48,6 @@ struct Msg<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_call_id: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct Call<'a> {
-    #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    function: Option<Obj<Function<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct Function<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    arguments: Option<Value>,
 }
 
 /// The OpenAI request and what the trajectory reads of the native one.
@@ -182,17 +167,7 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
         }
         let name = m.tool_name.as_deref().or(m.name.as_deref()).unwrap_or("");
         if role == "tool" {
-            let given = m.tool_call_id.as_deref();
-            let at = given
-                .and_then(|g| open.iter().position(|(id, _)| id == g))
-                .or_else(|| open.iter().position(|(_, n)| n == name))
-                .or((!open.is_empty()).then_some(0));
-            let id = match at {
-                Some(k) => open.remove(k).0,
-                None => given
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call_{i}")),
-            };
+            let id = answered_call_id(&mut open, m.tool_call_id.as_deref(), name, i);
             out.extend_from_slice(b",\"tool_call_id\":");
             serde_json::to_writer(&mut *out, &id).ok()?;
         }

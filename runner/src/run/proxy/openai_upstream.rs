@@ -308,6 +308,27 @@ pub(super) fn text_of(content: &Value) -> String {
     }
 }
 
+/// The id of the call a tool result (message `i`) answers: the open call it names, else the
+/// first open call of its tool, else the oldest open call (taken off `open`); with none open,
+/// the id it gives or `call_{i}`. Shared by the tree and the tree-free translations.
+pub(super) fn answered_call_id(
+    open: &mut Vec<(String, String)>,
+    given: Option<&str>,
+    name: &str,
+    i: usize,
+) -> String {
+    let at = given
+        .and_then(|g| open.iter().position(|(id, _)| id == g))
+        .or_else(|| open.iter().position(|(_, n)| n == name))
+        .or((!open.is_empty()).then_some(0));
+    match at {
+        Some(k) => open.remove(k).0,
+        None => given
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("call_{i}")),
+    }
+}
+
 /// Native messages as OpenAI ones. Tool calls keep their ids (made up, `call_<message>_<n>`,
 /// when the arm sent none); a tool result is tied to its call by `tool_call_id` when the arm
 /// gave a known one, else to the first unanswered call of that name, else the first unanswered.
@@ -348,17 +369,7 @@ fn messages(native: &Value) -> Vec<Value> {
         }
         if role == "tool" {
             let name = m["tool_name"].as_str().or(m["name"].as_str()).unwrap_or("");
-            let given = m["tool_call_id"].as_str();
-            let at = given
-                .and_then(|g| open.iter().position(|(id, _)| id == g))
-                .or_else(|| open.iter().position(|(_, n)| n == name))
-                .or((!open.is_empty()).then_some(0));
-            let id = match at {
-                Some(k) => open.remove(k).0,
-                None => given
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call_{i}")),
-            };
+            let id = answered_call_id(&mut open, m["tool_call_id"].as_str(), name, i);
             msg["tool_call_id"] = json!(id);
         }
         out.push(msg);
