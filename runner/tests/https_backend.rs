@@ -110,44 +110,8 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
 
 /// `lrab run` of our harness on WF-01 against `url`, with `ca` (or no CA file) trusted.
 fn run(url: &str, ca: Option<&Path>, out: &Path) -> std::process::Output {
-    let mut cmd = lrab();
-    cmd.args(["run", "--arms", "harness", "--models", "fake-coder"])
-        .args([
-            "--tasks",
-            "WF-01",
-            "--backend",
-            url,
-            "--backend-api",
-            "openai",
-        ])
-        .args([
-            "--no-progress",
-            "--run-id",
-            "tls",
-            "--backend-wait-secs",
-            "1",
-        ])
-        .args([
-            "--budget-minutes",
-            "0.15",
-            "--retries",
-            "0",
-            "--num-ctx",
-            "16384",
-        ])
-        .args([
-            "--quiet-stable-ms",
-            "200",
-            "--quiet-max-ms",
-            "1000",
-            "--grace-ms",
-            "500",
-        ])
-        .arg("--arms-dir")
-        .arg(common::shipped_arms())
-        .arg("--out")
-        .arg(out)
-        .env("OPENAI_API_KEY", KEY)
+    let mut cmd = common::harness_cell(url, "tls", out, KEY);
+    cmd.args(["--backend-api", "openai", "--backend-wait-secs", "1"])
         .env_remove("SSL_CERT_FILE");
     match ca {
         Some(ca) => cmd.env("LRAB_CA_FILE", ca),

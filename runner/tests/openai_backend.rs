@@ -41,38 +41,7 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
 fn harness_runs_a_cell_on_an_openai_only_backend() {
     let fake = openai_fake::start(Some(KEY), &["fake-coder"], Fault::None, Duration::ZERO);
     let d = tempfile::tempdir().unwrap();
-    let o = lrab()
-        .args([
-            "run",
-            "--arms",
-            "harness",
-            "--models",
-            "fake-coder",
-            "--tasks",
-            "WF-01",
-        ])
-        .args(["--backend", &fake.url, "--no-progress", "--run-id", "oa"])
-        .args([
-            "--budget-minutes",
-            "0.15",
-            "--retries",
-            "0",
-            "--num-ctx",
-            "16384",
-        ])
-        .args([
-            "--quiet-stable-ms",
-            "200",
-            "--quiet-max-ms",
-            "1000",
-            "--grace-ms",
-            "500",
-        ])
-        .arg("--arms-dir")
-        .arg(common::shipped_arms())
-        .arg("--out")
-        .arg(d.path())
-        .env("OPENAI_API_KEY", KEY)
+    let o = common::harness_cell(&fake.url, "oa", d.path(), KEY)
         .output()
         .unwrap();
     let out = text(&o);

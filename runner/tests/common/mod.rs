@@ -309,3 +309,34 @@ pub fn quick(sub: &str, arms: &Path, out: &Path, (stable, max, grace): (u32, u32
         .args(fast(stable, max, grace));
     c
 }
+
+/// `lrab run` of our harness on WF-01 against the fake model `fake-coder` at `backend`, with the
+/// short budget and quiet times of a one-cell wire test and `key` as the API key.
+pub fn harness_cell(backend: &str, run_id: &str, out: &Path, key: &str) -> Command {
+    let mut c = lrab();
+    c.args(["run", "--arms", "harness", "--models", "fake-coder"])
+        .args(["--tasks", "WF-01", "--backend", backend])
+        .args(["--no-progress", "--run-id", run_id])
+        .args([
+            "--budget-minutes",
+            "0.15",
+            "--retries",
+            "0",
+            "--num-ctx",
+            "16384",
+        ])
+        .args([
+            "--quiet-stable-ms",
+            "200",
+            "--quiet-max-ms",
+            "1000",
+            "--grace-ms",
+            "500",
+        ])
+        .arg("--arms-dir")
+        .arg(shipped_arms())
+        .arg("--out")
+        .arg(out)
+        .env("OPENAI_API_KEY", key);
+    c
+}
