@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::steps::{narration, Action};
+use super::strata::Strata;
 use super::{draw, Turn, FINISH_TEXT};
 use crate::convo::{Call, Conv, Msg};
 use crate::dialect::{self, Family};
@@ -18,11 +19,19 @@ pub struct Decide<'a> {
     pub prof: &'a Profile,
     pub prompt: Prompt,
     pub h: u64,
+    /// The row's strata and the model's turn they are drawn at.
+    pub strata: Strata,
+    pub turn: u64,
 }
 
 impl Decide<'_> {
     pub fn rate(&self, f: FailureForm) -> f64 {
         self.prof.rate(f, self.prompt)
+    }
+
+    /// The uniform of decision `label` at this turn (stratified over the row's tasks).
+    pub fn draw(&self, label: &str) -> f64 {
+        self.strata.draw(label, self.turn, draw(self.h, label))
     }
 }
 
@@ -35,7 +44,7 @@ pub fn pick(
     required_args: bool,
 ) -> Option<FailureForm> {
     use FailureForm::*;
-    let u = draw(d.h, "form");
+    let u = d.draw("form");
     let mut acc = 0.0;
     for f in FailureForm::PER_TURN {
         let applicable = match f {

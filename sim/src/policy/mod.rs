@@ -15,6 +15,7 @@ pub mod chat;
 pub(crate) mod forms;
 mod history;
 mod steps;
+pub(crate) mod strata;
 pub(crate) mod work;
 
 pub(crate) use steps::{narration, narration_re, summary_done_steps, SUMMARY_DONE};

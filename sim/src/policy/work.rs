@@ -7,6 +7,7 @@
 use super::forms::{self, finish_rejected, Decide};
 use super::history;
 use super::steps::{canonical, canonical_name, write_call, Action, Variants};
+use super::strata::Strata;
 use super::{draw, fnv, Env, Turn, FNV0};
 use crate::convo::{tokens_of, Conv};
 use crate::feedback::mentions;
@@ -48,184 +49,267 @@ fn opening_tokens(conv: &Conv, at: usize) -> u64 {
     chars.div_ceil(4) + conv.tools_tokens()
 }
 
-pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
-    let kit = Toolkit::detect(&conv.tools);
-    let prof = &env.model.profile;
-    let oracle = prof.is_oracle();
-    let (static_h, vars) = fixed(env, conv, plan);
-    let mut h = static_h;
-    let hist = history::read(conv, plan, &kit, &vars, at);
-    h = fnv(h, &hist.h.to_le_bytes());
-    let d = Decide {
-        prof,
-        prompt: Prompt {
-            ctx: conv.prompt_tokens(),
-            opening: opening_tokens(conv, at),
-            tools: kit.count,
-        },
-        h,
-    };
-    let n = plan.steps.len();
-    let react = &prof.reactions;
-    let sticky =
-        |k: usize| draw(fnv(static_h, &(k as u64).to_le_bytes()), "persist") < react.persist;
-    // the content a (re)write of step k puts down: the reference, or the same degraded
-    // variant again when this model keeps that error whatever it is told
-    let rewrite = |k: usize| -> Option<crate::convo::Call> {
-        match (&plan.steps[k], hist.variant[k]) {
-            (Step::Write { .. }, Some(v)) if sticky(k) => {
-                let dv = &vars.0[k][v];
-                write_call(&dv.path, &dv.bytes, &kit)
-            }
-            (s, _) => canonical(s, &kit),
-        }
-    };
+/// One request's reading: the conversation, the plan, what the model knows of its history,
+/// and the draws of this turn.
+struct Ctx<'a> {
+    conv: &'a Conv,
+    plan: &'a TaskPlan,
+    kit: Toolkit,
+    hist: history::Hist,
+    vars: Variants,
+    d: Decide<'a>,
+    static_h: u64,
+    oracle: bool,
+    family: crate::dialect::Family,
+    /// The message that states the task.
+    at: usize,
+}
 
-    // 0. after stopping, a message that only asks to go on works with a calibrated chance
-    if hist.nudged && !oracle && draw(d.h, "nudge") >= react.nudge_continue {
-        let mut t = Turn::text(forms::ABANDON_TEXT);
-        t.form = Some(FailureForm::Abandon);
-        return t;
+/// The model's next turn on the task stated at message `at`.
+pub fn turn(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Turn {
+    let c = Ctx::read(env, conv, plan, at);
+    let mut t = c
+        .after_stop()
+        .or_else(|| c.fix_named_file())
+        .or_else(|| c.stay_in_loop())
+        .unwrap_or_else(|| c.next_turn());
+    if !c.oracle {
+        forms::truncate_at_limit(&mut t, conv);
+    }
+    t
+}
+
+/// The turn of a model that stops (no call, no completion claim).
+fn abandon() -> Turn {
+    let mut t = Turn::text(forms::ABANDON_TEXT);
+    t.form = Some(FailureForm::Abandon);
+    t
+}
+
+impl<'a> Ctx<'a> {
+    fn read(env: &'a Env, conv: &'a Conv, plan: &'a TaskPlan, at: usize) -> Ctx<'a> {
+        let kit = Toolkit::detect(&conv.tools);
+        let prof = &env.model.profile;
+        let (static_h, vars) = fixed(env, conv, plan);
+        let hist = history::read(conv, plan, &kit, &vars, at);
+        let d = Decide {
+            prof,
+            prompt: Prompt {
+                ctx: conv.prompt_tokens(),
+                opening: opening_tokens(conv, at),
+                tools: kit.count,
+            },
+            h: fnv(static_h, &hist.h.to_le_bytes()),
+            strata: Strata::of(env, conv.seed, plan),
+            turn: conv.messages[at..]
+                .iter()
+                .filter(|m| m.role == "assistant")
+                .count() as u64,
+        };
+        Ctx {
+            conv,
+            plan,
+            kit,
+            hist,
+            vars,
+            d,
+            static_h,
+            oracle: prof.is_oracle(),
+            family: prof.family,
+            at,
+        }
     }
 
-    // 1. an error (or a turned-down finish) that names a file of the plan: write it again
-    let fb = &hist.last_fb;
-    let rejected = finish_rejected(hist.last_action, fb);
-    if (fb.error && (fb.precise || matches!(hist.last_action, Some(Action::Step(_))))) || rejected {
-        let named = |k: usize| {
-            hist.attempts[k] < 12
-                && (hist.attempts[k] >= 1 || rejected)
-                && plan.steps[k].path().is_some_and(|p| {
-                    mentions(&hist.last_fb_text, p)
-                        || hist.variant[k]
-                            .is_some_and(|v| mentions(&hist.last_fb_text, &vars.0[k][v].path))
-                })
-        };
-        let target = match hist.last_action {
-            Some(Action::Step(k)) if named(k) => Some(k),
-            // after a turned-down finish: a named file not written yet, or written wrongly
-            _ => (0..n)
-                .find(|&k| named(k) && (!rejected || !hist.done[k] || hist.variant[k].is_some())),
-        };
-        if let Some(w) = target {
+    fn react(&self) -> &crate::profile::Reactions {
+        &self.d.prof.reactions
+    }
+
+    /// A fixed draw of step `k` (stratified by step: the row's tasks share out which steps
+    /// stick or are lost).
+    fn step_draw(&self, k: usize, label: &str) -> f64 {
+        let u = draw(fnv(self.static_h, &(k as u64).to_le_bytes()), label);
+        self.d.strata.draw(label, k as u64, u)
+    }
+
+    /// The content a (re)write of step k puts down: the reference, or the same degraded
+    /// variant again when this model keeps that error whatever it is told.
+    fn rewrite(&self, k: usize) -> Option<crate::convo::Call> {
+        match (&self.plan.steps[k], self.hist.variant[k]) {
+            (Step::Write { .. }, Some(v))
+                if self.step_draw(k, "persist") < self.react().persist =>
+            {
+                let dv = &self.vars.0[k][v];
+                write_call(&dv.path, &dv.bytes, &self.kit)
+            }
+            (s, _) => canonical(s, &self.kit),
+        }
+    }
+
+    /// 0. After stopping, a message that only asks to go on works with a calibrated chance.
+    fn after_stop(&self) -> Option<Turn> {
+        (self.hist.nudged && !self.oracle && self.d.draw("nudge") >= self.react().nudge_continue)
+            .then(abandon)
+    }
+
+    /// 1. An error (or a turned-down finish) that names a file of the plan: write it again.
+    fn fix_named_file(&self) -> Option<Turn> {
+        let (hist, fb) = (&self.hist, &self.hist.last_fb);
+        let rejected = finish_rejected(hist.last_action, fb);
+        let step_failed = matches!(hist.last_action, Some(Action::Step(_)));
+        if !((fb.error && (fb.precise || step_failed)) || rejected) {
+            return None;
+        }
+        if let Some(w) = self.named_target(rejected) {
+            let react = self.react();
             let p = if fb.precise {
                 react.fix_precise
             } else {
                 react.fix_generic
             };
-            if draw(d.h, "fix") < p {
-                if let Some(call) = rewrite(w) {
-                    return forms::step_turn(conv, plan, w, call);
+            if self.d.draw("fix") < p {
+                if let Some(call) = self.rewrite(w) {
+                    return Some(forms::step_turn(self.conv, self.plan, w, call));
                 }
             }
         }
-        if rejected && !oracle && draw(d.h, "rejected") >= react.nudge_continue {
-            // told it is not done, the model stops instead of going on
-            let mut t = Turn::text(forms::ABANDON_TEXT);
-            t.form = Some(FailureForm::Abandon);
-            return t;
+        // told it is not done, the model may stop instead of going on
+        (rejected && !self.oracle && self.d.draw("rejected") >= self.react().nudge_continue)
+            .then(abandon)
+    }
+
+    /// The step whose file the last feedback names: the last step, or after a turned-down
+    /// finish a named file not written yet, or written wrongly.
+    fn named_target(&self, rejected: bool) -> Option<usize> {
+        let hist = &self.hist;
+        let named = |k: usize| {
+            hist.attempts[k] < 12
+                && (hist.attempts[k] >= 1 || rejected)
+                && self.plan.steps[k].path().is_some_and(|p| {
+                    mentions(&hist.last_fb_text, p)
+                        || hist.variant[k]
+                            .is_some_and(|v| mentions(&hist.last_fb_text, &self.vars.0[k][v].path))
+                })
+        };
+        match hist.last_action {
+            Some(Action::Step(k)) if named(k) => Some(k),
+            _ => (0..self.plan.steps.len())
+                .find(|&k| named(k) && (!rejected || !hist.done[k] || hist.variant[k].is_some())),
         }
     }
 
-    // 2. inside a loop of step calls: keep repeating or break out, depending on the answer
-    if let (Some(last), false) = (&hist.last, oracle) {
-        if hist.repeat_run >= 2
+    /// 2. Inside a loop of step calls: keep repeating or break out, depending on the answer.
+    fn stay_in_loop(&self) -> Option<Turn> {
+        let (hist, fb, react) = (&self.hist, &self.hist.last_fb, self.react());
+        let last = hist.last.as_ref().filter(|_| !self.oracle)?;
+        let looping = hist.repeat_run >= 2
             && hist.repeat_run < 12
             && !last.calls.is_empty()
-            && matches!(hist.last_action, Some(Action::Step(_)) | None)
-        {
-            let stay = if fb.not_run {
-                react.loop_stay_blocked
-            } else if fb.repeat_warning {
-                react.loop_stay_warned
-            } else {
-                react.loop_stay_plain
-            };
-            if draw(d.h, "loop") < stay {
-                return forms::repeat_of(last, conv);
-            }
+            && matches!(hist.last_action, Some(Action::Step(_)) | None);
+        if !looping {
+            return None;
         }
+        let stay = if fb.not_run {
+            react.loop_stay_blocked
+        } else if fb.repeat_warning {
+            react.loop_stay_warned
+        } else {
+            react.loop_stay_plain
+        };
+        (self.d.draw("loop") < stay).then(|| forms::repeat_of(last, self.conv))
     }
 
-    // 3. the next step; lost-in-the-middle may hide one once the task statement lies far
-    //    back in the context (a restatement of the task brings it back)
-    let last_statement = (at..conv.messages.len())
-        .rev()
-        .find(|&i| conv.messages[i].role == "user" && plan.stated_in(&conv.messages[i].content))
-        .unwrap_or(at);
-    let distance: u64 = conv.messages[last_statement + 1..]
-        .iter()
-        .map(|m| {
-            tokens_of(&m.content)
-                + m.calls
-                    .iter()
-                    .map(|c| tokens_of(&c.args.to_string()))
-                    .sum::<u64>()
+    /// Tokens since the task was last stated (a restatement brings it back into view).
+    fn distance_from_statement(&self, at: usize) -> u64 {
+        let msgs = &self.conv.messages;
+        let last_statement = (at..msgs.len())
+            .rev()
+            .find(|&i| msgs[i].role == "user" && self.plan.stated_in(&msgs[i].content))
+            .unwrap_or(at);
+        msgs[last_statement + 1..]
+            .iter()
+            .map(|m| {
+                tokens_of(&m.content)
+                    + m.calls
+                        .iter()
+                        .map(|c| tokens_of(&c.args.to_string()))
+                        .sum::<u64>()
+            })
+            .sum()
+    }
+
+    /// 3. The next step; lost-in-the-middle may hide one once the task statement lies far
+    ///    back in the context.
+    fn next_step(&self, at: usize) -> Option<usize> {
+        let n = self.plan.steps.len();
+        let distance = self.distance_from_statement(at);
+        let forgotten = |k: usize| {
+            !self.oracle
+                && k > 0
+                && k + 1 < n
+                && distance > self.react().lost_ctx_threshold
+                && self.step_draw(k, "lost") < self.d.rate(FailureForm::LostInMiddle)
+        };
+        (0..n).find(|&k| {
+            !self.hist.done[k]
+                && self.hist.attempts[k] < 3
+                && canonical_name(&self.plan.steps[k], &self.kit).is_some()
+                && !forgotten(k)
         })
-        .sum();
-    let forgotten = |k: usize| {
-        !oracle
-            && k > 0
-            && k + 1 < n
-            && distance > react.lost_ctx_threshold
-            && draw(fnv(static_h, &(k as u64).to_le_bytes()), "lost")
-                < d.rate(FailureForm::LostInMiddle)
-    };
-    let next = (0..n).find(|&k| {
-        !hist.done[k]
-            && hist.attempts[k] < 3
-            && canonical_name(&plan.steps[k], &kit).is_some()
-            && !forgotten(k)
-    });
-
-    let Some(k) = next else {
-        return forms::finish_turn(plan, &kit, hist.finish_attempts < 4);
-    };
-    let call = canonical(&plan.steps[k], &kit).expect("feasible step has a call");
-    let required = conv
-        .tools
-        .iter()
-        .find(|t| t.function.name == call.name)
-        .is_some_and(|t| !t.required_params().is_empty());
-    let form = if oracle {
-        None
-    } else {
-        forms::pick(&d, hist.last.as_ref(), &kit, true, required)
-    };
-    let mut t = match form {
-        None => {
-            let mut t = forms::step_turn(conv, plan, k, call.clone());
-            // 4. the content of a write: the reference, or a degraded version
-            if let Step::Write { .. } = &plan.steps[k] {
-                let done_share = hist.done.iter().filter(|x| **x).count() as f64 / n.max(1) as f64;
-                let p = prof.content_rate(plan.tier, done_share);
-                let choices = &vars.0[k];
-                if !oracle && !choices.is_empty() && draw(d.h, "content") < p {
-                    let v = &choices[((draw(d.h, "content-kind") * choices.len() as f64) as usize)
-                        .min(choices.len() - 1)];
-                    if let Some(c) = write_call(&v.path, &v.bytes, &kit) {
-                        t.calls = vec![c];
-                        t.form = Some(FailureForm::ContentError);
-                        t.content_kind = Some(v.kind);
-                    }
-                }
-            }
-            t
-        }
-        Some(f) => forms::failure_turn(
-            f,
-            conv,
-            plan,
-            &kit,
-            hist.last.as_ref(),
-            env.model.profile.family,
-            k,
-            call,
-            d.h,
-        ),
-    };
-    if !oracle {
-        forms::truncate_at_limit(&mut t, conv);
     }
-    t
+
+    /// The next step's turn (a failure form may replace it), or the finish when none is left.
+    fn next_turn(&self) -> Turn {
+        let Some(k) = self.next_step(self.at) else {
+            return forms::finish_turn(self.plan, &self.kit, self.hist.finish_attempts < 4);
+        };
+        let call = canonical(&self.plan.steps[k], &self.kit).expect("feasible step has a call");
+        let required = self
+            .conv
+            .tools
+            .iter()
+            .find(|t| t.function.name == call.name)
+            .is_some_and(|t| !t.required_params().is_empty());
+        let form = if self.oracle {
+            None
+        } else {
+            forms::pick(&self.d, self.hist.last.as_ref(), &self.kit, true, required)
+        };
+        match form {
+            None => self.step_with_content(k, call),
+            Some(f) => forms::failure_turn(
+                f,
+                self.conv,
+                self.plan,
+                &self.kit,
+                self.hist.last.as_ref(),
+                self.family,
+                k,
+                call,
+                self.d.h,
+            ),
+        }
+    }
+
+    /// 4. The turn of step `k`; a write puts down the reference or a degraded version.
+    fn step_with_content(&self, k: usize, call: crate::convo::Call) -> Turn {
+        let mut t = forms::step_turn(self.conv, self.plan, k, call);
+        if self.oracle || !matches!(self.plan.steps[k], Step::Write { .. }) {
+            return t;
+        }
+        let n = self.plan.steps.len();
+        let done_share = self.hist.done.iter().filter(|x| **x).count() as f64 / n.max(1) as f64;
+        let p = self.d.prof.content_rate(self.plan.tier, done_share);
+        let choices = &self.vars.0[k];
+        if choices.is_empty() || self.d.draw("content") >= p {
+            return t;
+        }
+        let i = ((draw(self.d.h, "content-kind") * choices.len() as f64) as usize)
+            .min(choices.len() - 1);
+        if let Some(c) = write_call(&choices[i].path, &choices[i].bytes, &self.kit) {
+            t.calls = vec![c];
+            t.form = Some(FailureForm::ContentError);
+            t.content_kind = Some(choices[i].kind);
+        }
+        t
+    }
 }

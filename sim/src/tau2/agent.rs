@@ -222,6 +222,9 @@ pub(crate) fn turn(env: &Env, conv: &Conv, d: &Domain, task: &Task, offered: &[S
             tools: kit.count,
         },
         h,
+        // τ² conversations are not rows of the LRAB pack: each draws alone
+        strata: crate::policy::strata::Strata::none(),
+        turn: 0,
     };
     let last = conv.messages.iter().rev().find(|m| m.role == "assistant");
     let call = t.calls.first().cloned();
