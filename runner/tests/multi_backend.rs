@@ -175,23 +175,45 @@ fn key(r: &BTreeMap<String, String>) -> (String, String, String) {
     (r["arm"].clone(), r["model"].clone(), r["task"].clone())
 }
 
+/// The (score, failure mode) of each cell: what a run on several backends must reproduce.
+type Scores = BTreeMap<(String, String, String), (String, String)>;
+
+fn scores(rows: &[BTreeMap<String, String>]) -> Scores {
+    rows.iter()
+        .map(|r| (key(r), (r["score"].clone(), r["failure_mode"].clone())))
+        .collect()
+}
+
 #[test]
 fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scores() {
     let d = tempfile::tempdir().unwrap();
-    // the reference: the same matrix on one backend, gate open
-    let ref_gate = d.path().join("gate-ref");
+    let reference = single_backend_reference(d.path());
+    let mut sims = [Sim::start(), Sim::start(), Sim::start()];
+    let urls: Vec<String> = sims.iter().map(|s| s.url.clone()).collect();
+    let o = run_killing_the_first_backend_mid_cell(d.path(), &mut sims, &urls);
+    let run = d.path().join("results/multi");
+    let got = rows(&run);
+    every_cell_finished_once_with_the_reference_scores(&got, &reference, &urls);
+    let moved = the_broken_attempt_is_set_aside_and_rerun_elsewhere(&run, &got, &urls);
+    the_manifest_lists_every_backend(&run, &urls);
+    // the analysis reads the rows of several backends (the run's own report)
+    assert!(run.join("report/report.md").is_file(), "{}", text(&o));
+    a_merge_keeps_backends_and_the_set_aside_attempt(d.path(), &run, &got, &moved);
+}
+
+/// The reference: the same matrix on one backend, gate open; its scores must vary for the
+/// comparison to mean something.
+fn single_backend_reference(dir: &Path) -> Scores {
+    let ref_gate = dir.join("gate-ref");
     std::fs::create_dir_all(&ref_gate).unwrap();
     std::fs::write(ref_gate.join("go"), "").unwrap();
     let one = Sim::start();
-    let o = run_cmd(d.path(), &ref_gate, &one.url, "single", "1")
+    let o = run_cmd(dir, &ref_gate, &one.url, "single", "1")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     drop(one);
-    let reference: BTreeMap<_, _> = rows(&d.path().join("results/single"))
-        .into_iter()
-        .map(|r| (key(&r), (r["score"].clone(), r["failure_mode"].clone())))
-        .collect();
+    let reference = scores(&rows(&dir.join("results/single")));
     assert_eq!(reference.len(), 6);
     assert!(
         reference
@@ -199,43 +221,33 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
             .any(|(s, _)| s != &reference.values().next().unwrap().0),
         "the scores must vary for the comparison to mean something: {reference:?}"
     );
+    reference
+}
 
-    let mut sims = [Sim::start(), Sim::start(), Sim::start()];
-    let urls: Vec<String> = sims.iter().map(|s| s.url.clone()).collect();
-    let gate = d.path().join("gate");
+/// Runs the matrix on all three backends; once three cells are in flight, one on each, kills
+/// the first backend and opens the gate. The run's output.
+fn run_killing_the_first_backend_mid_cell(
+    dir: &Path,
+    sims: &mut [Sim; 3],
+    urls: &[String],
+) -> std::process::Output {
+    let gate = dir.join("gate");
     std::fs::create_dir_all(&gate).unwrap();
-    let mut child = run_cmd(d.path(), &gate, &urls.join(","), "multi", "3")
+    let mut child = run_cmd(dir, &gate, &urls.join(","), "multi", "3")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // three cells in flight, one on each backend; kill the first backend and open the gate
-    let t0 = Instant::now();
-    let started = loop {
-        let s: Vec<String> = std::fs::read_dir(&gate)
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("started-"))
-            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-            .collect();
-        if s.len() >= 3 && s.iter().all(|u| !u.is_empty()) {
-            break s;
-        }
-        if let Some(st) = child.try_wait().unwrap() {
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "the run ended ({st}) before its cells started: {}",
-                text(&o)
-            );
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "cells did not start: {s:?}"
+    let Some(started) = three_cells_started(&gate, &mut child) else {
+        let o = child.wait_with_output().unwrap();
+        panic!(
+            "the run ended ({}) before its cells started: {}",
+            o.status,
+            text(&o)
         );
-        std::thread::sleep(Duration::from_millis(50));
     };
-    let on: Vec<Option<String>> = started.iter().map(|w| backend_of(w, &urls)).collect();
-    for u in &urls {
+    let on: Vec<Option<String>> = started.iter().map(|w| backend_of(w, urls)).collect();
+    for u in urls {
         assert_eq!(
             on.iter()
                 .filter(|b| b.as_deref() == Some(u.as_str()))
@@ -253,20 +265,46 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
         "{}",
         text(&o)
     );
+    o
+}
 
-    let run = d.path().join("results/multi");
-    let got = rows(&run);
-    // every cell finished once, with the single-backend scores
+/// The workdirs of the first three cells once each has had its first reply (at most 120 s);
+/// `None` if the run ends first.
+fn three_cells_started(gate: &Path, child: &mut Child) -> Option<Vec<String>> {
+    let t0 = Instant::now();
+    loop {
+        let s: Vec<String> = std::fs::read_dir(gate)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("started-"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect();
+        if s.len() >= 3 && s.iter().all(|u| !u.is_empty()) {
+            return Some(s);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "cells did not start: {s:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every cell finished once, with the single-backend scores; the backend column holds the real
+/// backend of each attempt, never the killed one.
+fn every_cell_finished_once_with_the_reference_scores(
+    got: &[BTreeMap<String, String>],
+    reference: &Scores,
+    urls: &[String],
+) {
     assert_eq!(got.len(), 6, "one row per finished attempt: {got:?}");
-    let scores: BTreeMap<_, _> = got
-        .iter()
-        .map(|r| (key(r), (r["score"].clone(), r["failure_mode"].clone())))
-        .collect();
-    assert_eq!(scores, reference);
+    assert_eq!(&scores(got), reference);
     assert!(got
         .iter()
         .all(|r| r["attempt"] == "0" && r["simulated"] == "true"));
-    // the backend column: the real backend of each attempt, never the killed one
     let used: std::collections::BTreeSet<&str> =
         got.iter().map(|r| r["backend"].as_str()).collect();
     assert!(used.len() >= 2, "{used:?}");
@@ -274,7 +312,15 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
         used.iter().all(|b| urls[1..].contains(&b.to_string())),
         "{used:?}"
     );
-    // the broken attempt: journalled as the backend's, set aside, rerun elsewhere
+}
+
+/// The broken attempt: journalled as the backend's, set aside, rerun elsewhere. Its folder
+/// under `lost/`.
+fn the_broken_attempt_is_set_aside_and_rerun_elsewhere(
+    run: &Path,
+    got: &[BTreeMap<String, String>],
+    urls: &[String],
+) -> String {
     let journal = std::fs::read_to_string(run.join("attempts.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = journal
         .lines()
@@ -308,7 +354,11 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
         .collect();
     assert_eq!(counted.len(), 6);
     assert!(counted.iter().all(|x| x["backend"] != urls[0].as_str()));
-    // the manifest lists every backend, all simulated
+    moved.to_string()
+}
+
+/// The manifest lists every backend, all simulated.
+fn the_manifest_lists_every_backend(run: &Path, urls: &[String]) {
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
     let listed: Vec<&str> = m["backends"]
@@ -320,15 +370,21 @@ fn a_killed_backend_is_left_out_and_its_cell_reruns_elsewhere_with_the_same_scor
     assert_eq!(listed, urls.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(m["simulated"], true);
     assert_eq!(m["matrix"]["backend"], urls.join(",").as_str());
-    // the analysis reads the rows of several backends (the run's own report)
-    assert!(run.join("report/report.md").is_file(), "{}", text(&o));
-    // and a merge keeps each row's backend and the set-aside attempt with its journal line
-    let merged = d.path().join("results/merged");
+}
+
+/// A merge keeps each row's backend and the set-aside attempt with its journal line.
+fn a_merge_keeps_backends_and_the_set_aside_attempt(
+    dir: &Path,
+    run: &Path,
+    got: &[BTreeMap<String, String>],
+    moved: &str,
+) {
+    let merged = dir.join("results/merged");
     let o = lrab()
         .arg("merge")
         .arg("--out")
         .arg(&merged)
-        .arg(&run)
+        .arg(run)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));

@@ -75,15 +75,16 @@ fn start_proxy(upstream: &str, log: &std::path::Path) -> (std::process::Child, S
     common::listening(c)
 }
 
-#[test]
-fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
+/// The backend's three answers: a streamed tool call held back until the test's go, a plain
+/// answer, and a stream that hangs after its first line.
+fn scripts() -> Vec<Script> {
     let call = json!({"model": "m", "message": {"role": "assistant", "content": "Listing.",
         "tool_calls": [{"function": {"name": "bash", "arguments": {"command": "ls"}}}]}, "done": false});
     let say = |t: &str| {
         json!({"model": "m", "message": {"role": "assistant", "content": t}, "done": false})
             .to_string()
     };
-    let scripts = vec![
+    vec![
         Script {
             lines: vec![call.to_string(), final_line(120, 0)],
             gate: Some(true),
@@ -96,22 +97,54 @@ fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
             lines: vec![say("half"), final_line(1, 1)],
             gate: None,
         },
-    ];
+    ]
+}
+
+fn tools() -> serde_json::Value {
+    json!([{"type": "function", "function": {"name": "bash", "parameters": {}}},
+        {"type": "function", "function": {"name": "write_file", "parameters": {}}}])
+}
+
+/// The three requests share one proxy and one backend script, and the crash must come after the
+/// two complete records, so they run in order in one test.
+#[test]
+fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
     let (go_tx, go_rx) = mpsc::channel();
-    let (up, seen, gate_timed_out) = backend(scripts, go_rx);
+    let (up, seen, gate_timed_out) = backend(scripts(), go_rx);
     let d = tempfile::tempdir().unwrap();
     let log = d.path().join("proxy.jsonl");
     let (mut child, url) = start_proxy(&up, &log);
-
-    let tools = json!([{"type": "function", "function": {"name": "bash", "parameters": {}}},
-        {"type": "function", "function": {"name": "write_file", "parameters": {}}}]);
     let history = vec![
         json!({"role": "system", "content": "rules"}),
         json!({"role": "user", "content": "list the files"}),
     ];
+    a_stream_is_relayed_unbuffered_and_forwarded_untouched(
+        &url,
+        &history,
+        go_tx,
+        &seen,
+        &gate_timed_out,
+    );
+    let h2 = a_tool_result_gets_a_plain_answer(&url, &history);
+    // The third request hangs mid-stream and the proxy is killed: the two complete records stay.
+    common::complete_records(&log, 2, Duration::from_secs(10));
+    kill_the_proxy_mid_request(&mut child, &url, &h2, &seen);
+    the_two_complete_records_hold_the_conversation(&log);
+}
+
+/// The first request, streamed, with an odd but valid body: relayed line by line and
+/// forwarded byte for byte.
+fn a_stream_is_relayed_unbuffered_and_forwarded_untouched(
+    url: &str,
+    history: &[serde_json::Value],
+    go_tx: mpsc::Sender<()>,
+    seen: &Seen,
+    gate_timed_out: &Mutex<bool>,
+) {
     // An odd but valid body: a proxy that re-serialised it would change these bytes.
     let body1 = format!(
-        "{{ \"model\":\"m\",\"options\":{{\"temperature\":0.7}},\"think\":true,\"tools\":{tools},\"messages\":{} }}",
+        "{{ \"model\":\"m\",\"options\":{{\"temperature\":0.7}},\"think\":true,\"tools\":{},\"messages\":{} }}",
+        tools(),
         json!(history)
     );
     let resp = ureq::post(&format!("{url}/api/chat"))
@@ -136,23 +169,38 @@ fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
         body1.as_bytes(),
         "forwarded untouched"
     );
+}
 
-    let mut h2 = history.clone();
+/// The second request (not streamed) carries the echoed call and its tool result. The history
+/// it sent.
+fn a_tool_result_gets_a_plain_answer(
+    url: &str,
+    history: &[serde_json::Value],
+) -> Vec<serde_json::Value> {
+    let mut h2 = history.to_vec();
     h2.push(json!({"role": "assistant", "content": "Listing.",
         "tool_calls": [{"function": {"name": "bash", "arguments": {"command": "ls"}}}]}));
     h2.push(json!({"role": "tool", "tool_name": "bash", "content": "a.txt\nb.txt"}));
     let reply: String = ureq::post(&format!("{url}/api/chat"))
-        .send_json(json!({"model": "m", "stream": false, "tools": tools, "messages": h2}))
+        .send_json(json!({"model": "m", "stream": false, "tools": tools(), "messages": h2}))
         .unwrap()
         .into_string()
         .unwrap();
     assert!(reply.contains("Done."));
+    h2
+}
 
-    // The third request hangs mid-stream and the proxy is killed: the two complete records stay.
-    common::complete_records(&log, 2, Duration::from_secs(10));
-    let url3 = url.clone();
+/// Sends a third request, waits until the backend has it (it hangs after its first line) and
+/// kills the proxy with SIGKILL.
+fn kill_the_proxy_mid_request(
+    child: &mut std::process::Child,
+    url: &str,
+    h2: &[serde_json::Value],
+    seen: &Seen,
+) {
+    let url3 = url.to_string();
     let h3 = {
-        let mut h = h2.clone();
+        let mut h = h2.to_vec();
         h.push(json!({"role": "assistant", "content": "Done."}));
         h.push(json!({"role": "user", "content": "and now?"}));
         h
@@ -179,8 +227,12 @@ fn record_only_proxy_writes_the_conversation_and_survives_a_crash() {
     }
     let _ = child.wait();
     let _ = pending.join();
+}
 
-    let t = TrajectoryEntry::load(&log).unwrap();
+/// The trajectory file: two records, the first with the whole conversation so far, the
+/// second with only what is new.
+fn the_two_complete_records_hold_the_conversation(log: &std::path::Path) {
+    let t = TrajectoryEntry::load(log).unwrap();
     assert_eq!(t.len(), 2, "{t:#?}");
     let (a, b) = (&t[0], &t[1]);
     assert_eq!(a.schema_version, TrajectoryEntry::SCHEMA_VERSION);

@@ -77,18 +77,31 @@ fn discovery_endpoints() {
     assert_eq!(get(&format!("{u}/v1/models/nope")).0, 404);
 }
 
+/// All on one server, one after another: none of them may bring it down.
 #[test]
 fn errors_have_ollama_shapes_and_never_crash() {
     let sim = no_tools_sim();
     let u = sim.url();
+    native_errors_have_ollama_messages(&u);
+    openai_errors_have_openai_shapes(&u);
+    unknown_models_are_404_on_show_and_generate(&u);
+    garbage_on_every_post_route_is_a_4xx_json_error(&u);
+    // still serving
+    assert_eq!(get(&format!("{u}/api/version")).0, 200);
+}
+
+/// The `error` string of an Ollama error body.
+fn err(s: &str) -> String {
+    serde_json::from_str::<Value>(s).unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `/api/chat`: unknown model, bad JSON, empty body, missing model, bad messages, tools or
+/// thinking the model lacks, a thinking level it does not know.
+fn native_errors_have_ollama_messages(u: &str) {
     let chat = format!("{u}/api/chat");
-    let v1 = format!("{u}/v1/chat/completions");
-    let err = |s: &str| {
-        serde_json::from_str::<Value>(s).unwrap()["error"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
     let (c, ct, b) = post_raw(&chat, r#"{"model":"nope","messages":[]}"#);
     assert_eq!((c, err(&b)), (404, "model 'nope' not found".to_string()));
     assert!(ct.starts_with("application/json"));
@@ -128,7 +141,11 @@ fn errors_have_ollama_shapes_and_never_crash() {
         r#"{"model":"sim-4b","messages":[{"role":"user","content":"x"}],"think":"extreme"}"#,
     );
     assert_eq!(c, 400);
-    // OpenAI shapes
+}
+
+/// `/v1/chat/completions`: OpenAI's error objects.
+fn openai_errors_have_openai_shapes(u: &str) {
+    let v1 = format!("{u}/v1/chat/completions");
     let (c, _, b) = post_raw(
         &v1,
         r#"{"model":"nope","messages":[{"role":"user","content":"x"}]}"#,
@@ -149,6 +166,10 @@ fn errors_have_ollama_shapes_and_never_crash() {
         serde_json::from_str::<Value>(&b).unwrap()["error"]["type"],
         "invalid_request_error"
     );
+}
+
+/// A model nobody serves is a 404 on `/api/show` and `/api/generate` too.
+fn unknown_models_are_404_on_show_and_generate(u: &str) {
     let (c, _, _) = post_raw(&format!("{u}/api/show"), r#"{"model":"ghost"}"#);
     assert_eq!(c, 404);
     let (c, _, _) = post_raw(
@@ -156,7 +177,10 @@ fn errors_have_ollama_shapes_and_never_crash() {
         r#"{"model":"ghost","prompt":"x"}"#,
     );
     assert_eq!(c, 404);
-    // assorted garbage on every POST route: always a 4xx JSON error, never a crash
+}
+
+/// Assorted garbage on every POST route: always a 4xx JSON error (or a 200), never a crash.
+fn garbage_on_every_post_route_is_a_4xx_json_error(u: &str) {
     let deep = "[".repeat(5000);
     let garbage: Vec<Vec<u8>> = vec![
         b"null".to_vec(),
@@ -200,8 +224,6 @@ fn errors_have_ollama_shapes_and_never_crash() {
             );
         }
     }
-    // still serving
-    assert_eq!(get(&format!("{u}/api/version")).0, 200);
 }
 
 #[test]

@@ -204,22 +204,9 @@ impl Agent {
         tools: &[Value],
         tr: &mut Transcript,
     ) -> Result<(Value, String), String> {
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(60))
-            .build();
         match self.api {
             Api::Native | Api::NativeStream => {
-                let mut body = json!({"model": self.model, "messages": messages, "tools": tools,
-                    "stream": self.api == Api::NativeStream, "options": {"temperature": 0, "num_ctx": 32768}});
-                if let Some(n) = self.num_predict {
-                    body["options"]["num_predict"] = json!(n);
-                }
-                let resp = agent
-                    .post(&format!("{}/api/chat", self.url))
-                    .send_json(body)
-                    .map_err(|e| e.to_string())?;
-                let text = resp.into_string().map_err(|e| e.to_string())?;
-                tr.raw_bodies.push(text.clone());
+                let text = self.post("/api/chat", self.native_body(messages, tools), tr)?;
                 if self.api == Api::Native {
                     let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
                     return Ok((
@@ -227,101 +214,87 @@ impl Agent {
                         v["done_reason"].as_str().unwrap_or("").to_string(),
                     ));
                 }
-                let mut content = String::new();
-                let mut thinking = String::new();
-                let mut calls = Vec::new();
-                let mut reason = String::new();
-                for line in text.lines() {
-                    let v: Value =
-                        serde_json::from_str(line).map_err(|e| format!("{e}: {line}"))?;
-                    content.push_str(v["message"]["content"].as_str().unwrap_or(""));
-                    thinking.push_str(v["message"]["thinking"].as_str().unwrap_or(""));
-                    if let Some(c) = v["message"]["tool_calls"].as_array() {
-                        calls.extend(c.iter().cloned());
-                    }
-                    if v["done"] == json!(true) {
-                        reason = v["done_reason"].as_str().unwrap_or("").to_string();
-                    }
-                }
-                let mut m = json!({"role": "assistant", "content": content});
-                if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
-                }
-                Ok((m, reason))
+                fold_native_stream(&text)
             }
             Api::OpenAi | Api::OpenAiStream => {
-                let oai_msgs: Vec<Value> = messages.iter().map(to_openai).collect();
-                let mut body = json!({"model": self.model, "messages": oai_msgs, "tools": tools,
-                    "stream": self.api == Api::OpenAiStream, "stream_options": {"include_usage": true}});
-                if let Some(n) = self.num_predict {
-                    body["max_tokens"] = json!(n);
-                }
-                let resp = agent
-                    .post(&format!("{}/v1/chat/completions", self.url))
-                    .send_json(body)
-                    .map_err(|e| e.to_string())?;
-                let text = resp.into_string().map_err(|e| e.to_string())?;
-                tr.raw_bodies.push(text.clone());
-                let (content, calls, reason) = if self.api == Api::OpenAi {
-                    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-                    let m = &v["choices"][0]["message"];
-                    (
-                        m["content"].as_str().unwrap_or("").to_string(),
-                        m["tool_calls"].as_array().cloned().unwrap_or_default(),
-                        v["choices"][0]["finish_reason"]
-                            .as_str()
-                            .unwrap_or("")
-                            .to_string(),
-                    )
-                } else {
-                    let mut content = String::new();
-                    let mut calls: Vec<Value> = Vec::new();
-                    let mut reason = String::new();
-                    let mut saw_done = false;
-                    for ev in text.split("\n\n").filter(|e| !e.is_empty()) {
-                        let data = ev
-                            .strip_prefix("data: ")
-                            .ok_or_else(|| format!("bad event {ev}"))?;
-                        if data == "[DONE]" {
-                            saw_done = true;
-                            continue;
-                        }
-                        let v: Value = serde_json::from_str(data).map_err(|e| e.to_string())?;
-                        let Some(ch) = v["choices"].get(0) else {
-                            continue;
-                        };
-                        content.push_str(ch["delta"]["content"].as_str().unwrap_or(""));
-                        if let Some(tc) = ch["delta"]["tool_calls"].as_array() {
-                            calls.extend(tc.iter().cloned());
-                        }
-                        if let Some(r) = ch["finish_reason"].as_str() {
-                            reason = r.to_string();
-                        }
-                    }
-                    if !saw_done {
-                        return Err("stream without [DONE]".into());
-                    }
-                    (content, calls, reason)
-                };
-                let native_calls: Vec<Value> = calls
-                    .iter()
-                    .map(|c| {
-                        let args: Value = serde_json::from_str(c["function"]["arguments"].as_str().unwrap_or("{}")).unwrap_or(json!({}));
-                        json!({"id": c["id"], "function": {"name": c["function"]["name"], "arguments": args}})
-                    })
-                    .collect();
-                let mut m = json!({"role": "assistant", "content": content});
-                if !native_calls.is_empty() {
-                    m["tool_calls"] = Value::Array(native_calls);
-                }
-                let reason = if reason == "tool_calls" {
-                    "stop".into()
-                } else {
-                    reason
-                };
-                Ok((m, reason))
+                let body = self.openai_body(messages, tools);
+                let text = self.post("/v1/chat/completions", body, tr)?;
+                self.openai_answer(&text)
             }
         }
+    }
+
+    /// POSTs `body` to `path` of the backend (60 s timeout); the answer's text, which the
+    /// transcript keeps as it came.
+    fn post(&self, path: &str, body: Value, tr: &mut Transcript) -> Result<String, String> {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .build();
+        let resp = agent
+            .post(&format!("{}{path}", self.url))
+            .send_json(body)
+            .map_err(|e| e.to_string())?;
+        let text = resp.into_string().map_err(|e| e.to_string())?;
+        tr.raw_bodies.push(text.clone());
+        Ok(text)
+    }
+
+    /// An `/api/chat` request: temperature 0, a 32k context, the token cap when set.
+    fn native_body(&self, messages: &[Value], tools: &[Value]) -> Value {
+        let mut body = json!({"model": self.model, "messages": messages, "tools": tools,
+            "stream": self.api == Api::NativeStream, "options": {"temperature": 0, "num_ctx": 32768}});
+        if let Some(n) = self.num_predict {
+            body["options"]["num_predict"] = json!(n);
+        }
+        body
+    }
+
+    /// A `/v1/chat/completions` request (messages in OpenAI's shape, usage asked for when
+    /// streaming), the token cap when set.
+    fn openai_body(&self, messages: &[Value], tools: &[Value]) -> Value {
+        let oai_msgs: Vec<Value> = messages.iter().map(to_openai).collect();
+        let mut body = json!({"model": self.model, "messages": oai_msgs, "tools": tools,
+            "stream": self.api == Api::OpenAiStream, "stream_options": {"include_usage": true}});
+        if let Some(n) = self.num_predict {
+            body["max_tokens"] = json!(n);
+        }
+        body
+    }
+
+    /// An OpenAI answer, whole or streamed (SSE), in the native message shape: arguments
+    /// parsed, `tool_calls` reported as `stop` as Ollama does.
+    fn openai_answer(&self, text: &str) -> Result<(Value, String), String> {
+        let (content, calls, reason) = if self.api == Api::OpenAi {
+            let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+            let m = &v["choices"][0]["message"];
+            (
+                m["content"].as_str().unwrap_or("").to_string(),
+                m["tool_calls"].as_array().cloned().unwrap_or_default(),
+                v["choices"][0]["finish_reason"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        } else {
+            fold_openai_stream(text)?
+        };
+        let native_calls: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                let args: Value = serde_json::from_str(c["function"]["arguments"].as_str().unwrap_or("{}")).unwrap_or(json!({}));
+                json!({"id": c["id"], "function": {"name": c["function"]["name"], "arguments": args}})
+            })
+            .collect();
+        let mut m = json!({"role": "assistant", "content": content});
+        if !native_calls.is_empty() {
+            m["tool_calls"] = Value::Array(native_calls);
+        }
+        let reason = if reason == "tool_calls" {
+            "stop".into()
+        } else {
+            reason
+        };
+        Ok((m, reason))
     }
 
     /// Runs the task prompt in `workdir` until a text answer, a finish call or `max_turns`.
@@ -441,6 +414,63 @@ fn to_openai(m: &Value) -> Value {
         o["tool_call_id"] = json!("call_0");
     }
     o
+}
+
+/// A native NDJSON stream folded into one assistant message and its done_reason.
+fn fold_native_stream(text: &str) -> Result<(Value, String), String> {
+    let mut content = String::new();
+    let mut thinking = String::new();
+    let mut calls = Vec::new();
+    let mut reason = String::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).map_err(|e| format!("{e}: {line}"))?;
+        content.push_str(v["message"]["content"].as_str().unwrap_or(""));
+        thinking.push_str(v["message"]["thinking"].as_str().unwrap_or(""));
+        if let Some(c) = v["message"]["tool_calls"].as_array() {
+            calls.extend(c.iter().cloned());
+        }
+        if v["done"] == json!(true) {
+            reason = v["done_reason"].as_str().unwrap_or("").to_string();
+        }
+    }
+    let mut m = json!({"role": "assistant", "content": content});
+    if !calls.is_empty() {
+        m["tool_calls"] = Value::Array(calls);
+    }
+    Ok((m, reason))
+}
+
+/// An OpenAI SSE stream folded into (content, tool call deltas, finish_reason); a stream
+/// without `[DONE]` is an error.
+fn fold_openai_stream(text: &str) -> Result<(String, Vec<Value>, String), String> {
+    let mut content = String::new();
+    let mut calls: Vec<Value> = Vec::new();
+    let mut reason = String::new();
+    let mut saw_done = false;
+    for ev in text.split("\n\n").filter(|e| !e.is_empty()) {
+        let data = ev
+            .strip_prefix("data: ")
+            .ok_or_else(|| format!("bad event {ev}"))?;
+        if data == "[DONE]" {
+            saw_done = true;
+            continue;
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| e.to_string())?;
+        let Some(ch) = v["choices"].get(0) else {
+            continue;
+        };
+        content.push_str(ch["delta"]["content"].as_str().unwrap_or(""));
+        if let Some(tc) = ch["delta"]["tool_calls"].as_array() {
+            calls.extend(tc.iter().cloned());
+        }
+        if let Some(r) = ch["finish_reason"].as_str() {
+            reason = r.to_string();
+        }
+    }
+    if !saw_done {
+        return Err("stream without [DONE]".into());
+    }
+    Ok((content, calls, reason))
 }
 
 /// POSTs `body` as JSON; the status, content type and body, whatever the status.
