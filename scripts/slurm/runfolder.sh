@@ -1,6 +1,6 @@
 #!/bin/bash
 # Checks of a run folder's records, sourced by scripts/slurm/check.sh and scripts/soak.sh (and
-# runner/tests/slurm_scripts.rs). Bash functions; each reads only files:
+# runner/tests/shard_scripts.rs). Bash functions; each reads only files:
 #
 #   rf_recorded DIR    the attempt_dir of every cells.csv row (the column is found by its header
 #                      name: cells.csv gained columns after attempt_dir in version 2)
