@@ -14,13 +14,10 @@ use common::{lrab, shipped_arms, text};
 
 use std::path::PathBuf;
 
-/// Tasks on which Mingbird itself cannot reach 1.0 against sim-oracle, with the reason.
-const LIMITS: &[(&str, &str)] = &[(
-    "WF-08",
-    "its tool router matches \"api\" in the English task text to its MCP category alone, so the \
-     request offers no create_file or run_bash; the simulator acts only through offered tools \
-     (a real model can add them with enable_tools)",
-)];
+/// Tasks on which Mingbird itself cannot reach 1.0 against sim-oracle, with the reason. None
+/// since the simulator writes through the conventional `write_file`/`bash` when a request
+/// offers neither (WF-08, where Mingbird's router offers only its MCP category).
+const LIMITS: &[(&str, &str)] = &[];
 
 fn cache() -> PathBuf {
     std::env::var_os("LRAB_ARMS_CACHE")

@@ -160,6 +160,42 @@ impl Toolkit {
     }
 }
 
+impl Toolkit {
+    /// The toolkit the task policy works with: what the request offers, and — when it offers
+    /// tools but none that writes a file or runs a command — the conventional
+    /// `write_file(path, content)` and `bash(command)` a model trained on tool use calls
+    /// anyway: the names of the MCP reference filesystem server's tool and of the common bash
+    /// tool (agents note that small models "often output the industry's common names", e.g.
+    /// Mingbird's `run_tool` aliases). An agent that maps such a call onto a tool of its own
+    /// runs it; the others answer it with an error.
+    pub fn for_task(tools: &[Tool]) -> Toolkit {
+        let mut kit = Toolkit::detect(tools);
+        if kit.count == 0 || kit.write.is_some() || kit.shell.is_some() {
+            return kit;
+        }
+        kit.write = Some(conventional("write_file", "path", Some("content")));
+        kit.shell = Some(conventional("bash", "command", None));
+        kit
+    }
+}
+
+/// A tool the request does not offer, by its conventional name and string parameters.
+fn conventional(name: &str, main: &str, second: Option<&str>) -> Bound {
+    let params: Vec<&str> = std::iter::once(main).chain(second).collect();
+    let props: Map<String, Value> = params
+        .iter()
+        .map(|p| (p.to_string(), serde_json::json!({"type": "string"})))
+        .collect();
+    let schema = serde_json::json!({"type": "object", "properties": props, "required": params});
+    Bound {
+        name: name.into(),
+        main: main.into(),
+        second: second.map(str::to_string),
+        third: None,
+        tool: Tool::function(name, "", schema),
+    }
+}
+
 /// Builds arguments for a bound tool: the given values, plus placeholder values for other
 /// required parameters (a description string, a number, false) so schema checks pass.
 pub fn args_for(b: &Bound, values: &[(&str, Value)], describe: &str) -> Value {
@@ -279,5 +315,26 @@ mod tests {
         assert_eq!(kit.finish.unwrap().main, "summary");
         let kit = Toolkit::detect(&[t("run_python", &["code"], &["code"])]);
         assert!(kit.shell.is_none());
+    }
+
+    #[test]
+    fn a_task_without_a_write_or_shell_tool_writes_through_the_common_name() {
+        let reading = [
+            t("read_file", &["path"], &["path"]),
+            t("finish", &["summary"], &[]),
+        ];
+        let kit = Toolkit::for_task(&reading);
+        let w = kit.write.expect("the conventional write tool");
+        assert_eq!((w.name.as_str(), w.main.as_str()), ("write_file", "path"));
+        assert_eq!(w.second.as_deref(), Some("content"));
+        assert_eq!(kit.shell.expect("the conventional shell").name, "bash");
+        assert_eq!(
+            kit.count, 2,
+            "the request's own tools are still what it offers"
+        );
+        // an offered write or shell tool is used as it is; no tools at all: no call is made up
+        let own = Toolkit::for_task(&[t("bash", &["command"], &["command"])]);
+        assert!(own.write.is_none() && own.shell.is_some());
+        assert!(Toolkit::for_task(&[]).write.is_none());
     }
 }

@@ -29,7 +29,7 @@ fn fixed(env: &Env, conv: &Conv, plan: &TaskPlan) -> (u64, Variants) {
 /// Which steps the model's own turns carried out (for a summary of its work).
 pub fn done_steps(env: &Env, conv: &Conv, plan: &TaskPlan, at: usize) -> Vec<bool> {
     let (_, vars) = fixed(env, conv, plan);
-    history::read(conv, plan, &Toolkit::detect(&conv.tools), &vars, at).done
+    history::read(conv, plan, &Toolkit::for_task(&conv.tools), &vars, at).done
 }
 
 /// Tokens of the request's opening: the tool definitions and every message up to and including
@@ -88,7 +88,7 @@ fn abandon() -> Turn {
 
 impl<'a> Ctx<'a> {
     fn read(env: &'a Env, conv: &'a Conv, plan: &'a TaskPlan, at: usize) -> Ctx<'a> {
-        let kit = Toolkit::detect(&conv.tools);
+        let kit = Toolkit::for_task(&conv.tools);
         let prof = &env.model.profile;
         let (static_h, vars) = fixed(env, conv, plan);
         let hist = history::read(conv, plan, &kit, &vars, at);
