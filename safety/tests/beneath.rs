@@ -239,7 +239,10 @@ fn swap_race_from_another_process() {
         libc::waitpid(pid, std::ptr::null_mut(), 0);
     }
     assert_eq!(digest_tree(&fx.outside), before);
-    assert!(ok > 500, "almost nothing succeeded ({ok})");
+    // liveness, not speed: how many operations land between the racer's renames depends on
+    // how the two processes share the cores (477 of 2,000 rounds on a loaded 2-core machine);
+    // a walk that refused everything would score 0
+    assert!(ok > 100, "almost nothing succeeded ({ok})");
 }
 
 /// Control: path-string tools under the same loop do reach the outside (so the attack is
