@@ -431,7 +431,11 @@ fn literals(a: &mut Analyzer<'_>, env: &mut Env, p: &Payload<'_>) {
 /// Python that builds and runs code at run time cannot be inspected; a literal `__import__` or
 /// a decoded literal (inspected above) is excused, reflection never.
 fn python_dynamic(a: &mut Analyzer<'_>, code: &str) {
-    if !PY_DYNAMIC.iter().any(|k| code.contains(k)) {
+    if !PY_EXEC
+        .iter()
+        .chain(PY_REFLECTIVE)
+        .any(|k| code.contains(k))
+    {
         return;
     }
     let decoded_any = code.contains("b64decode") || code.contains("fromhex");

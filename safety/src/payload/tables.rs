@@ -187,17 +187,5 @@ pub(super) const PY_REFLECTIVE: &[&str] = &[
     "methodcaller",
 ];
 
-/// Python that builds and runs code at run time (reflection included).
-pub(super) const PY_DYNAMIC: &[&str] = &[
-    "exec(",
-    "eval(",
-    "compile(",
-    "__import__(",
-    "getattr(",
-    "__dict__",
-    "vars(",
-    "globals(",
-    "__getattribute__",
-    "importlib",
-    "methodcaller",
-];
+/// Python that builds and runs code at run time, besides reflection ([`PY_REFLECTIVE`]).
+pub(super) const PY_EXEC: &[&str] = &["exec(", "eval(", "compile(", "__import__("];

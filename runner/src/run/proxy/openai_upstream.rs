@@ -166,14 +166,7 @@ impl OpenaiUpstream {
             out.insert("tools".into(), t.clone());
         }
         let o = &native["options"];
-        for k in [
-            "temperature",
-            "top_p",
-            "seed",
-            "stop",
-            "frequency_penalty",
-            "presence_penalty",
-        ] {
+        for k in std::iter::once("temperature").chain(super::translate::SHARED_SAMPLING) {
             if let Some(v) = o.get(k).filter(|v| !v.is_null()) {
                 out.insert(k.into(), v.clone());
             }

@@ -44,24 +44,13 @@ fn messages_of(native: &Value) -> Vec<TrajectoryMessage> {
         .collect()
 }
 
-/// Names of the tools a request offers (native/OpenAI `function.name`, Responses `name`).
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
-        .map(str::to_string)
-        .collect()
-}
-
 /// What the trajectory read of a body before: a tree of the whole body.
 fn reference(body: &[u8]) -> Read {
     let v = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
     Read {
         model: v["model"].as_str().unwrap_or("").to_string(),
         stream: v["stream"].as_bool().unwrap_or(true),
-        tools: tool_names(&v),
+        tools: super::super::fast_request::tool_names(&v["tools"]),
         messages: messages_of(&v),
     }
 }
