@@ -60,7 +60,6 @@ struct Ctx<'a> {
     d: Decide<'a>,
     static_h: u64,
     oracle: bool,
-    family: crate::dialect::Family,
     /// The message that states the task.
     at: usize,
 }
@@ -115,7 +114,6 @@ impl<'a> Ctx<'a> {
             d,
             static_h,
             oracle: prof.is_oracle(),
-            family: prof.family,
             at,
         }
     }
@@ -282,7 +280,7 @@ impl<'a> Ctx<'a> {
                 self.plan,
                 &self.kit,
                 self.hist.last.as_ref(),
-                self.family,
+                self.d.prof.family,
                 k,
                 call,
                 self.d.h,
