@@ -15,7 +15,6 @@ use serde_json::{Map, Value};
 use super::fast_request::{tool_names, Call, Field};
 use super::openai_upstream::{answered_call_id, OpenaiUpstream};
 use super::read::{arguments_of, Obj};
-use super::translate::SHARED_SAMPLING;
 
 #[derive(Deserialize)]
 struct Request<'a> {
@@ -91,7 +90,7 @@ pub(super) fn native_to_openai(
     // normalized: temperature 0, then what the arm's options say
     out.extend_from_slice(b",\"temperature\":0");
     let o = req.options.value();
-    for k in SHARED_SAMPLING {
+    for k in super::SHARED_SAMPLING {
         if let Some(v) = o.get(k).filter(|v| !v.is_null()) {
             out.extend_from_slice(format!(",\"{k}\":").as_bytes());
             serde_json::to_writer(&mut out, v).ok()?;

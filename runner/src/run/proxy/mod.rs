@@ -48,6 +48,16 @@ use tokio::sync::mpsc;
 use lrab_records::ThinkSetting;
 use record::Recorder;
 
+/// The sampling settings the two APIs name alike: top level in an OpenAI request, under
+/// `options` in a native one.
+const SHARED_SAMPLING: [&str; 5] = [
+    "top_p",
+    "seed",
+    "stop",
+    "frequency_penalty",
+    "presence_penalty",
+];
+
 /// Proxy settings.
 #[derive(Debug, Clone)]
 pub struct ProxyConfig {

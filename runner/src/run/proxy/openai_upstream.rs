@@ -166,7 +166,7 @@ impl OpenaiUpstream {
             out.insert("tools".into(), t.clone());
         }
         let o = &native["options"];
-        for k in std::iter::once("temperature").chain(super::translate::SHARED_SAMPLING) {
+        for k in std::iter::once("temperature").chain(super::SHARED_SAMPLING) {
             if let Some(v) = o.get(k).filter(|v| !v.is_null()) {
                 out.insert(k.into(), v.clone());
             }

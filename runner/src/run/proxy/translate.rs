@@ -8,16 +8,6 @@ use serde_json::{json, Map, Value};
 pub(super) use super::openai_upstream::text_of;
 use super::openai_upstream::Reasoning;
 
-/// The sampling settings the two APIs name alike: top level in an OpenAI request, under
-/// `options` in a native one.
-pub(super) const SHARED_SAMPLING: [&str; 5] = [
-    "top_p",
-    "seed",
-    "stop",
-    "frequency_penalty",
-    "presence_penalty",
-];
-
 /// Pins the run's thinking on a native body: `think` false or true, or no `think` at all
 /// (`model`: the server's default).
 pub fn pin_think(body: &mut Value, think: ThinkSetting) {
@@ -116,7 +106,7 @@ pub fn openai_to_native(req: &Value, num_ctx: u64, think: ThinkSetting) -> Value
     if let Some(n) = req.get("max_tokens").or(req.get("max_completion_tokens")) {
         options.insert("num_predict".into(), n.clone());
     }
-    for k in SHARED_SAMPLING {
+    for k in super::SHARED_SAMPLING {
         if let Some(v) = req.get(k).filter(|v| !v.is_null()) {
             options.insert(k.into(), v.clone());
         }
