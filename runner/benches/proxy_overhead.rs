@@ -61,6 +61,26 @@ fn keep_alive(c: TcpStream, answer: impl Fn(&mut TcpStream, &str, &str)) {
     }
 }
 
+/// Serves `l` from a pool of threads that each take the next connection and serve it to its
+/// end, as a Go or asyncio server takes a connection without starting a thread for it (a
+/// thread per connection cost the fakes ~0.1 ms per fresh connection at load 16, which made
+/// the straight requests slower than the proxy's kept connections and the added time look
+/// smaller than it is).
+fn serve(l: TcpListener, conn: impl Fn(TcpStream) + Send + Sync + 'static) {
+    let (l, conn) = (std::sync::Arc::new(l), std::sync::Arc::new(conn));
+    for _ in 0..POOL {
+        let (l, conn) = (l.clone(), conn.clone());
+        std::thread::spawn(move || loop {
+            if let Ok((c, _)) = l.accept() {
+                conn(c);
+            }
+        });
+    }
+}
+
+/// Threads per fake: more than the load's clients plus the proxy's idle upstream connections.
+const POOL: usize = 64;
+
 /// A fake OpenAI server: `/v1/models` and a chat answer of 60 SSE content events, the finish
 /// event, usage and `[DONE]`.
 fn fake_openai() -> String {
@@ -75,33 +95,33 @@ fn fake_openai() -> String {
     out.push_str(&ev(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 4000, "completion_tokens": 60, "prompt_tokens_details": {"cached_tokens": 3900}}})));
     out.push_str("data: [DONE]\n\n");
     let out: &'static str = Box::leak(out.into_boxed_str());
-    std::thread::spawn(move || {
-        for c in l.incoming() {
-            let Ok(c) = c else { continue };
-            std::thread::spawn(move || {
-                keep_alive(c, |w, path, conn| {
-                    let (ct, b) = if path == "/v1/models" {
-                        (
-                            "application/json",
-                            r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}"#,
-                        )
-                    } else {
-                        ("text/event-stream", out)
-                    };
-                    let a = format!("HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{b}", b.len());
-                    let _ = w.write_all(a.as_bytes());
-                });
-            });
-        }
+    serve(l, move |c| {
+        keep_alive(c, |w, path, conn| {
+            let (ct, b) = if path == "/v1/models" {
+                (
+                    "application/json",
+                    r#"{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}"#,
+                )
+            } else {
+                ("text/event-stream", out)
+            };
+            let a = format!("HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n{b}", b.len());
+            let _ = w.write_all(a.as_bytes());
+        })
     });
     url
 }
 
-/// Latencies (ms, to the end of the answer) of `n` requests sent by `clients` threads at once.
+/// Latencies (ms, to the end of the answer) of `n` requests sent by `clients` threads at once,
+/// after a quarter as many at the same load to warm up (a fresh process's allocator maps and
+/// zeroes its heap over its first few hundred requests at this load; a runner's proxies share
+/// one warm process).
 fn loaded(base: &str, path: &str, body: &str, clients: usize, n: usize) -> Vec<f64> {
-    for _ in 0..20 {
-        request(base, path, body);
-    }
+    burst(base, path, body, clients, n / 4);
+    burst(base, path, body, clients, n)
+}
+
+fn burst(base: &str, path: &str, body: &str, clients: usize, n: usize) -> Vec<f64> {
     std::thread::scope(|s| {
         let hs: Vec<_> = (0..clients)
             .map(|_| {
@@ -133,25 +153,20 @@ fn fake(hold: Option<Duration>) -> String {
         Box::leak(out.into_boxed_str()),
         Box::leak(last.into_boxed_str()),
     );
-    std::thread::spawn(move || {
-        for c in l.incoming() {
-            let Ok(c) = c else { continue };
-            std::thread::spawn(move || {
-                keep_alive(c, |w, _, conn| {
-                    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n", out.len() + last.len());
-                    match hold {
-                        Some(h) => {
-                            let _ = w.write_all(format!("{head}{out}").as_bytes());
-                            std::thread::sleep(h);
-                            let _ = w.write_all(last.as_bytes());
-                        }
-                        None => {
-                            let _ = w.write_all(format!("{head}{out}{last}").as_bytes());
-                        }
-                    }
-                });
-            });
-        }
+    serve(l, move |c| {
+        keep_alive(c, |w, _, conn| {
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: {conn}\r\n\r\n", out.len() + last.len());
+            match hold {
+                Some(h) => {
+                    let _ = w.write_all(format!("{head}{out}").as_bytes());
+                    std::thread::sleep(h);
+                    let _ = w.write_all(last.as_bytes());
+                }
+                None => {
+                    let _ = w.write_all(format!("{head}{out}{last}").as_bytes());
+                }
+            }
+        })
     });
     url
 }
@@ -260,6 +275,16 @@ fn cpu_ms(pid: u32) -> (f64, f64) {
     (total, writer)
 }
 
+/// Minor page faults of process `pid` so far (memory the kernel had to zero and map for it).
+fn faults(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |x| x.1);
+    rest.split_whitespace()
+        .nth(7)
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0.0)
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 - 1.0) * p).round() as usize]
@@ -334,71 +359,85 @@ fn main() {
     at_load_16(&d, &up, &native, &openai);
 }
 
-/// One proxied path: label, upstream, proxy flags, path, body, and the straight p50/p99.
-type Case<'a> = (&'a str, &'a str, Vec<&'a str>, &'a str, &'a str, f64, f64);
+/// One proxied path: label, upstream, proxy flags, path and body, and the path and body of
+/// the same request sent straight to that upstream.
+type Case<'a> = (
+    &'a str,
+    &'a str,
+    Vec<&'a str>,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+);
 
 /// Added latency at load 16: each proxied path against its backend reached straight at the
-/// same load (p50 and p99 of each, and their differences).
+/// same load just before (p50 and p99 of each, and their differences; measuring the straight
+/// requests next to the proxied ones keeps a drift of the machine's load out of the
+/// difference).
 fn at_load_16(d: &tempfile::TempDir, up: &str, native: &str, openai: &str) {
     const CLIENTS: usize = 16;
     const M: usize = 1600;
     let oa = fake_openai();
-    let oa_body = json!({"model": "m", "stream": true, "stream_options": {"include_usage": true},
-        "messages": [{"role": "user", "content": "hi"}]})
-    .to_string();
-    let mut direct = loaded(up, "/api/chat", native, CLIENTS, M);
-    let mut direct_oa = loaded(&oa, "/v1/chat/completions", &oa_body, CLIENTS, M);
-    let (n50, n99) = (pct(&mut direct, 0.5), pct(&mut direct, 0.99));
-    let (o50, o99) = (pct(&mut direct_oa, 0.5), pct(&mut direct_oa, 0.99));
-    println!("load {CLIENTS}: straight to the fake Ollama p50 {n50:.3} ms p99 {n99:.3} ms; to the fake OpenAI server p50 {o50:.3} ms p99 {o99:.3} ms");
+    // straight to the OpenAI fake: the same conversation, as the proxy sends it there (a
+    // client would send its body anyway; until 2026-12-06 this was a one-message body, which
+    // counted the conversation's transfer and parse by the fake as the proxy's)
+    let mut oa_body: serde_json::Value = serde_json::from_str(openai).unwrap();
+    oa_body["stream_options"] = json!({"include_usage": true});
+    let oa_body = oa_body.to_string();
+    let (native_path, oa_path) = ("/api/chat", "/v1/chat/completions");
     let cases: [Case; 3] = [
         (
             "record-only, /api/chat",
             up,
             vec!["--record-only"],
-            "/api/chat",
+            native_path,
             native,
-            n50,
-            n99,
+            native_path,
+            native,
         ),
         (
             "normalizing, /v1 → native",
             up,
             vec![],
-            "/v1/chat/completions",
+            oa_path,
             openai,
-            n50,
-            n99,
+            native_path,
+            native,
         ),
         (
             "translated, native → OpenAI",
             &oa,
             vec!["--upstream-api", "openai"],
-            "/api/chat",
+            native_path,
             native,
-            o50,
-            o99,
+            oa_path,
+            &oa_body,
         ),
     ];
-    for (label, upstream, extra, path, body, b50, b99) in cases {
+    for (label, upstream, extra, path, body, s_path, s_body) in cases {
+        let mut straight = loaded(upstream, s_path, s_body, CLIENTS, M);
+        let (b50, b99) = (pct(&mut straight, 0.5), pct(&mut straight, 0.99));
         let log = d.path().join(format!("load-{}.jsonl", label.len()));
         let (p, url) = proxy(upstream, &log, &extra);
-        let before = cpu_ms(p.0.id());
-        let mut v = loaded(&url, path, body, CLIENTS, M);
-        let after = cpu_ms(p.0.id());
+        burst(&url, path, body, CLIENTS, M / 4);
+        let (before, f0) = (cpu_ms(p.0.id()), faults(p.0.id()));
+        let mut v = burst(&url, path, body, CLIENTS, M);
+        let (after, f1) = (cpu_ms(p.0.id()), faults(p.0.id()));
         let (p50, p99) = (pct(&mut v, 0.5), pct(&mut v, 0.99));
         println!(
-            "load {CLIENTS}, through the proxy ({label:<28}) p50 {p50:.3} ms p99 {p99:.3} ms  added p50 {:.3} ms  added p99 {:.3} ms",
+            "load {CLIENTS}, {label:<28} straight p50 {b50:.3} ms p99 {b99:.3} ms; through the proxy p50 {p50:.3} ms p99 {p99:.3} ms; added p50 {:.3} ms  added p99 {:.3} ms",
             p50 - b50,
             p99 - b99
         );
-        // the proxy's own CPU per request (the 20 warm-up requests included), all threads and
-        // the trajectory writer's share
-        let n = (M + 20) as f64;
+        // the proxy's own CPU per request, warm (all threads, and the trajectory writer's
+        // share), and the pages it faulted in per request
+        let n = M as f64;
         println!(
-            "    proxy CPU per request {:.0} µs (trajectory writer {:.0} µs)",
+            "    proxy CPU per request {:.0} µs (trajectory writer {:.0} µs), {:.2} page faults",
             (after.0 - before.0) * 1e3 / n,
-            (after.1 - before.1) * 1e3 / n
+            (after.1 - before.1) * 1e3 / n,
+            (f1 - f0) / n
         );
     }
 }
