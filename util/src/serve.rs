@@ -74,7 +74,9 @@ pub fn serve_in_background(
     let thread = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
-            rt.block_on(serve_until(listener, app, rx));
+            rt.block_on(async move {
+                let _ = tokio::spawn(serve_until(listener, app, rx)).await;
+            });
             // the connections still open and their handlers are dropped here
             rt.shutdown_timeout(BLOCKING_WAIT);
         })?;

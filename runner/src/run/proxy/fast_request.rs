@@ -177,6 +177,26 @@ pub(super) fn v1_to_native(body: &[u8], num_ctx: u64, think: ThinkSetting) -> Op
     })
 }
 
+/// Writes `s` as a JSON string, the bytes `serde_json` writes. A text borrowed from the
+/// request had no escape in it there, and a JSON string holds no raw quote, backslash or
+/// control character, the only characters `serde_json` escapes: so it is its own escaped form
+/// and is copied as it is, without the byte-by-byte escaping (a fifth of a translation's time).
+#[allow(clippy::ptr_arg)] // whether it is borrowed is the point
+pub(super) fn write_str(out: &mut Vec<u8>, s: &Cow<str>) {
+    match s {
+        Cow::Borrowed(b) => {
+            debug_assert!(!b.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20));
+            out.push(b'"');
+            out.extend_from_slice(b.as_bytes());
+            out.push(b'"');
+        }
+        Cow::Owned(o) => {
+            // writing into a Vec cannot fail
+            let _ = serde_json::to_writer(&mut *out, o.as_str());
+        }
+    }
+}
+
 pub(super) fn tool_names(tools: &Value) -> Vec<String> {
     tools
         .as_array()
@@ -198,9 +218,9 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
         let role = m.role.unwrap_or(Cow::Borrowed("user"));
         let content = m.content.unwrap_or_default();
         out.extend_from_slice(b"{\"role\":");
-        serde_json::to_writer(&mut *out, &*role).ok()?;
+        write_str(out, &role);
         out.extend_from_slice(b",\"content\":");
-        serde_json::to_writer(&mut *out, &*content).ok()?;
+        write_str(out, &content);
         let mut calls = Vec::new();
         if let Some(cs) = m.tool_calls {
             out.extend_from_slice(b",\"tool_calls\":[");
@@ -218,10 +238,10 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
                 (None, None) => Cow::Borrowed(""),
             };
             out.extend_from_slice(b",\"tool_name\":");
-            serde_json::to_writer(&mut *out, &*name).ok()?;
+            write_str(out, &name);
             if let Some(id) = &m.tool_call_id {
                 out.extend_from_slice(b",\"tool_call_id\":");
-                serde_json::to_writer(&mut *out, &**id).ok()?;
+                write_str(out, id);
             }
             tool_name = Some(name.into_owned()).filter(|n| !n.is_empty());
             tool_call_id = m.tool_call_id.map(Cow::into_owned);
@@ -262,13 +282,13 @@ fn write_call<'a>(
         out.push(b',');
     }
     out.extend_from_slice(b"{\"function\":{\"name\":");
-    serde_json::to_writer(&mut *out, &*name).ok()?;
+    write_str(out, &name);
     out.extend_from_slice(b",\"arguments\":");
     serde_json::to_writer(&mut *out, &args).ok()?;
     out.push(b'}');
     if let Some(id) = &c.id {
         out.extend_from_slice(b",\"id\":");
-        serde_json::to_writer(&mut *out, &**id).ok()?;
+        write_str(out, id);
     }
     out.push(b'}');
     Some(TrajectoryToolCall {

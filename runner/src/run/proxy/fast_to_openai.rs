@@ -12,7 +12,7 @@ use lrab_records::{ThinkSetting, TrajectoryMessage, TrajectoryToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::fast_request::{tool_names, Call, Field};
+use super::fast_request::{tool_names, write_str, Call, Field};
 use super::openai_upstream::{answered_call_id, OpenaiUpstream};
 use super::read::{arguments_of, Obj};
 
@@ -144,9 +144,9 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
         let role = m.role.as_deref().unwrap_or("user");
         let content = m.content.unwrap_or_default();
         out.extend_from_slice(b"{\"role\":");
-        serde_json::to_writer(&mut *out, role).ok()?;
+        write_str(out, m.role.as_ref().unwrap_or(&Cow::Borrowed("user")));
         out.extend_from_slice(b",\"content\":");
-        serde_json::to_writer(&mut *out, &*content).ok()?;
+        write_str(out, &content);
         let calls = m.tool_calls.unwrap_or_default();
         if !calls.is_empty() {
             open.clear();
@@ -202,7 +202,7 @@ fn write_call(
     out.extend_from_slice(b"{\"id\":");
     serde_json::to_writer(&mut *out, &id).ok()?;
     out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
-    serde_json::to_writer(&mut *out, &*name).ok()?;
+    write_str(out, &name);
     out.extend_from_slice(b",\"arguments\":");
     match &arguments {
         Value::String(s) => serde_json::to_writer(&mut *out, s).ok()?,

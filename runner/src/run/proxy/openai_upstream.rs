@@ -420,10 +420,20 @@ impl ToNative {
     /// The native line (with its newline) for an event that carried only `text`
     /// ([`super::fast::openai_text_event`]), as [`ToNative::event`] writes it; `None` once
     /// the answer ended.
+    #[cfg(test)]
     pub fn text_line(&mut self, text: &str) -> Option<String> {
+        let mut out = Vec::new();
+        self.text_line_into(text, &mut out)
+            .then(|| String::from_utf8(out).ok())
+            .flatten()
+    }
+
+    /// [`ToNative::text_line`] appended to `out` (no string of its own per line); false, and
+    /// nothing appended, once the answer ended.
+    pub fn text_line_into(&mut self, text: &str, out: &mut Vec<u8>) -> bool {
         use super::fast::json_str;
         if self.ended {
-            return None;
+            return false;
         }
         if self.text_prefix.is_empty() {
             self.text_prefix = format!(
@@ -432,12 +442,11 @@ impl ToNative {
                 json_str(&self.created_at)
             );
         }
-        let mut out = Vec::with_capacity(self.text_prefix.len() + text.len() + 24);
         out.extend_from_slice(self.text_prefix.as_bytes());
-        // the same bytes as `json_str(text)`, without a string of its own
-        serde_json::to_writer(&mut out, text).ok()?;
+        // the same bytes as `json_str(text)`; writing into a Vec cannot fail
+        let _ = serde_json::to_writer(&mut *out, text);
         out.extend_from_slice(b"},\"done\":false}\n");
-        String::from_utf8(out).ok()
+        true
     }
 
     fn line(&self, message: Value) -> Value {

@@ -74,7 +74,15 @@ impl Drop for Recorder {
 /// nothing either way (the lines are in the page cache), only a crash of the machine could.
 const SYNC_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// The writer thread: one batch = everything queued by the time the last write finished. The
+/// How long the writer lets entries gather once the first of a batch has arrived. A request
+/// that hands its entry to a writer waiting on the queue wakes it (a futex call on the
+/// request's thread, a context switch on the writer's); one that hands it to a writer
+/// lingering here only queues it. At load 16 that was one wake per request; now it is one per
+/// batch, and the batch's lines leave in one write. The entries are queued in order, and a
+/// proxy that stops still writes every one of them ([`Recorder::close`]).
+const LINGER: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The writer thread: one batch = everything queued by [`LINGER`] after its first entry. The
 /// lines are synced at most every [`SYNC_EVERY`], when nothing more arrives for that long,
 /// and when the proxy stops.
 fn write_all(log: &Path, rx: mpsc::Receiver<Build>) {
@@ -92,6 +100,7 @@ fn write_all(log: &Path, rx: mpsc::Receiver<Build>) {
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        std::thread::sleep(LINGER);
         let mut batch = String::new();
         for build in std::iter::once(first).chain(rx.try_iter()) {
             let (mut e, messages) = build();

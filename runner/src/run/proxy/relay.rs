@@ -286,14 +286,13 @@ async fn relay_lines(
                 em.object(p, tap, v, Some(&line));
             }
             (None, true) => {}
-            (Some(c), false) if p.stream => match text_event(c, tap, &line) {
-                Some(native) => em.out.extend_from_slice(native.as_bytes()),
-                None => {
+            (Some(c), false) if p.stream => {
+                if !text_event(c, tap, &line, &mut em.out) {
                     for v in c.event_line(&line) {
                         em.object(p, tap, Some(v), None);
                     }
                 }
-            },
+            }
             (Some(_), false) => whole.extend_from_slice(&line),
             (Some(c), true) => {
                 let last = if p.stream {
@@ -307,10 +306,7 @@ async fn relay_lines(
         // send what is ready before the next read could wait on the backend
         if (end || !reader.line_ready())
             && !em.out.is_empty()
-            && tx
-                .send(Bytes::from(std::mem::take(&mut em.out)))
-                .await
-                .is_err()
+            && tx.send(Bytes::from(em.take())).await.is_err()
         {
             break;
         }
@@ -327,18 +323,35 @@ struct Emit {
     out: Vec<u8>,
 }
 
-/// The native line for an OpenAI event that carries only text, read into `tap` (`None`: the
-/// event takes the general way).
-fn text_event(c: &mut ToNative, tap: &mut Tap, line: &[u8]) -> Option<String> {
-    let text = fast::openai_text_event(line)?;
-    let native = c.text_line(&text)?;
-    if !tap.native_text(&text) {
-        tap.object(&serde_json::from_str(&native).ok()?);
+/// The native line for an OpenAI event that carries only text, appended to `out` and read
+/// into `tap` (false, nothing appended: the event takes the general way).
+fn text_event(c: &mut ToNative, tap: &mut Tap, line: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(text) = fast::openai_text_event(line) else {
+        return false;
+    };
+    let start = out.len();
+    if !c.text_line_into(&text, out) {
+        return false;
     }
-    Some(native)
+    if !tap.native_text(&text) {
+        match serde_json::from_slice(&out[start..]) {
+            Ok(v) => tap.object(&v),
+            Err(_) => {
+                out.truncate(start);
+                return false;
+            }
+        }
+    }
+    true
 }
 
 impl Emit {
+    /// What is ready, leaving room for as much again (an answer's batches are alike in size).
+    fn take(&mut self) -> Vec<u8> {
+        let room = Vec::with_capacity(self.out.len());
+        std::mem::replace(&mut self.out, room)
+    }
+
     /// A streamed native line carrying only text, as SSE for an OpenAI arm, read into `tap`;
     /// false: the line takes the general way.
     fn sse_text(&mut self, tap: &mut Tap, line: &[u8]) -> bool {

@@ -117,6 +117,9 @@ impl Tap {
         if self.wire != Some(Wire::Native) || self.failed {
             return false;
         }
+        if let Some(text) = super::fast::plain_native_text(line) {
+            return self.native_text(text);
+        }
         let Ok(l) = serde_json::from_slice::<Line>(line) else {
             return false;
         };
