@@ -74,6 +74,9 @@ pub fn serve_in_background(
     let thread = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
+            // the accept loop runs on a worker: each connection's task then starts on the
+            // worker that accepted it, instead of being handed over from this thread (a
+            // wake-up of a worker per connection)
             rt.block_on(async move {
                 let _ = tokio::spawn(serve_until(listener, app, rx)).await;
             });
