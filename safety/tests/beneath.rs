@@ -175,7 +175,10 @@ fn race(walk: Walk, rounds: usize) {
     // a liveness floor, not a speed figure: how often the swapper wins depends on the load
     // (354 of 2,500 on a clean-clone run next to a release build; a walk that refused
     // everything gets 0)
-    assert!(ok > rounds / 50, "{walk:?}: almost nothing succeeded ({ok})");
+    assert!(
+        ok > rounds / 50,
+        "{walk:?}: almost nothing succeeded ({ok})"
+    );
 }
 
 #[test]
