@@ -252,14 +252,8 @@ fn request(base: &str, path: &str, body: &str) -> (Duration, Duration) {
 /// CPU time (ms) of process `pid` so far: all its threads, and its trajectory writer thread.
 fn cpu_ms(pid: u32) -> (f64, f64) {
     let tick = 1e3 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let of = |stat: &str| -> f64 {
-        // fields after the command name (which ends with the last ')'): utime and stime are
-        // the 12th and 13th
-        let rest = stat.rsplit_once(')').map_or("", |x| x.1);
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-        (t(11) + t(12)) * tick
-    };
+    // utime and stime
+    let of = |stat: &str| (stat_field(stat, 11) + stat_field(stat, 12)) * tick;
     let total = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(0.0, |s| of(&s));
     let mut writer = 0.0;
     for t in std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -278,9 +272,15 @@ fn cpu_ms(pid: u32) -> (f64, f64) {
 /// Minor page faults of process `pid` so far (memory the kernel had to zero and map for it).
 fn faults(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat_field(&stat, 7)
+}
+
+/// Field `i` of a `/proc/…/stat` line counted after the command name (which ends with the
+/// last `)`: the state is field 0, minflt 7, utime 11, stime 12); 0 when absent.
+fn stat_field(stat: &str, i: usize) -> f64 {
     let rest = stat.rsplit_once(')').map_or("", |x| x.1);
     rest.split_whitespace()
-        .nth(7)
+        .nth(i)
         .and_then(|x| x.parse().ok())
         .unwrap_or(0.0)
 }

@@ -96,18 +96,21 @@ pub fn plain_native_text(line: &[u8]) -> Option<&str> {
     }
     let rest = rest.strip_prefix(br#","message":{"role":"assistant","content":""#)?;
     let (content, rest) = plain_str(rest)?;
-    (rest == br#"},"done":false}"#).then_some(())?;
-    std::str::from_utf8(content).ok()
+    (rest == br#"},"done":false}"#).then_some(content)
 }
 
 /// A JSON string's body up to its closing quote (the opening one already read) and what
 /// follows the quote; `None` when it holds an escape or a control character, or does not end,
 /// or is not UTF-8.
-fn plain_str(s: &[u8]) -> Option<(&[u8], &[u8])> {
+fn plain_str(s: &[u8]) -> Option<(&str, &[u8])> {
     let end = s
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    (s[end] == b'"' && std::str::from_utf8(&s[..end]).is_ok()).then(|| (&s[..end], &s[end + 1..]))
+    if s[end] != b'"' {
+        return None;
+    }
+    let body = std::str::from_utf8(&s[..end]).ok()?;
+    Some((body, &s[end + 1..]))
 }
 
 /// The text of a native line (`/api/chat`) that carries only answer text: a `message` with a

@@ -133,6 +133,9 @@ pub(super) fn native_to_openai(
     })
 }
 
+/// The role of a message that names none.
+const USER: Cow<str> = Cow::Borrowed("user");
+
 /// Writes the OpenAI messages (without the brackets) and returns the native ones as recorded.
 fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<TrajectoryMessage>> {
     let mut open: Vec<(String, String)> = Vec::new();
@@ -141,10 +144,10 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
         if i > 0 {
             out.push(b',');
         }
-        let role = m.role.as_deref().unwrap_or("user");
+        let role = m.role.as_ref().unwrap_or(&USER);
         let content = m.content.unwrap_or_default();
         out.extend_from_slice(b"{\"role\":");
-        write_str(out, m.role.as_ref().unwrap_or(&Cow::Borrowed("user")));
+        write_str(out, role);
         out.extend_from_slice(b",\"content\":");
         write_str(out, &content);
         let calls = m.tool_calls.unwrap_or_default();
@@ -160,7 +163,7 @@ fn write_messages(out: &mut Vec<u8>, msgs: Vec<Obj<Msg>>) -> Option<Vec<Trajecto
             out.push(b']');
         }
         let name = m.tool_name.as_deref().or(m.name.as_deref()).unwrap_or("");
-        if role == "tool" {
+        if *role == "tool" {
             let id = answered_call_id(&mut open, m.tool_call_id.as_deref(), name, i);
             out.extend_from_slice(b",\"tool_call_id\":");
             serde_json::to_writer(&mut *out, &id).ok()?;
