@@ -9,10 +9,23 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::read::opt_cow;
+
 /// The text of an OpenAI SSE line (`data: {…}`) whose event carries only text: one choice
 /// delta with non-empty `content` and nothing else the translation reads (no reasoning, tool
-/// calls, finish reason, usage, timings or error).
+/// calls, finish reason, usage, timings or error). Most are read by a walk that finds the
+/// text ([`super::scan`]); the others by a typed parse.
 pub fn openai_text_event(line: &[u8]) -> Option<Cow<'_, str>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let data = text.trim().strip_prefix("data:")?.trim_start();
+    match super::scan::openai_plain_text(data) {
+        Some(text) => Some(Cow::Borrowed(text)),
+        None => parsed_openai_text(data),
+    }
+}
+
+/// [`openai_text_event`] by a typed parse, for any payload.
+pub(super) fn parsed_openai_text(data: &str) -> Option<Cow<'_, str>> {
     #[derive(Deserialize)]
     struct Event<'a> {
         error: Option<IgnoredAny>,
@@ -29,14 +42,12 @@ pub fn openai_text_event(line: &[u8]) -> Option<Cow<'_, str>> {
     }
     #[derive(Deserialize)]
     struct Delta<'a> {
-        #[serde(borrow)]
+        #[serde(borrow, default, deserialize_with = "opt_cow")]
         content: Option<Cow<'a, str>>,
         reasoning_content: Option<IgnoredAny>,
         reasoning: Option<IgnoredAny>,
         tool_calls: Option<IgnoredAny>,
     }
-    let text = std::str::from_utf8(line).ok()?;
-    let data = text.trim().strip_prefix("data:")?.trim_start();
     let e: Event = serde_json::from_str(data).ok()?;
     if e.error.is_some() || e.usage.is_some() || e.timings.is_some() {
         return None;
@@ -133,7 +144,7 @@ fn parsed_native_text(line: &[u8]) -> Option<Cow<'_, str>> {
     }
     #[derive(Deserialize)]
     struct Text<'a> {
-        #[serde(borrow)]
+        #[serde(borrow, default, deserialize_with = "opt_cow")]
         content: Option<Cow<'a, str>>,
         thinking: Option<IgnoredAny>,
         tool_calls: Option<IgnoredAny>,

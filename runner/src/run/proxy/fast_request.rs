@@ -13,7 +13,7 @@ use lrab_records::{ThinkSetting, TrajectoryMessage, TrajectoryToolCall};
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
-use super::read::{arguments_of, Obj};
+use super::read::{arguments_of, opt_cow, Obj};
 
 /// A field as the tree holds it, telling an absent field from a `null` one.
 #[derive(Default)]
@@ -74,22 +74,22 @@ struct Request<'a> {
 
 #[derive(Deserialize)]
 struct Msg<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     content: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<Obj<Call<'a>>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_call_id: Option<Cow<'a, str>>,
 }
 
 /// A tool call as both fast paths read it.
 #[derive(Deserialize)]
 pub(super) struct Call<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub function: Option<Obj<Function<'a>>>,
@@ -98,7 +98,7 @@ pub(super) struct Call<'a> {
 /// A tool call's function as both fast paths read it.
 #[derive(Deserialize)]
 pub(super) struct Function<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub name: Option<Cow<'a, str>>,
     pub arguments: Option<Value>,
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::fast_request::{tool_names, write_str, Call, Field};
 use super::openai_upstream::{answered_call_id, OpenaiUpstream};
-use super::read::{arguments_of, Obj};
+use super::read::{arguments_of, opt_cow, Obj};
 
 #[derive(Deserialize)]
 struct Request<'a> {
@@ -34,19 +34,19 @@ struct Request<'a> {
 
 #[derive(Deserialize)]
 struct Msg<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     thinking: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<Obj<Call<'a>>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_call_id: Option<Cow<'a, str>>,
 }
 

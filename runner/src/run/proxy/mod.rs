@@ -26,6 +26,7 @@ mod plan;
 mod read;
 mod record;
 mod relay;
+mod scan;
 pub mod tap;
 pub mod transcript;
 mod translate;
