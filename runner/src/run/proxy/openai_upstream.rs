@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use lrab_ollama::openai::{ServerUsage, Timings};
 use lrab_records::ThinkSetting;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 /// An API key: shown as `<redacted>`, sent only as the upstream `Authorization` header.
@@ -453,13 +454,14 @@ impl ToNative {
         json!({"model": self.model, "created_at": self.created_at, "message": message, "done": false})
     }
 
+    /// Reads the usage and timings an event reports (read in place, not from a copy).
     fn note_usage(&mut self, v: &Value) {
-        if let Ok(u) = serde_json::from_value::<ServerUsage>(v["usage"].clone()) {
+        if let Ok(u) = ServerUsage::deserialize(&v["usage"]) {
             if u.prompt_tokens.is_some() {
                 self.usage = u;
             }
         }
-        if let Ok(t) = serde_json::from_value::<Timings>(v["timings"].clone()) {
+        if let Ok(t) = Timings::deserialize(&v["timings"]) {
             self.timings = Some(t);
         }
     }
