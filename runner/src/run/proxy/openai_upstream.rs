@@ -469,6 +469,10 @@ impl ToNative {
     /// The native lines for one line of an SSE body (blank lines, `event:` names and
     /// comments carry nothing).
     pub fn event_line(&mut self, line: &[u8]) -> Vec<Value> {
+        // the blank line after each event, without a copy
+        if line.trim_ascii().is_empty() {
+            return Vec::new();
+        }
         let text = String::from_utf8_lossy(line);
         match text.trim().strip_prefix("data:") {
             Some(data) => self.event(data.trim_start()),
