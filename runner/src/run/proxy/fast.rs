@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::read::opt_cow;
+use super::borrow::opt_cow;
 
 /// The text of an OpenAI SSE line (`data: {…}`) whose event carries only text: one choice
 /// delta with non-empty `content` and nothing else the translation reads (no reasoning, tool

@@ -13,7 +13,8 @@ use lrab_records::{ThinkSetting, TrajectoryMessage, TrajectoryToolCall};
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
-use super::read::{arguments_of, opt_cow, Obj};
+use super::borrow::opt_cow;
+use super::read::{arguments_of, Obj};
 
 /// A field as the tree holds it, telling an absent field from a `null` one.
 #[derive(Default)]

@@ -12,9 +12,10 @@ use lrab_records::{ThinkSetting, TrajectoryMessage, TrajectoryToolCall};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::borrow::opt_cow;
 use super::fast_request::{tool_names, write_str, Call, Field};
 use super::openai_upstream::{answered_call_id, OpenaiUpstream};
-use super::read::{arguments_of, opt_cow, Obj};
+use super::read::{arguments_of, Obj};
 
 #[derive(Deserialize)]
 struct Request<'a> {

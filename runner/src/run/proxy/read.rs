@@ -9,8 +9,6 @@
 //! JSON nested deeper than 128 levels inside a field they skip is accepted (serde_json skips
 //! without its depth limit), where the tree refused the whole body.
 
-use std::borrow::Cow;
-
 use lrab_records::{TrajectoryMessage, TrajectoryToolCall};
 use serde::Deserialize;
 use serde_json::Value;
@@ -136,19 +134,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
         }
         d.deserialize_map(V(std::marker::PhantomData))
     }
-}
-
-/// An optional string, borrowed from the JSON when it holds no escape: serde reads an
-/// `Option<Cow<str>>` into an owned copy whatever `#[serde(borrow)]` says (it borrows only a
-/// bare `Cow`), which cost every message's text an allocation, a copy and an escaping write.
-/// For a field `#[serde(borrow, default, deserialize_with = "opt_cow")]`; reads what the
-/// plain `Option<Cow<str>>` reads (a missing or null field: `None`; not a string: an error).
-pub(super) fn opt_cow<'de: 'a, 'a, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Cow<'a, str>>, D::Error> {
-    #[derive(Deserialize)]
-    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    Ok(Option::<Text>::deserialize(d)?.map(|t| t.0))
 }
 
 #[derive(Deserialize)]

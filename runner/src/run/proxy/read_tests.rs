@@ -142,37 +142,3 @@ fn what_the_typed_reading_refuses_is_read_by_the_tree() {
     assert!(typed(br#"["m", true, [], []]"#).is_none());
     assert!(typed(br#"{"messages": [["user", "hi"]]}"#).is_none());
 }
-
-/// `opt_cow` borrows a string without escapes (serde's own `Option<Cow<str>>` never does) and
-/// otherwise reads what that reads.
-#[test]
-fn optional_texts_are_borrowed_when_they_can_be() {
-    use super::opt_cow;
-    use std::borrow::Cow;
-    #[derive(serde::Deserialize)]
-    struct M<'a> {
-        #[serde(borrow, default, deserialize_with = "opt_cow")]
-        c: Option<Cow<'a, str>>,
-    }
-    let read = |s: &'static str| serde_json::from_str::<M>(s).map(|m| m.c);
-    assert!(matches!(
-        read(r#"{"c":"plain"}"#),
-        Ok(Some(Cow::Borrowed("plain")))
-    ));
-    match read(r#"{"c":"a\"b"}"#) {
-        Ok(Some(Cow::Owned(s))) => assert_eq!(s, "a\"b"),
-        other => panic!("{other:?}"),
-    }
-    assert!(matches!(read(r#"{"c":null}"#), Ok(None)));
-    assert!(matches!(read("{}"), Ok(None)));
-    assert!(read(r#"{"c":7}"#).is_err());
-    assert!(read(r#"{"c":"a","c":"b"}"#).is_err());
-    // serde's own reading, for comparison: always a copy
-    #[derive(serde::Deserialize)]
-    struct Plain<'a> {
-        #[serde(borrow)]
-        c: Option<Cow<'a, str>>,
-    }
-    let p: Plain = serde_json::from_str(r#"{"c":"plain"}"#).unwrap();
-    assert!(matches!(p.c, Some(Cow::Owned(_))));
-}
