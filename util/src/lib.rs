@@ -30,7 +30,7 @@ pub use fs::{write_atomic, write_atomic_unsynced, write_json_atomic};
 pub use http1::{read_http_request, RawRequest};
 pub use rng::SplitMix64;
 #[cfg(feature = "serve")]
-pub use serve::{serve_in_background, BackgroundServer};
+pub use serve::{serve_connections_in_background, serve_in_background, BackgroundServer};
 #[doc(hidden)]
 pub use stdout::print_fmt;
 pub use stdout::{stdout, stdout_closed, treat_closed_stdout_as_end, Stdout};

@@ -62,6 +62,42 @@ pub fn serve_in_background(
     name: &str,
     workers: usize,
 ) -> std::io::Result<BackgroundServer> {
+    start(listener, name, workers, |l, stop| serve_until(l, app, stop))
+}
+
+/// Serves each connection accepted on `listener` with `conn`, on a task of its own, from a
+/// thread named `name` with a runtime of `workers` worker threads: for a server that speaks
+/// HTTP itself (the runner's proxy). Stopping drops every connection and what its task
+/// awaits at once, whatever the grace.
+pub fn serve_connections_in_background<F, Fut>(
+    listener: std::net::TcpListener,
+    name: &str,
+    workers: usize,
+    conn: F,
+) -> std::io::Result<BackgroundServer>
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    start(listener, name, workers, |l, stop| {
+        accept_until(l, conn, stop)
+    })
+}
+
+/// Runs `serve` (given the listener and the stop signal) on a new runtime's workers, from a
+/// thread of its own.
+fn start<S, Fut>(
+    listener: std::net::TcpListener,
+    name: &str,
+    workers: usize,
+    serve: S,
+) -> std::io::Result<BackgroundServer>
+where
+    S: FnOnce(std::net::TcpListener, tokio::sync::oneshot::Receiver<Duration>) -> Fut
+        + Send
+        + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -78,7 +114,7 @@ pub fn serve_in_background(
             // worker that accepted it, instead of being handed over from this thread (a
             // wake-up of a worker per connection)
             rt.block_on(async move {
-                let _ = tokio::spawn(serve_until(listener, app, rx)).await;
+                let _ = tokio::spawn(serve(listener, rx)).await;
             });
             // the connections still open and their handlers are dropped here
             rt.shutdown_timeout(BLOCKING_WAIT);
@@ -89,6 +125,32 @@ pub fn serve_in_background(
         thread: Some(thread),
         grace: STOP_GRACE,
     })
+}
+
+/// Accepts connections, each served by `conn` on a task of its own, until told to stop.
+async fn accept_until<F, Fut>(
+    listener: std::net::TcpListener,
+    conn: F,
+    mut stop: tokio::sync::oneshot::Receiver<Duration>,
+) where
+    F: Fn(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let Ok(l) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            accepted = l.accept() => match accepted {
+                Ok((s, _)) => {
+                    tokio::spawn(conn(s));
+                }
+                // out of descriptors and the like: let the moment pass
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
+        }
+    }
 }
 
 /// Serves until told to stop, then shuts down gracefully for at most the grace it is given.

@@ -16,10 +16,12 @@
 //! native requests are translated onto `/v1` ([`openai_upstream`]), `/v1` ones are forwarded
 //! with the key.
 
+mod borrow;
 mod conn;
 mod fast;
 mod fast_request;
 mod fast_to_openai;
+mod http;
 mod net;
 pub mod openai_upstream;
 mod plan;
@@ -39,12 +41,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::Response;
-use serde_json::json;
-use tokio::sync::mpsc;
 
 use lrab_records::ThinkSetting;
 use record::Recorder;
@@ -124,12 +120,13 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
         cfg,
         client,
     });
-    let app = axum::Router::new()
-        .fallback(handle)
-        .with_state(Arc::clone(&state));
     // two workers: a proxy's work per request is CPU (parsing, translating), and one thread
     // could use one core of the two at 16 requests at once
-    let mut server = lrab_util::serve_in_background(listener, app, "lrab-proxy", 2)
+    let conns = Arc::clone(&state);
+    let mut server =
+        lrab_util::serve_connections_in_background(listener, "lrab-proxy", 2, move |s| {
+            http::serve(Arc::clone(&conns), s)
+        })
         .context("proxy: cannot start its server")?;
     // the arm is gone when its proxy stops: nothing in flight is waited for
     server.set_stop_grace(Duration::ZERO);
@@ -143,64 +140,6 @@ pub fn start_on(addr: &str, cfg: ProxyConfig) -> Result<ProxyHandle> {
 struct Head {
     status: u16,
     content_type: String,
-}
-
-async fn handle(State(sh): State<Arc<Shared>>, req: Request) -> Response {
-    let t0 = Instant::now();
-    let time_ms = now_ms();
-    let method = req.method().as_str().to_string();
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "/".into());
-    let ctype = req
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/json")
-        .to_string();
-    let body = match axum::body::to_bytes(req.into_body(), 256 << 20).await {
-        Ok(b) => b,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("proxy: cannot read body: {e}"),
-            )
-        }
-    };
-    let (tx_head, rx_head) = tokio::sync::oneshot::channel::<Head>();
-    let (tx, rx) = mpsc::channel::<bytes::Bytes>(64);
-    let req = Incoming {
-        method,
-        path,
-        ctype,
-        body,
-        t0,
-        time_ms,
-    };
-    // a task of its own: it goes on (and is recorded) if the arm hangs up meanwhile
-    tokio::spawn(relay::forward(sh, req, tx_head, tx));
-    let Ok(head) = rx_head.await else {
-        return error(StatusCode::BAD_GATEWAY, "proxy: upstream call failed");
-    };
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
-    });
-    let mut r = Response::new(Body::from_stream(stream));
-    *r.status_mut() = StatusCode::from_u16(head.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    if let Ok(v) = HeaderValue::from_str(&head.content_type) {
-        r.headers_mut().insert("content-type", v);
-    }
-    r
-}
-
-fn error(status: StatusCode, msg: &str) -> Response {
-    let mut r = Response::new(Body::from(json!({"error": msg}).to_string()));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static("application/json"));
-    r
 }
 
 fn now() -> u64 {
