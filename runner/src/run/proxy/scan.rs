@@ -35,120 +35,70 @@ struct Walk<'a> {
     depth: usize,
 }
 
-/// The fields of an object the walk looks at, each allowed once (a derived struct refuses a
-/// repeated field).
-#[derive(Clone, Copy)]
-enum Field {
-    Choices,
-    Null,
-    Delta,
-    Content,
-}
-
 impl<'a> Walk<'a> {
     /// The top-level object: `choices` read, `error`, `usage` and `timings` only as null.
     fn event(&mut self) -> Option<Range<usize>> {
-        let mut text = None;
-        self.object(
-            &[
-                ("choices", Field::Choices),
-                ("error", Field::Null),
-                ("usage", Field::Null),
-                ("timings", Field::Null),
-            ],
-            |w, f| {
-                if let Field::Choices = f {
-                    text = Some(w.choices()?);
-                }
-                Some(())
-            },
-        )?;
-        text
+        self.object("choices", &["error", "usage", "timings"], Self::choices)
     }
 
     /// `[choice]`: exactly one choice (the typed parse reads every element of more).
     fn choices(&mut self) -> Option<Range<usize>> {
         self.eat(b'[')?;
-        let text = self.choice()?;
+        let text = self.object("delta", &["finish_reason"], Self::delta)?;
         self.eat(b']')?;
         Some(text)
     }
 
-    /// A choice with a `delta` and a null (or no) `finish_reason`.
-    fn choice(&mut self) -> Option<Range<usize>> {
-        let mut text = None;
-        self.object(
-            &[("delta", Field::Delta), ("finish_reason", Field::Null)],
-            |w, f| {
-                if let Field::Delta = f {
-                    text = Some(w.delta()?);
-                }
-                Some(())
-            },
-        )?;
-        text
-    }
-
     /// A delta with a plain non-empty `content` and null (or no) reasoning and calls.
     fn delta(&mut self) -> Option<Range<usize>> {
-        let mut text = None;
-        self.object(
-            &[
-                ("content", Field::Content),
-                ("reasoning_content", Field::Null),
-                ("reasoning", Field::Null),
-                ("tool_calls", Field::Null),
-            ],
-            |w, f| {
-                if let Field::Content = f {
-                    w.ws();
-                    w.eat_now(b'"')?;
-                    let start = w.i;
-                    let (t, escaped) = w.string_body()?;
-                    (!escaped && !t.is_empty()).then_some(())?;
-                    text = Some(start..start + t.len());
-                }
-                Some(())
-            },
-        )?;
-        text
+        let null = ["reasoning_content", "reasoning", "tool_calls"];
+        self.object("content", &null, Self::text)
     }
 
-    /// An object whose fields named in `fields` are each handed to `field` (once: a repeat is
-    /// `None`; a `Null` field is read here and must be null); every other value is skipped.
+    /// A string with no escape, not empty: where its text lies.
+    fn text(&mut self) -> Option<Range<usize>> {
+        self.ws();
+        self.eat_now(b'"')?;
+        let start = self.i;
+        let (t, escaped) = self.string_body()?;
+        (!escaped && !t.is_empty()).then_some(start..start + t.len())
+    }
+
+    /// An object whose field `key` is read by `read` and whose fields named in `null` may only
+    /// be null, each at most once (a derived struct refuses a repeated field; `key` must be
+    /// there); every other value is skipped.
     fn object(
         &mut self,
-        fields: &[(&str, Field)],
-        mut field: impl FnMut(&mut Self, Field) -> Option<()>,
-    ) -> Option<()> {
+        key: &str,
+        null: &[&str],
+        read: fn(&mut Self) -> Option<Range<usize>>,
+    ) -> Option<Range<usize>> {
         self.eat(b'{')?;
-        let mut seen = 0u32;
+        let (mut seen, mut found) = (0u32, None);
         if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(());
+            return None;
         }
         loop {
             self.ws();
             self.eat_now(b'"')?;
-            let (key, escaped) = self.string_body()?;
+            let (name, escaped) = self.string_body()?;
             (!escaped).then_some(())?;
             self.eat(b':')?;
-            match fields.iter().position(|(k, _)| k.as_bytes() == key) {
-                Some(n) => {
-                    (seen & 1 << n == 0).then_some(())?;
-                    seen |= 1 << n;
-                    match fields[n].1 {
-                        Field::Null => self.null()?,
-                        f => field(self, f)?,
-                    }
-                }
-                None => self.value()?,
+            if name == key.as_bytes() {
+                found.is_none().then_some(())?;
+                found = Some(read(self)?);
+            } else if let Some(n) = null.iter().position(|k| k.as_bytes() == name) {
+                (seen & 1 << n == 0).then_some(())?;
+                seen |= 1 << n;
+                self.null()?;
+            } else {
+                self.value()?;
             }
             match self.peek()? {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return Some(());
+                    return found;
                 }
                 _ => return None,
             }
