@@ -170,7 +170,7 @@ impl Conn {
                     }
                 }
             }
-            if body.len() + size > MAX_BODY {
+            if size > MAX_BODY - body.len() {
                 return Err(Refusal(413, "proxy: request body too large".into()));
             }
             while self.buf.len() < size + 2 {

@@ -251,6 +251,11 @@ fn arms_clients_are_served_on_the_wire() {
         let (_, body) = read_answer(&mut r);
         assert!(text(&body).contains("got GET 0"), "{}", text(&body));
     }
+    // a chunk larger than any body the proxy takes: a 413
+    let (mut w, mut r) = connect();
+    write!(w, "POST /api/chat HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\nffffffffffffffff\r\n").unwrap();
+    let (head, _) = read_answer(&mut r);
+    assert!(head.starts_with("HTTP/1.1 413 "), "{head}");
     // not HTTP: a 400 in JSON, and the connection closed
     let (mut w, mut r) = connect();
     w.write_all(b"\x01\x02 nonsense\r\n\r\n").unwrap();
