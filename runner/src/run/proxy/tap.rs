@@ -108,9 +108,9 @@ impl Tap {
         }
         #[derive(serde::Deserialize)]
         struct Text<'a> {
-            #[serde(borrow)]
+            #[serde(borrow, default, deserialize_with = "super::borrow::opt_cow")]
             content: Option<std::borrow::Cow<'a, str>>,
-            #[serde(borrow)]
+            #[serde(borrow, default, deserialize_with = "super::borrow::opt_cow")]
             thinking: Option<std::borrow::Cow<'a, str>>,
             tool_calls: Option<serde::de::IgnoredAny>,
         }
