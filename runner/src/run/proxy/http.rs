@@ -290,11 +290,13 @@ fn origin_form(target: &str) -> String {
     }
 }
 
-/// A chunk-size line's size (extensions after `;` ignored).
+/// A chunk-size line's size ([`super::upstream::chunk_size`]).
 fn chunk_size(line: &[u8]) -> Result<usize, Refusal> {
-    let text = std::str::from_utf8(line).unwrap_or("");
-    let hex = text.split(';').next().unwrap_or("").trim();
-    usize::from_str_radix(hex, 16).map_err(|_| Refusal(400, "proxy: bad chunked body".into()))
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(super::upstream::chunk_size)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Refusal(400, "proxy: bad chunked body".into()))
 }
 
 /// `HTTP/1.1 STATUS REASON\r\n`.
@@ -344,21 +346,21 @@ async fn answer(sh: &Arc<Shared>, c: &mut Conn, req: Request) -> bool {
     if !keep {
         out.extend_from_slice(b"connection: close\r\n");
     }
-    if !http10 && !head_only {
+    let chunked = !http10 && !head_only;
+    if chunked {
         out.extend_from_slice(b"transfer-encoding: chunked\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    let chunked = !http10;
     let mut end = false;
     while !end {
         match rx.recv().await {
-            Some(b) => push(&mut out, &b, chunked && !head_only, head_only),
+            Some(b) => push(&mut out, &b, chunked, head_only),
             None => end = true,
         }
         // what else is ready goes in the same write, and the end when it is there
         loop {
             match rx.try_recv() {
-                Ok(b) => push(&mut out, &b, chunked && !head_only, head_only),
+                Ok(b) => push(&mut out, &b, chunked, head_only),
                 Err(mpsc::error::TryRecvError::Empty) => break,
                 Err(mpsc::error::TryRecvError::Disconnected) => {
                     end = true;
@@ -366,7 +368,7 @@ async fn answer(sh: &Arc<Shared>, c: &mut Conn, req: Request) -> bool {
                 }
             }
         }
-        if end && chunked && !head_only {
+        if end && chunked {
             out.extend_from_slice(b"0\r\n\r\n");
         }
         if !out.is_empty() && c.s.write_all(&out).await.is_err() {

@@ -408,8 +408,7 @@ impl Body {
                     let Some(line) = self.raw_line()? else {
                         return Ok(());
                     };
-                    let hex = line.split(';').next().unwrap_or("").trim();
-                    let n = u64::from_str_radix(hex, 16).map_err(|_| {
+                    let n = chunk_size(&line).ok_or_else(|| {
                         Error::new(ErrorKind::InvalidData, "bad chunk size in the answer")
                     })?;
                     self.framing = match n {
@@ -472,6 +471,13 @@ impl Body {
             }
         }
     }
+}
+
+/// The size a chunk-size line announces (extensions after `;` ignored); for the answers read
+/// here and the arms' chunked requests ([`super::http`]).
+pub(super) fn chunk_size(line: &str) -> Option<u64> {
+    let hex = line.split(';').next().unwrap_or("").trim();
+    u64::from_str_radix(hex, 16).ok()
 }
 
 fn eof() -> Error {
